@@ -1,0 +1,139 @@
+"""Settings: the only module that reads the environment or a config file.
+
+Every setting has an environment variable ``PAREIS_<SECTION>__<NAME>`` (e.g. ``PAREIS_KAFKA__BOOTSTRAP_SERVERS``)
+and may also come from a YAML file named by ``PAREIS_CONFIG_FILE`` (environment wins over the file). Nothing is
+read at import time: call :func:`load_settings`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, SecretStr
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    YamlConfigSettingsSource,
+)
+
+CONFIG_FILE_ENV = "PAREIS_CONFIG_FILE"
+
+
+class Topics(BaseModel):
+    """Topic names; DataHub's defaults and Pareis's own."""
+
+    mcl_versioned: str = "MetadataChangeLog_Versioned_v1"
+    mcl_timeseries: str = "MetadataChangeLog_Timeseries_v1"
+    mcp: str = "MetadataChangeProposal_v1"
+    platform_event: str = "PlatformEvent_v1"
+    signals: str = "pareis.signals.v1"
+    effects: str = "pareis.effects.v1"
+    dlq: str = "pareis.dlq.v1"
+
+
+class KafkaSettings(BaseModel):
+    """Connection to the Kafka cluster DataHub writes its change log to."""
+
+    bootstrap_servers: str = "localhost:9092"
+    schema_registry_url: str | None = None
+    """Confluent-compatible registry (DataHub's internal one is ``http://gms:8080/schema-registry/api/``).
+    None: decode with the vendored schemas, and encode with the fixed ids of DataHub's internal registry."""
+    group_prefix: str = "pareis"
+    transactional_id_prefix: str = "pareis"
+    properties: dict[str, str] = Field(default_factory=dict)
+    """Extra librdkafka properties (security.protocol, sasl.*, …), applied to every client."""
+    topics: Topics = Field(default_factory=Topics)
+
+
+class RuntimeSettings(BaseModel):
+    """How each role polls, batches and commits."""
+
+    batch_size: int = 500
+    batch_timeout_s: float = 0.2
+    commit_every: int = 1000
+    commit_interval_ms: int = 1000
+    max_poll_interval_ms: int = 300_000
+    backoff_initial_s: float = 0.2
+    backoff_max_s: float = 30.0
+    shutdown_grace_s: float = 25.0
+    http_port: int = 9400
+
+
+class DatahubSettings(BaseModel):
+    """Where Pareis's own writes go, and how they are marked."""
+
+    write_path: Literal["kafka", "rest"] = "kafka"
+    gms_url: str | None = None
+    token: SecretStr | None = None
+    actor: str = "urn:li:corpuser:pareis"
+    agent_urn: str = "urn:li:aiAgent:pareis"
+    pipeline_name: str = "pareis"
+
+
+class SlackSettings(BaseModel):
+    token: SecretStr | None = None
+    channel: str | None = None
+    base_url: str = "https://slack.com/api/"
+
+
+class JiraSettings(BaseModel):
+    url: str | None = None
+    email: str | None = None
+    token: SecretStr | None = None
+    project: str | None = None
+    issue_type: str = "Bug"
+    done_transition: str = "Done"
+
+
+class LinearSettings(BaseModel):
+    api_key: SecretStr | None = None
+    team_id: str | None = None
+    url: str = "https://api.linear.app/graphql"
+
+
+class TicketSettings(BaseModel):
+    slack: SlackSettings = Field(default_factory=SlackSettings)
+    jira: JiraSettings = Field(default_factory=JiraSettings)
+    linear: LinearSettings = Field(default_factory=LinearSettings)
+
+
+class Settings(BaseSettings):
+    """All of Pareis's settings. Build with :func:`load_settings`."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="PAREIS_", env_nested_delimiter="__", extra="forbid", validate_default=True
+    )
+
+    kafka: KafkaSettings = Field(default_factory=KafkaSettings)
+    redis_url: str = "redis://localhost:6379/0"
+    runtime: RuntimeSettings = Field(default_factory=RuntimeSettings)
+    datahub: DatahubSettings = Field(default_factory=DatahubSettings)
+    tickets: TicketSettings = Field(default_factory=TicketSettings)
+    log_level: str = "INFO"
+    log_json: bool = True
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        path = os.environ.get(CONFIG_FILE_ENV)
+        if path:
+            sources.append(YamlConfigSettingsSource(settings_cls, yaml_file=Path(path)))
+        return tuple(sources)
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Read settings from init overrides, then ``PAREIS_*`` variables, then the YAML file, in that order."""
+    path = os.environ.get(CONFIG_FILE_ENV)
+    if path and not Path(path).is_file():
+        raise FileNotFoundError(f"{CONFIG_FILE_ENV}={path}: no such file")
+    return Settings(**overrides)

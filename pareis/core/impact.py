@@ -1,0 +1,104 @@
+"""What a blast radius is: the affected columns, datasets, features and models (DESIGN §2.2).
+
+These are the values :func:`pareis.core.blast.blast_radius` returns and the incident engine consumes. Their
+``to_json`` forms are the CLI's JSON contract: keys sorted by the caller's encoder, lists sorted here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Literal
+
+Precision = Literal["column", "table"]
+
+
+class Severity(str, Enum):
+    """Model and incident severity; ordered NONE < LOW < MEDIUM < HIGH."""
+
+    NONE = "NONE"
+    LOW = "LOW"
+    MEDIUM = "MEDIUM"
+    HIGH = "HIGH"
+
+    @property
+    def rank(self) -> int:
+        return _RANK[self]
+
+    @property
+    def priority(self) -> int:
+        """DataHub incident priority: HIGH → 1, MEDIUM → 2, LOW and NONE → 3."""
+        return {Severity.HIGH: 1, Severity.MEDIUM: 2}.get(self, 3)
+
+
+_RANK = {Severity.NONE: 0, Severity.LOW: 1, Severity.MEDIUM: 2, Severity.HIGH: 3}
+
+
+def severity_of(ratio: float, precision: Precision) -> Severity:
+    """LOW below 0.25, MEDIUM in [0.25, 0.5), HIGH from 0.5 or at table precision."""
+    if precision == "table" or ratio >= 0.5:
+        return Severity.HIGH
+    if ratio >= 0.25:
+        return Severity.MEDIUM
+    return Severity.LOW
+
+
+@dataclass(frozen=True)
+class ModelImpact:
+    """One affected model version and how much of its input is poisoned."""
+
+    urn: str
+    group: str | None
+    poisoned_features: tuple[str, ...]
+    total_features: int
+    precision: Precision
+
+    @property
+    def ratio(self) -> float:
+        if self.precision == "table" or self.total_features == 0:
+            return 1.0
+        return len(self.poisoned_features) / self.total_features
+
+    @property
+    def severity(self) -> Severity:
+        return severity_of(self.ratio, self.precision)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "urn": self.urn,
+            "group": self.group,
+            "poisoned_features": sorted(self.poisoned_features),
+            "total_features": self.total_features,
+            "ratio": round(self.ratio, 6),
+            "severity": self.severity.value,
+            "precision": self.precision,
+        }
+
+
+@dataclass(frozen=True)
+class BlastRadius:
+    """The answer to "what does this failure poison?" for one set of failing columns."""
+
+    failing_columns: tuple[str, ...]
+    origin_columns: tuple[str, ...]
+    columns: tuple[str, ...]
+    datasets: tuple[str, ...]
+    features: tuple[str, ...]
+    models: tuple[ModelImpact, ...] = field(default_factory=tuple)
+    failed_rows: int | None = None
+
+    @property
+    def severity(self) -> Severity:
+        return max((m.severity for m in self.models), key=lambda s: s.rank, default=Severity.NONE)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "failing_columns": sorted(self.failing_columns),
+            "origin_columns": sorted(self.origin_columns),
+            "columns": sorted(self.columns),
+            "datasets": sorted(self.datasets),
+            "features": sorted(self.features),
+            "models": [m.to_json() for m in sorted(self.models, key=lambda m: m.urn)],
+            "severity": self.severity.value,
+            "failed_rows": self.failed_rows,
+        }
