@@ -1,0 +1,1 @@
+"""Thin entry modules, one per role: lineage, assertions, incidents, effects."""

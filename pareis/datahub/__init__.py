@@ -1,0 +1,1 @@
+"""DataHub adapters: the change-log codec, aspect translation, file format, writers."""

@@ -1,0 +1,1 @@
+"""Stores: one port per noun, each with an in-memory and a Redis implementation passing one contract suite."""

@@ -1,0 +1,1 @@
+"""Ticket tools (Slack, Jira, Linear): one ticket per incident per tool."""

@@ -1,0 +1,1 @@
+"""Test support: fixtures helpers and local servers that speak external APIs."""
