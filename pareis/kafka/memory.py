@@ -1,0 +1,75 @@
+"""An in-process broker: the embedded transport for `pareis demo`, `pareis replay --target memory` and tests.
+
+It keeps Kafka's observable semantics that Pareis relies on: topics with partitions, records partitioned by key
+(the same key always lands in the same partition), per-partition order and offsets. It does not import
+confluent_kafka, so it runs where no broker is reachable.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One record as stored: where it is, its key, value and headers."""
+
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[tuple[str, bytes], ...] = ()
+
+
+@dataclass
+class MemoryBroker:
+    """Topics of partitioned, append-only logs.
+
+    ``partitions`` is the partition count given to topics created implicitly on first write.
+    """
+
+    partitions: int = 1
+    _logs: dict[str, list[list[Record]]] = field(default_factory=dict)
+
+    def create_topic(self, topic: str, partitions: int | None = None) -> None:
+        """Create ``topic`` if missing; an existing topic keeps its partition count."""
+        if topic not in self._logs:
+            self._logs[topic] = [[] for _ in range(partitions or self.partitions)]
+
+    def partition_for(self, topic: str, key: bytes | None) -> int:
+        """The partition a key maps to: stable for a key (crc32), 0 for a null key."""
+        self.create_topic(topic)
+        count = len(self._logs[topic])
+        return 0 if key is None else zlib.crc32(key) % count
+
+    def append(
+        self,
+        topic: str,
+        key: bytes | None,
+        value: bytes | None,
+        headers: Mapping[str, bytes] | None = None,
+    ) -> Record:
+        """Append one record and return it with its partition and offset."""
+        partition = self.partition_for(topic, key)
+        log = self._logs[topic][partition]
+        record = Record(topic, partition, len(log), key, value, tuple(sorted((headers or {}).items())))
+        log.append(record)
+        return record
+
+    def topics(self) -> list[str]:
+        return sorted(self._logs)
+
+    def read(self, topic: str, partition: int, offset: int = 0) -> list[Record]:
+        """Records of one partition from ``offset`` on."""
+        return self._logs.get(topic, [[]])[partition][offset:] if topic in self._logs else []
+
+    def records(self, topic: str) -> Iterator[Record]:
+        """Every record of ``topic``, partition by partition, each in offset order."""
+        for log in self._logs.get(topic, []):
+            yield from log
+
+    def size(self, topic: str) -> int:
+        return sum(len(log) for log in self._logs.get(topic, []))
