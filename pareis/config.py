@@ -60,6 +60,10 @@ class RuntimeSettings(BaseModel):
     backoff_max_s: float = 30.0
     shutdown_grace_s: float = 25.0
     http_port: int = 9400
+    http_host: str = "0.0.0.0"
+    instance_id: str | None = None
+    """Stable id of this process among its role's replicas (part of the transactional.id); None: the host name
+    (the pod name on Kubernetes, kept across container restarts so a restart fences its predecessor)."""
 
 
 class DatahubSettings(BaseModel):
