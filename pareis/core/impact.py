@@ -7,13 +7,13 @@ These are the values :func:`pareis.core.blast.blast_radius` returns and the inci
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any, Literal
 
 Precision = Literal["column", "table"]
 
 
-class Severity(str, Enum):
+class Severity(StrEnum):
     """Model and incident severity; ordered NONE < LOW < MEDIUM < HIGH."""
 
     NONE = "NONE"
