@@ -59,6 +59,13 @@ class MemoryBroker:
         log.append(record)
         return record
 
+    def publish(self, topic: str, key: bytes | None, value: bytes, headers: Mapping[str, bytes] | None = None) -> None:
+        """The replay sink contract: an append that is durable at once."""
+        self.append(topic, key, value, headers)
+
+    def flush(self) -> None:
+        """Nothing is ever pending in memory."""
+
     def topics(self) -> list[str]:
         return sorted(self._logs)
 
