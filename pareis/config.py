@@ -64,6 +64,10 @@ class RuntimeSettings(BaseModel):
     instance_id: str | None = None
     """Stable id of this process among its role's replicas (part of the transactional.id); None: the host name
     (the pod name on Kubernetes, kept across container restarts so a restart fences its predecessor)."""
+    session_timeout_ms: int = 10_000
+    static_membership: bool = False
+    """Join the group as ``<role>-<instance_id>`` (KIP-345): a restarted instance takes its partitions back at
+    once, without a rebalance; but a stopped one holds them until the session times out."""
 
 
 class DatahubSettings(BaseModel):
