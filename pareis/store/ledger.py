@@ -1,0 +1,51 @@
+"""The effect ledger: which effects have been delivered, so that redelivering one is a no-op.
+
+Every effect has a deterministic id (DESIGN §1). The effects role asks :meth:`EffectLedger.seen` before
+delivering and calls :meth:`EffectLedger.record` only after the outside world accepted the effect: recording
+first would lose the effect on a crash in between, recording after can at worst deliver it twice, and the
+ticketers' find-before-create turns that second delivery into a no-op for the one effect that must not repeat
+(opening a ticket).
+
+Implementations: :class:`MemoryLedger` (here) and :class:`pareis.store.ledger_redis.RedisLedger`; both pass
+``tests/unit/test_ledger.py``.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Protocol, runtime_checkable
+
+
+@runtime_checkable
+class EffectLedger(Protocol):
+    """A set of delivered effect ids.
+
+    ``seen`` is true for an id once ``record`` returned for it (in any process sharing the store); recording
+    twice is harmless. Errors are :class:`~pareis.errors.Retriable` or :class:`~pareis.errors.Fatal`.
+    """
+
+    def seen(self, effect_id: str) -> bool: ...
+
+    def record(self, effect_id: str) -> None: ...
+
+
+class MemoryLedger:
+    """An in-process ledger (tests, ``pareis demo``, ``run all`` without Redis)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._ids: set[str] = set()
+
+    def seen(self, effect_id: str) -> bool:
+        with self._lock:
+            return effect_id in self._ids
+
+    def record(self, effect_id: str) -> None:
+        _check(effect_id)
+        with self._lock:
+            self._ids.add(effect_id)
+
+
+def _check(effect_id: str) -> None:
+    if not effect_id:
+        raise ValueError("effect id must not be empty")

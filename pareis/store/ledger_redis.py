@@ -1,0 +1,53 @@
+"""The effect ledger in Redis: one key per delivered effect, ``SET <prefix><id> 1 EX <ttl>``.
+
+One key per id (rather than one big Redis set) so that entries expire on their own: ``ttl_s`` must exceed the
+longest time an effect can be redelivered after it was delivered (the effects topic's retention), and bounds
+the ledger's memory by the effect rate times that time.
+"""
+
+from __future__ import annotations
+
+import redis
+
+from pareis.errors import Fatal, Retriable
+from pareis.store.ledger import _check
+
+DEFAULT_PREFIX = "pareis:ledger:effect:"
+DEFAULT_TTL_S = 30 * 24 * 3600
+
+
+class RedisLedger:
+    """:class:`~pareis.store.ledger.EffectLedger` on a Redis client the caller builds and owns.
+
+    Connection errors, timeouts, a loading or read-only (failing-over) server → :class:`~pareis.errors.Retriable`;
+    a refused password and any other server error (a key of the wrong type, a disabled command) → Fatal: they
+    are configuration, and every later call would fail the same way.
+    """
+
+    def __init__(self, client: redis.Redis, *, prefix: str = DEFAULT_PREFIX, ttl_s: int | None = DEFAULT_TTL_S) -> None:
+        if ttl_s is not None and ttl_s <= 0:
+            raise ValueError("ttl_s must be positive (or None: keep forever)")
+        self._redis = client
+        self._prefix = prefix
+        self._ttl_s = ttl_s
+
+    def seen(self, effect_id: str) -> bool:
+        try:
+            return bool(self._redis.exists(self._prefix + effect_id))
+        except redis.RedisError as error:
+            raise _translate(error) from error
+
+    def record(self, effect_id: str) -> None:
+        _check(effect_id)
+        try:
+            self._redis.set(self._prefix + effect_id, b"1", ex=self._ttl_s)
+        except redis.RedisError as error:
+            raise _translate(error) from error
+
+
+def _translate(error: redis.RedisError) -> Exception:
+    if isinstance(error, redis.AuthenticationError):
+        return Fatal(f"redis refused the credentials: {error}")
+    if isinstance(error, redis.ConnectionError | redis.TimeoutError | redis.ReadOnlyError):
+        return Retriable(f"redis unavailable: {error}")
+    return Fatal(f"redis error: {error}")
