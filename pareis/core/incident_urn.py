@@ -1,0 +1,30 @@
+"""Deterministic ids: DataHub's ``datahub_guid``, incident URNs and effect ids (DESIGN §3; reference §5).
+
+A replay after a crash must produce the same URN and the same effect ids, so every id here is a pure function
+of facts that do not change on replay.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+INCIDENT_PREFIX = "urn:li:incident:pareis-"
+
+
+def datahub_guid(obj: Mapping[str, Any]) -> str:
+    """``md5(json.dumps(obj, separators=(",", ":"), sort_keys=True))`` as hex: DataHub's ``datahub_guid``."""
+    text = json.dumps(obj, separators=(",", ":"), sort_keys=True)
+    return hashlib.md5(text.encode("utf-8"), usedforsecurity=False).hexdigest()
+
+
+def incident_urn(dataset: str, first_failure_ms: int) -> str:
+    """The URN of the incident of ``dataset`` whose failing period began at ``first_failure_ms``."""
+    return INCIDENT_PREFIX + datahub_guid({"dataset": dataset, "first_failure_ms": first_failure_ms})
+
+
+def effect_id(incident: str, kind: str, revision: int) -> str:
+    """The id of the ``revision``-th output (``open``, ``update``, ``resolve``) of an incident."""
+    return datahub_guid({"incident": incident, "kind": kind, "revision": revision})

@@ -1,0 +1,152 @@
+"""Assertion runs: one ``assertionRunEvent`` as a value (DESIGN §2.2 item 6, §2.3; reference §7.2).
+
+A run is identified by (assertion, timestamp_ms): DataHub's timeseries store keys its points by the timestamp,
+so a re-sent event with the same timestamp is the same run. Only SUCCESS and FAILURE runs say anything about
+the data (:attr:`ResultType.counts`); ERROR and INIT runs are kept in the history but never count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, TypeGuard
+
+
+class InvalidRun(ValueError):
+    """An assertion run event, or its stored form, that is not a valid run; the message says which field."""
+
+
+class ResultType(StrEnum):
+    """``AssertionResult.type``."""
+
+    SUCCESS = "SUCCESS"
+    FAILURE = "FAILURE"
+    ERROR = "ERROR"
+    INIT = "INIT"
+
+    @property
+    def counts(self) -> bool:
+        """True for SUCCESS and FAILURE: the only results that say whether the data is good."""
+        return self in (ResultType.SUCCESS, ResultType.FAILURE)
+
+
+@dataclass(frozen=True)
+class AssertionRun:
+    """One run of one assertion against one dataset (its assertee, as DataHub wrote it)."""
+
+    assertion: str
+    timestamp_ms: int
+    result: ResultType
+    dataset: str
+    run_id: str = ""
+    failed_rows: int | None = None
+
+    def __post_init__(self) -> None:
+        if not self.assertion:
+            raise InvalidRun("assertion run without an assertion urn")
+        if not self.dataset:
+            raise InvalidRun(f"run of {self.assertion} without an assertee dataset")
+        if not _is_int(self.timestamp_ms):
+            raise InvalidRun(f"run of {self.assertion}: timestamp_ms must be an int, got {self.timestamp_ms!r}")
+        if not isinstance(self.result, ResultType):
+            raise InvalidRun(f"run of {self.assertion}: result must be a ResultType, got {self.result!r}")
+        if self.failed_rows is not None and not _is_int(self.failed_rows):
+            raise InvalidRun(f"run of {self.assertion}: failed_rows must be an int, got {self.failed_rows!r}")
+
+    @property
+    def key(self) -> tuple[str, int]:
+        """The run's identity: (assertion, timestamp_ms)."""
+        return (self.assertion, self.timestamp_ms)
+
+    @property
+    def counts(self) -> bool:
+        return self.result.counts
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "assertion": self.assertion,
+            "dataset": self.dataset,
+            "failed_rows": self.failed_rows,
+            "result": self.result.value,
+            "run_id": self.run_id,
+            "timestamp_ms": self.timestamp_ms,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> AssertionRun:
+        """Inverse of :meth:`to_json`; :class:`InvalidRun` on a missing or mistyped field."""
+        try:
+            return cls(
+                assertion=data["assertion"],
+                timestamp_ms=data["timestamp_ms"],
+                result=_result_type(data["result"]),
+                dataset=data["dataset"],
+                run_id=data.get("run_id") or "",
+                failed_rows=data.get("failed_rows"),
+            )
+        except (KeyError, TypeError) as error:
+            raise InvalidRun(f"stored run {data!r}: {error!r}") from error
+
+
+def run_from_event(event: Mapping[str, Any]) -> AssertionRun:
+    """The run an ``assertionRunEvent`` aspect (its JSON, as on the change log) describes.
+
+    A run without ``result`` is an INIT run (the assertion exists but was not evaluated). Raises
+    :class:`InvalidRun` when ``assertionUrn``, ``asserteeUrn`` or an integer ``timestampMillis`` is missing, or
+    the result type is not one DataHub defines.
+    """
+    if not isinstance(event, Mapping):
+        raise InvalidRun(f"assertionRunEvent must be an object, got {type(event).__name__}")
+    assertion = event.get("assertionUrn")
+    dataset = event.get("asserteeUrn")
+    timestamp = event.get("timestampMillis")
+    if not isinstance(assertion, str) or not isinstance(dataset, str):
+        raise InvalidRun("assertionRunEvent without assertionUrn or asserteeUrn")
+    if not _is_int(timestamp):
+        raise InvalidRun(f"assertionRunEvent of {assertion}: timestampMillis must be an int, got {timestamp!r}")
+    result = event.get("result")
+    if result is None:
+        return AssertionRun(assertion, timestamp, ResultType.INIT, dataset, str(event.get("runId") or ""))
+    if not isinstance(result, Mapping):
+        raise InvalidRun(f"assertionRunEvent of {assertion}: result must be an object")
+    return AssertionRun(
+        assertion=assertion,
+        timestamp_ms=timestamp,
+        result=_result_type(result.get("type")),
+        dataset=dataset,
+        run_id=str(event.get("runId") or ""),
+        failed_rows=failed_rows_of(result),
+    )
+
+
+def failed_rows_of(result: Mapping[str, Any]) -> int | None:
+    """The failing-row count of an ``AssertionResult``: ``unexpectedCount``, else ``nativeResults["failures"]``.
+
+    dbt writes the count only as the string ``nativeResults["failures"]`` (reference §7.3). A value that is not
+    a whole number (dbt's ``"None"``, an empty string) means the count is unknown: None, not an error, because
+    the run's verdict stays valid without it.
+    """
+    count = result.get("unexpectedCount")
+    if _is_int(count):
+        return int(count)
+    native = result.get("nativeResults")
+    if isinstance(native, Mapping):
+        failures = native.get("failures")
+        if _is_int(failures):
+            return int(failures)
+        if isinstance(failures, str):
+            text = failures.strip()
+            if text.lstrip("-").isdigit():
+                return int(text)
+    return None
+
+
+def _result_type(value: object) -> ResultType:
+    if isinstance(value, str) and value in ResultType.__members__:
+        return ResultType(value)
+    raise InvalidRun(f"unknown assertion result type {value!r}")
+
+
+def _is_int(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
