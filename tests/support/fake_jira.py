@@ -1,0 +1,209 @@
+"""A fake Jira Cloud REST API v3: create issue, JQL search, get issue, add comment, transitions.
+
+Speaks the documented shapes: basic auth ``email:api-token`` (else 401), ``POST /rest/api/3/issue`` with
+``fields`` (project key, issue type name, summary, ADF description, labels) answering 201 ``{id, key, self}``,
+field errors as 400 ``{"errorMessages": [...], "errors": {field: message}}``, the enhanced search
+``/rest/api/3/search/jql`` (the legacy ``/rest/api/3/search`` answers 410 Gone), comments with ADF bodies,
+``GET``/``POST …/transitions`` on a To Do → In Progress → Done workflow (POST answers 204), 404 for unknown
+issues, and 429 with ``Retry-After``. JQL understands ``field = "value"`` terms joined by ``AND`` (fields
+project, labels, key, status) and an ignored ``ORDER BY``.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from typing import Any
+
+from tests.support.fake_http import FakeServer, Recorded, Reply
+
+_STATUSES = {
+    "To Do": {"id": "10000", "name": "To Do", "statusCategory": {"key": "new", "name": "To Do"}},
+    "In Progress": {
+        "id": "3",
+        "name": "In Progress",
+        "statusCategory": {"key": "indeterminate", "name": "In Progress"},
+    },
+    "Done": {"id": "10001", "name": "Done", "statusCategory": {"key": "done", "name": "Done"}},
+}
+_WORKFLOW = {  # from status: [(transition id, name, to status)]
+    "To Do": [("11", "Start progress", "In Progress"), ("31", "Done", "Done")],
+    "In Progress": [("21", "Stop progress", "To Do"), ("31", "Done", "Done")],
+    "Done": [("41", "Reopen", "To Do")],
+}
+_ISSUE = re.compile(r"^/rest/api/3/issue/([^/]+)(/comment|/transitions)?$")
+_TERM = re.compile(r'^\s*(\w+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([\w.-]+))\s*$')
+
+
+class FakeJira(FakeServer):
+    """One site with the projects given (default ``PAR``) and issue types Bug and Task."""
+
+    def __init__(
+        self, email: str = "bot@example.com", token: str = "jira-token", projects: tuple[str, ...] = ("PAR",)
+    ) -> None:
+        super().__init__()
+        self.credential = "Basic " + base64.b64encode(f"{email}:{token}".encode()).decode()
+        self.projects = set(projects)
+        self.issues: dict[str, dict[str, Any]] = {}  # by key, in creation order
+
+    def error_reply(self, status: int) -> Reply:
+        if status == 429:
+            return Reply.json(429, {"errorMessages": ["Rate limit exceeded."], "errors": {}})
+        return Reply.json(status, {"errorMessages": ["Internal server error"], "errors": {}})
+
+    def authenticate(self, request: Recorded) -> Reply | None:
+        if request.headers.get("authorization") == self.credential:
+            return None
+        return Reply.text(401, "Client must be authenticated to access this resource.")
+
+    def handle(self, request: Recorded) -> Reply:
+        route = (request.method, request.path)
+        if route == ("POST", "/rest/api/3/issue"):
+            return self._create(request.json())
+        if request.path == "/rest/api/3/search/jql" and request.method in ("GET", "POST"):
+            args = request.query if request.method == "GET" else request.json()
+            return self._search(args)
+        if request.path == "/rest/api/3/search":
+            return Reply.json(
+                410,
+                {
+                    "errorMessages": [
+                        "The requested API has been removed. Please migrate to the /rest/api/3/search/jql API."
+                    ]
+                },
+            )
+        match = _ISSUE.match(request.path)
+        if match is None:
+            return Reply.json(404, {"errorMessages": ["Not found"], "errors": {}})
+        issue = self._issue(match.group(1))
+        if issue is None:
+            return _errors(404, ["Issue does not exist or you do not have permission to see it."])
+        sub = match.group(2)
+        if sub is None and request.method == "GET":
+            return Reply.json(200, self._view(issue, request.query.get("fields")))
+        if sub == "/comment" and request.method == "POST":
+            return self._comment(issue, request.json())
+        if sub == "/transitions" and request.method == "GET":
+            return Reply.json(200, {"expand": "transitions", "transitions": _transitions(issue)})
+        if sub == "/transitions" and request.method == "POST":
+            return self._transition(issue, request.json())
+        return Reply.json(405, {"errorMessages": ["Method not allowed"], "errors": {}})
+
+    # --- endpoints -------------------------------------------------------------------------------------------
+    def _create(self, payload: Any) -> Reply:
+        fields = payload.get("fields") if isinstance(payload, dict) else None
+        if not isinstance(fields, dict):
+            return _errors(400, ["Request body is missing 'fields'."])
+        errors: dict[str, str] = {}
+        project = (fields.get("project") or {}).get("key")
+        if project not in self.projects:
+            errors["project"] = "valid project is required"
+        if (fields.get("issuetype") or {}).get("name") not in {"Bug", "Task"}:
+            errors["issuetype"] = "valid issue type is required"
+        if not str(fields.get("summary") or "").strip():
+            errors["summary"] = "You must specify a summary of the issue."
+        elif len(fields["summary"]) > 255:
+            errors["summary"] = "Summary must be less than 255 characters."
+        if "description" in fields and not _is_adf(fields["description"]):
+            errors["description"] = "Operation value must be an Atlassian Document (see the Atlassian Document Format)"
+        labels = fields.get("labels", [])
+        if not isinstance(labels, list) or any(not isinstance(x, str) or " " in x or not x for x in labels):
+            errors["labels"] = "Labels must be non-empty strings without spaces."
+        if errors:
+            return _errors(400, [], errors)
+        number = sum(1 for key in self.issues if key.startswith(f"{project}-")) + 1
+        issue_id = str(10000 + len(self.issues) + 1)
+        key = f"{project}-{number}"
+        self.issues[key] = {
+            "id": issue_id,
+            "key": key,
+            "fields": {**fields, "labels": list(labels), "status": _STATUSES["To Do"]},
+            "comments": [],
+        }
+        return Reply.json(201, {"id": issue_id, "key": key, "self": f"{self.url}/rest/api/3/issue/{issue_id}"})
+
+    def _search(self, args: dict[str, Any]) -> Reply:
+        jql = str(args.get("jql") or "")
+        where = re.split(r"\s+ORDER\s+BY\s+", jql, flags=re.IGNORECASE)[0]
+        terms: list[tuple[str, str]] = []
+        for part in re.split(r"\s+AND\s+", where, flags=re.IGNORECASE) if where.strip() else []:
+            term = _TERM.match(part)
+            if term is None or term.group(1).lower() not in {"project", "labels", "key", "status"}:
+                return _errors(400, [f"Error in the JQL Query: cannot parse '{part.strip()}'."])
+            terms.append((term.group(1).lower(), term.group(2) if term.group(2) is not None else term.group(3)))
+        for name, value in terms:
+            if name == "project" and value not in self.projects:
+                return _errors(400, [f"The value '{value}' does not exist for the field 'project'."])
+        hits = [i for i in self.issues.values() if all(_matches(i, n, v) for n, v in terms)]
+        limit = int(args.get("maxResults") or 50)
+        wanted = args.get("fields")
+        wanted = ",".join(wanted) if isinstance(wanted, list) else wanted
+        return Reply.json(200, {"issues": [self._view(i, wanted) for i in hits[:limit]], "isLast": len(hits) <= limit})
+
+    def _comment(self, issue: dict[str, Any], payload: Any) -> Reply:
+        body = payload.get("body") if isinstance(payload, dict) else None
+        if not _is_adf(body) or not body.get("content"):
+            return _errors(400, [], {"comment": "Comment body can not be empty!"})
+        comment = {"id": str(20000 + sum(len(i["comments"]) for i in self.issues.values()) + 1), "body": body}
+        issue["comments"].append(comment)
+        return Reply.json(
+            201, {**comment, "self": f"{self.url}/rest/api/3/issue/{issue['id']}/comment/{comment['id']}"}
+        )
+
+    def _transition(self, issue: dict[str, Any], payload: Any) -> Reply:
+        wanted = ((payload or {}).get("transition") or {}).get("id")
+        for transition_id, _name, target in _WORKFLOW[issue["fields"]["status"]["name"]]:
+            if transition_id == wanted:
+                issue["fields"]["status"] = _STATUSES[target]
+                return Reply(204)
+        return _errors(400, [f"Transition id '{wanted}' is not valid for this issue."])
+
+    # --- helpers ---------------------------------------------------------------------------------------------
+    def _issue(self, id_or_key: str) -> dict[str, Any] | None:
+        return self.issues.get(id_or_key) or next((i for i in self.issues.values() if i["id"] == id_or_key), None)
+
+    def _view(self, issue: dict[str, Any], fields: str | None) -> dict[str, Any]:
+        names = [f for f in (fields or "").split(",") if f] or list(issue["fields"])
+        shown = {n: issue["fields"][n] for n in names if n in issue["fields"]}
+        return {
+            "id": issue["id"],
+            "key": issue["key"],
+            "self": f"{self.url}/rest/api/3/issue/{issue['id']}",
+            "fields": shown,
+        }
+
+
+def _transitions(issue: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {"id": tid, "name": name, "to": _STATUSES[target], "hasScreen": False, "isAvailable": True}
+        for tid, name, target in _WORKFLOW[issue["fields"]["status"]["name"]]
+    ]
+
+
+def _matches(issue: dict[str, Any], name: str, value: str) -> bool:
+    if name == "project":
+        return bool(issue["fields"]["project"].get("key") == value)
+    if name == "labels":
+        return value in issue["fields"]["labels"]
+    if name == "key":
+        return bool(issue["key"] == value)
+    return bool(issue["fields"]["status"]["name"].lower() == value.lower())
+
+
+def _is_adf(node: Any) -> bool:
+    """A version-1 ``doc`` whose nodes all have a type, and whose text nodes carry non-empty text."""
+    if not isinstance(node, dict) or node.get("type") != "doc" or node.get("version") != 1:
+        return False
+
+    def valid(child: Any) -> bool:
+        if not isinstance(child, dict) or not isinstance(child.get("type"), str):
+            return False
+        if child["type"] == "text" and not (isinstance(child.get("text"), str) and child["text"]):
+            return False
+        return all(valid(c) for c in child.get("content", []))
+
+    return isinstance(node.get("content"), list) and all(valid(c) for c in node["content"])
+
+
+def _errors(status: int, messages: list[str], errors: dict[str, str] | None = None) -> Reply:
+    return Reply.json(status, {"errorMessages": messages, "errors": errors or {}})

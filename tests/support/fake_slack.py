@@ -1,0 +1,190 @@
+"""A fake Slack Web API: chat.postMessage, chat.update, conversations.history, conversations.replies.
+
+Speaks what the documented API does: ``POST /api/<method>`` with a JSON or form body (or query string),
+``Authorization: Bearer <token>`` (else HTTP 200 ``{"ok": false, "error": "not_authed"|"invalid_auth"}``),
+errors as HTTP 200 ``ok: false`` with an error code, ``message`` metadata (``event_type`` + ``event_payload``)
+returned by history and replies only with ``include_all_metadata``, cursor pagination in
+``response_metadata.next_cursor``, newest-first history, oldest-first replies, and 429 with ``Retry-After``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from tests.support.fake_http import FakeServer, Recorded, Reply
+
+CHANNEL_ID = "C0PAREIS01"
+
+
+class FakeSlack(FakeServer):
+    """One workspace with one channel, ``CHANNEL_ID`` (named ``#data-incidents``)."""
+
+    def __init__(self, token: str = "xoxb-test-token") -> None:
+        super().__init__()
+        self.token = token
+        self.channels: dict[str, list[dict[str, Any]]] = {CHANNEL_ID: []}
+        self.names = {"#data-incidents": CHANNEL_ID, "data-incidents": CHANNEL_ID}
+        self._last_ts = 0.0
+
+    # --- assertions helpers ----------------------------------------------------------------------------------
+    def top_level(self, channel: str = CHANNEL_ID) -> list[dict[str, Any]]:
+        return [m for m in self.channels[channel] if m.get("thread_ts", m["ts"]) == m["ts"]]
+
+    def replies(self, ts: str, channel: str = CHANNEL_ID) -> list[dict[str, Any]]:
+        return [m for m in self.channels[channel] if m.get("thread_ts") == ts and m["ts"] != ts]
+
+    def calls(self, method: str) -> list[Recorded]:
+        return [r for r in self.requests if r.path == f"/api/{method}"]
+
+    # --- the API ---------------------------------------------------------------------------------------------
+    def error_reply(self, status: int) -> Reply:
+        if status == 429:
+            return Reply.json(429, {"ok": False, "error": "ratelimited"})
+        return Reply.text(status, "<html><body>upstream error</body></html>")
+
+    def authenticate(self, request: Recorded) -> Reply | None:
+        auth = request.headers.get("authorization")
+        if auth is None and "token" not in _args(request):
+            return _fail("not_authed")
+        given = auth.removeprefix("Bearer ") if auth else _args(request)["token"]
+        return None if given == self.token else _fail("invalid_auth")
+
+    def handle(self, request: Recorded) -> Reply:
+        if request.method != "POST" and request.method != "GET":
+            return Reply.text(405, "method not allowed")
+        method = request.path.removeprefix("/api/")
+        handler = {
+            "chat.postMessage": self._post,
+            "chat.update": self._update,
+            "conversations.history": self._history,
+            "conversations.replies": self._replies,
+        }.get(method)
+        if handler is None:
+            return Reply.json(404, {"ok": False, "error": "unknown_method", "req_method": method})
+        try:
+            args = _args(request)
+        except ValueError:
+            return _fail("invalid_json")
+        return handler(args)
+
+    def _channel(self, args: dict[str, Any], *, names: bool = False) -> str | None:
+        given = str(args.get("channel") or "")
+        channel = self.names.get(given, given) if names else given
+        return channel if channel in self.channels else None
+
+    def _post(self, args: dict[str, Any]) -> Reply:
+        channel = self._channel(args, names=True)
+        if channel is None:
+            return _fail("channel_not_found")
+        if not args.get("text") and not args.get("blocks"):
+            return _fail("no_text")
+        message: dict[str, Any] = {"type": "message", "ts": self._next_ts(), "text": args.get("text", "")}
+        message |= {"bot_id": "B0PAREIS", "app_id": "A0PAREIS"}
+        thread_ts = args.get("thread_ts")
+        if thread_ts:
+            parent = _by_ts(self.channels[channel], str(thread_ts))
+            if parent is None:
+                return _fail("thread_not_found")
+            message["thread_ts"] = parent["ts"]
+            parent["thread_ts"] = parent["ts"]
+            parent["reply_count"] = parent.get("reply_count", 0) + 1
+        if "metadata" in args:
+            metadata = _metadata(args["metadata"])
+            if metadata is None:
+                return _fail("invalid_metadata_format")
+            message["metadata"] = metadata
+        self.channels[channel].append(message)
+        return _ok({"channel": channel, "ts": message["ts"], "message": message})
+
+    def _update(self, args: dict[str, Any]) -> Reply:
+        channel = self._channel(args)
+        if channel is None:
+            return _fail("channel_not_found")
+        message = _by_ts(self.channels[channel], str(args.get("ts", "")))
+        if message is None:
+            return _fail("message_not_found")
+        if "text" in args:
+            message["text"] = args["text"]
+        if "metadata" in args:
+            metadata = _metadata(args["metadata"])
+            if metadata is None:
+                return _fail("invalid_metadata_format")
+            message["metadata"] = metadata
+        message["edited"] = {"user": "U0PAREIS", "ts": self._next_ts()}
+        return _ok({"channel": channel, "ts": message["ts"], "text": message["text"], "message": message})
+
+    def _history(self, args: dict[str, Any]) -> Reply:
+        channel = self._channel(args)
+        if channel is None:
+            return _fail("channel_not_found")
+        oldest = float(args.get("oldest") or 0)
+        messages = [m for m in reversed(self.top_level(channel)) if float(m["ts"]) > oldest]
+        return self._page(messages, args)
+
+    def _replies(self, args: dict[str, Any]) -> Reply:
+        channel = self._channel(args)
+        if channel is None:
+            return _fail("channel_not_found")
+        parent = _by_ts(self.channels[channel], str(args.get("ts", "")))
+        if parent is None:
+            return _fail("thread_not_found")
+        return self._page([parent, *self.replies(parent["ts"], channel)], args)
+
+    def _page(self, messages: list[dict[str, Any]], args: dict[str, Any]) -> Reply:
+        limit = int(args.get("limit") or 100)
+        start = int(args.get("cursor") or 0)
+        page = messages[start : start + limit]
+        if not _true(args.get("include_all_metadata")):
+            page = [{k: v for k, v in m.items() if k != "metadata"} for m in page]
+        more = start + limit < len(messages)
+        meta = {"next_cursor": str(start + limit) if more else ""}
+        return _ok({"messages": page, "has_more": more, "response_metadata": meta})
+
+    def _next_ts(self) -> str:
+        # Slack's ts: the posting time in seconds, microsecond precision, unique within the channel.
+        self._last_ts = max(round(time.time(), 6), round(self._last_ts + 0.000001, 6))
+        return f"{self._last_ts:.6f}"
+
+
+def _args(request: Recorded) -> dict[str, Any]:
+    args: dict[str, Any] = dict(request.query)
+    content_type = request.headers.get("content-type", "")
+    if request.body and content_type.startswith("application/json"):
+        body = request.json()
+        if not isinstance(body, dict):
+            raise ValueError("JSON body must be an object")
+        args |= body
+    elif request.body:
+        args |= request.form()
+    return args
+
+
+def _metadata(value: Any) -> dict[str, Any] | None:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return None
+    if not isinstance(value, dict) or not isinstance(value.get("event_type"), str):
+        return None
+    if not isinstance(value.get("event_payload"), dict):
+        return None
+    return {"event_type": value["event_type"], "event_payload": value["event_payload"]}
+
+
+def _by_ts(messages: list[dict[str, Any]], ts: str) -> dict[str, Any] | None:
+    return next((m for m in messages if m["ts"] == ts), None)
+
+
+def _true(value: Any) -> bool:
+    return value is True or str(value).lower() in {"1", "true"}
+
+
+def _ok(payload: dict[str, Any]) -> Reply:
+    return Reply.json(200, {"ok": True, **payload})
+
+
+def _fail(error: str) -> Reply:
+    return Reply.json(200, {"ok": False, "error": error})
