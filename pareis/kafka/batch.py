@@ -1,0 +1,146 @@
+"""One batch through a role's pipeline: decode, filter, handle, dead-letter. No Kafka I/O here.
+
+Failure rules (the runtime's half of the handler contract in :mod:`pareis.kafka.role`):
+
+* decoder raises Poison, or anything unexpected (a decoder meets arbitrary bytes, so any crash is the input's
+  fault) → that message is dead-lettered;
+* handler raises Poison, or anything unexpected, for the batch → the batch is handled again one message at a time,
+  and each message that still fails is dead-lettered (unexpected errors are logged with their traceback);
+* Retriable and Fatal propagate unchanged: the caller backs off and redoes the whole batch, or stops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+from pareis.errors import Fatal, Poison, Retriable
+from pareis.kafka.dlq import dead_letter
+from pareis.kafka.records import Message, OutRecord, RawMessage
+from pareis.kafka.role import Pipeline
+
+log = structlog.get_logger(__name__)
+
+PartitionKey = tuple[str, int]
+
+
+@dataclass
+class Tally:
+    """Per-partition counts of one batch, and errors by class."""
+
+    consumed: dict[PartitionKey, int] = field(default_factory=dict)
+    filtered: dict[PartitionKey, int] = field(default_factory=dict)
+    handled: dict[PartitionKey, int] = field(default_factory=dict)
+    dead: dict[PartitionKey, int] = field(default_factory=dict)
+    errors: dict[str, int] = field(default_factory=dict)
+
+    def error(self, exc: BaseException) -> None:
+        name = type(exc).__name__
+        self.errors[name] = self.errors.get(name, 0) + 1
+
+
+@dataclass
+class BatchResult:
+    outputs: list[OutRecord]
+    """The handler's records in the order it returned them, then the dead letters."""
+    tally: Tally
+
+
+def _bump(counts: dict[PartitionKey, int], key: PartitionKey) -> None:
+    counts[key] = counts.get(key, 0) + 1
+
+
+class BatchProcessor:
+    """Runs batches through ``pipeline`` for role ``role``; poison goes to ``dlq_topic``."""
+
+    def __init__(self, role: str, pipeline: Pipeline[Any], dlq_topic: str) -> None:
+        self.role = role
+        self.pipeline = pipeline
+        self.dlq_topic = dlq_topic
+
+    def process(self, batch: Sequence[RawMessage]) -> BatchResult:
+        """Decode, filter and handle ``batch``; raises only Retriable or Fatal (nothing has been produced)."""
+        tally = Tally()
+        decoded: list[Message[Any]] = []
+        sources: list[RawMessage] = []
+        dead: list[OutRecord] = []
+        decode = self.pipeline.decode
+        for raw in batch:
+            key = (raw.topic, raw.partition)
+            _bump(tally.consumed, key)
+            if raw.value is None:
+                _bump(tally.filtered, key)
+                continue
+            try:
+                value = decode(raw)
+            except (Retriable, Fatal):
+                raise
+            except Exception as exc:  # Poison, or a decoder crash on bytes it did not expect
+                dead.append(self._dead(raw, exc, tally))
+                continue
+            if value is None:
+                _bump(tally.filtered, key)
+                continue
+            decoded.append(raw.decoded(value))
+            sources.append(raw)
+        outputs = self._handle(decoded, sources, dead, tally) if decoded else []
+        outputs.extend(dead)
+        return BatchResult(outputs, tally)
+
+    def _handle(
+        self, decoded: list[Message[Any]], sources: list[RawMessage], dead: list[OutRecord], tally: Tally
+    ) -> list[OutRecord]:
+        try:
+            outputs = list(self.pipeline.handle(decoded))
+        except (Retriable, Fatal):
+            raise
+        except Exception as exc:
+            tally.error(exc)
+            log.warning("batch failed; isolating poison", role=self.role, size=len(decoded), error=str(exc))
+            return self._handle_singly(decoded, sources, dead, tally)
+        for message in decoded:
+            _bump(tally.handled, (message.topic, message.partition))
+        return outputs
+
+    def _handle_singly(
+        self, decoded: list[Message[Any]], sources: list[RawMessage], dead: list[OutRecord], tally: Tally
+    ) -> list[OutRecord]:
+        outputs: list[OutRecord] = []
+        for message, raw in zip(decoded, sources, strict=True):
+            try:
+                outputs.extend(self.pipeline.handle([message]))
+            except (Retriable, Fatal):
+                raise
+            except Exception as exc:
+                dead.append(self._dead(raw, exc, tally))
+                continue
+            _bump(tally.handled, (message.topic, message.partition))
+        return outputs
+
+    def _dead(self, raw: RawMessage, exc: Exception, tally: Tally) -> OutRecord:
+        tally.error(exc)
+        _bump(tally.dead, (raw.topic, raw.partition))
+        if isinstance(exc, Poison):
+            log.warning(
+                "dead-lettered",
+                role=self.role,
+                topic=raw.topic,
+                partition=raw.partition,
+                offset=raw.offset,
+                error_class=type(exc).__name__,
+                error=str(exc),
+            )
+        else:
+            log.error(
+                "dead-lettered after an unexpected error",
+                role=self.role,
+                topic=raw.topic,
+                partition=raw.partition,
+                offset=raw.offset,
+                error_class=type(exc).__name__,
+                exc_info=exc,
+            )
+        return dead_letter(self.dlq_topic, raw, self.role, exc)

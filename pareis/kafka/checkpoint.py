@@ -1,0 +1,253 @@
+"""The commit protocol: the one object that makes a role's outputs and input offsets durable, per delivery mode.
+
+The runner calls, per batch: :meth:`Checkpoint.produce` with the batch's records, :meth:`Checkpoint.advance`
+with the batch's next offsets, then :meth:`Checkpoint.commit` when :meth:`Checkpoint.due`. Offsets are never
+committed before the outputs of the same input are durable.
+
+* :class:`AtLeastOnce`: produce, flush and check every delivery report, then a synchronous commit of the offsets;
+  due after every batch.
+* :class:`ExactlyOnce`: outputs, dead letters and offsets (``send_offsets_to_transaction`` with the consumer's group
+  metadata, which fences zombies of an older generation) in one transaction, committed every ``commit_every``
+  messages or ``commit_interval_ms``. An abortable error raises :class:`~pareis.kafka.classify.AbortTransaction`
+  after aborting: the runner rewinds to the committed offsets and redoes.
+
+Retriable errors of a commit or transaction call are retried here with a capped back-off (it is safe to call
+them again), up to ``deadline_s``; then, or on a fatal error, :class:`~pareis.errors.Fatal` is raised.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
+
+import structlog
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
+
+from pareis.errors import Fatal, Retriable
+from pareis.kafka.classify import AbortTransaction, CommitLost, Verdict, classify, translate, translate_exception
+from pareis.kafka.records import OutRecord
+
+log = structlog.get_logger(__name__)
+
+R = TypeVar("R")
+PartitionKey = tuple[str, int]
+Observer = Callable[[float], None]
+
+
+def _ignore(_: float) -> None:
+    return None
+
+
+class Checkpoint:
+    """Shared state and helpers; see the module docstring for the protocol."""
+
+    def __init__(
+        self,
+        consumer: Consumer,
+        producer: Producer,
+        *,
+        deadline_s: float = 60.0,
+        stop: threading.Event | None = None,
+        on_commit: Observer = _ignore,
+    ) -> None:
+        self.consumer = consumer
+        self.producer = producer
+        self.deadline_s = deadline_s
+        self.stop = stop or threading.Event()
+        self.on_commit = on_commit
+        self.pending: dict[PartitionKey, int] = {}
+        self.uncommitted = 0
+        self._delivery_errors: list[KafkaError] = []
+
+    # --- per batch -------------------------------------------------------------------------------------------
+    def produce(self, records: Sequence[OutRecord]) -> None:
+        for record in records:
+            while True:
+                try:
+                    self.producer.produce(
+                        record.topic,
+                        record.value,
+                        record.key,
+                        headers=list(record.headers) if record.headers else None,
+                        on_delivery=self._delivered,
+                    )
+                    break
+                except BufferError:  # local queue full: serve delivery reports to make room
+                    self.producer.poll(0.05)
+                except KafkaException as exc:
+                    raise translate_exception(exc, f"producing to {record.topic}") from exc
+        self.producer.poll(0)
+
+    def advance(self, offsets: Mapping[PartitionKey, int], messages: int) -> None:
+        """Record the next offsets of a processed batch of ``messages`` messages."""
+        self.pending.update(offsets)
+        self.uncommitted += messages
+
+    def due(self) -> bool:
+        raise NotImplementedError
+
+    def commit(self) -> None:
+        raise NotImplementedError
+
+    def abort(self) -> None:
+        """Forget what is not committed (and abort the open transaction, if any)."""
+        self.pending.clear()
+        self.uncommitted = 0
+
+    def forget(self, partitions: Iterable[PartitionKey]) -> None:
+        """Drop the pending offsets of partitions no longer owned."""
+        for key in partitions:
+            self.pending.pop(key, None)
+
+    def close(self) -> None:
+        self.producer.flush(10)
+
+    # --- helpers ---------------------------------------------------------------------------------------------
+    def _delivered(self, err: KafkaError | None, _msg: Message) -> None:
+        if err is not None:
+            self._delivery_errors.append(err)
+
+    def _offsets(self) -> list[TopicPartition]:
+        return [TopicPartition(t, p, o) for (t, p), o in sorted(self.pending.items())]
+
+    def _retrying(self, call: Callable[[], R], doing: str) -> R:
+        """``call()``, retried while its errors are retriable, up to the deadline."""
+        deadline = time.monotonic() + self.deadline_s
+        delay = 0.05
+        while True:
+            try:
+                return call()
+            except KafkaException as exc:
+                error = translate_exception(exc, doing)
+                if type(error) is not Retriable or time.monotonic() + delay > deadline:
+                    if type(error) is Retriable:
+                        raise Fatal(f"gave up after {self.deadline_s:.0f}s: {error}") from exc
+                    raise error from exc
+                log.warning("kafka call failed; retrying", doing=doing, error=str(error), delay_s=delay)
+                self.stop.wait(delay)
+                delay = min(delay * 2, 2.0)
+
+
+class AtLeastOnce(Checkpoint):
+    """Outputs flushed, then offsets committed synchronously, after every batch."""
+
+    def due(self) -> bool:
+        return bool(self.pending)
+
+    def commit(self) -> None:
+        started = time.perf_counter()
+        remaining = self.producer.flush(self.deadline_s)
+        if remaining:
+            raise Retriable(f"{remaining} output records not delivered within {self.deadline_s:.0f}s")
+        if self._delivery_errors:
+            errors, self._delivery_errors = self._delivery_errors, []
+            raise translate(errors[0], f"delivering output ({len(errors)} failed)")
+        if not self.pending:
+            return
+        try:
+            done = self._retrying(lambda: self.consumer.commit(offsets=self._offsets(), asynchronous=False), "commit")
+        except CommitLost as lost:
+            # The group is rebalancing: keep the offsets and commit them after the next poll; the ones of
+            # partitions that get revoked are dropped by forget(), and their new owner redoes that input.
+            log.warning("commit refused during a rebalance; will retry", error=str(lost))
+            return
+        committed = dict(self.pending)
+        self.pending.clear()
+        self.uncommitted = 0
+        for tp in done or []:
+            err = tp.error
+            if err is None:
+                continue
+            if classify(err) is Verdict.FATAL:
+                raise translate(err, f"committing {tp.topic}[{tp.partition}]")
+            # Keep it for the next commit; a later offset of the same partition supersedes it.
+            key = (tp.topic, tp.partition)
+            self.pending.setdefault(key, committed[key])
+            log.warning("offset commit failed", topic=tp.topic, partition=tp.partition, error=err.str())
+        self.on_commit(time.perf_counter() - started)
+
+
+class ExactlyOnce(Checkpoint):
+    """One producer transaction per commit interval, carrying outputs and input offsets."""
+
+    def __init__(
+        self,
+        consumer: Consumer,
+        producer: Producer,
+        *,
+        commit_every: int,
+        commit_interval_s: float,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(consumer, producer, **kwargs)
+        self.commit_every = commit_every
+        self.commit_interval_s = commit_interval_s
+        self.in_transaction = False
+        self.opened_at = 0.0
+
+    def init(self, timeout_s: float = 30.0) -> None:
+        """Register the transactional id, fencing any older instance with the same id."""
+        self._retrying(lambda: self.producer.init_transactions(timeout_s), "init_transactions")
+
+    def begin(self) -> None:
+        if not self.in_transaction:
+            self._call(self.producer.begin_transaction, "begin_transaction")
+            self.in_transaction = True
+            self.opened_at = time.monotonic()
+
+    def produce(self, records: Sequence[OutRecord]) -> None:
+        self.begin()
+        super().produce(records)
+
+    def advance(self, offsets: Mapping[PartitionKey, int], messages: int) -> None:
+        self.begin()
+        super().advance(offsets, messages)
+
+    def due(self) -> bool:
+        if not self.in_transaction:
+            return False
+        return self.uncommitted >= self.commit_every or time.monotonic() - self.opened_at >= self.commit_interval_s
+
+    def commit(self) -> None:
+        if not self.in_transaction:
+            return
+        started = time.perf_counter()
+        try:
+            if self.pending:
+                offsets = self._offsets()
+                self._retrying(
+                    lambda: self.producer.send_offsets_to_transaction(
+                        offsets, self.consumer.consumer_group_metadata(), self.deadline_s
+                    ),
+                    "send_offsets_to_transaction",
+                )
+            self._retrying(lambda: self.producer.commit_transaction(self.deadline_s), "commit_transaction")
+        except (AbortTransaction, CommitLost) as exc:
+            log.warning("transaction must be aborted", error=str(exc))
+            self.abort()
+            raise AbortTransaction(str(exc)) from exc
+        self.in_transaction = False
+        self.pending.clear()
+        self.uncommitted = 0
+        self._delivery_errors.clear()
+        self.on_commit(time.perf_counter() - started)
+
+    def abort(self) -> None:
+        super().abort()
+        self._delivery_errors.clear()
+        if self.in_transaction:
+            self.in_transaction = False
+            self._retrying(lambda: self.producer.abort_transaction(self.deadline_s), "abort_transaction")
+
+    def close(self) -> None:
+        if self.in_transaction:
+            self.abort()
+        super().close()
+
+    def _call(self, call: Callable[[], None], doing: str) -> None:
+        try:
+            call()
+        except KafkaException as exc:
+            raise translate_exception(exc, doing) from exc

@@ -1,0 +1,119 @@
+"""Kafka errors, classified once: what the runtime does about each, and the pareis.errors type it becomes.
+
+Every librdkafka error the runtime sees (a consume error, a delivery report, a failed commit or transaction call)
+goes through :func:`classify`; nothing else in Pareis inspects a ``KafkaError``.
+"""
+
+from __future__ import annotations
+
+import enum
+
+from confluent_kafka import KafkaError, KafkaException
+
+from pareis.errors import Fatal, PareisError, Retriable
+
+
+class Verdict(enum.Enum):
+    """What to do about a Kafka error."""
+
+    RETRY = "retry"
+    """Transient (broker down, timeout, coordinator moving): retry the same call or input after a back-off."""
+    ABORT = "abort"
+    """The open transaction is doomed: abort it, rewind to the committed offsets, redo."""
+    REBALANCED = "rebalanced"
+    """The group moved on (generation changed): this member's uncommitted work belongs to the new owner."""
+    FATAL = "fatal"
+    """The client is unusable (fenced, unauthorised, fatal producer error): stop and restart from committed."""
+
+
+class AbortTransaction(Retriable):
+    """The open transaction must be aborted and its input redone from the committed offsets."""
+
+
+class CommitLost(Retriable):
+    """A commit failed because the group rebalanced; the input will be redelivered to its new owner."""
+
+
+_FATAL_CODES = frozenset(
+    {
+        KafkaError._FATAL,
+        KafkaError._FENCED,
+        KafkaError.PRODUCER_FENCED,
+        KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+        KafkaError.CLUSTER_AUTHORIZATION_FAILED,
+        KafkaError.GROUP_AUTHORIZATION_FAILED,
+        KafkaError.TOPIC_AUTHORIZATION_FAILED,
+        KafkaError.SASL_AUTHENTICATION_FAILED,
+        KafkaError._AUTHENTICATION,
+        KafkaError.INVALID_TRANSACTION_TIMEOUT,
+        KafkaError.FENCED_INSTANCE_ID,
+    }
+)
+_REBALANCED_CODES = frozenset(
+    {
+        KafkaError.REBALANCE_IN_PROGRESS,
+        KafkaError.ILLEGAL_GENERATION,
+        KafkaError.UNKNOWN_MEMBER_ID,
+        KafkaError.STALE_MEMBER_EPOCH,
+        KafkaError.FENCED_MEMBER_EPOCH,
+    }
+)
+_RETRY_CODES = frozenset(
+    {
+        KafkaError._TRANSPORT,
+        KafkaError._ALL_BROKERS_DOWN,
+        KafkaError._TIMED_OUT,
+        KafkaError._TIMED_OUT_QUEUE,
+        KafkaError._MSG_TIMED_OUT,
+        KafkaError._WAIT_COORD,
+        KafkaError.REQUEST_TIMED_OUT,
+        KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+        KafkaError.COORDINATOR_NOT_AVAILABLE,
+        KafkaError.NOT_COORDINATOR,
+        KafkaError.CONCURRENT_TRANSACTIONS,
+        KafkaError.UNKNOWN_TOPIC_OR_PART,
+    }
+)
+
+
+def classify(err: KafkaError) -> Verdict:
+    """The verdict for ``err``. Fatal wins over abortable, abortable over retriable; unknown errors are fatal,
+    because restarting from committed offsets is always safe and guessing is not."""
+    code = err.code()
+    if err.fatal() or code in _FATAL_CODES:
+        return Verdict.FATAL
+    if err.txn_requires_abort():
+        return Verdict.ABORT
+    if code in _REBALANCED_CODES:
+        return Verdict.REBALANCED
+    if err.retriable() or code in _RETRY_CODES:
+        return Verdict.RETRY
+    return Verdict.FATAL
+
+
+def error_of(exc: BaseException) -> KafkaError | None:
+    """The ``KafkaError`` carried by a confluent_kafka exception, or None."""
+    if isinstance(exc, KafkaException) and exc.args and isinstance(exc.args[0], KafkaError):
+        return exc.args[0]
+    return None
+
+
+def translate(err: KafkaError, doing: str) -> PareisError:
+    """The pareis.errors exception for ``err``, raised while ``doing`` (a short phrase for the message)."""
+    message = f"kafka {doing}: {err.name()}: {err.str()}"
+    verdict = classify(err)
+    if verdict is Verdict.ABORT:
+        return AbortTransaction(message)
+    if verdict is Verdict.REBALANCED:
+        return CommitLost(message)
+    if verdict is Verdict.RETRY:
+        return Retriable(message)
+    return Fatal(message)
+
+
+def translate_exception(exc: BaseException, doing: str) -> PareisError:
+    """:func:`translate` for a raised confluent_kafka exception; anything else unexpected is fatal."""
+    err = error_of(exc)
+    if err is None:
+        return Fatal(f"kafka {doing}: {type(exc).__name__}: {exc}")
+    return translate(err, doing)

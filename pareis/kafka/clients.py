@@ -1,0 +1,101 @@
+"""Kafka client construction: the consumer, the (transactional) producer and topic administration of a role.
+
+Configuration is derived from :class:`pareis.config.Settings` here and nowhere else; ``kafka.properties`` (security,
+SASL, tuning) is applied to every client last, so operators can override any default.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from pareis.config import Settings
+from pareis.errors import Fatal
+from pareis.kafka.classify import Verdict, classify, translate
+from pareis.kafka.role import Delivery, Role
+
+ErrorCallback = Callable[[KafkaError], None]
+
+
+def instance_id(settings: Settings) -> str:
+    """This process's stable id among its role's replicas: the setting, else the host (pod) name."""
+    return settings.runtime.instance_id or socket.gethostname()
+
+
+def transactional_id(settings: Settings, role: Role) -> str:
+    """``<prefix>-<role>-<instance>``: stable across restarts of one instance, so a restart fences its zombie."""
+    return f"{settings.kafka.transactional_id_prefix}-{role.name}-{instance_id(settings)}"
+
+
+def _base(settings: Settings) -> dict[str, Any]:
+    return {"bootstrap.servers": settings.kafka.bootstrap_servers, "client.id": f"pareis-{instance_id(settings)}"}
+
+
+def consumer_config(settings: Settings, role: Role) -> dict[str, Any]:
+    """The consumer of ``role``: cooperative rebalancing, manual commits, committed reads only.
+
+    ``max.poll.interval.ms`` must cover one batch (decode + handler + commit); the runtime keeps polling while it
+    backs off, so a back-off never counts against it.
+    """
+    run = settings.runtime
+    batch_budget_ms = int(run.batch_timeout_s * 1000) + run.commit_interval_ms + 60_000
+    config: dict[str, Any] = {
+        **_base(settings),
+        "group.id": role.group,
+        "partition.assignment.strategy": "cooperative-sticky",
+        "enable.auto.commit": False,
+        "enable.auto.offset.store": False,
+        "auto.offset.reset": "earliest",
+        "isolation.level": "read_committed",
+        "session.timeout.ms": run.session_timeout_ms,
+        "heartbeat.interval.ms": max(500, run.session_timeout_ms // 5),
+        "max.poll.interval.ms": max(run.max_poll_interval_ms, batch_budget_ms, run.session_timeout_ms),
+    }
+    if run.static_membership:
+        config["group.instance.id"] = f"{role.name}-{instance_id(settings)}"
+    return {**config, **settings.kafka.properties}
+
+
+def producer_config(settings: Settings, role: Role) -> dict[str, Any]:
+    """The producer of ``role``: idempotent; transactional in exactly-once mode."""
+    config: dict[str, Any] = {
+        **_base(settings),
+        "enable.idempotence": True,
+        "acks": "all",
+        "linger.ms": 5,
+        "compression.type": "lz4",
+    }
+    if role.delivery is Delivery.EXACTLY_ONCE:
+        config["transactional.id"] = transactional_id(settings, role)
+        config["transaction.timeout.ms"] = max(60_000, 4 * settings.runtime.commit_interval_ms)
+    return {**config, **settings.kafka.properties}
+
+
+def new_consumer(config: Mapping[str, Any], on_error: ErrorCallback) -> Consumer:
+    return Consumer({**config, "error_cb": on_error})
+
+
+def new_producer(config: Mapping[str, Any], on_error: ErrorCallback) -> Producer:
+    return Producer({**config, "error_cb": on_error})
+
+
+def ensure_topics(settings: Settings, topics: Mapping[str, int], timeout_s: float = 30.0) -> None:
+    """Create the missing topics among ``topics`` (name → partitions); existing ones are left as they are."""
+    admin = AdminClient({**_base(settings), **settings.kafka.properties})
+    futures = admin.create_topics(
+        [NewTopic(name, num_partitions=parts) for name, parts in topics.items()], request_timeout=timeout_s
+    )
+    for name, future in futures.items():
+        try:
+            future.result(timeout_s)
+        except Exception as exc:  # confluent wraps every admin error in KafkaException
+            err = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
+            if err is not None and err.code() == KafkaError.TOPIC_ALREADY_EXISTS:
+                continue
+            if err is not None and classify(err) is not Verdict.FATAL:
+                raise translate(err, f"creating topic {name}") from exc
+            raise Fatal(f"cannot create topic {name}: {exc}") from exc

@@ -1,0 +1,105 @@
+"""A role: one consumer group on its input topics, with a decoder, a handler and a delivery mode.
+
+Contracts the runtime relies on:
+
+* **decoder** ``(RawMessage) -> T | None``: bytes to a value, or None to filter the message out (counted, not
+  handled). Raises :class:`pareis.errors.Poison` (e.g. ``DecodeError``) for input that can never be decoded.
+* **handler** ``(Sequence[Message[T]]) -> Iterable[OutRecord]``: one batch of decoded messages in offset order per
+  partition, the records to produce out. Pure with respect to Kafka: it never produces or commits itself. It may
+  write elsewhere (Redis, APIs) but must then be idempotent, since a batch is redone after a crash, a retry or an
+  aborted transaction. Raises :class:`~pareis.errors.Retriable` when a dependency is down (the runtime backs off
+  and redoes the same batch), :class:`~pareis.errors.Poison` when some input can never succeed (the runtime
+  redoes the batch one message at a time to find and dead-letter the culprits), :class:`~pareis.errors.Fatal`
+  to stop the process.
+* **checks**: readiness probes, each ``() -> None`` raising when its dependency is unreachable.
+
+Declarations (:class:`RoleSpec`) name topics by their settings field and a pipeline factory by import path, so a
+role module imports nothing heavy and nothing connects until the runtime builds the pipeline.
+"""
+
+from __future__ import annotations
+
+import enum
+import importlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from pareis.config import Settings
+from pareis.kafka.records import Message, OutRecord, RawMessage
+
+T = TypeVar("T")
+
+Decoder = Callable[[RawMessage], T | None]
+Handler = Callable[[Sequence[Message[T]]], Iterable[OutRecord]]
+Check = Callable[[], None]
+
+
+class Delivery(enum.StrEnum):
+    AT_LEAST_ONCE = "at-least-once"
+    """Effects first, then a synchronous commit of the batch's next offsets; effects must be idempotent."""
+    EXACTLY_ONCE = "exactly-once"
+    """Outputs, dead letters and input offsets in one Kafka transaction (exactly-once to Kafka)."""
+
+
+def _nothing() -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Pipeline(Generic[T]):
+    """A role's behaviour, built at start-up: it may hold connections, released by ``close``."""
+
+    decode: Decoder[T]
+    handle: Handler[T]
+    checks: Mapping[str, Check] = field(default_factory=dict)
+    close: Callable[[], None] = _nothing
+
+
+@dataclass(frozen=True)
+class Role:
+    """A role resolved against settings: concrete topics and group, and a pipeline factory not yet called."""
+
+    name: str
+    inputs: tuple[str, ...]
+    group: str
+    delivery: Delivery
+    build: Callable[[], Pipeline[Any]]
+    outputs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RoleSpec:
+    """A role as its entry module declares it.
+
+    ``inputs``/``outputs`` are field names of :class:`pareis.config.Topics` (e.g. ``"mcl_versioned"``);
+    ``factory`` is ``"module:function"``, a ``(Settings) -> Pipeline`` imported only when the role starts.
+    The group id is ``<kafka.group_prefix>-<name>``.
+    """
+
+    name: str
+    inputs: tuple[str, ...]
+    delivery: Delivery
+    factory: str
+    outputs: tuple[str, ...] = ()
+    description: str = ""
+
+    def resolve(self, settings: Settings) -> Role:
+        topics = settings.kafka.topics
+        return Role(
+            name=self.name,
+            inputs=tuple(getattr(topics, t) for t in self.inputs),
+            group=f"{settings.kafka.group_prefix}-{self.name}",
+            delivery=self.delivery,
+            build=lambda: load_factory(self.factory)(settings),
+            outputs=tuple(getattr(topics, t) for t in (*self.outputs, "dlq")),
+        )
+
+
+def load_factory(path: str) -> Callable[[Settings], Pipeline[Any]]:
+    """Import ``"module:function"`` and return the function."""
+    module, _, attr = path.partition(":")
+    if not attr:
+        raise ValueError(f"pipeline factory {path!r} is not 'module:function'")
+    factory: Callable[[Settings], Pipeline[Any]] = getattr(importlib.import_module(module), attr)
+    return factory

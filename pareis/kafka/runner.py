@@ -1,0 +1,397 @@
+"""The consumer loop of one role instance: poll a batch, process it, make it durable, repeat.
+
+Guarantees:
+
+* offsets are committed only after the batch's outputs (and its handler's effects) are durable
+  (:mod:`pareis.kafka.checkpoint`);
+* a Retriable from the pipeline pauses every assigned partition, backs off (capped, exponential; a server's
+  ``retry_after`` hint is honoured), commits nothing of that batch and redoes the same batch, then resumes; the
+  consumer is polled meanwhile, so the group keeps the member and rebalances are served;
+* an aborted transaction rewinds every assigned partition to its committed offset and redoes from there;
+* on revocation, finished work is committed (or, if the commit fails, the transaction aborted) and buffered
+  messages of revoked partitions are dropped, so no handler runs for a partition no longer owned;
+* :meth:`RoleRunner.run` returns after ``stop`` is set, once the in-flight batch is finished or abandoned, work
+  done is committed and the consumer has left the group; it raises :class:`~pareis.errors.Fatal` when the role
+  cannot go on (nothing more is committed then).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import structlog
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition
+
+from pareis.config import Settings
+from pareis.errors import Fatal, Retriable
+from pareis.kafka import clients
+from pareis.kafka.batch import BatchProcessor, BatchResult, PartitionKey
+from pareis.kafka.checkpoint import AtLeastOnce, Checkpoint, ExactlyOnce
+from pareis.kafka.classify import AbortTransaction, translate, translate_exception
+from pareis.kafka.records import RawMessage
+from pareis.kafka.role import Delivery, Pipeline, Role
+from pareis.telemetry.health import Health
+from pareis.telemetry.metrics import RuntimeMetrics
+
+_LAG_EVERY_S = 2.0
+
+
+def backoff_delay(attempt: int, initial_s: float, max_s: float, hint_s: float | None = None) -> float:
+    """``initial * 2^attempt`` capped at ``max``; at least the server's hint (itself capped)."""
+    delay = min(initial_s * (2**attempt), max_s)
+    return min(max(delay, hint_s or 0.0), max_s)
+
+
+def to_raw(message: Any) -> RawMessage:
+    """A confluent_kafka message as a :class:`RawMessage`."""
+    headers = message.headers()
+    return RawMessage(
+        message.topic(),
+        message.partition(),
+        message.offset(),
+        message.key(),
+        message.value(),
+        tuple(headers) if headers else (),
+        message.timestamp()[1],
+    )
+
+
+class RoleRunner:
+    """Runs ``role`` with ``settings`` until ``stop`` is set."""
+
+    def __init__(
+        self,
+        role: Role,
+        settings: Settings,
+        *,
+        metrics: RuntimeMetrics,
+        health: Health,
+        stop: threading.Event,
+    ) -> None:
+        self.role = role
+        self.settings = settings
+        self.metrics = metrics
+        self.health = health
+        self.stop = stop
+        self.log = structlog.get_logger(__name__).bind(role=role.name)
+        self.assigned: set[PartitionKey] = set()
+        self.inflight: list[RawMessage] = []
+        self.paused = False
+        self.failed = False
+        self.rewind_needed = False
+        self.client_error: BaseException | None = None
+        self._consumer: Consumer | None = None
+        self._checkpoint: Checkpoint | None = None
+
+    @property
+    def consumer(self) -> Consumer:
+        assert self._consumer is not None, "consumer used before run()"
+        return self._consumer
+
+    @property
+    def checkpoint(self) -> Checkpoint:
+        assert self._checkpoint is not None, "checkpoint used before run()"
+        return self._checkpoint
+
+    # --- lifecycle -------------------------------------------------------------------------------------------
+    def run(self) -> None:
+        run = self.settings.runtime
+        role = self.role
+        pipeline: Pipeline[Any] = role.build()
+        for name, check in pipeline.checks.items():
+            self.health.check(f"{role.name}.{name}", check)
+        self.health.gate(f"{role.name}.joined", False)
+        heartbeat = self.health.loop(role.name, run.max_poll_interval_ms / 1000)
+        processor = BatchProcessor(role.name, pipeline, self.settings.kafka.topics.dlq)
+        self._consumer = clients.new_consumer(clients.consumer_config(self.settings, role), self._on_client_error)
+        producer = clients.new_producer(clients.producer_config(self.settings, role), self._on_client_error)
+        commit_seconds = self.metrics.commit_seconds.labels(role.name)
+        common: dict[str, Any] = {"stop": self.stop, "on_commit": commit_seconds.observe}
+        if role.delivery is Delivery.EXACTLY_ONCE:
+            eos = ExactlyOnce(
+                self.consumer,
+                producer,
+                commit_every=run.commit_every,
+                commit_interval_s=run.commit_interval_ms / 1000,
+                **common,
+            )
+            self._checkpoint = eos
+            eos.init()
+        else:
+            self._checkpoint = AtLeastOnce(self.consumer, producer, **common)
+        self.log.info("starting", inputs=role.inputs, group=role.group, delivery=str(role.delivery))
+        self.consumer.subscribe(
+            list(role.inputs), on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost
+        )
+        try:
+            self._loop(processor, heartbeat.beat)
+        except BaseException as exc:
+            self.failed = True
+            self.log.error("stopping after a fatal error", error_class=type(exc).__name__, error=str(exc))
+            self._close(pipeline)
+            raise
+        self._shutdown()
+        self._close(pipeline)
+        self.log.info("stopped")
+
+    def _loop(self, processor: BatchProcessor, beat: Any) -> None:
+        run = self.settings.runtime
+        next_lag = time.monotonic() + _LAG_EVERY_S
+        while not self.stop.is_set():
+            beat()
+            self._raise_deferred()
+            if self.rewind_needed:
+                self._rewind()
+            messages = self.consumer.consume(run.batch_size, run.batch_timeout_s)
+            self._raise_deferred()
+            batch = self._admit(messages)
+            if batch:
+                self._process(processor, batch, beat)
+            elif self.checkpoint.due():
+                self._commit()
+            if time.monotonic() >= next_lag:
+                self._report_lag()
+                next_lag = time.monotonic() + _LAG_EVERY_S
+
+    def _shutdown(self) -> None:
+        """Commit what is done, then leave the group (the revocation on close finds nothing left to commit)."""
+        try:
+            self._commit()
+        except AbortTransaction:
+            self.log.warning("final transaction aborted; its input will be redone by the next owner")
+        self.log.info("committed; leaving the group")
+
+    def _close(self, pipeline: Pipeline[Any]) -> None:
+        try:
+            if self._checkpoint is not None:
+                if self.failed:
+                    self.checkpoint.pending.clear()
+                self.checkpoint.close()
+        except Exception as exc:  # closing must go on: the consumer still has to leave the group
+            self.log.warning("closing the producer failed", error=str(exc))
+        try:
+            if self._consumer is not None:
+                self.consumer.close()
+        finally:
+            self.health.gate(f"{self.role.name}.joined", False)
+            self.health.forget_loop(self.role.name)
+            self.metrics.assigned.labels(self.role.name).set(0)
+            self.metrics.drop_partitions(self.role.name, self.assigned)
+            pipeline.close()
+
+    # --- one batch -------------------------------------------------------------------------------------------
+    def _admit(self, messages: Sequence[Any]) -> list[RawMessage]:
+        batch: list[RawMessage] = []
+        for message in messages:
+            err = message.error()
+            if err is not None:
+                self._consume_error(err)
+                continue
+            if (message.topic(), message.partition()) in self.assigned:
+                batch.append(to_raw(message))
+        return batch
+
+    def _process(self, processor: BatchProcessor, batch: list[RawMessage], beat: Any) -> None:
+        self.inflight = batch
+        self._attempt(processor, beat)
+        self.inflight = []
+        if self.paused:
+            self._resume()
+
+    def _attempt(self, processor: BatchProcessor, beat: Any) -> None:
+        """Process ``self.inflight`` until it is done, abandoned (stopping) or rewound (aborted)."""
+        name = self.role.name
+        attempt = 0
+        while self.inflight:
+            started = time.perf_counter()
+            try:
+                try:
+                    result = processor.process(self.inflight)
+                except Retriable:
+                    self._commit()  # earlier batches are done; this one is not and stays uncommitted
+                    raise
+                try:
+                    self._make_durable(self.inflight, result)
+                except Retriable as exc:
+                    if self.role.delivery is Delivery.EXACTLY_ONCE and not isinstance(exc, AbortTransaction):
+                        # Part of this batch may be in the open transaction already: abort it all and redo.
+                        self.checkpoint.abort()
+                        raise AbortTransaction(str(exc)) from exc
+                    raise
+            except AbortTransaction as exc:
+                self.metrics.errors.labels(name, type(exc).__name__).inc()
+                self._rewind()
+                return
+            except Retriable as exc:  # a dependency is down, or (at-least-once) outputs were not delivered
+                self.metrics.errors.labels(name, type(exc).__name__).inc()
+                if not self._back_off(exc, attempt, beat):
+                    return
+                attempt += 1
+                continue
+            self.metrics.batch_seconds.labels(name).observe(time.perf_counter() - started)
+            self._count(result)
+            return
+
+    def _make_durable(self, batch: list[RawMessage], result: BatchResult) -> None:
+        offsets: dict[PartitionKey, int] = {}
+        for message in batch:
+            offsets[(message.topic, message.partition)] = message.offset + 1
+        self.checkpoint.produce(result.outputs)
+        self.checkpoint.advance(offsets, len(batch))
+        if self.checkpoint.due():
+            self._commit()
+
+    def _commit(self) -> None:
+        if self.failed:
+            return
+        self.checkpoint.commit()
+
+    def _count(self, result: BatchResult) -> None:
+        name, tally, m = self.role.name, result.tally, self.metrics
+        m.count(name, tally.consumed, m.consumed)
+        m.count(name, tally.filtered, m.filtered)
+        m.count(name, tally.handled, m.handled)
+        m.count(name, tally.dead, m.dead_lettered)
+        m.count_errors(name, tally.errors)
+        m.count_produced(name, (record.topic for record in result.outputs))
+
+    # --- back-pressure -----------------------------------------------------------------------------------------
+    def _back_off(self, exc: Retriable, attempt: int, beat: Any) -> bool:
+        """Pause, wait while polling, and tell whether to retry (False: stopping, or nothing left to retry)."""
+        run = self.settings.runtime
+        delay = backoff_delay(attempt, run.backoff_initial_s, run.backoff_max_s, exc.retry_after)
+        self.log.warning("retriable failure; backing off", error=str(exc), attempt=attempt, delay_s=delay)
+        self.metrics.backoffs.labels(self.role.name).inc()
+        self._pause()
+        deadline = time.monotonic() + delay
+        while not self.stop.is_set() and self.inflight:
+            beat()
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return True
+            message = self.consumer.poll(min(0.25, remaining))
+            self._raise_deferred()
+            if message is not None and message.error() is None:
+                # Fetched despite the pause (a race with an assignment): put it back for later.
+                raw = to_raw(message)
+                if (raw.topic, raw.partition) in self.assigned:
+                    self._seek(TopicPartition(raw.topic, raw.partition, raw.offset))
+        return False
+
+    def _pause(self) -> None:
+        if not self.paused:
+            self.consumer.pause(self.consumer.assignment())
+            self.paused = True
+            self.metrics.paused.labels(self.role.name).set(1)
+
+    def _resume(self) -> None:
+        self.consumer.resume(self.consumer.assignment())
+        self.paused = False
+        self.metrics.paused.labels(self.role.name).set(0)
+        self.log.info("resumed")
+
+    # --- rebalancing -------------------------------------------------------------------------------------------
+    def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        try:
+            consumer.incremental_assign(partitions)
+            if self.paused and partitions:
+                consumer.pause(partitions)
+            self.assigned.update((tp.topic, tp.partition) for tp in partitions)
+            self._assignment_changed("assigned", partitions)
+            self.health.gate(f"{self.role.name}.joined", True)
+        except BaseException as exc:
+            self.client_error = exc
+
+    def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        try:
+            revoked = {(tp.topic, tp.partition) for tp in partitions}
+            self.inflight = [m for m in self.inflight if (m.topic, m.partition) not in revoked]
+            if not self.failed:
+                try:
+                    self._commit()
+                except AbortTransaction:
+                    self.rewind_needed = True
+            self.checkpoint.forget(revoked)
+            self.assigned -= revoked
+            self.metrics.drop_partitions(self.role.name, revoked)
+            self._assignment_changed("revoked", partitions)
+        except BaseException as exc:
+            self.client_error = exc
+
+    def _on_lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        try:
+            lost = {(tp.topic, tp.partition) for tp in partitions}
+            self.log.warning("partitions lost; dropping uncommitted work", partitions=sorted(lost))
+            self.inflight = [m for m in self.inflight if (m.topic, m.partition) not in lost]
+            self.checkpoint.abort()
+            self.rewind_needed = True
+            self.assigned -= lost
+            self.metrics.drop_partitions(self.role.name, lost)
+            self._assignment_changed("lost", partitions)
+        except BaseException as exc:
+            self.client_error = exc
+
+    def _assignment_changed(self, what: str, partitions: list[TopicPartition]) -> None:
+        self.metrics.assigned.labels(self.role.name).set(len(self.assigned))
+        if partitions:
+            self.log.info(what, partitions=[f"{tp.topic}[{tp.partition}]" for tp in partitions])
+
+    def _rewind(self) -> None:
+        """Seek every assigned partition back to its committed offset (after an abort)."""
+        self.rewind_needed = False
+        assignment = self.consumer.assignment()
+        if not assignment:
+            return
+        try:
+            committed = self.consumer.committed(assignment, timeout=30)
+        except KafkaException as exc:
+            raise translate_exception(exc, "reading committed offsets") from exc
+        for tp in committed:
+            offset = tp.offset if tp.offset >= 0 else OFFSET_BEGINNING
+            self._seek(TopicPartition(tp.topic, tp.partition, offset))
+        self.log.info("rewound to committed offsets", partitions=len(committed))
+
+    def _seek(self, tp: TopicPartition) -> None:
+        try:
+            self.consumer.seek(tp)
+        except KafkaException as exc:
+            raise translate_exception(exc, f"seeking {tp.topic}[{tp.partition}]") from exc
+
+    # --- errors and lag ----------------------------------------------------------------------------------------
+    def _on_client_error(self, err: KafkaError) -> None:
+        if err.fatal():
+            self.client_error = translate(err, "client")
+        else:
+            self.log.warning("kafka client error", error=err.str(), code=err.name())
+
+    def _consume_error(self, err: KafkaError) -> None:
+        if err.code() == KafkaError._PARTITION_EOF:
+            return
+        self.metrics.errors.labels(self.role.name, f"kafka:{err.name()}").inc()
+        if err.fatal():
+            raise translate(err, "consume")
+        self.log.warning("consume error", error=err.str(), code=err.name())
+
+    def _raise_deferred(self) -> None:
+        if self.client_error is not None:
+            exc, self.client_error = self.client_error, None
+            if isinstance(exc, Fatal):
+                raise exc
+            raise Fatal(f"error in a rebalance callback: {type(exc).__name__}: {exc}") from exc
+
+    def _report_lag(self) -> None:
+        lags: dict[PartitionKey, int] = {}
+        assignment = self.consumer.assignment()
+        if not assignment:
+            return
+        for tp in self.consumer.position(assignment):
+            try:
+                _, high = self.consumer.get_watermark_offsets(tp, cached=True)
+            except KafkaException:
+                continue
+            if high >= 0 and tp.offset >= 0:
+                lags[(tp.topic, tp.partition)] = max(0, high - tp.offset)
+        self.metrics.set_lag(self.role.name, lags)

@@ -1,0 +1,1 @@
+"""Observability: Prometheus metrics, structured logs and the per-process HTTP endpoints."""
