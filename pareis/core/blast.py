@@ -1,0 +1,240 @@
+"""Blast radius at column precision (DESIGN §2.2): what a failing assertion poisons, down to models.
+
+1. **Failing columns F**: the assertions' fields; an assertion without fields covers every column of its
+   dataset (a dataset without a known schema borrows its siblings' column names; with none known, the dataset
+   is failing at table level).
+2. **Origins O**: F walked upstream along column lineage (and sibling hops) to the columns without a lineage
+   parent. Siblings are one column: a sibling class is an origin when no member has a parent outside the class,
+   and it is reported by its members without any parent (all members when each has one, i.e. a cycle).
+3. **Affected columns A**: F, its ancestors, and everything downstream of those (lineage and sibling hops).
+4. **Affected datasets**: those with a column in A, plus the *table-level* spread: a dataset edge (lineage, or a
+   process reading one and writing the other) along which no column edge exists carries the failure to the whole
+   downstream dataset, and from there to everything downstream of it at table level (DESIGN §2.1, "used where no
+   column edges exist"). Table-level datasets are listed with the others.
+5. **Features**: linked to a column in A (precision ``column``); or by a dataset source whose same-name column
+   (case-insensitive) is in A (``column``); or by a dataset source without such a column, to a dataset with a
+   column in A, or by any source to a table-level dataset (``table``).
+6. **Models**: consuming an affected feature (precision ``table`` when any of its poisoned features is only
+   linked at table precision), or listing no features and trained by a run or job reading an affected dataset
+   (``table``). Ratio and severity are :class:`~pareis.core.impact.ModelImpact`'s.
+
+``failed_rows`` (§2.2 step 6) needs run history and is left ``None`` here for the incident engine to fill.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pareis.core.fieldpath import canonical_column, column_urn, feature_name, parent_of, path_of
+from pareis.core.graph import (
+    LineageView,
+    Memo,
+    Query,
+    Rel,
+    closure,
+    columns_of,
+    dataset_children,
+    downstream_columns,
+    related,
+    same_name,
+    sibling_columns,
+    siblings_of,
+    union,
+    upstream_columns,
+)
+from pareis.core.impact import BlastRadius, ModelImpact, Precision
+
+
+class UnknownAssertion(LookupError):
+    """The index has no definition (``assertionInfo``) for an assertion; pass its dataset instead."""
+
+    def __init__(self, assertion: str) -> None:
+        super().__init__(f"no assertionInfo indexed for {assertion}")
+        self.assertion = assertion
+
+
+def blast_radius(
+    view: LineageView,
+    *,
+    assertions: Iterable[str] = (),
+    columns: Iterable[str] = (),
+    datasets: Iterable[str] = (),
+) -> BlastRadius:
+    """The blast radius of failures on ``assertions``, explicit ``columns`` and whole ``datasets`` together.
+
+    Raises :class:`UnknownAssertion` for an assertion the index does not define, and :class:`ValueError` for a
+    column argument that is not a schemaField URN. Deterministic; every list in the result is sorted.
+    """
+    memo = Memo(view)
+    failing, table_seeds = _failing(memo, sorted(set(assertions)), columns, sorted(set(datasets)))
+    ancestors, parents, twins = _ancestors(memo, failing)
+    origins = _origins(ancestors, parents, twins)
+    affected = closure(ancestors, lambda frontier: _down(memo, frontier))
+    with_columns = {parent_of(c) for c in affected}
+    table_level = _table_level(memo, with_columns, table_seeds)
+    features = _features(memo, affected, with_columns, table_level)
+    models = _models(memo, features, with_columns | table_level)
+    return BlastRadius(
+        failing_columns=tuple(sorted(failing)),
+        origin_columns=tuple(sorted(origins)),
+        columns=tuple(sorted(affected)),
+        datasets=tuple(sorted(with_columns | table_level)),
+        features=tuple(sorted(features)),
+        models=tuple(models),
+    )
+
+
+def _failing(
+    view: LineageView, assertions: list[str], columns: Iterable[str], datasets: list[str]
+) -> tuple[set[str], set[str]]:
+    """F, and the datasets failing at table level (no known columns)."""
+    failing = {canonical_column(c) for c in columns}
+    whole = set(datasets)
+    if assertions:
+        targets, fields = view.lookup([Query(Rel.ASSERTS, assertions), Query(Rel.ASSERTS_COLUMN, assertions)])
+        for a in assertions:
+            if not targets[a] and not fields[a]:
+                raise UnknownAssertion(a)
+            failing |= fields[a]
+            if not fields[a]:
+                whole |= targets[a]
+    table: set[str] = set()
+    if whole:
+        schemas = columns_of(view, whole)
+        sibs = siblings_of(view, whole)
+        sib_schemas = columns_of(view, union(sibs))
+        for d in sorted(whole):
+            if schemas[d]:
+                failing |= schemas[d]
+                continue
+            borrowed = {column_urn(d, path_of(c)) for s in sibs[d] for c in sib_schemas[s]}
+            if borrowed:
+                failing |= borrowed
+            else:
+                table.add(d)
+    return failing, table
+
+
+def _ancestors(
+    view: LineageView, start: set[str]
+) -> tuple[set[str], dict[str, frozenset[str]], dict[str, frozenset[str]]]:
+    """Every ancestor of ``start`` (included), with each one's lineage parents and sibling twins."""
+    parents: dict[str, frozenset[str]] = {}
+    twins: dict[str, frozenset[str]] = {}
+    seen = set(start)
+    frontier = set(start)
+    while frontier:
+        ups = upstream_columns(view, frontier)
+        sibs = sibling_columns(view, frontier)
+        parents.update(ups)
+        twins.update(sibs)
+        frontier = (union(ups) | union(sibs)) - seen
+        seen |= frontier
+    return seen, parents, twins
+
+
+def _origins(ancestors: set[str], parents: dict[str, frozenset[str]], twins: dict[str, frozenset[str]]) -> set[str]:
+    """The origin columns among the ancestors, treating each sibling class as one column."""
+    rep = {c: c for c in ancestors}
+
+    def find(c: str) -> str:
+        while rep[c] != c:
+            rep[c] = rep[rep[c]]
+            c = rep[c]
+        return c
+
+    for c in sorted(ancestors):
+        for t in twins[c]:
+            a, b = sorted((find(c), find(t)))
+            rep[b] = a
+    classes: dict[str, set[str]] = {}
+    for c in ancestors:
+        classes.setdefault(find(c), set()).add(c)
+    origins: set[str] = set()
+    for members in classes.values():
+        if any(parents[c] - members for c in members):
+            continue
+        roots = {c for c in members if not parents[c]}
+        origins |= roots or members
+    return origins
+
+
+def _down(view: LineageView, frontier: set[str]) -> dict[str, frozenset[str]]:
+    """Lineage children and sibling twins of each column of a frontier."""
+    kids = downstream_columns(view, frontier)
+    sibs = sibling_columns(view, frontier)
+    return {c: kids[c] | sibs[c] for c in frontier}
+
+
+def _table_level(view: LineageView, with_columns: set[str], seeds: set[str]) -> set[str]:
+    """Datasets affected as a whole: seeds, and children reached along edges without column lineage."""
+    children = dataset_children(view, with_columns)
+    covered = related(view, Rel.COVERED, with_columns)
+    start = set(seeds)
+    for d in with_columns:
+        start |= children[d] - covered[d]
+    if not start:
+        return set()
+
+    def step(frontier: set[str]) -> dict[str, frozenset[str]]:
+        kids = dataset_children(view, frontier)
+        cov, fed = view.lookup([Query(Rel.COVERED, sorted(frontier)), Query(Rel.DATASET_COLUMN, sorted(frontier))])
+        sibs = siblings_of(view, frontier)
+        return {d: kids[d] | cov[d] | sibs[d] | {parent_of(c) for c in fed[d]} for d in frontier}
+
+    return closure(start, step)
+
+
+def _features(
+    view: LineageView, affected: set[str], with_columns: set[str], table_level: set[str]
+) -> dict[str, Precision]:
+    """Affected features and the best precision of the evidence for each."""
+    found: dict[str, Precision] = {}
+
+    def mark(feature: str, precision: Precision) -> None:
+        if precision == "column" or feature not in found:
+            found[feature] = precision
+
+    for feats in related(view, Rel.FEATURE_SOURCE, affected).values():
+        for f in feats:
+            mark(f, "column")
+    datasets = with_columns | table_level
+    by_source = related(view, Rel.FEATURE_SOURCE, datasets)
+    schemas = columns_of(view, [d for d in datasets if by_source[d]])
+    for d in sorted(datasets):
+        for f in by_source[d]:
+            named = same_name(feature_name(f), schemas[d])
+            if named and affected.intersection(named):
+                mark(f, "column")
+            elif not named and d in with_columns:
+                mark(f, "table")
+            if d in table_level:
+                mark(f, "table")
+    for feats in related(view, Rel.FEATURE_DATASET, table_level).values():
+        for f in feats:
+            mark(f, "table")
+    return found
+
+
+def _models(view: LineageView, features: dict[str, Precision], datasets: set[str]) -> list[ModelImpact]:
+    """Affected models, sorted by URN."""
+    consumers = union(related(view, Rel.FEATURE_MODEL, features))
+    trained = union(related(view, Rel.TRAINS, union(related(view, Rel.READS, datasets))))
+    candidates = sorted(consumers | trained)
+    inputs, groups, sets = view.lookup(
+        [
+            Query(Rel.FEATURE_MODEL, candidates, True),
+            Query(Rel.MODEL_GROUP, candidates),
+            Query(Rel.VERSION_OF, candidates),
+        ]
+    )
+    out: list[ModelImpact] = []
+    for m in candidates:
+        group = min(groups[m] or sets[m], default=None)
+        poisoned = sorted(inputs[m] & features.keys())
+        if poisoned:
+            precision: Precision = "table" if any(features[f] == "table" for f in poisoned) else "column"
+            out.append(ModelImpact(m, group, tuple(poisoned), len(inputs[m]), precision))
+        elif not inputs[m]:
+            out.append(ModelImpact(m, group, (), 0, "table"))
+    return out

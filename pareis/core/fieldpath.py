@@ -1,0 +1,156 @@
+"""Column URNs and field paths: one canonical spelling, so that columns from every producer join.
+
+A column is ``urn:li:schemaField:(<parent urn>,<field path>)``. Producers spell the same column differently:
+v2 typed paths (``[version=2.0].[type=Order].[type=string].id``) or simple ones (``id``); reserved characters
+percent-encoded (``a%2Cb``, as DataHub's builders do) or not. The **canonical form** used everywhere in Pareis:
+
+* the field path is decoded (only ``%2C %28 %29 %E2%90%9F``, any hex case — the sequences DataHub encodes),
+* then reduced to its simple form (every ``[…]`` token of a v2 path dropped, exactly as
+  ``datahub.utilities.urns.field_paths.get_simple_field_path_from_v2_field_path`` does),
+* then ``,`` ``(`` ``)`` ``␟`` are re-encoded, so the result equals ``make_schema_field_urn(parent, simple_path)``.
+
+The parent URN is kept as given. Consequence of DataHub's scheme (``%`` itself is never encoded): a field whose
+name literally contains ``%2C`` is indistinguishable from one containing ``,``.
+
+Pure functions; errors are :class:`ValueError` with the offending URN.
+"""
+
+from __future__ import annotations
+
+import re
+
+COLUMN_PREFIX = "urn:li:schemaField:("
+_ENCODE = {",": "%2C", "(": "%28", ")": "%29", "␟": "%E2%90%9F"}
+_DECODE = re.compile(r"%(?:2C|28|29|E2%90%9F)", re.IGNORECASE)
+_DECODED = {"%2C": ",", "%28": "(", "%29": ")", "%E2%90%9F": "␟"}
+
+
+def simple_field_path(path: str) -> str:
+    """The simple dotted form of a v1 or v2 field path (v1 paths are returned unchanged)."""
+    if not path.startswith("[version=2.0]"):
+        return path
+    return ".".join(t for t in path.split(".") if not (t.startswith("[") or t.endswith("]")))
+
+
+def decode_field_path(path: str) -> str:
+    """Undo DataHub's percent-encoding of the reserved URN characters (and nothing else)."""
+    if "%" not in path:
+        return path
+    return _DECODE.sub(lambda m: _DECODED[m.group(0).upper()], path)
+
+
+def encode_field_path(path: str) -> str:
+    """Percent-encode the reserved URN characters, as ``UrnEncoder.encode_string`` does."""
+    if not any(c in path for c in _ENCODE):
+        return path
+    return "".join(_ENCODE.get(c, c) for c in path)
+
+
+def normal_field_path(path: str) -> str:
+    """A field path as found anywhere (schema, URN, assertion) → decoded simple form; may be empty."""
+    return simple_field_path(decode_field_path(path))
+
+
+def column_urn(parent: str, field_path: str) -> str:
+    """The canonical column URN of ``field_path`` (any spelling) in ``parent``.
+
+    Raises :class:`ValueError` if the parent is not a URN or the normalised path is empty.
+    """
+    if not parent.startswith("urn:li:"):
+        raise ValueError(f"column parent is not a URN: {parent!r}")
+    simple = normal_field_path(field_path)
+    if not simple:
+        raise ValueError(f"empty field path {field_path!r} in {parent}")
+    return f"{COLUMN_PREFIX}{parent},{encode_field_path(simple)})"
+
+
+def is_column(urn: str) -> bool:
+    return urn.startswith(COLUMN_PREFIX)
+
+
+def entity_type(urn: str) -> str:
+    """``urn:li:<type>:…`` → ``<type>``; raises :class:`ValueError` for anything else."""
+    parts = urn.split(":", 3)
+    if len(parts) < 4 or parts[0] != "urn" or parts[1] != "li" or not parts[2]:
+        raise ValueError(f"not a URN: {urn!r}")
+    return parts[2]
+
+
+def _urn_end(text: str, start: int) -> int:
+    """Index just past the URN beginning at ``text[start]`` (its key may be a parenthesised tuple)."""
+    head = text.find(":", start + len("urn:li:"))  # the colon after the entity type
+    if head < 0:
+        raise ValueError(f"not a URN: {text[start:]!r}")
+    i = head + 1
+    if i < len(text) and text[i] == "(":
+        depth = 0
+        for j in range(i, len(text)):
+            if text[j] == "(":
+                depth += 1
+            elif text[j] == ")":
+                depth -= 1
+                if depth == 0:
+                    return j + 1
+        raise ValueError(f"unbalanced parentheses in URN: {text[start:]!r}")
+    comma = text.find(",", i)
+    return len(text) if comma < 0 else comma
+
+
+def split_column(urn: str) -> tuple[str, str]:
+    """``urn:li:schemaField:(parent,path)`` → (parent, normalised simple path). Raises :class:`ValueError`."""
+    if not (urn.startswith(COLUMN_PREFIX) and urn.endswith(")")):
+        raise ValueError(f"not a schemaField URN: {urn!r}")
+    inner = urn[len(COLUMN_PREFIX) : -1]
+    if not inner.startswith("urn:li:"):
+        raise ValueError(f"schemaField URN without a parent URN: {urn!r}")
+    end = _urn_end(inner, 0)
+    if end >= len(inner) or inner[end] != ",":
+        raise ValueError(f"schemaField URN without a field path: {urn!r}")
+    path = normal_field_path(inner[end + 1 :])
+    if not path:
+        raise ValueError(f"schemaField URN with an empty field path: {urn!r}")
+    return inner[:end], path
+
+
+def canonical_column(urn: str) -> str:
+    """The canonical spelling of a column URN. Raises :class:`ValueError` if it is not one."""
+    parent, path = split_column(urn)
+    return f"{COLUMN_PREFIX}{parent},{encode_field_path(path)})"
+
+
+def parent_of(column: str) -> str:
+    """The dataset (parent) of a column URN."""
+    return split_column(column)[0]
+
+
+def path_of(column: str) -> str:
+    """The decoded simple field path of a column URN."""
+    return split_column(column)[1]
+
+
+def key_parts(urn: str) -> tuple[str, ...]:
+    """The top-level comma-separated parts of a tuple key: ``urn:li:mlFeature:(ns,name)`` → ``("ns", "name")``.
+
+    Nested URNs inside the key stay whole. A non-tuple key is one part.
+    """
+    entity_type(urn)
+    key = urn.split(":", 3)[3]
+    if not (key.startswith("(") and key.endswith(")")):
+        return (key,)
+    parts: list[str] = []
+    depth, start = 0, 1
+    for i, c in enumerate(key[1:-1], start=1):
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "," and depth == 0:
+            parts.append(key[start:i])
+            start = i + 1
+    parts.append(key[start:-1])
+    return tuple(parts)
+
+
+def feature_name(feature: str) -> str:
+    """The name of an ML feature: the last part of ``urn:li:mlFeature:(namespace,name)``, decoded."""
+    return decode_field_path(key_parts(feature)[-1])

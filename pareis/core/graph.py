@@ -1,0 +1,227 @@
+"""The lineage graph as the core sees it: named relations, a batched read view, and walks over it.
+
+The index holds directed edges ``(relation, src, dst)`` (upstream → downstream where the relation is lineage) and
+per-entity attributes. Stores implement :class:`LineageView`; the core only ever asks for a whole frontier at once,
+so a store answers one walk step in one round trip. Column URNs are canonical (:mod:`pareis.core.fieldpath`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from enum import StrEnum
+from typing import NamedTuple, Protocol
+
+from pareis.core.fieldpath import column_urn, parent_of, path_of
+
+
+class Rel(StrEnum):
+    """Edge relations; each is documented as ``src → dst`` and the aspect(s) that contribute it."""
+
+    COLUMN = "column"
+    """upstream column → downstream column (``fineGrainedLineages`` of upstreamLineage / dataJobInputOutput)."""
+    DATASET_COLUMN = "dataset_column"
+    """upstream dataset → downstream column (a ``fineGrainedLineages`` upstream that is a whole dataset)."""
+    DATASET = "dataset"
+    """upstream dataset → downstream dataset (``upstreamLineage.upstreams``)."""
+    COVERED = "covered"
+    """upstream dataset → downstream dataset joined by at least one column edge (derived from the above)."""
+    HAS_COLUMN = "has_column"
+    """dataset → column (``schemaMetadata.fields``)."""
+    SIBLING = "sibling"
+    """dataset → sibling dataset (``siblings``; read in both directions)."""
+    READS = "reads"
+    """dataset (or any input) → process reading it (``dataJobInputOutput`` inputs, ``dataProcessInstanceInput``)."""
+    WRITES = "writes"
+    """process → dataset it writes (``dataJobInputOutput`` outputs, ``dataProcessInstanceOutput``)."""
+    TRAINS = "trains"
+    """training run or job → model (``mlModelProperties.trainingJobs``, ``dataProcessInstanceOutput``)."""
+    FEATURE_SOURCE = "feature_source"
+    """source (column or dataset) → feature (``mlFeatureProperties.sources``)."""
+    FEATURE_DATASET = "feature_dataset"
+    """dataset of a feature source → feature (derived from ``mlFeatureProperties.sources``)."""
+    FEATURE_MODEL = "feature_model"
+    """feature → model (``mlModelProperties.mlFeatures``)."""
+    MODEL_GROUP = "model_group"
+    """model → model group (``mlModelProperties.groups``)."""
+    VERSION_OF = "version_of"
+    """model → version set (``versionProperties.versionSet``)."""
+    TABLE_FEATURE = "table_feature"
+    """feature table → feature (``mlFeatureTableProperties.mlFeatures``)."""
+    ASSERTS = "asserts"
+    """assertion → dataset it checks (``assertionInfo``)."""
+    ASSERTS_COLUMN = "asserts_column"
+    """assertion → column it checks (``assertionInfo``)."""
+
+
+class Attr(StrEnum):
+    """Entity attributes (string values). Each is contributed by exactly one aspect, named here."""
+
+    REMOVED = "removed"  # status: "true" when soft-deleted
+    DEPRECATED = "deprecated"  # deprecation: "true" when deprecated
+    DECOMMISSION_MS = "decommission_ms"  # deprecation.decommissionTime
+    MODEL_NAME = "model.name"  # mlModelProperties.name
+    MODEL_CREATED_MS = "model.created_ms"  # mlModelProperties.created.time, else .date
+    MODEL_VERSION = "model.version"  # mlModelProperties.version.versionTag
+    GROUP_NAME = "group.name"  # mlModelGroupProperties.name
+    GROUP_CREATED_MS = "group.created_ms"  # mlModelGroupProperties.created.time, else .createdAt
+    VERSION_TAG = "version.tag"  # versionProperties.version.versionTag
+    VERSION_SORT_ID = "version.sort_id"  # versionProperties.sortId
+    VERSION_CREATED_MS = "version.created_ms"  # versionProperties source/metadata created, else attribution
+    RUN_NAME = "run.name"  # dataProcessInstanceProperties.name
+    RUN_STARTED_MS = "run.started_ms"  # dataProcessInstanceProperties.created.time
+    ASSERTION_TYPE = "assertion.type"  # assertionInfo.type
+
+
+class Query(NamedTuple):
+    """Neighbours of every node in ``nodes`` along ``rel``: destinations, or sources when ``reverse``."""
+
+    rel: Rel
+    nodes: Collection[str]
+    reverse: bool = False
+
+
+Adjacency = Mapping[str, frozenset[str]]
+
+
+class LineageView(Protocol):
+    """Read side of the lineage index, batched: a frontier in, a mapping out."""
+
+    def lookup(self, queries: Sequence[Query]) -> list[Adjacency]:
+        """One mapping per query, in order; every queried node is a key (empty set when it has no edge).
+
+        A store answers the whole batch in one round trip.
+        """
+        ...
+
+    def attributes(self, nodes: Collection[str]) -> Mapping[str, Mapping[str, str]]:
+        """Attributes of every node (an empty mapping for nodes with none)."""
+        ...
+
+
+class Memo:
+    """A :class:`LineageView` that remembers answers, so one analysis asks the store each question once.
+
+    Only valid while the index does not change (one computation over one snapshot in time).
+    """
+
+    def __init__(self, view: LineageView) -> None:
+        self._view = view
+        self._edges: dict[tuple[Rel, bool], dict[str, frozenset[str]]] = {}
+        self._attrs: dict[str, Mapping[str, str]] = {}
+
+    def lookup(self, queries: Sequence[Query]) -> list[Adjacency]:
+        missing: list[Query] = []
+        for q in queries:
+            known = self._edges.setdefault((q.rel, q.reverse), {})
+            todo = sorted({n for n in q.nodes if n not in known})
+            if todo:
+                missing.append(Query(q.rel, todo, q.reverse))
+        if missing:
+            for q, answer in zip(missing, self._view.lookup(missing), strict=True):
+                cache = self._edges[(q.rel, q.reverse)]
+                for n in q.nodes:
+                    cache[n] = answer.get(n, frozenset())
+        out: list[Adjacency] = []
+        for q in queries:
+            cache = self._edges[(q.rel, q.reverse)]
+            out.append({n: cache[n] for n in q.nodes})
+        return out
+
+    def attributes(self, nodes: Collection[str]) -> Mapping[str, Mapping[str, str]]:
+        todo = sorted({n for n in nodes if n not in self._attrs})
+        if todo:
+            got = self._view.attributes(todo)
+            for n in todo:
+                self._attrs[n] = got.get(n, {})
+        return {n: self._attrs[n] for n in nodes}
+
+
+def related(view: LineageView, rel: Rel, nodes: Iterable[str], *, reverse: bool = False) -> Adjacency:
+    """Neighbours along one relation, for a whole frontier."""
+    return view.lookup([Query(rel, sorted(set(nodes)), reverse)])[0]
+
+
+def union(adjacency: Adjacency) -> set[str]:
+    """Every neighbour in an adjacency mapping."""
+    out: set[str] = set()
+    for targets in adjacency.values():
+        out |= targets
+    return out
+
+
+def closure(start: Iterable[str], step: Callable[[set[str]], Mapping[str, Iterable[str]]]) -> set[str]:
+    """Everything reachable from ``start`` (included) by repeated ``step`` over frontiers; cycle-safe."""
+    seen = set(start)
+    frontier = set(seen)
+    while frontier:
+        nxt: set[str] = set()
+        for targets in step(frontier).values():
+            nxt.update(t for t in targets if t not in seen)
+        seen |= nxt
+        frontier = nxt
+    return seen
+
+
+def siblings_of(view: LineageView, datasets: Iterable[str]) -> dict[str, frozenset[str]]:
+    """Siblings of each dataset, whichever side declared them (the relation is symmetric)."""
+    nodes = sorted(set(datasets))
+    fwd, rev = view.lookup([Query(Rel.SIBLING, nodes), Query(Rel.SIBLING, nodes, True)])
+    return {d: (fwd[d] | rev[d]) - {d} for d in nodes}
+
+
+def columns_of(view: LineageView, datasets: Iterable[str]) -> Adjacency:
+    """The known schema (column URNs) of each dataset; empty when its schema is unknown."""
+    return related(view, Rel.HAS_COLUMN, datasets)
+
+
+def same_name(path: str, candidates: Iterable[str]) -> list[str]:
+    """Columns among ``candidates`` named ``path``: the exact match, else every case-insensitive one."""
+    by_path = {path_of(c): c for c in candidates}
+    if path in by_path:
+        return [by_path[path]]
+    folded = path.casefold()
+    return sorted(c for p, c in by_path.items() if p.casefold() == folded)
+
+
+def sibling_columns(view: LineageView, columns: Iterable[str]) -> dict[str, frozenset[str]]:
+    """For each column, the columns of the same name in its dataset's siblings (DESIGN §2.1).
+
+    A sibling with a known schema contributes its same-name column (exact, else case-insensitive) if it has
+    one; a sibling whose schema is unknown contributes the column of that name spelled in it.
+    """
+    cols = sorted(set(columns))
+    parents = {c: parent_of(c) for c in cols}
+    sibs = siblings_of(view, parents.values())
+    schemas = columns_of(view, union(sibs))
+    out: dict[str, frozenset[str]] = {}
+    for c in cols:
+        path = path_of(c)
+        found: set[str] = set()
+        for s in sibs[parents[c]]:
+            found.update(same_name(path, schemas[s]) if schemas[s] else [column_urn(s, path)])
+        out[c] = frozenset(found)
+    return out
+
+
+def upstream_columns(view: LineageView, columns: Iterable[str]) -> dict[str, frozenset[str]]:
+    """Lineage parents of each column: column edges, plus every known column of a whole-dataset upstream."""
+    cols = sorted(set(columns))
+    direct, whole = view.lookup([Query(Rel.COLUMN, cols, True), Query(Rel.DATASET_COLUMN, cols, True)])
+    schemas = columns_of(view, union(whole))
+    return {c: direct[c].union(*(schemas[d] for d in whole[c])) for c in cols}
+
+
+def downstream_columns(view: LineageView, columns: Iterable[str]) -> dict[str, frozenset[str]]:
+    """Lineage children of each column: column edges, plus columns fed by its whole dataset."""
+    cols = sorted(set(columns))
+    parents = {c: parent_of(c) for c in cols}
+    direct, whole = view.lookup([Query(Rel.COLUMN, cols), Query(Rel.DATASET_COLUMN, sorted(set(parents.values())))])
+    return {c: direct[c] | whole[parents[c]] for c in cols}
+
+
+def dataset_children(view: LineageView, datasets: Iterable[str]) -> dict[str, frozenset[str]]:
+    """Datasets downstream of each dataset at table level: lineage, and writes of processes reading it."""
+    nodes = sorted(set(datasets))
+    direct, reads = view.lookup([Query(Rel.DATASET, nodes), Query(Rel.READS, nodes)])
+    writes = related(view, Rel.WRITES, union(reads))
+    return {d: direct[d].union(*(writes[p] for p in reads[d])) for d in nodes}
