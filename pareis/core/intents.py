@@ -1,0 +1,284 @@
+"""What the incident state machine asks the world to do: Open, Update and Resolve intents (DESIGN §3).
+
+Intents are plain frozen values carrying everything the DataHub writer and the ticketers need, so neither has
+to read anything back. Each has a deterministic ``effect_id`` (incident URN, kind, revision) so that delivery
+downstream is idempotent, and a ``to_json`` form (lists sorted; the caller encodes with sorted keys) that is the
+wire contract of ``pareis.effects.v1``. :func:`analyse` turns an incident window and the analysis inputs into
+:class:`IncidentFacts`; the texts are rendered by :mod:`pareis.core.incident_text`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from pareis.core.contamination import GroupContamination, ModelVersion, Verdict, contamination
+from pareis.core.impact import BlastRadius, ModelImpact, Severity
+from pareis.core.runs import AssertionRun
+from pareis.core.window import IncidentWindow
+
+TAG_AT_RISK = "urn:li:tag:pareis-at-risk"
+UNCLASSIFIED = "UNCLASSIFIED"
+
+
+class RetrainStatus(StrEnum):
+    """``io.pareis.retrain_status`` of a model version."""
+
+    BLOCKED = "BLOCKED"
+    OK = "OK"
+
+
+@dataclass(frozen=True)
+class AnalysisInputs:
+    """What the caller reads from its stores for one step of the state machine.
+
+    ``runs``: the dataset's assertion runs (see :func:`pareis.core.lifecycle.history_floor` for which).
+    ``blast``: the blast radius of each assertion of the dataset that may fail (computed by
+    :func:`pareis.core.blast.blast_radius`); an assertion missing here contributes nothing.
+    ``versions``: every known version of each affected model group (key: group URN, or the model URN for a
+    model in no group). ``failure_classes``: an optional label per assertion (``NOT_NULL``, ``FRESHNESS``, …)
+    for the postmortem's class of failure.
+    """
+
+    runs: tuple[AssertionRun, ...]
+    blast: Mapping[str, BlastRadius] = field(default_factory=dict)
+    versions: Mapping[str, tuple[ModelVersion, ...]] = field(default_factory=dict)
+    failure_classes: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class IncidentFacts:
+    """The analysis of one incident at one moment: window, blast radius, verdicts, what to tag and block."""
+
+    urn: str
+    dataset: str
+    window: IncidentWindow
+    blast: BlastRadius
+    contamination: tuple[GroupContamination, ...]
+    retrain: tuple[tuple[str, RetrainStatus], ...]
+    at_risk: tuple[str, ...]
+    failure_class: str
+
+    @property
+    def severity(self) -> Severity:
+        return self.blast.severity
+
+    @property
+    def priority(self) -> int:
+        return self.severity.priority
+
+    @property
+    def contaminated_versions(self) -> tuple[str, ...]:
+        return tuple(sorted(v.urn for group in self.contamination for v in group.contaminated))
+
+    @property
+    def rollbacks(self) -> tuple[tuple[str, str | None], ...]:
+        return tuple((g.group, g.safe_rollback.urn if g.safe_rollback else None) for g in self.contamination)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "assertions": list(self.window.assertions),
+            "at_risk": list(self.at_risk),
+            "blast": self.blast.to_json(),
+            "contamination": [g.to_json() for g in self.contamination],
+            "dataset": self.dataset,
+            "failure_class": self.failure_class,
+            "incident": self.urn,
+            "priority": self.priority,
+            "retrain": [[urn, status.value] for urn, status in self.retrain],
+            "severity": self.severity.value,
+            "window": self.window.to_json(),
+        }
+
+
+@dataclass(frozen=True)
+class TimelineEntry:
+    at_ms: int
+    event: str
+    subject: str
+    detail: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"at_ms": self.at_ms, "detail": self.detail, "event": self.event, "subject": self.subject}
+
+
+@dataclass(frozen=True)
+class Postmortem:
+    """The facts of a resolved incident, for the DataHub Document and the tickets' closing comment.
+
+    ``time_to_detect_ms``: the blind window's length (first failure − last success), None when the data was
+    never known good; ``time_to_heal_ms``: healed − first failure.
+    """
+
+    timeline: tuple[TimelineEntry, ...]
+    time_to_detect_ms: int | None
+    time_to_heal_ms: int
+    contaminated_versions: tuple[str, ...]
+    rollbacks: tuple[tuple[str, str | None], ...]
+    failure_class: str
+    text: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "contaminated_versions": list(self.contaminated_versions),
+            "failure_class": self.failure_class,
+            "rollbacks": [[group, urn] for group, urn in self.rollbacks],
+            "text": self.text,
+            "time_to_detect_ms": self.time_to_detect_ms,
+            "time_to_heal_ms": self.time_to_heal_ms,
+            "timeline": [entry.to_json() for entry in self.timeline],
+        }
+
+
+@dataclass(frozen=True)
+class Open:
+    """Raise the incident: write ``incidentInfo``, tag ``tags_add``, block retrains, open the tickets."""
+
+    effect_id: str
+    revision: int
+    at_ms: int
+    facts: IncidentFacts
+    title: str
+    description: str
+    tags_add: tuple[str, ...]
+
+    kind = "open"
+
+    def to_json(self) -> dict[str, Any]:
+        return {**_common(self), "tags_add": list(self.tags_add)}
+
+
+@dataclass(frozen=True)
+class Update:
+    """Write only what changed: ``changed`` names the facts that moved; tag and retrain edits are deltas."""
+
+    effect_id: str
+    revision: int
+    at_ms: int
+    facts: IncidentFacts
+    title: str
+    description: str
+    changed: tuple[str, ...]
+    tags_add: tuple[str, ...]
+    tags_remove: tuple[str, ...]
+    retrain: tuple[tuple[str, RetrainStatus], ...]
+    comment: str
+
+    kind = "update"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **_common(self),
+            "changed": list(self.changed),
+            "comment": self.comment,
+            "retrain_changes": [[urn, status.value] for urn, status in self.retrain],
+            "tags_add": list(self.tags_add),
+            "tags_remove": list(self.tags_remove),
+        }
+
+
+@dataclass(frozen=True)
+class Resolve:
+    """Resolve ``incidentInfo``, remove the tags, set the final retrain statuses, close the tickets, publish
+    the postmortem."""
+
+    effect_id: str
+    revision: int
+    at_ms: int
+    facts: IncidentFacts
+    title: str
+    description: str
+    tags_remove: tuple[str, ...]
+    retrain: tuple[tuple[str, RetrainStatus], ...]
+    postmortem: Postmortem
+
+    kind = "resolve"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **_common(self),
+            "postmortem": self.postmortem.to_json(),
+            "retrain_changes": [[urn, status.value] for urn, status in self.retrain],
+            "tags_remove": list(self.tags_remove),
+        }
+
+
+Intent = Open | Update | Resolve
+
+
+def _common(intent: Open | Update | Resolve) -> dict[str, Any]:
+    return {
+        "at_ms": intent.at_ms,
+        "description": intent.description,
+        "effect_id": intent.effect_id,
+        "facts": intent.facts.to_json(),
+        "incident": intent.facts.urn,
+        "kind": intent.kind,
+        "revision": intent.revision,
+        "title": intent.title,
+    }
+
+
+def analyse(urn: str, dataset: str, window: IncidentWindow, inputs: AnalysisInputs) -> IncidentFacts:
+    """The facts of ``window``: merged blast radius of its assertions, verdicts, retrain statuses, tags.
+
+    While the incident is open every evaluated version is BLOCKED; once healed only CONTAMINATED ones stay so.
+    """
+    radius = merge_blast((inputs.blast[a] for a in window.assertions if a in inputs.blast), window.failed_rows)
+    groups = contamination(radius.models, inputs.versions, window.last_success_ms, window.healed_ms)
+    retrain = tuple(
+        sorted((v.version.urn, _retrain(v.verdict, window.is_open)) for group in groups for v in group.versions)
+    )
+    at_risk = tuple(sorted({m.urn for m in radius.models} | set(radius.features)))
+    classes = sorted({inputs.failure_classes.get(a, UNCLASSIFIED) for a in window.assertions})
+    return IncidentFacts(
+        urn=urn,
+        dataset=dataset,
+        window=window,
+        blast=radius,
+        contamination=groups,
+        retrain=retrain,
+        at_risk=at_risk,
+        failure_class="+".join(classes) if classes else UNCLASSIFIED,
+    )
+
+
+def merge_blast(radii: Iterable[BlastRadius], failed_rows: int | None) -> BlastRadius:
+    """The union of several blast radii; a model in several keeps the union of its poisoned features and the
+    coarser precision."""
+    parts = list(radii)
+    models: dict[str, ModelImpact] = {}
+    for part in parts:
+        for model in part.models:
+            seen = models.get(model.urn)
+            if seen is None:
+                models[model.urn] = model
+                continue
+            models[model.urn] = ModelImpact(
+                urn=model.urn,
+                group=seen.group or model.group,
+                poisoned_features=tuple(sorted(set(seen.poisoned_features) | set(model.poisoned_features))),
+                total_features=max(seen.total_features, model.total_features),
+                precision="table" if "table" in (seen.precision, model.precision) else "column",
+            )
+
+    def union(name: str) -> tuple[str, ...]:
+        return tuple(sorted({item for part in parts for item in getattr(part, name)}))
+
+    return BlastRadius(
+        failing_columns=union("failing_columns"),
+        origin_columns=union("origin_columns"),
+        columns=union("columns"),
+        datasets=union("datasets"),
+        features=union("features"),
+        models=tuple(models[urn] for urn in sorted(models)),
+        failed_rows=failed_rows,
+    )
+
+
+def _retrain(verdict: Verdict, is_open: bool) -> RetrainStatus:
+    if is_open or verdict is Verdict.CONTAMINATED:
+        return RetrainStatus.BLOCKED
+    return RetrainStatus.OK

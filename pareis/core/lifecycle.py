@@ -1,0 +1,272 @@
+"""The incident state machine of one dataset (DESIGN §3), as a pure function.
+
+``step(state, signal, inputs, now_ms) → (state', intents)``. States: CLEAR → ACTIVE → RESOLVED; a new failure
+after RESOLVED opens a new incident. Each step recomputes the dataset's incidents from the runs it is given
+(:mod:`pareis.core.window`) and compares them with what the state says was published:
+
+* ACTIVE: the tracked incident is the window containing the run that opened it (``key_ms``; later runs can move
+  its start earlier but never drop that run). Still failing → :class:`Update` if any published fact changed;
+  healed → :class:`Resolve`, then every later incident is opened (and resolved at once if already healed).
+* CLEAR / RESOLVED: every incident newer than the last resolved one is opened (and resolved if healed).
+
+So the state is only a record of what was told to the world: a duplicate signal, or a replay of the same
+signals over the same history, emits nothing new, and a stale state catches up on its next signal. Identity:
+the incident URN is a guid of (dataset, ``first_failure_ms`` when opened); effect ids are (URN, kind,
+revision), the revision counting the intents of that incident. ``now_ms`` only stamps ``at_ms`` and the
+opened/resolved times; pass the signal's log time (not the wall clock) to keep replays byte-identical.
+
+Which runs to pass: every run of the dataset's assertions at or after :func:`history_floor` (all of them when
+it is None), plus each assertion's latest SUCCESS-or-FAILURE run before it. Runs older than the floor count
+only through those seeds: a run arriving so late that it is older than the floor cannot change an incident
+already resolved, though a late FAILURE can open a new one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from pareis.core import incident_text
+from pareis.core.incident_urn import datahub_guid, effect_id, incident_urn
+from pareis.core.intents import (
+    AnalysisInputs,
+    IncidentFacts,
+    Intent,
+    Open,
+    Resolve,
+    RetrainStatus,
+    Update,
+    analyse,
+)
+from pareis.core.runs import AssertionRun
+from pareis.core.window import IncidentWindow, counting_runs, incidents
+
+
+class Status(StrEnum):
+    CLEAR = "CLEAR"
+    ACTIVE = "ACTIVE"
+    RESOLVED = "RESOLVED"
+
+
+@dataclass(frozen=True)
+class Signal:
+    """An assertion run was recorded; ``dataset`` is the incident key (the assertee resolved through siblings)."""
+
+    dataset: str
+    run: AssertionRun
+
+
+@dataclass(frozen=True)
+class Tracked:
+    """The incident a state is about: its identity, when Pareis opened it, and what it last published.
+
+    ``published``: the JSON summary (see :func:`summary`) of the facts of its last intent.
+    """
+
+    urn: str
+    key_ms: int
+    opened_at_ms: int
+    revision: int
+    published: Mapping[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key_ms": self.key_ms,
+            "opened_at_ms": self.opened_at_ms,
+            "published": dict(self.published),
+            "revision": self.revision,
+            "urn": self.urn,
+        }
+
+
+@dataclass(frozen=True)
+class IncidentState:
+    """The incident state of one dataset key. ``incident``: the ACTIVE one, or the last RESOLVED one."""
+
+    dataset: str
+    status: Status = Status.CLEAR
+    floor_ms: int | None = None
+    incident: Tracked | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        if (self.status is Status.CLEAR) != (self.incident is None):
+            raise ValueError(f"state of {self.dataset}: only CLEAR goes without an incident (got {self.status})")
+
+    @property
+    def at_risk(self) -> tuple[str, ...]:
+        """The entities an ACTIVE incident tagged ``pareis-at-risk`` (models and features); empty otherwise."""
+        if self.status is not Status.ACTIVE or self.incident is None:
+            return ()
+        return tuple(self.incident.published.get("at_risk", ()))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "dataset": self.dataset,
+            "floor_ms": self.floor_ms,
+            "incident": self.incident.to_json() if self.incident else None,
+            "status": self.status.value,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> IncidentState:
+        """Inverse of :meth:`to_json`; ValueError on a malformed document."""
+        try:
+            tracked = data["incident"]
+            return cls(
+                dataset=data["dataset"],
+                status=Status(data["status"]),
+                floor_ms=data["floor_ms"],
+                incident=None
+                if tracked is None
+                else Tracked(
+                    urn=tracked["urn"],
+                    key_ms=tracked["key_ms"],
+                    opened_at_ms=tracked["opened_at_ms"],
+                    revision=tracked["revision"],
+                    published=tracked["published"],
+                ),
+            )
+        except (KeyError, TypeError) as error:
+            raise ValueError(f"malformed incident state: {error!r}") from error
+
+
+def history_floor(state: IncidentState) -> int | None:
+    """The time from which :func:`step` needs every run (None: all of them); see the module docstring."""
+    return state.floor_ms
+
+
+def step(
+    state: IncidentState, signal: Signal, inputs: AnalysisInputs, now_ms: int
+) -> tuple[IncidentState, tuple[Intent, ...]]:
+    """Apply one signal. Raises ValueError when the signal is for another dataset, or the runs given do not
+    contain the run that opened the ACTIVE incident (the caller read less history than :func:`history_floor`)."""
+    if signal.dataset != state.dataset:
+        raise ValueError(f"signal for {signal.dataset} applied to the state of {state.dataset}")
+    runs = inputs.runs
+    if not any(run.key == signal.run.key for run in runs):
+        runs = (*runs, signal.run)
+    windows = incidents(runs)
+    out: list[Intent] = []
+    tracked, status, floor = state.incident, state.status, state.floor_ms
+    newer: list[IncidentWindow]
+    if status is Status.ACTIVE and tracked is not None:
+        current = next((w for w in windows if w.contains(tracked.key_ms)), None)
+        if current is None:
+            raise ValueError(f"the runs given for {state.dataset} miss the run that opened {tracked.urn}")
+        facts = analyse(tracked.urn, state.dataset, current, inputs)
+        if current.is_open:
+            tracked = _update(tracked, facts, now_ms, out)
+            return IncidentState(state.dataset, status, floor, tracked), tuple(out)
+        tracked = _resolve(tracked, facts, now_ms, out)
+        status = Status.RESOLVED
+        newer = [w for w in windows if w.first_failure_ms > current.first_failure_ms]
+    elif status is Status.RESOLVED and tracked is not None:
+        healed = tracked.published["healed_ms"]
+        newer = [w for w in windows if w.is_open or w.first_failure_ms >= healed]
+    else:
+        newer = list(windows)
+    for window in newer:
+        urn = incident_urn(state.dataset, window.first_failure_ms)
+        revision = tracked.revision if tracked is not None and tracked.urn == urn else 0
+        if floor is not None:
+            floor = min(floor, window.first_failure_ms)
+        facts = analyse(urn, state.dataset, window, inputs)
+        tracked = _open(urn, window.first_failure_ms, revision, facts, now_ms, out)
+        status = Status.ACTIVE
+        if not window.is_open:
+            tracked = _resolve(tracked, facts, now_ms, out)
+            status = Status.RESOLVED
+    if status is not Status.ACTIVE:
+        counted = counting_runs(runs)
+        if counted:
+            latest = counted[-1].timestamp_ms + 1
+            floor = latest if floor is None else max(floor, latest)
+    return IncidentState(state.dataset, status, floor, tracked), tuple(out)
+
+
+def summary(facts: IncidentFacts) -> dict[str, Any]:
+    """The published facts an Update compares, as JSON values (lists, not tuples, so they survive a store)."""
+    blast = facts.blast.to_json()
+    blast["failed_rows"] = None
+    return {
+        "assertions": list(facts.window.assertions),
+        "at_risk": list(facts.at_risk),
+        "blast": datahub_guid(blast),
+        "contamination": [[v.version.urn, v.verdict.value] for g in facts.contamination for v in g.versions],
+        "failed_rows": facts.window.failed_rows,
+        "first_failure_ms": facts.window.first_failure_ms,
+        "healed_ms": facts.window.healed_ms,
+        "last_success_ms": facts.window.last_success_ms,
+        "retrain": [[urn, status.value] for urn, status in facts.retrain],
+        "rollback": [[group, urn] for group, urn in facts.rollbacks],
+        "severity": facts.severity.value,
+    }
+
+
+def _open(urn: str, key_ms: int, revision: int, facts: IncidentFacts, now_ms: int, out: list[Intent]) -> Tracked:
+    out.append(
+        Open(
+            effect_id=effect_id(urn, Open.kind, revision),
+            revision=revision,
+            at_ms=now_ms,
+            facts=facts,
+            title=incident_text.title(facts),
+            description=incident_text.description(facts),
+            tags_add=facts.at_risk,
+        )
+    )
+    return Tracked(urn, key_ms, now_ms, revision + 1, summary(facts))
+
+
+def _update(tracked: Tracked, facts: IncidentFacts, now_ms: int, out: list[Intent]) -> Tracked:
+    new = summary(facts)
+    old = tracked.published
+    changed = tuple(sorted(k for k in new if old.get(k) != new[k]))
+    if not changed:
+        return tracked
+    old_risk, new_risk = set(old.get("at_risk", ())), set(facts.at_risk)
+    out.append(
+        Update(
+            effect_id=effect_id(tracked.urn, Update.kind, tracked.revision),
+            revision=tracked.revision,
+            at_ms=now_ms,
+            facts=facts,
+            title=incident_text.title(facts),
+            description=incident_text.description(facts),
+            changed=changed,
+            tags_add=tuple(sorted(new_risk - old_risk)),
+            tags_remove=tuple(sorted(old_risk - new_risk)),
+            retrain=_retrain_changes(old, facts),
+            comment=incident_text.update_comment({k: (old.get(k), new[k]) for k in changed if k != "blast"}),
+        )
+    )
+    return Tracked(tracked.urn, tracked.key_ms, tracked.opened_at_ms, tracked.revision + 1, new)
+
+
+def _resolve(tracked: Tracked, facts: IncidentFacts, now_ms: int, out: list[Intent]) -> Tracked:
+    old_risk = set(tracked.published.get("at_risk", ()))
+    out.append(
+        Resolve(
+            effect_id=effect_id(tracked.urn, Resolve.kind, tracked.revision),
+            revision=tracked.revision,
+            at_ms=now_ms,
+            facts=facts,
+            title=incident_text.title(facts),
+            description=incident_text.description(facts),
+            tags_remove=tuple(sorted(old_risk | set(facts.at_risk))),
+            retrain=_retrain_changes(tracked.published, facts),
+            postmortem=incident_text.postmortem(facts, tracked.opened_at_ms, now_ms),
+        )
+    )
+    return Tracked(tracked.urn, tracked.key_ms, tracked.opened_at_ms, tracked.revision + 1, summary(facts))
+
+
+def _retrain_changes(published: Mapping[str, Any], facts: IncidentFacts) -> tuple[tuple[str, RetrainStatus], ...]:
+    """Retrain statuses that differ from the published ones; a version no longer evaluated goes back to OK."""
+    old = {urn: RetrainStatus(status) for urn, status in published.get("retrain", ())}
+    new = dict(facts.retrain)
+    for urn in old.keys() - new.keys():
+        new[urn] = RetrainStatus.OK
+    return tuple(sorted((urn, status) for urn, status in new.items() if old.get(urn) != status))
