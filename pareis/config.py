@@ -79,6 +79,9 @@ class DatahubSettings(BaseModel):
     actor: str = "urn:li:corpuser:pareis"
     agent_urn: str = "urn:li:aiAgent:pareis"
     pipeline_name: str = "pareis"
+    ui_url: str | None = None
+    """DataHub's web app (e.g. ``https://datahub.example.com``), for the links Pareis writes into notes; None:
+    notes name the incident URN instead of linking it."""
 
 
 class SlackSettings(BaseModel):
