@@ -1,0 +1,33 @@
+"""Translation of redis-py errors into Pareis's error classes, for every Redis adapter (pareis.errors).
+
+Connection errors, timeouts and a read-only (failing-over) replica → :class:`~pareis.errors.Retriable`; refused
+credentials and any other server error (a key of the wrong type, a disabled command) → :class:`~pareis.errors.Fatal`:
+they are configuration, and every later call would fail the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import redis
+
+from pareis.errors import Fatal, Retriable
+
+
+def translate(error: redis.RedisError) -> Retriable | Fatal:
+    """The Pareis error for a redis-py error."""
+    if isinstance(error, redis.AuthenticationError):
+        return Fatal(f"redis refused the credentials: {error}")
+    if isinstance(error, redis.ConnectionError | redis.TimeoutError | redis.ReadOnlyError):
+        return Retriable(f"redis unavailable: {error}")
+    return Fatal(f"redis error: {error}")
+
+
+@contextmanager
+def translated() -> Iterator[None]:
+    """Run a block of Redis calls, re-raising redis-py errors as :func:`translate` says (chained)."""
+    try:
+        yield
+    except redis.RedisError as error:
+        raise translate(error) from error

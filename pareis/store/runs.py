@@ -1,0 +1,59 @@
+"""The run history port: every ``assertionRunEvent``, per assertion, in time order (DESIGN §1, §2.3).
+
+A run is identified by (assertion, timestamp_ms): recording one whose identity is already stored keeps the
+stored run and reports a duplicate, so redelivered change-log messages are harmless. The queries are the ones
+the incident state machine and the gate need; each is one round trip per call (per assertion for
+:meth:`RunHistory.timeline`, pipelined).
+
+Implementations: :class:`pareis.store.runs_memory.MemoryRunHistory` and
+:class:`pareis.store.runs_redis.RedisRunHistory`; both pass ``tests/unit/test_run_store.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Protocol, runtime_checkable
+
+from pareis.core.runs import AssertionRun
+
+
+@runtime_checkable
+class RunHistory(Protocol):
+    """Assertion runs by assertion. Errors are :class:`~pareis.errors.Retriable` or :class:`~pareis.errors.Fatal`."""
+
+    def record(self, run: AssertionRun) -> bool:
+        """Store ``run``; True if it is new, False if a run with its identity was already stored (kept as is)."""
+        ...
+
+    def get(self, assertion: str, timestamp_ms: int) -> AssertionRun | None:
+        """The run of ``assertion`` at exactly ``timestamp_ms``."""
+        ...
+
+    def latest(self, assertion: str, at_ms: int, *, counting: bool = False) -> AssertionRun | None:
+        """The latest run of ``assertion`` at or before ``at_ms``; with ``counting``, SUCCESS or FAILURE only."""
+        ...
+
+    def runs(self, assertion: str, start_ms: int | None = None, end_ms: int | None = None) -> list[AssertionRun]:
+        """The runs of ``assertion`` with ``start_ms <= timestamp <= end_ms`` (None: unbounded), oldest first."""
+        ...
+
+    def assertions_of(self, dataset: str) -> list[str]:
+        """The assertions that have runs whose assertee is ``dataset``, sorted."""
+        ...
+
+    def timeline(self, assertions: Iterable[str], floor_ms: int | None) -> list[AssertionRun]:
+        """What :func:`pareis.core.lifecycle.step` needs: every run of ``assertions`` at or after ``floor_ms``
+        (all of them when None), plus each one's latest SUCCESS-or-FAILURE run before it; sorted by
+        (timestamp, assertion)."""
+        ...
+
+
+def check_range(start_ms: int | None, end_ms: int | None) -> None:
+    """ValueError for an inverted range: always a caller's bug."""
+    if start_ms is not None and end_ms is not None and start_ms > end_ms:
+        raise ValueError(f"empty time range: start {start_ms} > end {end_ms}")
+
+
+def ordered(runs: Iterable[AssertionRun]) -> list[AssertionRun]:
+    """Runs in the order every query returns them: by (timestamp, assertion)."""
+    return sorted(runs, key=lambda r: (r.timestamp_ms, r.assertion))

@@ -1,0 +1,113 @@
+"""The run history in Redis: two sorted sets per assertion, scored by timestamp, holding the runs' JSON.
+
+Keys (``{…}`` is a Redis Cluster hash tag, so both sets of an assertion live on one slot and one script can
+update them together)::
+
+    <prefix>{<assertion>}:all       every run            ZSET  member = run JSON (sorted keys), score = ts
+    <prefix>{<assertion>}:counting  SUCCESS and FAILURE  ZSET  same members
+    <prefix>dataset:<dataset>       assertions run on it SET
+
+Members are the runs themselves, so every query is one ``ZRANGEBYSCORE`` with no second lookup. Timestamps
+are exact as scores up to 2**53 ms. Recording is a Lua script (check the timestamp, add to both sets) so a
+duplicate with different content can never reach the ``counting`` set.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+import redis
+
+from pareis.core.runs import AssertionRun, InvalidRun
+from pareis.errors import Fatal
+from pareis.store.redis_errors import translated
+from pareis.store.runs import check_range, ordered
+
+DEFAULT_PREFIX = "pareis:runs:"
+
+_RECORD = """
+if #redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], ARGV[1], 'LIMIT', 0, 1) > 0 then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
+if ARGV[3] == '1' then redis.call('ZADD', KEYS[2], ARGV[1], ARGV[2]) end
+return 1
+"""
+
+
+class RedisRunHistory:
+    """:class:`~pareis.store.runs.RunHistory` on a Redis client the caller builds and owns."""
+
+    def __init__(self, client: redis.Redis, *, prefix: str = DEFAULT_PREFIX) -> None:
+        self._redis = client
+        self._prefix = prefix
+        self._record = client.register_script(_RECORD)  # no round trip: loaded on first use
+
+    def record(self, run: AssertionRun) -> bool:
+        member = json.dumps(run.to_json(), sort_keys=True, separators=(",", ":"))
+        with translated():
+            # The dataset index first and unconditionally: a retry after a crash between the two still adds it.
+            self._redis.sadd(self._dataset_key(run.dataset), run.assertion)
+            added = self._record(
+                keys=[self._key(run.assertion, "all"), self._key(run.assertion, "counting")],
+                args=[run.timestamp_ms, member, "1" if run.counts else "0"],
+            )
+        return bool(added)
+
+    def get(self, assertion: str, timestamp_ms: int) -> AssertionRun | None:
+        found = self.runs(assertion, timestamp_ms, timestamp_ms)
+        return found[0] if found else None
+
+    def latest(self, assertion: str, at_ms: int, *, counting: bool = False) -> AssertionRun | None:
+        key = self._key(assertion, "counting" if counting else "all")
+        with translated():
+            found = self._redis.zrevrangebyscore(key, at_ms, "-inf", start=0, num=1)
+        return self._decode(key, found[0]) if found else None
+
+    def runs(self, assertion: str, start_ms: int | None = None, end_ms: int | None = None) -> list[AssertionRun]:
+        check_range(start_ms, end_ms)
+        key = self._key(assertion, "all")
+        with translated():
+            found = self._redis.zrangebyscore(key, _bound(start_ms, "-inf"), _bound(end_ms, "+inf"))
+        return [self._decode(key, member) for member in found]
+
+    def assertions_of(self, dataset: str) -> list[str]:
+        with translated():
+            members = self._redis.smembers(self._dataset_key(dataset))
+        return sorted(_text(m) for m in members)
+
+    def timeline(self, assertions: Iterable[str], floor_ms: int | None) -> list[AssertionRun]:
+        names = sorted(set(assertions))
+        pipe = self._redis.pipeline(transaction=False)
+        keys: list[str] = []
+        for assertion in names:
+            keys.append(self._key(assertion, "all"))
+            pipe.zrangebyscore(keys[-1], _bound(floor_ms, "-inf"), "+inf")
+            if floor_ms is not None:
+                keys.append(self._key(assertion, "counting"))
+                pipe.zrevrangebyscore(keys[-1], f"({floor_ms}", "-inf", start=0, num=1)
+        with translated():
+            replies = pipe.execute()
+        return ordered(self._decode(key, m) for key, members in zip(keys, replies, strict=True) for m in members)
+
+    def _key(self, assertion: str, kind: str) -> str:
+        return f"{self._prefix}{{{assertion}}}:{kind}"
+
+    def _dataset_key(self, dataset: str) -> str:
+        return f"{self._prefix}dataset:{dataset}"
+
+    @staticmethod
+    def _decode(key: str, member: object) -> AssertionRun:
+        if not isinstance(member, bytes | str):
+            raise Fatal(f"unexpected reply from redis key {key}: {member!r}")
+        try:
+            return AssertionRun.from_json(json.loads(member))
+        except (ValueError, InvalidRun) as error:
+            raise Fatal(f"corrupt run in redis key {key}: {error}") from error
+
+
+def _bound(value: int | None, open_end: str) -> int | str:
+    return open_end if value is None else value
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else value
