@@ -284,4 +284,6 @@ def _generic_aspect(value: Any, content_type: str) -> dict[str, Any] | None:
 def _avro_obj(value: Any) -> Any:
     if value is None or isinstance(value, Mapping):
         return value
-    return value.to_obj(tuples=True)
+    # Plain to_obj(): fastavro picks the union branch of a nested record by its shape; tuples=True only works
+    # at the top level, where the whole record's unions are tagged.
+    return value.to_obj()
