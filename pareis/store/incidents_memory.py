@@ -1,0 +1,32 @@
+"""The incident store in process memory (tests, ``pareis demo``, ``run all`` without Redis)."""
+
+from __future__ import annotations
+
+import threading
+
+from pareis.core.lifecycle import IncidentState, Status
+from pareis.store.incidents import decode, encode
+
+
+class MemoryIncidentStore:
+    """An in-process incident store; keeps the encoded JSON so it round-trips exactly as Redis does."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._states: dict[str, str] = {}
+
+    def get(self, dataset: str) -> IncidentState:
+        with self._lock:
+            text = self._states.get(dataset)
+        return IncidentState(dataset) if text is None else decode(dataset, text)
+
+    def put(self, state: IncidentState) -> None:
+        text = encode(state)
+        with self._lock:
+            self._states[state.dataset] = text
+
+    def active(self) -> list[IncidentState]:
+        with self._lock:
+            stored = sorted(self._states.items())
+        states = (decode(dataset, text) for dataset, text in stored)
+        return [state for state in states if state.status is Status.ACTIVE]

@@ -1,0 +1,63 @@
+"""The incident store in Redis: one hash of states and one set of the ACTIVE dataset keys.
+
+Keys (one hash tag, so the transaction that writes both stays on one Redis Cluster slot)::
+
+    <prefix>{incidents}:state    HASH  field = dataset key, value = state JSON (sorted keys)
+    <prefix>{incidents}:active   SET   dataset keys whose state is ACTIVE
+"""
+
+from __future__ import annotations
+
+import redis
+
+from pareis.core.lifecycle import IncidentState, Status
+from pareis.errors import Fatal
+from pareis.store.incidents import decode, encode
+from pareis.store.redis_errors import translated
+
+DEFAULT_PREFIX = "pareis:"
+
+
+class RedisIncidentStore:
+    """:class:`~pareis.store.incidents.IncidentStore` on a Redis client the caller builds and owns."""
+
+    def __init__(self, client: redis.Redis, *, prefix: str = DEFAULT_PREFIX) -> None:
+        self._redis = client
+        self._states = f"{prefix}{{incidents}}:state"
+        self._active = f"{prefix}{{incidents}}:active"
+
+    def get(self, dataset: str) -> IncidentState:
+        with translated():
+            text = self._redis.hget(self._states, dataset)
+        return IncidentState(dataset) if text is None else decode(dataset, _text(text))
+
+    def put(self, state: IncidentState) -> None:
+        pipe = self._redis.pipeline(transaction=True)
+        pipe.hset(self._states, state.dataset, encode(state))
+        if state.status is Status.ACTIVE:
+            pipe.sadd(self._active, state.dataset)
+        else:
+            pipe.srem(self._active, state.dataset)
+        with translated():
+            pipe.execute()
+
+    def active(self) -> list[IncidentState]:
+        with translated():
+            datasets = sorted(_text(d) for d in self._redis.smembers(self._active))
+            texts = self._redis.hmget(self._states, datasets) if datasets else []
+        states = []
+        for dataset, text in zip(datasets, texts, strict=True):
+            if text is None:
+                raise Fatal(f"{dataset} is listed as active in {self._active} but has no state")
+            state = decode(dataset, _text(text))
+            if state.status is Status.ACTIVE:
+                states.append(state)
+        return states
+
+
+def _text(value: object) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8")
+    if isinstance(value, str):
+        return value
+    raise Fatal(f"unexpected reply from redis: {value!r}")
