@@ -16,5 +16,21 @@ def _root() -> None:
     """Pareis: ML incidents from DataHub's change log."""
 
 
+@app.command()
+def run(
+    roles: list[str] = typer.Argument(..., help="lineage, assertions, incidents, effects, or all"),  # noqa: B008
+) -> None:
+    """Run consumer roles until SIGTERM/SIGINT (`all`: every role in one process, for local use)."""
+    from pareis import bootstrap
+    from pareis.config import load_settings
+
+    settings = load_settings()
+    try:
+        bootstrap.resolve_roles(roles, settings)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    raise typer.Exit(bootstrap.run(roles, settings))
+
+
 def main() -> None:
     app()
