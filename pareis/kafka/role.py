@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from pareis.config import Settings
+from pareis.errors import Fatal
 from pareis.kafka.records import Message, OutRecord, RawMessage
 
 T = TypeVar("T")
@@ -97,9 +98,11 @@ class RoleSpec:
 
 
 def load_factory(path: str) -> Callable[[Settings], Pipeline[Any]]:
-    """Import ``"module:function"`` and return the function."""
+    """Import ``"module:function"`` and return the function; Fatal when it is not there (not wired yet)."""
     module, _, attr = path.partition(":")
     if not attr:
-        raise ValueError(f"pipeline factory {path!r} is not 'module:function'")
-    factory: Callable[[Settings], Pipeline[Any]] = getattr(importlib.import_module(module), attr)
+        raise Fatal(f"pipeline factory {path!r} is not 'module:function'")
+    factory: Callable[[Settings], Pipeline[Any]] | None = getattr(importlib.import_module(module), attr, None)
+    if factory is None:
+        raise Fatal(f"pipeline factory {path} does not exist (the role is declared but not wired yet)")
     return factory

@@ -1,0 +1,18 @@
+"""The incidents role: runs the incident state machine; its outputs and input offsets commit in one transaction.
+
+Exactly-once to Kafka: DataHub writes (MetadataChangeProposal_v1, when the write path is Kafka), effects for the
+effects role, dead letters and the consumed offsets are one Kafka transaction.
+"""
+
+from __future__ import annotations
+
+from pareis.kafka.role import Delivery, RoleSpec
+
+ROLE = RoleSpec(
+    name="incidents",
+    inputs=("signals",),
+    outputs=("mcp", "effects"),
+    delivery=Delivery.EXACTLY_ONCE,
+    factory="pareis.bootstrap:incidents_pipeline",
+    description="pareis.signals.v1 → IncidentStore (Redis) + MetadataChangeProposal_v1 + pareis.effects.v1",
+)

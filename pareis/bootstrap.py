@@ -1,0 +1,171 @@
+"""Composition root: the only place that turns settings into concrete adapters and starts them.
+
+Runtime part: resolve role declarations (``consumers.<role>.ROLE``), build the change-log decoders roles share,
+and run roles until SIGTERM/SIGINT with one telemetry endpoint per process (``/metrics``, ``/healthz``,
+``/readyz``). Nothing here runs at import time.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import signal
+import threading
+from collections.abc import Collection, Sequence
+from types import FrameType
+from typing import TYPE_CHECKING
+
+import structlog
+from prometheus_client import gc_collector, process_collector
+
+from pareis.config import Settings, load_settings
+from pareis.errors import DecodeError
+from pareis.kafka.records import RawMessage
+from pareis.kafka.role import Decoder, Role, RoleSpec
+from pareis.kafka.runner import RoleRunner
+from pareis.telemetry.health import Health
+from pareis.telemetry.http import TelemetryServer
+from pareis.telemetry.logging import configure_logging
+from pareis.telemetry.metrics import RuntimeMetrics
+
+if TYPE_CHECKING:
+    from pareis.datahub.changelog import ChangeLog
+    from pareis.datahub.registry import SchemaSource
+
+ROLE_NAMES = ("lineage", "assertions", "incidents", "effects")
+EXIT_FATAL = 1
+EXIT_GRACE_EXCEEDED = 2
+
+log = structlog.get_logger(__name__)
+
+
+# --- roles ---------------------------------------------------------------------------------------------------------
+def role_spec(name: str) -> RoleSpec:
+    """The declaration in ``consumers.<name>``."""
+    if name not in ROLE_NAMES:
+        raise ValueError(f"unknown role {name!r}; roles: {', '.join(ROLE_NAMES)}, all")
+    spec: RoleSpec = importlib.import_module(f"consumers.{name}").ROLE
+    return spec
+
+
+def resolve_roles(names: Sequence[str], settings: Settings) -> list[Role]:
+    """The roles named (``all``: every role), resolved against ``settings``."""
+    wanted = list(ROLE_NAMES) if "all" in names else list(dict.fromkeys(names))
+    return [role_spec(name).resolve(settings) for name in wanted]
+
+
+# --- shared pieces of role pipelines ---------------------------------------------------------------------------------
+def schema_source(settings: Settings) -> SchemaSource:
+    """The registry named in settings, else DataHub's internal-registry ids over the vendored schemas."""
+    from pareis.datahub.registry import RegistrySchemaSource, VendoredSchemaSource
+
+    url = settings.kafka.schema_registry_url
+    if url:
+        return RegistrySchemaSource.connect(url, auto_register=False)
+    return VendoredSchemaSource(settings.kafka.topics.mcl_timeseries)
+
+
+def changelog_decoder(settings: Settings, aspects: Collection[str] | None = None) -> Decoder[ChangeLog]:
+    """A decoder of MetadataChangeLog messages for a role.
+
+    Filters (returns None) before the full decode when the aspect is not in ``aspects`` (None: keep all), and
+    after it when the change is Pareis's own write coming back (``systemMetadata.pipelineName``). Errors are
+    DecodeErrors located at the message.
+    """
+    from pareis.datahub.codec import Decoder as Codec
+
+    codec = Codec(schema_source(settings))
+    wanted = frozenset(aspects) if aspects is not None else None
+    own_pipeline = settings.datahub.pipeline_name
+
+    def decode(raw: RawMessage) -> ChangeLog | None:
+        value = raw.value
+        assert value is not None  # the runtime filters tombstones before decoding
+        try:
+            if wanted is not None and codec.header(value).aspect_name not in wanted:
+                return None
+            change = codec.decode_mcl(value, raw.origin)
+        except DecodeError as exc:
+            if exc.origin is not None:
+                raise
+            raise exc.at(raw.origin) from exc
+        system = change.system_metadata
+        if system is not None and system.get("pipelineName") == own_pipeline:
+            return None
+        return change
+
+    return decode
+
+
+# --- running --------------------------------------------------------------------------------------------------------
+def process_telemetry(settings: Settings) -> tuple[RuntimeMetrics, Health, TelemetryServer]:
+    """This process's metrics registry (with process and GC collectors), health registry and HTTP endpoint."""
+    metrics = RuntimeMetrics()
+    process_collector.ProcessCollector(registry=metrics.registry)
+    gc_collector.GCCollector(registry=metrics.registry)
+    health = Health()
+    server = TelemetryServer(metrics.registry, health, settings.runtime.http_host, settings.runtime.http_port)
+    return metrics, health, server
+
+
+def run_roles(roles: Sequence[Role], settings: Settings, *, stop: threading.Event | None = None) -> int:
+    """Run ``roles`` (one thread each) until ``stop`` is set, a signal arrives or one of them fails.
+
+    SIGTERM/SIGINT stop gracefully; if the roles have not stopped ``runtime.shutdown_grace_s`` later, or on a
+    second signal, the process exits at once (uncommitted work is redone by the next owner). Returns the exit code:
+    0 after a clean stop, 1 when a role failed (so the orchestrator restarts the process).
+    """
+    stop = stop or threading.Event()
+    metrics, health, server = process_telemetry(settings)
+    server.start()
+    log.info("telemetry endpoint up", port=server.port, roles=[r.name for r in roles])
+    _install_signal_handlers(stop, settings.runtime.shutdown_grace_s)
+    failures: list[BaseException] = []
+
+    def run_one(role: Role) -> None:
+        try:
+            RoleRunner(role, settings, metrics=metrics, health=health, stop=stop).run()
+        except BaseException as exc:
+            failures.append(exc)
+            log.error("role failed", role=role.name, error_class=type(exc).__name__, error=str(exc))
+            stop.set()
+
+    threads = [threading.Thread(target=run_one, args=(role,), name=f"role-{role.name}") for role in roles]
+    for thread in threads:
+        thread.start()
+    while any(thread.is_alive() for thread in threads):
+        for thread in threads:
+            thread.join(0.2)  # short joins: the main thread must come back to Python to run signal handlers
+    server.stop()
+    log.info("stopped", clean=not failures)
+    return EXIT_FATAL if failures else 0
+
+
+def run(names: Sequence[str], settings: Settings | None = None) -> int:
+    """``pareis run``: configure logging, resolve ``names`` and run them."""
+    settings = settings or load_settings()
+    configure_logging(settings.log_level, settings.log_json)
+    return run_roles(resolve_roles(names, settings), settings)
+
+
+def _install_signal_handlers(stop: threading.Event, grace_s: float) -> None:
+    if threading.current_thread() is not threading.main_thread():
+        return  # embedded (tests): the caller owns stop
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        if stop.is_set():
+            log.warning("second signal; exiting now", signal=signal.Signals(signum).name)
+            os._exit(EXIT_GRACE_EXCEEDED)
+        log.info("stopping", signal=signal.Signals(signum).name, grace_s=grace_s)
+        stop.set()
+        watchdog = threading.Timer(grace_s, _grace_exceeded, args=(grace_s,))
+        watchdog.daemon = True
+        watchdog.start()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
+
+def _grace_exceeded(grace_s: float) -> None:
+    log.error("roles did not stop within the grace period; exiting", grace_s=grace_s)
+    os._exit(EXIT_GRACE_EXCEEDED)
