@@ -1,0 +1,221 @@
+"""Change-log aspects → lineage index updates (DESIGN §1, §2.1).
+
+:func:`translate` turns one aspect value of one entity, as raw Pegasus JSON (the lineage role parses it with
+orjson; no avrogen classes, for speed), into one :class:`~pareis.store.lineage.LineageUpdate` replacing what
+that (entity, aspect) contributes. Column URNs come out canonical (:mod:`pareis.core.fieldpath`): v2 field
+paths reduced to simple ones, reserved characters percent-encoded as DataHub's builders do.
+
+Dataset-side aspects live here; ML aspects in :mod:`pareis.datahub.translate_ml`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pareis.core.fieldpath import entity_type, parent_of
+from pareis.core.graph import Attr, Rel
+from pareis.datahub import translate_ml
+from pareis.datahub.translate_shape import Shape
+from pareis.errors import DecodeError
+from pareis.store.lineage import Edge, Facts, LineageUpdate, Stamp
+
+Handler = Callable[[Shape, str, Mapping[str, Any]], Facts]
+
+UPSERTS = frozenset({"UPSERT", "CREATE", "UPDATE", "RESTATE", "CREATE_ENTITY"})
+"""Change types carrying the aspect's whole new value (GMS logs PATCH proposals as UPSERT)."""
+
+FLAGGED_TYPES = frozenset(
+    {"dataset", "dataJob", "dataProcessInstance", "mlFeature", "mlFeatureTable", "mlModel", "mlModelGroup", "assertion"}
+)
+"""Entity types whose ``status`` / ``deprecation`` the index keeps (the change log carries them for every type)."""
+
+
+def stamp_of(system_metadata: Mapping[str, Any] | None, created: Mapping[str, Any] | None) -> Stamp:
+    """The version stamp of an MCL: ``systemMetadata.version`` (when numeric) and ``created.time``, else
+    ``systemMetadata.lastObserved``, else 0."""
+    sm = system_metadata or {}
+    raw = sm.get("version")
+    version = int(raw) if isinstance(raw, str) and raw.strip().isdigit() else None
+    time = (created or {}).get("time")
+    if not isinstance(time, int) or isinstance(time, bool):
+        observed = sm.get("lastObserved")
+        time = observed if isinstance(observed, int) and not isinstance(observed, bool) else 0
+    return Stamp(version, time)
+
+
+def translate(entity: str, aspect_name: str, change_type: str, aspect: Any, stamp: Stamp) -> LineageUpdate | None:
+    """The update one aspect value makes to the lineage index; None when it contributes nothing to it (not a
+    lineage aspect, or ``status``/``deprecation`` of an entity type outside :data:`FLAGGED_TYPES`).
+
+    ``aspect`` is the decoded aspect JSON (ignored, may be None, for DELETE). Raises
+    :class:`~pareis.errors.DecodeError` (Poison, reason ``aspect-shape``) for a malformed value, an entity that
+    is not a URN, or a change type that carries no whole value (PATCH).
+    """
+    handler = HANDLERS.get(aspect_name)
+    if handler is None:
+        return None
+    try:
+        kind = entity_type(entity)
+    except ValueError as error:
+        raise DecodeError("aspect-shape", f"{aspect_name}: entity {error}") from error
+    if aspect_name in ("status", "deprecation") and kind not in FLAGGED_TYPES:
+        return None
+    if change_type == "DELETE":
+        return LineageUpdate(entity, aspect_name, stamp, None)
+    if change_type not in UPSERTS:
+        raise DecodeError("aspect-shape", f"{aspect_name} of {entity}: change type {change_type!r} carries no value")
+    shape = Shape(entity, aspect_name)
+    return LineageUpdate(entity, aspect_name, stamp, handler(shape, entity, shape.obj(aspect, "")))
+
+
+def _fine_grained(shape: Shape, owner: Mapping[str, Any], edges: set[Edge]) -> None:
+    """Edges of ``fineGrainedLineages``: each upstream × each downstream.
+
+    An upstream is classified by its URN (a schemaField → column edge; any other entity → whole-dataset edge),
+    so a mislabelled ``upstreamType`` still links what it names; ``NONE`` links nothing.
+    """
+    for i, fgl in enumerate(shape.objs(owner, "fineGrainedLineages", "")):
+        where = f"fineGrainedLineages[{i}]"
+        up_type = shape.req_str(fgl, "upstreamType", where)
+        down_type = shape.req_str(fgl, "downstreamType", where)
+        if up_type not in ("FIELD_SET", "DATASET", "NONE"):
+            shape.fail(f"{where}.upstreamType", f"unknown value {up_type!r}")
+        if down_type not in ("FIELD", "FIELD_SET"):
+            shape.fail(f"{where}.downstreamType", f"unknown value {down_type!r}")
+        downs = [
+            shape.column(u, f"{where}.downstreams[{j}]") for j, u in enumerate(shape.urns(fgl, "downstreams", where))
+        ]
+        ups = shape.urns(fgl, "upstreams", where)
+        if up_type == "NONE":
+            continue
+        for j, up in enumerate(ups):
+            if shape.is_column(up):
+                col = shape.column(up, f"{where}.upstreams[{j}]")
+                for d in downs:
+                    edges.add((Rel.COLUMN, col, d))
+                    edges.add((Rel.COVERED, parent_of(col), parent_of(d)))
+            else:
+                for d in downs:
+                    edges.add((Rel.DATASET_COLUMN, up, d))
+                    edges.add((Rel.COVERED, up, parent_of(d)))
+
+
+def upstream_lineage(shape: Shape, entity: str, aspect: Mapping[str, Any]) -> Facts:
+    edges: set[Edge] = set()
+    for i, up in enumerate(shape.objs(aspect, "upstreams", "", required=True)):
+        edges.add((Rel.DATASET, shape.urn(up.get("dataset"), f"upstreams[{i}].dataset"), entity))
+    _fine_grained(shape, aspect, edges)
+    return Facts.of(edges)
+
+
+def data_job_input_output(shape: Shape, entity: str, aspect: Mapping[str, Any]) -> Facts:
+    edges: set[Edge] = set()
+    inputs = shape.urns(aspect, "inputDatasets", "") + shape.edge_targets(aspect, "inputDatasetEdges", "")
+    outputs = shape.urns(aspect, "outputDatasets", "") + shape.edge_targets(aspect, "outputDatasetEdges", "")
+    edges.update((Rel.READS, d, entity) for d in inputs)
+    edges.update((Rel.WRITES, entity, d) for d in outputs)
+    _fine_grained(shape, aspect, edges)
+    return Facts.of(edges)
+
+
+def schema_metadata(shape: Shape, entity: str, aspect: Mapping[str, Any]) -> Facts:
+    """Columns of the dataset; a field whose simple path is empty (a v2 path of type tokens only) is skipped."""
+    edges: set[Edge] = set()
+    for i, f in enumerate(shape.objs(aspect, "fields", "", required=True)):
+        path = shape.req_str(f, "fieldPath", f"fields[{i}]")
+        if path.startswith("[version=2.0]") and all(t.startswith("[") or t.endswith("]") for t in path.split(".")):
+            continue
+        edges.add((Rel.HAS_COLUMN, entity, shape.column_in(entity, path, f"fields[{i}].fieldPath")))
+    return Facts.of(edges)
+
+
+def siblings(shape: Shape, entity: str, aspect: Mapping[str, Any]) -> Facts:
+    return Facts.of((Rel.SIBLING, entity, s) for s in shape.urns(aspect, "siblings", "", required=True) if s != entity)
+
+
+def assertion_info(shape: Shape, entity: str, aspect: Mapping[str, Any]) -> Facts:
+    """What an assertion checks: its dataset(s) and, if it names any, its columns.
+
+    Fields come from ``datasetAssertion.fields``, ``customAssertion.field``/``fields`` (dbt; a dbt column test
+    without them falls back to ``nativeParameters.column_name``) and ``fieldAssertion`` (``fieldPath`` or the
+    nested ``field.path``). The dataset is the sub-assertion's ``dataset``/``entity``, else ``entityUrn``.
+    """
+    datasets: set[str] = set()
+    columns: set[str] = set()
+    for key in (
+        "datasetAssertion",
+        "customAssertion",
+        "fieldAssertion",
+        "freshnessAssertion",
+        "volumeAssertion",
+        "sqlAssertion",
+        "schemaAssertion",
+    ):
+        sub = shape.opt_obj(aspect, key, "")
+        if sub is None:
+            continue
+        target = shape.opt_str(sub, "dataset" if key == "datasetAssertion" else "entity", key)
+        if target is not None:
+            datasets.add(shape.urn(target, key))
+        named = shape.urns(sub, "fields", key)
+        if key == "customAssertion":
+            single = shape.opt_str(sub, "field", key)
+            named += [single] if single else []
+            native = shape.opt_obj(sub, "nativeParameters", key) or {}
+            column_name = native.get("column_name")
+            if not named and target and isinstance(column_name, str) and column_name:
+                columns.add(shape.column_in(target, column_name, f"{key}.nativeParameters.column_name"))
+        columns.update(shape.column(u, f"{key}.fields") for u in named)
+        if key == "fieldAssertion" and target:
+            columns.update(shape.column_in(target, p, key) for p in _field_paths(shape, sub))
+    if not datasets:
+        fallback = shape.opt_str(aspect, "entityUrn", "")
+        if fallback:
+            datasets.add(shape.urn(fallback, "entityUrn"))
+        datasets.update(parent_of(c) for c in columns)
+    if not datasets:
+        shape.fail("", "names no dataset and no field")
+    edges: set[Edge] = {(Rel.ASSERTS, entity, d) for d in datasets}
+    edges.update((Rel.ASSERTS_COLUMN, entity, c) for c in columns)
+    kind = shape.opt_str(aspect, "type", "")
+    return Facts.of(edges, {Attr.ASSERTION_TYPE: kind} if kind else {})
+
+
+def _field_paths(shape: Shape, sub: Mapping[str, Any]) -> set[str]:
+    paths = {p for p in [shape.opt_str(sub, "fieldPath", "fieldAssertion")] if p}
+    for nested in ("fieldValuesAssertion", "fieldMetricAssertion"):
+        inner = shape.opt_obj(sub, nested, "fieldAssertion")
+        spec = None if inner is None else shape.opt_obj(inner, "field", f"fieldAssertion.{nested}")
+        if spec is not None:
+            paths.add(shape.req_str(spec, "path", f"fieldAssertion.{nested}.field"))
+    return paths
+
+
+def status(shape: Shape, entity: str, aspect: Mapping[str, Any]) -> Facts:
+    return Facts.of(attrs={Attr.REMOVED: "true"} if shape.opt_bool(aspect, "removed", "") else {})
+
+
+def deprecation(shape: Shape, entity: str, aspect: Mapping[str, Any]) -> Facts:
+    if not shape.opt_bool(aspect, "deprecated", ""):
+        return Facts.of()
+    attrs = {Attr.DEPRECATED: "true"}
+    decommission = shape.opt_int(aspect, "decommissionTime", "")
+    if decommission is not None:
+        attrs[Attr.DECOMMISSION_MS] = str(decommission)
+    return Facts.of(attrs=attrs)
+
+
+HANDLERS: Mapping[str, Handler] = {
+    "upstreamLineage": upstream_lineage,
+    "schemaMetadata": schema_metadata,
+    "siblings": siblings,
+    "dataJobInputOutput": data_job_input_output,
+    "assertionInfo": assertion_info,
+    "status": status,
+    "deprecation": deprecation,
+    **translate_ml.HANDLERS,
+}
+
+LINEAGE_ASPECTS: frozenset[str] = frozenset(HANDLERS)
+"""The aspect names :func:`translate` reads; filter on these before decoding an MCL's aspect JSON."""
