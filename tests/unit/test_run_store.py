@@ -1,0 +1,149 @@
+"""The run history contract: one suite, run against the in-memory and the Redis implementation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+import redis
+
+from pareis.core.runs import AssertionRun, ResultType
+from pareis.errors import Fatal, Retriable
+from pareis.store.runs import RunHistory
+from pareis.store.runs_memory import MemoryRunHistory
+from pareis.store.runs_redis import RedisRunHistory
+
+S, F, E, INIT = ResultType.SUCCESS, ResultType.FAILURE, ResultType.ERROR, ResultType.INIT
+DS = "urn:li:dataset:(urn:li:dataPlatform:snowflake,shop.orders,PROD)"
+OTHER = "urn:li:dataset:(urn:li:dataPlatform:dbt,shop.orders,PROD)"
+A, B = "urn:li:assertion:a", "urn:li:assertion:b"
+
+
+def run(assertion: str, ts: int, result: ResultType, dataset: str = DS, rows: int | None = None) -> AssertionRun:
+    return AssertionRun(assertion, ts, result, dataset, run_id=f"r{ts}", failed_rows=rows)
+
+
+@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.integration)])
+def store(request: pytest.FixtureRequest) -> Iterator[RunHistory]:
+    if request.param == "memory":
+        yield MemoryRunHistory()
+    else:
+        yield RedisRunHistory(request.getfixturevalue("redis_client"), prefix="test:runs:")
+
+
+def test_implementations_satisfy_the_port(store: RunHistory) -> None:
+    assert isinstance(store, RunHistory)
+
+
+def test_record_is_idempotent_by_assertion_and_timestamp(store: RunHistory) -> None:
+    first = run(A, 100, F, rows=3)
+    assert store.record(first) is True
+    assert store.record(first) is False
+    # Same identity, different content: the stored run is kept, and the new one never counts.
+    assert store.record(run(A, 100, S)) is False
+    assert store.runs(A) == [first]
+    assert store.latest(A, 1000, counting=True) == first
+    # Same timestamp on another assertion is another run.
+    assert store.record(run(B, 100, S)) is True
+
+
+def test_a_duplicate_error_never_reaches_the_counting_history(store: RunHistory) -> None:
+    store.record(run(A, 100, E))
+    store.record(run(A, 100, F))
+    assert store.latest(A, 100, counting=True) is None
+    assert store.latest(A, 100) == run(A, 100, E)
+
+
+def test_runs_come_back_in_time_order_whatever_the_recording_order(store: RunHistory) -> None:
+    for ts in (300, 100, 200, -50):
+        store.record(run(A, ts, S))
+    assert [r.timestamp_ms for r in store.runs(A)] == [-50, 100, 200, 300]
+
+
+def test_every_field_round_trips(store: RunHistory) -> None:
+    stored = AssertionRun(A, 1_700_000_000_123, F, OTHER, run_id="invocation-7", failed_rows=42)
+    unknown = AssertionRun(A, 1_700_000_000_124, F, OTHER, run_id="", failed_rows=None)
+    store.record(stored)
+    store.record(unknown)
+    assert store.get(A, 1_700_000_000_123) == stored
+    assert store.get(A, 1_700_000_000_124) == unknown
+    assert store.get(A, 1_700_000_000_125) is None
+
+
+def test_latest_at_or_before(store: RunHistory) -> None:
+    for r in (run(A, 100, S), run(A, 200, F), run(A, 300, E), run(A, 400, INIT)):
+        store.record(r)
+    assert store.latest(A, 99) is None
+    assert store.latest(A, 100) == run(A, 100, S)
+    assert store.latest(A, 199) == run(A, 100, S)
+    assert store.latest(A, 200) == run(A, 200, F)
+    assert store.latest(A, 10_000) == run(A, 400, INIT)
+    # Counting runs only: ERROR and INIT say nothing about the data.
+    assert store.latest(A, 10_000, counting=True) == run(A, 200, F)
+    assert store.latest("urn:li:assertion:none", 10_000) is None
+
+
+def test_runs_in_a_time_range_include_both_ends(store: RunHistory) -> None:
+    for ts in (100, 200, 300, 400):
+        store.record(run(A, ts, S))
+    assert [r.timestamp_ms for r in store.runs(A, 200, 300)] == [200, 300]
+    assert [r.timestamp_ms for r in store.runs(A, 201, 299)] == []
+    assert [r.timestamp_ms for r in store.runs(A, None, 200)] == [100, 200]
+    assert [r.timestamp_ms for r in store.runs(A, 300, None)] == [300, 400]
+    with pytest.raises(ValueError, match="empty time range"):
+        store.runs(A, 5, 4)
+
+
+def test_assertions_of_a_dataset_are_those_run_against_it(store: RunHistory) -> None:
+    store.record(run(B, 1, S))
+    store.record(run(A, 2, F))
+    store.record(run("urn:li:assertion:c", 3, S, dataset=OTHER))
+    assert store.assertions_of(DS) == [A, B]
+    assert store.assertions_of(OTHER) == ["urn:li:assertion:c"]
+    assert store.assertions_of("urn:li:dataset:(x,y,PROD)") == []
+
+
+def test_timeline_is_everything_from_the_floor_plus_each_counting_seed(store: RunHistory) -> None:
+    for r in (
+        run(A, 100, F),
+        run(A, 150, S),  # A's seed: latest counting run before the floor
+        run(A, 180, E),  # not a seed: ERROR
+        run(A, 200, F),  # at the floor: included as a run
+        run(A, 250, INIT),
+        run(B, 120, S),  # B's seed
+        run(B, 300, F),
+        run("urn:li:assertion:c", 50, S),  # not asked for
+    ):
+        store.record(r)
+    assert store.timeline([B, A, A], 200) == [
+        run(B, 120, S),
+        run(A, 150, S),
+        run(A, 200, F),
+        run(A, 250, INIT),
+        run(B, 300, F),
+    ]
+    assert [(r.assertion, r.timestamp_ms) for r in store.timeline([A], None)] == [
+        (A, 100),
+        (A, 150),
+        (A, 180),
+        (A, 200),
+        (A, 250),
+    ]
+    assert store.timeline([], 0) == []
+
+
+def test_redis_store_reports_an_unreachable_server_as_retriable() -> None:
+    client = redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2)
+    with pytest.raises(Retriable):
+        RedisRunHistory(client).latest(A, 0)
+
+
+@pytest.mark.integration
+def test_redis_store_reports_corrupt_data_and_wrong_types_as_fatal(redis_client: redis.Redis) -> None:
+    store = RedisRunHistory(redis_client, prefix="t:")
+    redis_client.zadd("t:{" + A + "}:all", {"not json": 5})
+    with pytest.raises(Fatal, match="corrupt run"):
+        store.runs(A)
+    redis_client.set("t:{" + B + "}:all", "a string")
+    with pytest.raises(Fatal, match="WRONGTYPE"):
+        store.latest(B, 10)
