@@ -46,11 +46,13 @@ def mcl_topic(aspect_name: str | None, *, versioned: str, timeseries: str) -> st
     return timeseries if is_timeseries(aspect_name) else versioned
 
 
-def typed_aspect(aspect_name: str, json_obj: Any, origin: Origin | None = None) -> Any:
+def typed_aspect(aspect_name: str, json_obj: Any, origin: Origin | None = None, *, validate: bool = True) -> Any:
     """The acryl-datahub object (e.g. ``UpstreamLineageClass``) for an aspect's parsed Pegasus JSON.
 
     Raises DecodeError("unknown-aspect") for a name acryl-datahub doesn't know, DecodeError("aspect-json") when
-    the JSON does not fit the class.
+    the JSON does not fit the class. ``from_obj`` alone accepts a string where a list belongs; ``validate``
+    (avrogen's type check) refuses it — pass False to accept what a newer server writes (e.g. an enum symbol
+    this acryl-datahub doesn't know) at the price of that leniency.
     """
     from datahub.emitter.serialization_helper import post_json_transform
 
@@ -60,9 +62,12 @@ def typed_aspect(aspect_name: str, json_obj: Any, origin: Origin | None = None) 
     if not isinstance(json_obj, dict):
         raise DecodeError("aspect-json", f"{aspect_name} is a {type(json_obj).__name__}, not an object", origin)
     try:
-        return cls.from_obj(post_json_transform(json_obj))
+        typed = cls.from_obj(post_json_transform(json_obj))
     except Exception as exc:  # avrogen raises KeyError, TypeError, ValueError, AttributeError on a misfit
         raise DecodeError("aspect-json", f"{aspect_name} does not fit {cls.__name__}: {exc!r}", origin) from exc
+    if validate and not typed.validate():
+        raise DecodeError("aspect-json", f"{aspect_name} does not validate as {cls.__name__}", origin)
+    return typed
 
 
 def pegasus_json(aspect: Any) -> bytes:

@@ -293,9 +293,7 @@ def test_pareis_mcl_decodes_with_datahubs_own_path(name: str, mock_registry: Sch
     topic = TIMESERIES if is_timeseries(name) else VERSIONED
     original = _datahub_mcl(urn, aspect)
     frame = Encoder(RegistrySchemaSource(mock_registry)).encode_mcl(
-        mcl_record(
-            entity_urn=urn, aspect_name=name, aspect=aspect, system_metadata=_system_metadata(), created=STAMP
-        ),
+        mcl_record(entity_urn=urn, aspect_name=name, aspect=aspect, system_metadata=_system_metadata(), created=STAMP),
         topic,
     )
     value = AvroDeserializer(mock_registry, return_record_name=True)(
