@@ -1,0 +1,204 @@
+"""What an incident intent writes to DataHub (DESIGN §3): pure functions of the intent and the settings.
+
+:func:`intent_mcps` maps the state machine's outputs (:mod:`pareis.core.intents`) to proposals, in this order:
+
+1. ``incidentInfo`` (UPSERT) on the incident: type CUSTOM / ``ML_DATA_QUALITY``, source ASSERTION_FAILURE with
+   the assertion whose failure began the incident, priority from severity, entities = the dataset then the
+   affected models, the intent's title and description, state ACTIVE (Open, Update) or RESOLVED (Resolve);
+2. ``globalTags`` PATCHes adding / removing ``pareis-at-risk`` — each entry attributed to the incident
+   (``attribution.source`` = incident URN), so resolving one incident removes only its own entry and a model
+   two incidents touch stays tagged until both are resolved;
+3. ``institutionalMemory`` PATCHes: a note on the dataset and the affected models linking the incident (keyed
+   by its URL, so the Resolve note replaces the Open note);
+4. ``structuredProperties`` PATCHes, one per model version: ``io.pareis.retrain_status`` and
+   ``io.pareis.contamination``;
+5. on Resolve, the postmortem Document (:mod:`pareis.datahub.postmortem`).
+
+Update writes only what changed: incidentInfo (its description reflects every published fact), the tag deltas,
+notes on newly affected models, the retrain deltas, and contamination verdicts when they moved. Within each
+step entities are in URN order. Stamps use the intent's time, except ``created`` (and a note's
+``createStamp``) which use the incident's first failure so that every revision writes the same value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from urllib.parse import quote
+
+from datahub.emitter.mcp import MetadataChangeProposalWrapper
+from datahub.metadata.schema_classes import (
+    IncidentInfoClass,
+    IncidentSourceClass,
+    IncidentSourceTypeClass,
+    IncidentStageClass,
+    IncidentStateClass,
+    IncidentStatusClass,
+    IncidentTypeClass,
+    InstitutionalMemoryMetadataClass,
+    MetadataAttributionClass,
+    TagAssociationClass,
+)
+from datahub.specific.aspect_helpers.institutional_memory import HasInstitutionalMemoryPatch
+from datahub.specific.aspect_helpers.structured_properties import HasStructuredPropertiesPatch
+from datahub.specific.aspect_helpers.tags import HasTagsPatch
+
+from pareis.config import DatahubSettings
+from pareis.core.incident_text import iso
+from pareis.core.intents import TAG_AT_RISK, IncidentFacts, Intent, Open, Resolve, RetrainStatus, Update
+from pareis.core.runs import ResultType
+from pareis.datahub import postmortem
+from pareis.datahub.definitions import CONTAMINATION, RETRAIN_STATUS
+from pareis.datahub.marks import stamp, system_metadata
+from pareis.datahub.writer import Mcp
+
+CUSTOM_TYPE = "ML_DATA_QUALITY"
+
+
+class EntityPatch(HasTagsPatch, HasStructuredPropertiesPatch, HasInstitutionalMemoryPatch):
+    """acryl-datahub's tag, structured-property and note patch helpers over any entity URN."""
+
+
+def intent_mcps(intent: Intent, settings: DatahubSettings, *, models_on_incident: bool = True) -> list[Mcp]:
+    """Every proposal ``intent`` writes, in write order (see the module docstring).
+
+    ``models_on_incident``: list the affected models in ``incidentInfo.entities`` besides the dataset (a server
+    that refuses models there needs False).
+    """
+    facts = intent.facts
+    out: list[Mcp] = [incident_info(intent, settings, models_on_incident=models_on_incident)]
+    if isinstance(intent, Open):
+        out += tag_patches(intent, settings, add=intent.tags_add)
+        out += note_patches(intent, settings, [facts.dataset, *_models(facts)])
+        out += property_patches(intent, settings, retrain=facts.retrain, contamination=True)
+    elif isinstance(intent, Update):
+        out += tag_patches(intent, settings, add=intent.tags_add, remove=intent.tags_remove)
+        added = set(intent.tags_add)
+        out += note_patches(intent, settings, [m for m in _models(facts) if m in added])
+        out += property_patches(
+            intent, settings, retrain=intent.retrain, contamination="contamination" in intent.changed
+        )
+    else:
+        out += tag_patches(intent, settings, remove=intent.tags_remove)
+        out += note_patches(intent, settings, [facts.dataset, *_models(facts)])
+        out += property_patches(intent, settings, retrain=intent.retrain, contamination=True)
+        out.append(postmortem.document_mcp(intent, settings))
+    return out
+
+
+def incident_info(intent: Intent, settings: DatahubSettings, *, models_on_incident: bool = True) -> Mcp:
+    """The whole ``incidentInfo`` aspect of the incident as of ``intent``."""
+    facts = intent.facts
+    window = facts.window
+    resolved = isinstance(intent, Resolve)
+    status = IncidentStatusClass(
+        state=IncidentStateClass.RESOLVED if resolved else IncidentStateClass.ACTIVE,
+        stage=IncidentStageClass.FIXED if resolved else None,
+        message=f"Healed at {iso(window.healed_ms)}: every assertion passes again." if resolved else None,
+        lastUpdated=stamp(settings, intent.at_ms),
+    )
+    info = IncidentInfoClass(
+        type=IncidentTypeClass.CUSTOM,
+        customType=CUSTOM_TYPE,
+        title=intent.title,
+        description=intent.description,
+        entities=[facts.dataset, *(_models(facts) if models_on_incident else [])],
+        priority=facts.priority,
+        status=status,
+        source=IncidentSourceClass(type=IncidentSourceTypeClass.ASSERTION_FAILURE, sourceUrn=source_assertion(facts)),
+        startedAt=window.first_failure_ms,
+        created=stamp(settings, window.first_failure_ms),
+    )
+    return MetadataChangeProposalWrapper(
+        entityUrn=facts.urn, aspect=info, systemMetadata=system_metadata(settings, intent.effect_id, intent.at_ms)
+    )
+
+
+def source_assertion(facts: IncidentFacts) -> str | None:
+    """The assertion whose FAILURE began the incident (the first by URN when several failed at once)."""
+    window = facts.window
+    first = sorted(
+        r.assertion for r in window.runs if r.result is ResultType.FAILURE and r.timestamp_ms == window.first_failure_ms
+    )
+    if first:
+        return first[0]
+    return window.assertions[0] if window.assertions else None
+
+
+def tag_patches(
+    intent: Intent, settings: DatahubSettings, *, add: Iterable[str] = (), remove: Iterable[str] = ()
+) -> list[Mcp]:
+    """``pareis-at-risk`` added to ``add`` and removed from ``remove``, attributed to the incident."""
+    incident = intent.facts.urn
+    out: list[Mcp] = []
+    for urn in sorted(set(add)):
+        attribution = MetadataAttributionClass(time=intent.at_ms, actor=settings.actor, source=incident)
+        out += (
+            _patch(intent, settings, urn).add_tag(TagAssociationClass(tag=TAG_AT_RISK, attribution=attribution)).build()
+        )
+    for urn in sorted(set(remove)):
+        out += _patch(intent, settings, urn).remove_tag(TAG_AT_RISK, attribution_source=incident).build()
+    return out
+
+
+def note_patches(intent: Intent, settings: DatahubSettings, urns: Iterable[str]) -> list[Mcp]:
+    """A note linking the incident on each of ``urns`` (the Resolve note also names the postmortem)."""
+    facts = intent.facts
+    if isinstance(intent, Resolve):
+        text = (
+            f"Pareis incident resolved {iso(facts.window.healed_ms)}: {intent.title}. "
+            f"Postmortem: {postmortem.document_urn(facts.urn)}"
+        )
+    else:
+        text = f"Pareis incident opened {iso(facts.window.first_failure_ms)}: {intent.title}"
+    out: list[Mcp] = []
+    for urn in sorted(set(urns)):
+        note = InstitutionalMemoryMetadataClass(
+            url=incident_link(facts, settings),
+            description=text,
+            createStamp=stamp(settings, facts.window.first_failure_ms),
+            updateStamp=stamp(settings, intent.at_ms),
+        )
+        out += _patch(intent, settings, urn).add_institutional_memory(note).build()
+    return out
+
+
+def property_patches(
+    intent: Intent,
+    settings: DatahubSettings,
+    *,
+    retrain: Iterable[tuple[str, RetrainStatus]],
+    contamination: bool,
+) -> list[Mcp]:
+    """One ``structuredProperties`` PATCH per model version: the given retrain statuses, and (when
+    ``contamination``) the verdict of every version the incident evaluated."""
+    values: dict[str, dict[str, str]] = {}
+    for urn, status in retrain:
+        values.setdefault(urn, {})[RETRAIN_STATUS] = status.value
+    if contamination:
+        for group in intent.facts.contamination:
+            for verdict in group.versions:
+                values.setdefault(verdict.version.urn, {})[CONTAMINATION] = verdict.verdict.value
+    out: list[Mcp] = []
+    for urn in sorted(values):
+        patch = _patch(intent, settings, urn)
+        for key in sorted(values[urn]):
+            patch.set_structured_property(key, values[urn][key])
+        out += patch.build()
+    return out
+
+
+def incident_link(facts: IncidentFacts, settings: DatahubSettings) -> str:
+    """The note's URL: the dataset's Incidents tab in DataHub's web app (``settings.ui_url``), qualified by the
+    incident so each incident keeps its own note; without ``ui_url``, the incident URN itself."""
+    if not settings.ui_url:
+        return facts.urn
+    base = settings.ui_url.rstrip("/")
+    return f"{base}/dataset/{quote(facts.dataset, safe='')}/Incidents?incident={quote(facts.urn, safe='')}"
+
+
+def _models(facts: IncidentFacts) -> list[str]:
+    return sorted({model.urn for model in facts.blast.models})
+
+
+def _patch(intent: Intent, settings: DatahubSettings, urn: str) -> EntityPatch:
+    return EntityPatch(urn, system_metadata=system_metadata(settings, intent.effect_id, intent.at_ms))

@@ -1,0 +1,101 @@
+"""The DataHub write port: where Pareis's proposals go, and the two writers that need no network.
+
+Which writer runs follows ``datahub.write_path``:
+
+* ``kafka`` — :class:`KafkaWriter` in the incidents role: it delivers nothing itself, it returns the encoded
+  ``MetadataChangeProposal_v1`` records (key = entity URN, as ``DatahubKafkaEmitter`` keys them) for the role to
+  produce in the same Kafka transaction as its input offsets, so a write commits exactly once with the step
+  that caused it;
+* ``rest`` — :class:`pareis.datahub.rest.RestWriter` in the effects role (at-least-once; redelivery is harmless
+  because every write is an UPSERT of a deterministic value or an idempotent PATCH);
+* :class:`MemoryWriter` for tests and the demo.
+
+What to write comes from :mod:`pareis.datahub.incident_writes` (incident intents) and
+:mod:`pareis.datahub.definitions` (start-up definitions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol, TypeAlias, runtime_checkable
+
+from datahub.emitter.mcp import MetadataChangeProposalWrapper
+from datahub.metadata.schema_classes import MetadataChangeProposalClass
+
+from pareis.kafka.records import OutRecord
+
+Mcp: TypeAlias = MetadataChangeProposalWrapper | MetadataChangeProposalClass
+"""A proposal: a wrapper (full aspect, UPSERT) or acryl's raw class (what its PATCH builders produce)."""
+
+DEFAULT_MCP_TOPIC = "MetadataChangeProposal_v1"
+
+
+@runtime_checkable
+class DatahubWriter(Protocol):
+    """Writes proposals to DataHub, in the order given.
+
+    :meth:`write` returns the Kafka records the caller must produce itself (in its transaction), or ``()`` when
+    the writer delivered the proposals. It raises only :class:`~pareis.errors.Retriable` (DataHub unreachable,
+    5xx, 429), :class:`~pareis.errors.Poison` (a proposal DataHub refuses, with its answer) or
+    :class:`~pareis.errors.Fatal` (credentials refused, misconfiguration). Writing the same proposals twice
+    leaves DataHub as writing them once.
+    """
+
+    def write(self, mcps: Sequence[Mcp]) -> tuple[OutRecord, ...]: ...
+
+
+class MemoryWriter:
+    """Records every proposal it is given (as copies), for tests and the demo; delivers nothing."""
+
+    def __init__(self) -> None:
+        self.proposals: list[Mcp] = []
+
+    def write(self, mcps: Sequence[Mcp]) -> tuple[OutRecord, ...]:
+        self.proposals.extend(copy_mcp(mcp) for mcp in mcps)
+        return ()
+
+    def aspects(self, entity_urn: str) -> list[str]:
+        """The aspect names written for ``entity_urn``, in write order."""
+        return [str(m.aspectName) for m in self.proposals if m.entityUrn == entity_urn]
+
+
+class McpEncoder(Protocol):
+    """Serialises a proposal as a Kafka record value: :meth:`pareis.datahub.codec.Encoder.encode_mcp`."""
+
+    def encode_mcp(self, mcp: Any, topic: str | None = None) -> bytes: ...
+
+
+class KafkaWriter:
+    """Turns proposals into ``MetadataChangeProposal_v1`` records for the caller's transactional producer.
+
+    ``encoder`` frames each proposal exactly as ``DatahubKafkaEmitter`` would (Confluent framing + Avro). The
+    record key is the entity URN (UTF-8), so all of one entity's proposals stay ordered in one partition.
+    Encoding failures surface as the encoder's errors (a proposal off-schema is :class:`~pareis.errors.Poison`).
+    """
+
+    def __init__(self, encoder: McpEncoder, topic: str = DEFAULT_MCP_TOPIC) -> None:
+        self._encoder = encoder
+        self.topic = topic
+
+    def write(self, mcps: Sequence[Mcp]) -> tuple[OutRecord, ...]:
+        return tuple(self.record(mcp) for mcp in mcps)
+
+    def record(self, mcp: Mcp) -> OutRecord:
+        if not mcp.entityUrn:
+            raise ValueError(f"proposal of {mcp.aspectName} has no entity URN to key it by")
+        value = self._encoder.encode_mcp(mcp, self.topic)
+        return OutRecord(topic=self.topic, key=mcp.entityUrn.encode("utf-8"), value=value)
+
+
+def copy_mcp(mcp: Mcp) -> Mcp:
+    """A deep copy through acryl's own serial form (emitters mutate the system metadata they are given)."""
+    if isinstance(mcp, MetadataChangeProposalWrapper):
+        return MetadataChangeProposalWrapper.from_obj(mcp.to_obj())
+    return MetadataChangeProposalClass.from_obj(mcp.to_obj())
+
+
+def validate_all(mcps: Iterable[Mcp]) -> None:
+    """Raise ValueError naming the first proposal acryl-datahub's own validation rejects."""
+    for mcp in mcps:
+        if not mcp.validate():
+            raise ValueError(f"invalid proposal {mcp.changeType} {mcp.aspectName} on {mcp.entityUrn}")
