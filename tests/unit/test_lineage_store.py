@@ -1,0 +1,215 @@
+"""Contract suite of the lineage index: every implementation gives the same answers (pareis.store.lineage)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import pytest
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from pareis.core.graph import Attr, Query, Rel
+from pareis.errors import Fatal, Retriable
+from pareis.store.lineage import Edge, Facts, LineageStore, LineageUpdate, Outcome, Record, Stamp
+from pareis.store.lineage_memory import MemoryLineageStore
+from pareis.store.lineage_redis import RedisLineageStore
+
+
+@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.integration)])
+def store(request: pytest.FixtureRequest) -> LineageStore:
+    if request.param == "memory":
+        return MemoryLineageStore()
+    return RedisLineageStore(request.getfixturevalue("redis_client"))
+
+
+A = "urn:li:dataset:(urn:li:dataPlatform:hive,a,PROD)"
+B = "urn:li:dataset:(urn:li:dataPlatform:hive,b,PROD)"
+C = "urn:li:dataset:(urn:li:dataPlatform:hive,c,PROD)"
+JOB = "urn:li:dataJob:(urn:li:dataFlow:(airflow,dag,prod),task)"
+
+
+def col(dataset: str, name: str) -> str:
+    return f"urn:li:schemaField:({dataset},{name})"
+
+
+def upd(
+    entity: str,
+    aspect: str,
+    edges: Iterable[Edge] | None = (),
+    *,
+    version: int | None = None,
+    time: int = 0,
+    attrs: Mapping[Attr, str] | None = None,
+) -> LineageUpdate:
+    facts = None if edges is None else Facts.of(edges, attrs)
+    return LineageUpdate(entity, aspect, Stamp(version, time), facts)
+
+
+def down(store: LineageStore, rel: Rel, *nodes: str) -> dict[str, frozenset[str]]:
+    return dict(store.lookup([Query(rel, nodes)])[0])
+
+
+def up(store: LineageStore, rel: Rel, *nodes: str) -> dict[str, frozenset[str]]:
+    return dict(store.lookup([Query(rel, nodes, True)])[0])
+
+
+def test_edges_are_readable_both_ways_and_every_queried_node_is_a_key(store: LineageStore) -> None:
+    store.apply([upd(B, "upstreamLineage", [(Rel.DATASET, A, B), (Rel.DATASET, C, B)])])
+    assert down(store, Rel.DATASET, A, C, "urn:li:dataset:nowhere") == {
+        A: frozenset({B}),
+        C: frozenset({B}),
+        "urn:li:dataset:nowhere": frozenset(),
+    }
+    assert up(store, Rel.DATASET, B) == {B: frozenset({A, C})}
+    assert down(store, Rel.COLUMN, A) == {A: frozenset()}
+
+
+def test_one_lookup_answers_several_queries_in_order(store: LineageStore) -> None:
+    store.apply([upd(B, "upstreamLineage", [(Rel.DATASET, A, B), (Rel.COLUMN, col(A, "x"), col(B, "y"))])])
+    answers = store.lookup(
+        [Query(Rel.COLUMN, [col(B, "y")], True), Query(Rel.DATASET, [A]), Query(Rel.DATASET, [], True)]
+    )
+    assert [dict(a) for a in answers] == [{col(B, "y"): frozenset({col(A, "x")})}, {A: frozenset({B})}, {}]
+
+
+def test_an_update_replaces_that_aspects_edges_as_a_unit(store: LineageStore) -> None:
+    store.apply([upd(B, "upstreamLineage", [(Rel.DATASET, A, B)], version=1)])
+    assert store.apply([upd(B, "upstreamLineage", [(Rel.DATASET, C, B)], version=2)]) == [Outcome.APPLIED]
+    assert up(store, Rel.DATASET, B) == {B: frozenset({C})}
+    assert down(store, Rel.DATASET, A) == {A: frozenset()}
+
+
+def test_redelivery_is_a_no_op(store: LineageStore) -> None:
+    update = upd(B, "upstreamLineage", [(Rel.DATASET, A, B)], version=3, time=30)
+    assert store.apply([update, update]) == [Outcome.APPLIED, Outcome.UNCHANGED]
+    assert store.apply([update]) == [Outcome.UNCHANGED]
+    assert up(store, Rel.DATASET, B) == {B: frozenset({A})}
+
+
+def test_equal_value_under_a_newer_stamp_is_unchanged_and_keeps_the_stamp(store: LineageStore) -> None:
+    store.apply([upd(B, "upstreamLineage", [(Rel.DATASET, A, B)], version=3, time=30)])
+    assert store.apply([upd(B, "upstreamLineage", [(Rel.DATASET, A, B)], version=3, time=99)]) == [Outcome.UNCHANGED]
+    assert store.record(B, "upstreamLineage") == Record(Stamp(3, 30), Facts.of([(Rel.DATASET, A, B)]))
+
+
+def test_an_older_version_never_overwrites_a_newer_one(store: LineageStore) -> None:
+    store.apply([upd(B, "upstreamLineage", [(Rel.DATASET, C, B)], version=5, time=10)])
+    # Version decides even against a later time.
+    assert store.apply([upd(B, "upstreamLineage", [(Rel.DATASET, A, B)], version=4, time=99)]) == [Outcome.STALE]
+    assert up(store, Rel.DATASET, B) == {B: frozenset({C})}
+
+
+def test_without_versions_the_time_decides(store: LineageStore) -> None:
+    store.apply([upd(B, "upstreamLineage", [(Rel.DATASET, C, B)], time=20)])
+    assert store.apply([upd(B, "upstreamLineage", [(Rel.DATASET, A, B)], version=9, time=19)]) == [Outcome.STALE]
+    assert store.apply([upd(B, "upstreamLineage", [(Rel.DATASET, A, B)], time=20)]) == [Outcome.APPLIED]
+    assert up(store, Rel.DATASET, B) == {B: frozenset({A})}
+
+
+def test_a_batch_applies_in_order(store: LineageStore) -> None:
+    first = upd(B, "upstreamLineage", [(Rel.DATASET, A, B)], version=1)
+    second = upd(B, "upstreamLineage", [(Rel.DATASET, C, B)], version=2)
+    assert store.apply([second, first]) == [Outcome.APPLIED, Outcome.STALE]
+    assert up(store, Rel.DATASET, B) == {B: frozenset({C})}
+    assert store.apply([]) == []
+
+
+def test_delete_removes_the_contribution_and_blocks_older_updates(store: LineageStore) -> None:
+    store.apply([upd(B, "upstreamLineage", [(Rel.DATASET, A, B)], version=2, time=20)])
+    assert store.apply([upd(B, "upstreamLineage", None, version=2, time=30)]) == [Outcome.APPLIED]
+    assert up(store, Rel.DATASET, B) == {B: frozenset()}
+    assert store.record(B, "upstreamLineage") == Record(Stamp(2, 30), None)
+    # A late copy of the deleted value does not come back ...
+    assert store.apply([upd(B, "upstreamLineage", [(Rel.DATASET, A, B)], version=2, time=20)]) == [Outcome.STALE]
+    assert store.apply([upd(B, "upstreamLineage", None, version=2, time=30)]) == [Outcome.UNCHANGED]
+    # ... but a re-creation after the delete does, even if GMS restarted its version count.
+    assert store.apply([upd(B, "upstreamLineage", [(Rel.DATASET, C, B)], version=1, time=40)]) == [Outcome.APPLIED]
+    assert up(store, Rel.DATASET, B) == {B: frozenset({C})}
+
+
+def test_delete_of_an_unknown_aspect_leaves_a_tombstone(store: LineageStore) -> None:
+    assert store.record(B, "siblings") is None
+    assert store.apply([upd(B, "siblings", None, time=50)]) == [Outcome.APPLIED]
+    assert store.apply([upd(B, "siblings", [(Rel.SIBLING, B, A)], time=40)]) == [Outcome.STALE]
+    assert down(store, Rel.SIBLING, B) == {B: frozenset()}
+
+
+def test_an_edge_shared_by_two_aspects_lives_until_both_withdraw_it(store: LineageStore) -> None:
+    edge = (Rel.COLUMN, col(A, "x"), col(B, "y"))
+    store.apply([upd(B, "upstreamLineage", [edge, (Rel.DATASET, A, B)]), upd(JOB, "dataJobInputOutput", [edge])])
+    store.apply([upd(B, "upstreamLineage", [(Rel.DATASET, A, B)], time=1)])
+    assert down(store, Rel.COLUMN, col(A, "x")) == {col(A, "x"): frozenset({col(B, "y")})}
+    store.apply([upd(JOB, "dataJobInputOutput", None, time=1)])
+    assert down(store, Rel.COLUMN, col(A, "x")) == {col(A, "x"): frozenset()}
+    assert up(store, Rel.COLUMN, col(B, "y")) == {col(B, "y"): frozenset()}
+
+
+def test_attributes_follow_their_aspect(store: LineageStore) -> None:
+    model = "urn:li:mlModel:(urn:li:dataPlatform:mlflow,m_1,PROD)"
+    store.apply(
+        [
+            upd(model, "mlModelProperties", [], attrs={Attr.MODEL_CREATED_MS: "5", Attr.MODEL_NAME: "m"}),
+            upd(model, "status", [], attrs={Attr.REMOVED: "true"}),
+        ]
+    )
+    assert store.attributes([model, A]) == {
+        model: {"model.created_ms": "5", "model.name": "m", "removed": "true"},
+        A: {},
+    }
+    store.apply([upd(model, "mlModelProperties", [], time=1, attrs={Attr.MODEL_CREATED_MS: "6"})])
+    store.apply([upd(model, "status", [], time=1)])
+    assert store.attributes([model]) == {model: {"model.created_ms": "6"}}
+    store.apply([upd(model, "mlModelProperties", None, time=2)])
+    assert store.attributes([model]) == {model: {}}
+
+
+def test_record_returns_the_stamp_and_facts(store: LineageStore) -> None:
+    facts = Facts.of([(Rel.HAS_COLUMN, A, col(A, "x"))], {Attr.ASSERTION_TYPE: "FIELD"})
+    store.apply([LineageUpdate(A, "schemaMetadata", Stamp(7, 70), facts)])
+    assert store.record(A, "schemaMetadata") == Record(Stamp(7, 70), facts)
+    assert store.record(A, "upstreamLineage") is None
+
+
+def test_urns_with_reserved_and_unicode_characters_round_trip(store: LineageStore) -> None:
+    odd = "urn:li:dataset:(urn:li:dataPlatform:s3,bücket/a b%2C|x:y,PROD)"
+    column = col(odd, "we%2Cird%28name%29 ␟ é")
+    store.apply([upd(odd, "schemaMetadata", [(Rel.HAS_COLUMN, odd, column)], attrs={Attr.RUN_NAME: "ü:|"})])
+    assert down(store, Rel.HAS_COLUMN, odd) == {odd: frozenset({column})}
+    assert up(store, Rel.HAS_COLUMN, column) == {column: frozenset({odd})}
+    assert store.attributes([odd]) == {odd: {"run.name": "ü:|"}}
+
+
+def test_stores_are_independent_per_aspect_of_one_entity(store: LineageStore) -> None:
+    store.apply([upd(B, "upstreamLineage", [(Rel.DATASET, A, B)], version=9)])
+    assert store.apply([upd(B, "siblings", [(Rel.SIBLING, B, C)], version=1)]) == [Outcome.APPLIED]
+    assert up(store, Rel.DATASET, B) == {B: frozenset({A})}
+    assert down(store, Rel.SIBLING, B) == {B: frozenset({C})}
+
+
+def test_unreachable_redis_is_retriable() -> None:
+    client = redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.5, retry=Retry(NoBackoff(), 0))
+    with pytest.raises(Retriable):
+        RedisLineageStore(client).lookup([Query(Rel.DATASET, [A])])
+    with pytest.raises(Retriable):
+        RedisLineageStore(client).apply([upd(B, "siblings", [])])
+
+
+@pytest.mark.integration
+def test_a_server_error_is_fatal(redis_client: redis.Redis) -> None:
+    redis_client.set(f"pareis:lineage:o:{Rel.DATASET}:{A}", "not a hash")
+    with pytest.raises(Fatal):
+        RedisLineageStore(redis_client).lookup([Query(Rel.DATASET, [A])])
+
+
+@pytest.mark.integration
+def test_redis_store_works_with_decoded_responses(redis_url: str) -> None:
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    store = RedisLineageStore(client, prefix="decoded:")
+    store.apply([upd(B, "upstreamLineage", [(Rel.DATASET, A, B)], version=1, attrs={Attr.RUN_NAME: "r"})])
+    assert up(store, Rel.DATASET, B) == {B: frozenset({A})}
+    assert store.attributes([B]) == {B: {"run.name": "r"}}
+    assert store.record(B, "upstreamLineage") == Record(
+        Stamp(1, 0), Facts.of([(Rel.DATASET, A, B)], {Attr.RUN_NAME: "r"})
+    )
+    client.close()
