@@ -163,5 +163,15 @@ class _translated:
             raise Fatal(detail) from exc
         if isinstance(exc, OAuthTokenError):
             raise Fatal(f"{self._what}: registry credentials refused: {exc}") from exc
-        if isinstance(exc, httpx.HTTPError | OSError | TimeoutError):
+        if isinstance(exc, _transport_errors()):
             raise Retriable(f"{self._what}: registry unreachable: {exc}") from exc
+
+
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    """Network-level exception classes: the registry client uses httpx2 when installed, else httpx."""
+    errors: tuple[type[BaseException], ...] = (httpx.HTTPError, OSError, TimeoutError)
+    try:
+        from confluent_kafka.schema_registry.common._httpx_compat import httpx as client_httpx
+    except ImportError:  # an older confluent-kafka: plain httpx, covered above
+        return errors
+    return (*errors, client_httpx.HTTPError)
