@@ -6,6 +6,7 @@ SASL, tuning) is applied to every client last, so operators can override any def
 
 from __future__ import annotations
 
+import logging
 import socket
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -19,6 +20,7 @@ from pareis.kafka.classify import Verdict, classify, translate
 from pareis.kafka.role import Delivery, Role
 
 ErrorCallback = Callable[[KafkaError], None]
+_LIBRDKAFKA_LOG = logging.getLogger("librdkafka")
 
 
 def instance_id(settings: Settings) -> str:
@@ -76,11 +78,12 @@ def producer_config(settings: Settings, role: Role) -> dict[str, Any]:
 
 
 def new_consumer(config: Mapping[str, Any], on_error: ErrorCallback) -> Consumer:
-    return Consumer({**config, "error_cb": on_error})
+    """A consumer whose librdkafka logs go through Python logging (so they come out as structured logs)."""
+    return Consumer({**config, "error_cb": on_error, "logger": _LIBRDKAFKA_LOG})
 
 
 def new_producer(config: Mapping[str, Any], on_error: ErrorCallback) -> Producer:
-    return Producer({**config, "error_cb": on_error})
+    return Producer({**config, "error_cb": on_error, "logger": _LIBRDKAFKA_LOG})
 
 
 def ensure_topics(settings: Settings, topics: Mapping[str, int], timeout_s: float = 30.0) -> None:

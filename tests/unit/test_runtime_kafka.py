@@ -1,0 +1,112 @@
+"""Error classification, client configuration, role declarations and back-off — the runtime's pure parts."""
+
+from __future__ import annotations
+
+import pytest
+from confluent_kafka import KafkaError, KafkaException
+
+from consumers import assertions, effects, incidents, lineage
+from pareis.config import KafkaSettings, RuntimeSettings, Settings
+from pareis.errors import Fatal, Retriable
+from pareis.kafka import clients
+from pareis.kafka.classify import AbortTransaction, CommitLost, Verdict, classify, translate, translate_exception
+from pareis.kafka.role import Delivery, Pipeline, Role, RoleSpec, load_factory
+from pareis.kafka.runner import backoff_delay
+
+
+def err(code: int, *, fatal: bool = False, retriable: bool = False, abort: bool = False) -> KafkaError:
+    return KafkaError(code, "test", fatal=fatal, retriable=retriable, txn_requires_abort=abort)
+
+
+@pytest.mark.parametrize(
+    ("error", "verdict", "translated"),
+    [
+        (err(KafkaError._TRANSPORT), Verdict.RETRY, Retriable),
+        (err(KafkaError._TIMED_OUT, retriable=True), Verdict.RETRY, Retriable),
+        (err(KafkaError.COORDINATOR_LOAD_IN_PROGRESS), Verdict.RETRY, Retriable),
+        (err(KafkaError.INVALID_TXN_STATE, abort=True), Verdict.ABORT, AbortTransaction),
+        (err(KafkaError._TIMED_OUT, retriable=True, abort=True), Verdict.ABORT, AbortTransaction),
+        (err(KafkaError.REBALANCE_IN_PROGRESS), Verdict.REBALANCED, CommitLost),
+        (err(KafkaError.ILLEGAL_GENERATION), Verdict.REBALANCED, CommitLost),
+        (err(KafkaError.PRODUCER_FENCED), Verdict.FATAL, Fatal),
+        (err(KafkaError._FENCED, abort=True), Verdict.FATAL, Fatal),
+        (err(KafkaError._TRANSPORT, fatal=True), Verdict.FATAL, Fatal),
+        (err(KafkaError.TOPIC_AUTHORIZATION_FAILED), Verdict.FATAL, Fatal),
+        (err(KafkaError.MSG_SIZE_TOO_LARGE), Verdict.FATAL, Fatal),  # unknown → restart from committed
+    ],
+)
+def test_kafka_errors_are_classified_once(error: KafkaError, verdict: Verdict, translated: type) -> None:
+    assert classify(error) is verdict
+    assert type(translate(error, "testing")) is translated
+
+
+def test_translate_exception_unwraps_kafka_exceptions_and_treats_others_as_fatal() -> None:
+    assert isinstance(translate_exception(KafkaException(err(KafkaError._TRANSPORT)), "x"), Retriable)
+    assert isinstance(translate_exception(RuntimeError("boom"), "x"), Fatal)
+
+
+def role(delivery: Delivery = Delivery.AT_LEAST_ONCE) -> Role:
+    return Role("lineage", ("in",), "pareis-lineage", delivery, lambda: Pipeline(lambda m: m, lambda b: ()))
+
+
+def test_consumer_config_is_cooperative_manual_commit_and_read_committed() -> None:
+    settings = Settings(kafka=KafkaSettings(properties={"security.protocol": "SSL"}))
+    config = clients.consumer_config(settings, role())
+    assert config["partition.assignment.strategy"] == "cooperative-sticky"
+    assert config["enable.auto.commit"] is False
+    assert config["isolation.level"] == "read_committed"
+    assert config["group.id"] == "pareis-lineage"
+    assert config["max.poll.interval.ms"] >= settings.runtime.max_poll_interval_ms
+    assert config["security.protocol"] == "SSL"  # operator properties apply last
+    assert "group.instance.id" not in config
+
+
+def test_static_membership_uses_the_instance_id() -> None:
+    settings = Settings(runtime=RuntimeSettings(instance_id="pod-7", static_membership=True))
+    assert clients.consumer_config(settings, role())["group.instance.id"] == "lineage-pod-7"
+
+
+def test_transactional_id_is_prefix_role_instance_and_only_for_exactly_once() -> None:
+    settings = Settings(
+        kafka=KafkaSettings(transactional_id_prefix="acme"), runtime=RuntimeSettings(instance_id="pod-3")
+    )
+    eos = clients.producer_config(settings, role(Delivery.EXACTLY_ONCE))
+    assert eos["transactional.id"] == "acme-lineage-pod-3"
+    assert eos["enable.idempotence"] is True
+    assert "transactional.id" not in clients.producer_config(settings, role())
+
+
+def test_instance_id_defaults_to_the_host_name() -> None:
+    import socket
+
+    assert clients.instance_id(Settings()) == socket.gethostname()
+
+
+def test_role_declarations_resolve_against_settings() -> None:
+    settings = Settings(kafka=KafkaSettings(group_prefix="px"))
+    specs = (lineage.ROLE, assertions.ROLE, incidents.ROLE, effects.ROLE)
+    resolved = {spec.name: spec.resolve(settings) for spec in specs}
+    assert resolved["lineage"].inputs == ("MetadataChangeLog_Versioned_v1",)
+    assert resolved["lineage"].group == "px-lineage"
+    assert resolved["assertions"].inputs == ("MetadataChangeLog_Timeseries_v1",)
+    assert resolved["incidents"].delivery is Delivery.EXACTLY_ONCE
+    assert resolved["incidents"].outputs == ("MetadataChangeProposal_v1", "pareis.effects.v1", "pareis.dlq.v1")
+    assert resolved["effects"].inputs == ("pareis.effects.v1",)
+    assert "upstreamLineage" in lineage.ASPECTS and "assertionRunEvent" not in lineage.ASPECTS
+
+
+def test_a_missing_pipeline_factory_is_fatal_when_the_role_starts() -> None:
+    spec = RoleSpec("x", ("signals",), Delivery.AT_LEAST_ONCE, factory="pareis.kafka.role:no_such_factory")
+    resolved = spec.resolve(Settings())  # declaring and resolving import nothing
+    with pytest.raises(Fatal, match="not wired yet"):
+        resolved.build()
+    with pytest.raises(Fatal):
+        load_factory("no-colon")
+
+
+@pytest.mark.parametrize(
+    ("attempt", "hint", "expected"),
+    [(0, None, 0.2), (1, None, 0.4), (3, None, 1.6), (10, None, 30.0), (0, 5.0, 5.0), (0, 99.0, 30.0)],
+)
+def test_backoff_is_capped_exponential_and_honours_hints(attempt: int, hint: float | None, expected: float) -> None:
+    assert backoff_delay(attempt, 0.2, 30.0, hint) == pytest.approx(expected)

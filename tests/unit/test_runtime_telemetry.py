@@ -1,0 +1,68 @@
+"""Metrics, health and the HTTP endpoint of a process."""
+
+from __future__ import annotations
+
+import httpx
+import orjson
+import pytest
+
+from pareis.telemetry.health import Health
+from pareis.telemetry.http import TelemetryServer
+from pareis.telemetry.metrics import RuntimeMetrics
+
+
+@pytest.fixture
+def served() -> tuple[RuntimeMetrics, Health, httpx.Client]:
+    metrics, health = RuntimeMetrics(), Health()
+    server = TelemetryServer(metrics.registry, health, "127.0.0.1", 0).start()
+    with httpx.Client(base_url=f"http://127.0.0.1:{server.port}", timeout=5) as client:
+        yield metrics, health, client
+    server.stop()
+
+
+def test_metrics_are_exposed_per_role_and_partition(served: tuple[RuntimeMetrics, Health, httpx.Client]) -> None:
+    metrics, _, client = served
+    metrics.count("lineage", {("mcl", 3): 5}, metrics.consumed)
+    metrics.count_errors("lineage", {"DecodeError": 2})
+    metrics.set_lag("lineage", {("mcl", 3): 42})
+    metrics.batch_seconds.labels("lineage").observe(0.01)
+    body = client.get("/metrics").text
+    assert 'pareis_messages_consumed_total{partition="3",role="lineage",topic="mcl"} 5.0' in body
+    assert 'pareis_errors_total{error_class="DecodeError",role="lineage"} 2.0' in body
+    assert 'pareis_consumer_lag{partition="3",role="lineage",topic="mcl"} 42.0' in body
+    assert 'pareis_batch_duration_seconds_count{role="lineage"} 1.0' in body
+    metrics.drop_partitions("lineage", [("mcl", 3)])
+    assert "pareis_consumer_lag{" not in client.get("/metrics").text
+
+
+def test_healthz_fails_when_a_loop_goes_silent(served: tuple[RuntimeMetrics, Health, httpx.Client]) -> None:
+    _, health, client = served
+    beat = health.loop("lineage", max_silence_s=60)
+    assert client.get("/healthz").status_code == 200
+    beat.last -= 120  # as if the loop had not come back for two minutes
+    response = client.get("/healthz")
+    assert response.status_code == 503
+    assert orjson.loads(response.content)["details"]["lineage"].startswith("silent for")
+    beat.beat()
+    assert client.get("/healthz").status_code == 200
+
+
+def test_readyz_needs_open_gates_and_passing_checks(served: tuple[RuntimeMetrics, Health, httpx.Client]) -> None:
+    _, health, client = served
+    assert client.get("/readyz").status_code == 503  # nothing registered yet: not ready
+    health.gate("lineage.joined", False)
+    down = {"redis": True}
+
+    def redis_check() -> None:
+        if down["redis"]:
+            raise ConnectionError("connection refused")
+
+    health.check("lineage.redis", redis_check)
+    assert client.get("/readyz").status_code == 503
+    health.gate("lineage.joined", True)
+    response = client.get("/readyz")
+    assert response.status_code == 503
+    assert orjson.loads(response.content)["details"]["lineage.redis"] == "ConnectionError: connection refused"
+    down["redis"] = False
+    assert client.get("/readyz").json() == {"ok": True, "details": {"lineage.joined": "ok", "lineage.redis": "ok"}}
+    assert client.get("/nope").status_code == 404
