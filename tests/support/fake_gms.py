@@ -1,0 +1,241 @@
+"""A fake DataHub GMS on 127.0.0.1 answering what ``DatahubRestEmitter`` calls, recording every proposal.
+
+Endpoints: ``GET /config``; Rest.li ``POST /aspects?action=ingestProposal`` and ``…=ingestProposalBatch``;
+OpenAPI ``POST``/``PATCH /openapi/v3/entity/<entityType>``. ``version`` decides which ingestion path the
+emitter picks from ``/config`` (OpenAPI from 1.0.1 on, as acryl's SDK decides). Every accepted proposal is
+recorded in one normal form (:class:`Received`), whichever endpoint it came through, and applied to an
+in-memory store (PATCHes through :func:`pareis.datahub.patch.apply_patch`, as GMS's templates do).
+
+Faults: :meth:`FakeGms.fail_next` answers the next *n* ingestion requests with a status and a DataHub-shaped
+error body (Rest.li's ``{exceptionClass, message, status, stackTrace}``); ``token`` makes every request
+without ``Authorization: Bearer <token>`` a 401.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Self
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from datahub.emitter.serialization_helper import pre_json_transform
+
+from pareis.datahub.patch import apply_patch
+
+EMITTER_PROPERTIES = ("clientId", "clientVersion")
+"""System-metadata properties acryl's REST emitter adds on its own; not part of what Pareis proposed."""
+
+
+@dataclass(frozen=True)
+class Received:
+    """One proposal in normal form: the aspect (or patch document) and system metadata as parsed JSON."""
+
+    entity_type: str
+    entity_urn: str
+    change_type: str
+    aspect_name: str
+    aspect: Any
+    system_metadata: dict[str, Any]
+
+
+def normal_form(obj: dict[str, Any]) -> Received:
+    """A proposal from its Rest.li JSON (``pre_json_transform(mcp.to_obj())``) in normal form."""
+    aspect = obj.get("aspect") or {}
+    value = aspect.get("value")
+    return Received(
+        entity_type=obj["entityType"],
+        entity_urn=obj["entityUrn"],
+        change_type=obj.get("changeType", "UPSERT"),
+        aspect_name=obj["aspectName"],
+        aspect=json.loads(value) if isinstance(value, str | bytes) else value,
+        system_metadata=_system_metadata(obj.get("systemMetadata")),
+    )
+
+
+def received_from(mcp: Any) -> Received:
+    """A proposal object (wrapper or raw class) in normal form, as GMS would receive it."""
+    return normal_form(pre_json_transform(mcp.to_obj()))
+
+
+def _system_metadata(value: dict[str, Any] | None) -> dict[str, Any]:
+    out = {k: v for k, v in (value or {}).items() if v is not None}
+    properties = {k: v for k, v in (out.get("properties") or {}).items() if k not in EMITTER_PROPERTIES}
+    if properties:
+        out["properties"] = properties
+    else:
+        out.pop("properties", None)
+    return out
+
+
+class FakeGms:
+    """Use as a context manager; ``url`` is the server root (no trailing slash)."""
+
+    def __init__(self, *, version: str = "v1.2.0", token: str | None = None) -> None:
+        self.version = version
+        self.token = token
+        self._lock = threading.Lock()
+        self._received: list[Received] = []
+        self._store: dict[tuple[str, str], Any] = {}
+        self._paths: list[str] = []
+        self._faults: list[tuple[int, str, dict[str, str]]] = []
+        self._server: ThreadingHTTPServer | None = None
+
+    def __enter__(self) -> Self:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def _serve(self) -> None:
+                fake._serve(self)
+
+            do_GET = do_POST = do_PATCH = do_DELETE = _serve
+
+            def setup(self) -> None:
+                super().setup()
+                # Headers and body leave in two writes; without this, Nagle + delayed ACK add ~40 ms a request.
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, name="fake-gms", daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None, "server not started"
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    # --- what tests read and inject ---------------------------------------------------------------------------
+    @property
+    def received(self) -> list[Received]:
+        with self._lock:
+            return list(self._received)
+
+    @property
+    def paths(self) -> list[str]:
+        """The method and path of every request, in arrival order (e.g. ``POST /aspects``)."""
+        with self._lock:
+            return list(self._paths)
+
+    def aspect(self, urn: str, aspect_name: str) -> Any:
+        """The current value of an aspect after every accepted proposal; None when never written."""
+        with self._lock:
+            return self._store.get((urn, aspect_name))
+
+    def fail_next(self, status: int, *, times: int = 1, message: str = "", retry_after: str | None = None) -> None:
+        """Answer the next ``times`` ingestion requests with ``status`` and a DataHub error body."""
+        headers = {"Retry-After": retry_after} if retry_after is not None else {}
+        with self._lock:
+            self._faults.extend([(status, message or f"fake failure {status}", headers)] * times)
+
+    # --- serving ------------------------------------------------------------------------------------------------
+    def _serve(self, request: BaseHTTPRequestHandler) -> None:
+        parts = urlsplit(request.path)
+        query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+        length = int(request.headers.get("Content-Length") or 0)
+        body = request.rfile.read(length) if length else b""
+        with self._lock:
+            self._paths.append(f"{request.command} {parts.path}")
+        if self.token is not None and request.headers.get("Authorization") != f"Bearer {self.token}":
+            return _reply(request, 401, _error(401, "Unauthorized to perform this action. Please check your token."))
+        if request.command == "GET" and parts.path == "/config":
+            return _reply(request, 200, self._config())
+        fault = self._take_fault()
+        if fault is not None:
+            status, message, headers = fault
+            return _reply(request, status, _error(status, message), headers)
+        try:
+            proposals = self._parse(request.command, parts.path, query, body)
+        except (KeyError, ValueError, TypeError) as exc:
+            return _reply(request, 400, _error(400, f"malformed request: {exc!r}"))
+        if proposals is None:
+            return _reply(request, 404, _error(404, f"no such endpoint {request.command} {parts.path}"))
+        for proposal in proposals:
+            self._accept(proposal)
+        if parts.path.startswith("/openapi/"):
+            return _reply(request, 200, [{"urn": p.entity_urn, p.aspect_name: {}} for p in proposals])
+        return _reply(request, 200, {"value": proposals[0].entity_urn if proposals else None})
+
+    def _config(self) -> dict[str, Any]:
+        return {
+            "noCode": "true",
+            "patchCapable": True,
+            "versions": {"acryldata/datahub": {"version": self.version, "commit": "0" * 40}},
+            "datahub": {"serverType": "quickstart", "serverEnv": "core"},
+        }
+
+    def _take_fault(self) -> tuple[int, str, dict[str, str]] | None:
+        with self._lock:
+            return self._faults.pop(0) if self._faults else None
+
+    def _parse(self, method: str, path: str, query: dict[str, str], body: bytes) -> list[Received] | None:
+        payload = json.loads(body or b"null")
+        if method == "POST" and path == "/aspects" and query.get("action") == "ingestProposal":
+            return [normal_form(payload["proposal"])]
+        if method == "POST" and path == "/aspects" and query.get("action") == "ingestProposalBatch":
+            return [normal_form(p) for p in payload["proposals"]]
+        prefix = "/openapi/v3/entity/"
+        if method in ("POST", "PATCH") and path.startswith(prefix) and "/" not in path[len(prefix) :]:
+            entity_type = unquote(path[len(prefix) :])
+            return [_openapi(entity_type, method, item) for item in payload]
+        return None
+
+    def _accept(self, proposal: Received) -> None:
+        key = (proposal.entity_urn, proposal.aspect_name)
+        with self._lock:
+            self._received.append(proposal)
+            if proposal.change_type == "PATCH":
+                self._store[key] = apply_patch(proposal.aspect_name, self._store.get(key), proposal.aspect)
+            else:
+                self._store[key] = proposal.aspect
+
+
+def _openapi(entity_type: str, method: str, item: dict[str, Any]) -> Received:
+    urn = item["urn"]
+    (aspect_name,) = (k for k in item if k != "urn")
+    entry = item[aspect_name]
+    value = entry["value"]
+    if method == "PATCH" and isinstance(value, dict) and set(value) == {"patch"}:
+        value = value["patch"]  # the emitter wraps a bare list of operations; Rest.li carries it as is
+    return Received(
+        entity_type=entity_type,
+        entity_urn=urn,
+        change_type="PATCH" if method == "PATCH" else "UPSERT",
+        aspect_name=aspect_name,
+        aspect=value,
+        system_metadata=_system_metadata(entry.get("systemMetadata")),
+    )
+
+
+def _error(status: int, message: str) -> dict[str, Any]:
+    return {
+        "exceptionClass": "com.linkedin.restli.server.RestLiServiceException",
+        "stackTrace": f"com.linkedin.restli.server.RestLiServiceException [HTTP Status:{status}]: {message}",
+        "message": message,
+        "status": status,
+    }
+
+
+def _reply(request: BaseHTTPRequestHandler, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+    body = json.dumps(payload).encode()
+    request.send_response(status)
+    request.send_header("Content-Type", "application/json")
+    request.send_header("Content-Length", str(len(body)))
+    for name, value in (headers or {}).items():
+        request.send_header(name, value)
+    request.end_headers()
+    request.wfile.write(body)
