@@ -84,11 +84,16 @@ def description(facts: IncidentFacts) -> str:
 
 
 def update_comment(changes: Mapping[str, tuple[Any, Any]]) -> str:
-    """One line per changed fact: ``name: old → new`` for values, ``+added -removed`` for lists."""
+    """One line per changed fact: ``name: old → new`` for values, ``+added -removed`` for lists.
+
+    ``blast`` values are digests (see :func:`pareis.core.lifecycle.summary`), so only the fact of a change is said.
+    """
     lines = ["Pareis updated this incident:"]
     for name in sorted(changes):
         old, new = changes[name]
-        if isinstance(old, list) and isinstance(new, list):
+        if name == "blast":  # compared by digest: say that it moved, the tag lines say how
+            lines.append("- blast: the affected columns, features or models changed")
+        elif isinstance(old, list) and isinstance(new, list):
             added = [_item(x) for x in new if x not in old]
             removed = [_item(x) for x in old if x not in new]
             parts = [f"+{x}" for x in added] + [f"-{x}" for x in removed]

@@ -16,7 +16,7 @@ from typing import Any
 
 from pareis.core.contamination import GroupContamination, ModelVersion, Verdict, contamination
 from pareis.core.impact import BlastRadius, ModelImpact, Severity
-from pareis.core.runs import AssertionRun
+from pareis.core.runs import AssertionRun, ResultType
 from pareis.core.window import IncidentWindow
 
 TAG_AT_RISK = "urn:li:tag:pareis-at-risk"
@@ -70,6 +70,17 @@ class IncidentFacts:
         return self.severity.priority
 
     @property
+    def source_assertion(self) -> str | None:
+        """The assertion whose FAILURE run opened the incident (``incidentInfo.source.sourceUrn``); the first
+        in URN order when several failed at that millisecond."""
+        openers = sorted(
+            run.assertion
+            for run in self.window.runs
+            if run.timestamp_ms == self.window.first_failure_ms and run.result is ResultType.FAILURE
+        )
+        return openers[0] if openers else (self.window.assertions[0] if self.window.assertions else None)
+
+    @property
     def contaminated_versions(self) -> tuple[str, ...]:
         return tuple(sorted(v.urn for group in self.contamination for v in group.contaminated))
 
@@ -89,6 +100,7 @@ class IncidentFacts:
             "priority": self.priority,
             "retrain": [[urn, status.value] for urn, status in self.retrain],
             "severity": self.severity.value,
+            "source_assertion": self.source_assertion,
             "window": self.window.to_json(),
         }
 

@@ -163,8 +163,10 @@ def step(
         status = Status.RESOLVED
         newer = [w for w in windows if w.first_failure_ms > current.first_failure_ms]
     elif status is Status.RESOLVED and tracked is not None:
-        healed = tracked.published["healed_ms"]
-        newer = [w for w in windows if w.is_open or w.first_failure_ms >= healed]
+        # Any failure now is new; a healed window is new only if it began after the resolved one healed.
+        healed = tracked.published.get("healed_ms")
+        after = healed if isinstance(healed, int) else tracked.key_ms + 1
+        newer = [w for w in windows if w.is_open or w.first_failure_ms >= after]
     else:
         newer = list(windows)
     for window in newer:
@@ -239,7 +241,7 @@ def _update(tracked: Tracked, facts: IncidentFacts, now_ms: int, out: list[Inten
             tags_add=tuple(sorted(new_risk - old_risk)),
             tags_remove=tuple(sorted(old_risk - new_risk)),
             retrain=_retrain_changes(old, facts),
-            comment=incident_text.update_comment({k: (old.get(k), new[k]) for k in changed if k != "blast"}),
+            comment=incident_text.update_comment({k: (old.get(k), new[k]) for k in changed}),
         )
     )
     return Tracked(tracked.urn, tracked.key_ms, tracked.opened_at_ms, tracked.revision + 1, new)

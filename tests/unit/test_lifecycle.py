@@ -366,3 +366,45 @@ def test_intents_serialise_with_their_kind_and_tag() -> None:
     assert data["kind"] == "open" and data["incident"] == incident_urn(DS, 100)
     assert data["facts"]["severity"] == "HIGH" and data["facts"]["priority"] == 1
     assert TAG_AT_RISK == "urn:li:tag:pareis-at-risk"
+
+
+def test_a_late_failure_after_resolved_opens_a_new_incident() -> None:
+    engine = Engine()
+    engine.feed(run(A, 100, F))
+    engine.feed(run(A, 200, S))
+    assert engine.state.status is Status.RESOLVED and engine.state.floor_ms == 201
+    [opened] = engine.feed(run(B, 150, F))  # older than the floor: counts through B's seed
+    assert isinstance(opened, Open)
+    assert opened.facts.urn == incident_urn(DS, 150) and opened.facts.window.is_open
+    assert opened.facts.window.assertions == (B,) and opened.facts.window.last_success_ms is None
+
+
+def test_reopening_under_the_same_urn_continues_its_revisions() -> None:
+    engine = Engine()
+    engine.feed(run(A, 100, F))
+    [resolved] = engine.feed(run(A, 200, S))
+    [opened] = engine.feed(run(B, 100, F))  # late, at the very ms the resolved incident began
+    assert opened.facts.urn == resolved.facts.urn == incident_urn(DS, 100)
+    assert (opened.revision, opened.effect_id) == (2, effect_id(incident_urn(DS, 100), "open", 2))
+
+
+def test_the_source_assertion_is_the_one_whose_failure_opened_the_incident() -> None:
+    engine = Engine()
+    engine.feed(run(A, 100, S))
+    engine.history.record(run(A, 200, S))
+    [opened] = engine.feed(run(B, 200, F))
+    assert opened.facts.source_assertion == B
+    [update] = engine.feed(run(A, 300, F))
+    assert update.facts.source_assertion == B and update.facts.window.assertions == (A, B)
+    assert update.to_json()["facts"]["source_assertion"] == B
+
+
+def test_a_blast_radius_change_alone_is_an_update_that_says_so() -> None:
+    engine = Engine()
+    engine.feed(run(A, 100, F))
+    wider = replace(BLAST[A], columns=(*BLAST[A].columns, f"urn:li:schemaField:({DS},amount_eur)"))
+    engine.blast = {**BLAST, A: wider}
+    [update] = engine.feed(run(A, 200, F))
+    assert isinstance(update, Update)
+    assert update.changed == ("blast",)
+    assert "blast: the affected columns, features or models changed" in update.comment
