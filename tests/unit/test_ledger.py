@@ -1,0 +1,126 @@
+"""The effect ledger contract, for the in-memory ledger and (integration) the Redis one; Redis error mapping."""
+
+from __future__ import annotations
+
+import socket
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from pareis.errors import Fatal, Retriable
+from pareis.store.ledger import EffectLedger, MemoryLedger
+from pareis.store.ledger_redis import RedisLedger
+
+LedgerFactory = Callable[[], EffectLedger]
+
+
+@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.integration)])
+def new_ledger(request: pytest.FixtureRequest) -> Iterator[LedgerFactory]:
+    """Builds ledgers on one store: each call is another process's view of the same ledger."""
+    if request.param == "memory":
+        shared = MemoryLedger()
+        yield lambda: shared
+        return
+    client: redis.Redis = request.getfixturevalue("redis_client")
+    prefix = f"test:pareis:ledger:{uuid.uuid4().hex}:"
+    yield lambda: RedisLedger(client, prefix=prefix, ttl_s=3600)
+    for key in client.scan_iter(match=prefix + "*"):
+        client.delete(key)
+
+
+def test_an_unrecorded_effect_is_not_seen(new_ledger: LedgerFactory) -> None:
+    assert new_ledger().seen("effect-1/jira") is False
+
+
+def test_a_recorded_effect_is_seen_by_every_view(new_ledger: LedgerFactory) -> None:
+    new_ledger().record("effect-1/jira")
+
+    assert new_ledger().seen("effect-1/jira") is True
+    assert new_ledger().seen("effect-1/slack") is False
+    assert new_ledger().seen("effect-2/jira") is False
+
+
+def test_recording_twice_is_harmless(new_ledger: LedgerFactory) -> None:
+    ledger = new_ledger()
+    ledger.record("effect-1/linear")
+    ledger.record("effect-1/linear")
+
+    assert ledger.seen("effect-1/linear") is True
+
+
+def test_ids_with_any_characters_are_kept_apart(new_ledger: LedgerFactory) -> None:
+    ledger = new_ledger()
+    ledger.record("urn:li:incident:pareis-(a,b)/open *")
+
+    assert ledger.seen("urn:li:incident:pareis-(a,b)/open *") is True
+    assert ledger.seen("urn:li:incident:pareis-(a,b)/open") is False
+
+
+def test_an_empty_id_is_refused(new_ledger: LedgerFactory) -> None:
+    with pytest.raises(ValueError):
+        new_ledger().record("")
+
+
+def test_implementations_satisfy_the_protocol(new_ledger: LedgerFactory) -> None:
+    assert isinstance(new_ledger(), EffectLedger)
+
+
+@pytest.mark.integration
+def test_redis_entries_expire_after_the_ttl(redis_client: redis.Redis) -> None:
+    prefix = f"test:pareis:ledger:{uuid.uuid4().hex}:"
+    RedisLedger(redis_client, prefix=prefix, ttl_s=600).record("effect-1/jira")
+    try:
+        ttl = redis_client.ttl(prefix + "effect-1/jira")
+        assert 0 < int(ttl) <= 600  # type: ignore[arg-type]
+    finally:
+        redis_client.delete(prefix + "effect-1/jira")
+
+
+def test_redis_unreachable_is_retriable() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    client = redis.Redis(host="127.0.0.1", port=port, socket_connect_timeout=2, retry=Retry(NoBackoff(), 0))
+
+    with pytest.raises(Retriable):
+        RedisLedger(client).seen("effect-1/jira")
+    with pytest.raises(Retriable):
+        RedisLedger(client).record("effect-1/jira")
+
+
+class Refusing:
+    """A Redis client whose every command fails with ``error``."""
+
+    def __init__(self, error: redis.RedisError) -> None:
+        self.error = error
+
+    def exists(self, *names: Any) -> int:
+        raise self.error
+
+    def set(self, *args: Any, **kwargs: Any) -> bool:
+        raise self.error
+
+
+@pytest.mark.parametrize(
+    ("error", "kind"),
+    [
+        (redis.ConnectionError("reset by peer"), Retriable),
+        (redis.TimeoutError("timed out"), Retriable),
+        (redis.BusyLoadingError("loading the dataset"), Retriable),
+        (redis.ReadOnlyError("You can't write against a read only replica."), Retriable),
+        (redis.AuthenticationError("invalid password"), Fatal),
+        (redis.ResponseError("WRONGTYPE Operation against a key holding the wrong kind of value"), Fatal),
+    ],
+)
+def test_redis_errors_map_to_retriable_or_fatal(error: redis.RedisError, kind: type[Exception]) -> None:
+    ledger = RedisLedger(Refusing(error))  # type: ignore[arg-type]
+
+    with pytest.raises(kind) as caught:
+        ledger.record("effect-1/jira")
+
+    assert caught.value.__cause__ is error
