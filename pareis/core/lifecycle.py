@@ -9,8 +9,10 @@ after RESOLVED opens a new incident. Each step recomputes the dataset's incident
   healed → :class:`Resolve`, then every later incident is opened (and resolved at once if already healed).
 * CLEAR / RESOLVED: every incident newer than the last resolved one is opened (and resolved if healed).
 
-So the state is only a record of what was told to the world: a duplicate signal, or a replay of the same
-signals over the same history, emits nothing new, and a stale state catches up on its next signal. Identity:
+On the first signal of a dataset whose history already holds incidents, each is opened (and resolved) in
+turn: a backfill. So the state is only a record of what was told to the world: a duplicate signal, or a
+replay of the same signals over the same history, emits nothing new, and a stale state catches up on its
+next signal. Identity:
 the incident URN is a guid of (dataset, ``first_failure_ms`` when opened); effect ids are (URN, kind,
 revision), the revision counting the intents of that incident. ``now_ms`` only stamps ``at_ms`` and the
 opened/resolved times; pass the signal's log time (not the wall clock) to keep replays byte-identical.
