@@ -150,8 +150,9 @@ def test_more_failures_update_only_what_changed() -> None:
     assert (update.revision, update.effect_id) == (1, effect_id(incident_urn(DS, 200), "update", 1))
     assert update.tags_add == update.tags_remove == update.retrain == ()
     assert "failed_rows: 12 → 30" in update.comment
-    # Same facts again (a failure without a new count keeps the latest count unknown → a change; then none).
+    # A failure without a count makes the latest count unknown (a change); the same once more changes nothing.
     [update] = engine.feed(run(A, 400, F))
+    assert isinstance(update, Update)
     assert update.changed == ("failed_rows",) and update.facts.window.failed_rows is None
     assert engine.feed(run(A, 500, F)) == ()
 
@@ -281,6 +282,7 @@ def test_resolve_then_open_when_the_active_incident_healed_before_a_new_one() ->
 def test_no_blast_radius_known_still_opens_with_severity_none() -> None:
     engine = Engine(blast={})
     [opened] = engine.feed(run(A, 100, F))
+    assert isinstance(opened, Open)
     assert (opened.facts.severity, opened.facts.priority) == (Severity.NONE, 3)
     assert opened.tags_add == () and opened.facts.contamination == () and opened.facts.retrain == ()
 
