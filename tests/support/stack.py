@@ -1,0 +1,266 @@
+"""The local stack as the test fixtures see it: where each service is, starting ours when needed, and checks.
+
+Each ``*_endpoint`` function returns where a service answers, either the one named by its override variable
+(``PAREIS_TEST_KAFKA_BOOTSTRAP``, ``PAREIS_TEST_REDIS_URL``, ``PAREIS_TEST_POSTGRES_DSN``; ours is then never
+started) or ours, started with ``deploy/local/stack.sh up <service>`` (a no-op that re-checks readiness when it
+already runs). Either way the service is asked a real question before the endpoint is returned; any failure
+raises :class:`StackError` whose message carries the script's output and the tail of the service's log. The
+fixtures turn that into ``pytest.fail``: a required service that can't be had fails the tests, never skips them.
+
+Nothing here runs at import time, so unit tests that import the package never touch a service.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message
+from confluent_kafka.admin import AdminClient
+
+REPO_DIR = Path(__file__).resolve().parents[2]
+STACK_SCRIPT = REPO_DIR / "deploy" / "local" / "stack.sh"
+LOG_DIR = REPO_DIR / ".stack" / "logs"
+
+KAFKA_ENV = "PAREIS_TEST_KAFKA_BOOTSTRAP"
+REDIS_ENV = "PAREIS_TEST_REDIS_URL"
+POSTGRES_ENV = "PAREIS_TEST_POSTGRES_DSN"
+
+LOCAL_KAFKA = "127.0.0.1:9092"
+LOCAL_REDIS = "redis://127.0.0.1:6379"
+LOCAL_POSTGRES = "postgresql://pareis:pareis@127.0.0.1:5432/pareis"
+
+REDIS_TEST_DB = 15
+"""The Redis database the fixtures flush and hand out, unless the override URL names one."""
+
+# A cold start may fetch the Kafka jars and apt-get install Redis or Postgres; stay under pytest-timeout's 600 s
+# so that the failure is ours, with the log tail, rather than a bare timeout.
+STACK_UP_TIMEOUT_S = 540.0
+CHECK_TIMEOUT_S = 15.0
+
+T = TypeVar("T")
+
+
+class StackError(RuntimeError):
+    """A service of the test stack can't be started or doesn't answer; the message says why."""
+
+
+class NewTopic(Protocol):
+    """The ``new_topic`` fixture: ``new_topic(partitions=1, **config) -> name`` creates a fresh topic."""
+
+    def __call__(self, partitions: int = 1, **config: str) -> str: ...
+
+
+def log_tail(service: str, lines: int = 40) -> str:
+    """The last ``lines`` lines of ``.stack/logs/<service>.log``, or a note that there is none."""
+    path = LOG_DIR / f"{service}.log"
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return f"(no log at {path})"
+    return f"---- last {lines} lines of {path} ----\n" + "\n".join(text.splitlines()[-lines:])
+
+
+def stack_up(service: str) -> None:
+    """Run ``deploy/local/stack.sh up <service>``; raise :class:`StackError` with its output on failure."""
+    command = [str(STACK_SCRIPT), "up", service]
+    try:
+        done = subprocess.run(
+            command,
+            cwd=REPO_DIR,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=STACK_UP_TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise StackError(
+            f"`{' '.join(command)}` did not finish within {STACK_UP_TIMEOUT_S:.0f}s\n{log_tail(service)}"
+        ) from exc
+    if done.returncode != 0:
+        raise StackError(
+            f"`{' '.join(command)}` failed with exit code {done.returncode}\n"
+            f"{done.stdout}{done.stderr}\n{log_tail(service)}"
+        )
+
+
+def _checked(service: str, env: str, endpoint: str, check: Callable[[str], None]) -> str:
+    """Ask ``check`` whether ``endpoint`` answers; raise :class:`StackError` naming where it came from."""
+    try:
+        check(endpoint)
+    except Exception as exc:
+        origin = f"from {env}" if os.environ.get(env) else "started by deploy/local/stack.sh"
+        tail = "" if os.environ.get(env) else f"\n{log_tail(service)}"
+        raise StackError(f"{service} at {endpoint} ({origin}) does not answer: {exc!r}{tail}") from exc
+    return endpoint
+
+
+@functools.cache
+def kafka_endpoint() -> str:
+    """Bootstrap servers of a Kafka that answers metadata requests (cached for the process)."""
+    override = os.environ.get(KAFKA_ENV)
+    if not override:
+        stack_up("kafka")
+    return _checked("kafka", KAFKA_ENV, override or LOCAL_KAFKA, check_kafka)
+
+
+@functools.cache
+def redis_endpoint() -> str:
+    """URL of a Redis server that answers PING, with the test database in its path (cached)."""
+    override = os.environ.get(REDIS_ENV)
+    if not override:
+        stack_up("redis")
+    url = with_redis_db(override or LOCAL_REDIS, REDIS_TEST_DB)
+    return _checked("redis", REDIS_ENV, url, check_redis)
+
+
+@functools.cache
+def postgres_endpoint() -> str:
+    """DSN of a PostgreSQL server that answers ``select 1`` (cached)."""
+    override = os.environ.get(POSTGRES_ENV)
+    if not override:
+        stack_up("postgres")
+    return _checked("postgres", POSTGRES_ENV, override or LOCAL_POSTGRES, check_postgres)
+
+
+def with_redis_db(url: str, db: int) -> str:
+    """``url`` with database ``db`` in its path, unless the URL already names a database."""
+    parts = urlsplit(url)
+    if parts.path.strip("/"):
+        return url
+    return urlunsplit(parts._replace(path=f"/{db}"))
+
+
+def check_kafka(bootstrap: str) -> None:
+    """Raise unless a metadata request to ``bootstrap`` lists at least one broker."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    metadata = admin.list_topics(timeout=CHECK_TIMEOUT_S)
+    if not metadata.brokers:
+        raise StackError("metadata lists no broker")
+
+
+def check_redis(url: str) -> None:
+    """Raise unless the Redis server at ``url`` answers PING."""
+    import redis
+
+    with redis.Redis.from_url(url, socket_timeout=CHECK_TIMEOUT_S) as client:
+        if not client.ping():
+            raise StackError("PING did not answer PONG")
+
+
+def check_postgres(dsn: str) -> None:
+    """Raise unless the server at ``dsn`` answers ``select 1``."""
+    import psycopg
+
+    with psycopg.connect(dsn, connect_timeout=int(CHECK_TIMEOUT_S)) as conn:
+        row = conn.execute("select 1").fetchone()
+        if row != (1,):
+            raise StackError(f"select 1 returned {row!r}")
+
+
+def wait_for(what: str, probe: Callable[[], T | None], timeout: float = 30.0, interval: float = 0.1) -> T:
+    """Poll ``probe`` until it returns something other than None or False, and return that.
+
+    Raises ``TimeoutError`` naming ``what`` after ``timeout`` seconds. A readiness poll with a deadline, for the
+    places where a fixed sleep would otherwise stand in for synchronisation.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        result = probe()
+        if result is not None and result is not False:
+            return result
+        if time.monotonic() >= deadline:
+            raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)
+
+
+def create_topic(admin: AdminClient, name: str, partitions: int, config: dict[str, str]) -> None:
+    """Create ``name`` and wait until the cluster's metadata shows every partition with a leader."""
+    from confluent_kafka.admin import NewTopic as KafkaNewTopic
+
+    futures = admin.create_topics(
+        [KafkaNewTopic(name, num_partitions=partitions, replication_factor=1, config=config)],
+        operation_timeout=CHECK_TIMEOUT_S,
+    )
+    futures[name].result(timeout=CHECK_TIMEOUT_S)
+
+    def ready() -> bool:
+        topic = admin.list_topics(topic=name, timeout=CHECK_TIMEOUT_S).topics.get(name)
+        return (
+            topic is not None
+            and topic.error is None
+            and len(topic.partitions) == partitions
+            and all(p.leader >= 0 for p in topic.partitions.values())
+        )
+
+    wait_for(f"topic {name} to have {partitions} partitions with leaders", ready)
+
+
+def delete_topics(admin: AdminClient, names: list[str]) -> None:
+    """Delete ``names``, waiting for the broker to accept; errors other than 'already gone' are raised."""
+    if not names:
+        return
+    futures = admin.delete_topics(names, operation_timeout=CHECK_TIMEOUT_S)
+    for name, future in futures.items():
+        try:
+            future.result(timeout=CHECK_TIMEOUT_S)
+        except KafkaException as exc:
+            if "UNKNOWN_TOPIC_OR_PART" not in str(exc):
+                raise StackError(f"could not delete topic {name}: {exc}") from exc
+
+
+def consume(consumer: Consumer, count: int, timeout: float = 30.0) -> list[Message]:
+    """Poll ``consumer`` until ``count`` messages (errors excluded) arrived; raise TimeoutError otherwise.
+
+    Partition EOF events are skipped; any other consumer error is raised as :class:`StackError`.
+    """
+    messages: list[Message] = []
+    deadline = time.monotonic() + timeout
+    while len(messages) < count:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError(f"got {len(messages)} of {count} messages within {timeout}s")
+        message = consumer.poll(min(remaining, 1.0))
+        if message is None:
+            continue
+        error = message.error()
+        if error is not None:
+            if error.code() == KafkaError._PARTITION_EOF:  # informational, not a failure
+                continue
+            raise StackError(f"consumer error: {error}")
+        messages.append(message)
+    return messages
+
+
+def read_to_end(consumer: Consumer, partitions: int, timeout: float = 30.0) -> list[Message]:
+    """Every message ``consumer`` can read until each of its ``partitions`` partitions reports end-of-partition.
+
+    The consumer must be configured with ``enable.partition.eof=True`` and subscribed to (or assigned) one topic
+    of ``partitions`` partitions. Use it once the producers are done, to assert on everything a topic holds
+    (with ``read_committed``, the end is the last stable offset) without a fixed wait. Raises TimeoutError.
+    """
+    messages: list[Message] = []
+    at_end: set[int | None] = set()
+    deadline = time.monotonic() + timeout
+    while len(at_end) < partitions:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError(f"{len(at_end)} of {partitions} partitions read to the end within {timeout}s")
+        message = consumer.poll(min(remaining, 1.0))
+        if message is None:
+            continue
+        error = message.error()
+        if error is None:
+            messages.append(message)
+        elif error.code() == KafkaError._PARTITION_EOF:
+            at_end.add(message.partition())
+        else:
+            raise StackError(f"consumer error: {error}")
+    return messages
