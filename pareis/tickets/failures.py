@@ -17,6 +17,7 @@ from __future__ import annotations
 import email.utils
 import time
 from collections.abc import Mapping
+from typing import Any
 
 from pareis.errors import Fatal, PareisError, Poison, Retriable
 
@@ -77,3 +78,17 @@ def for_status(tool: str, status: int, headers: Mapping[str, str], body: str, *,
     if status == 401:
         return Unauthorized(tool, status, body)
     return Rejected(tool, status, body, what=what)
+
+
+def dig(tool: str, value: Any, *path: str | int) -> Any:
+    """``value[path[0]][path[1]]…``; an answer without that part is :class:`~pareis.errors.Retriable` (a proxy's
+    stray page or a half-deployed API: pausing loses nothing, and the lag makes it visible)."""
+    for step in path:
+        try:
+            value = value[step]
+        except (KeyError, IndexError, TypeError):
+            value = None
+        if value is None:
+            where = "".join(f"[{s!r}]" for s in path)
+            raise Retriable(f"{tool} answered without {where}")
+    return value

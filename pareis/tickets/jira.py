@@ -22,7 +22,7 @@ import httpx
 
 from pareis.config import JiraSettings
 from pareis.errors import Fatal, Retriable
-from pareis.tickets.failures import Rejected, for_status
+from pareis.tickets.failures import Rejected, dig, for_status
 from pareis.tickets.port import IncidentTicket, TicketRef, marker, urn_digest
 
 API = "/rest/api/3"
@@ -85,14 +85,14 @@ class JiraTicketer:
             "labels": ["pareis", self.label(incident.incident_urn)],
         }
         created = self._request("POST", f"{API}/issue", json={"fields": fields})
-        return self._ref(created["key"])
+        return self._ref(dig("jira", created, "key"))
 
     def find(self, incident_urn: str) -> TicketRef | None:
         project = self._project.replace("\\", "\\\\").replace('"', '\\"')
         jql = f'project = "{project}" AND labels = "{self.label(incident_urn)}" ORDER BY created ASC'
         found = self._request("GET", f"{API}/search/jql", params={"jql": jql, "fields": "summary", "maxResults": "1"})
         issues = found.get("issues") or []
-        return self._ref(issues[0]["key"]) if issues else None
+        return self._ref(dig("jira", issues, 0, "key")) if issues else None
 
     def comment(self, ticket: TicketRef, text: str) -> None:
         self._request("POST", f"{API}/issue/{_key(ticket)}/comment", json={"body": adf(text)})
@@ -108,7 +108,9 @@ class JiraTicketer:
         for transition in transitions:
             target = str((transition.get("to") or {}).get("name", ""))
             if self._done in (str(transition.get("name", "")).casefold(), target.casefold()):
-                self._request("POST", f"{API}/issue/{key}/transitions", json={"transition": {"id": transition["id"]}})
+                self._request(
+                    "POST", f"{API}/issue/{key}/transitions", json={"transition": {"id": dig("jira", transition, "id")}}
+                )
                 return
         names = sorted(str(t.get("name")) for t in transitions)
         raise Rejected("jira", 200, f"available transitions: {names}", what=f"no transition {self._done!r} on {key}")
@@ -116,7 +118,7 @@ class JiraTicketer:
     def _ref(self, key: str) -> TicketRef:
         return TicketRef(self.tool, key, f"{self._base}/browse/{key}")
 
-    def _request(self, method: str, path: str, **kwargs: Any) -> Any:
+    def _request(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
         try:
             response = self._http.request(
                 method, self._base + path, auth=self._auth, headers={"Accept": "application/json"}, **kwargs
@@ -128,9 +130,12 @@ class JiraTicketer:
         if not response.content:
             return {}
         try:
-            return response.json()
+            answer = response.json()
         except ValueError as error:  # a proxy's HTML page with a 200: the service is not really there
             raise Retriable(f"jira answered non-JSON to {method} {path}") from error
+        if not isinstance(answer, dict):  # every endpoint used here answers an object
+            raise Retriable(f"jira answered {type(answer).__name__} to {method} {path}")
+        return answer
 
 
 def _key(ticket: TicketRef) -> str:

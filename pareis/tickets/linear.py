@@ -28,7 +28,7 @@ import httpx
 from pareis.config import LinearSettings
 from pareis.core.impact import Severity
 from pareis.errors import Fatal, PareisError, Retriable
-from pareis.tickets.failures import Rejected, Unauthorized, for_status, header, retry_after_seconds
+from pareis.tickets.failures import Rejected, Unauthorized, dig, for_status, header, retry_after_seconds
 from pareis.tickets.port import IncidentTicket, TicketRef, marker
 
 PRIORITY = {Severity.HIGH: 2, Severity.MEDIUM: 3, Severity.LOW: 4, Severity.NONE: 0}
@@ -104,45 +104,50 @@ class LinearTicketer:
             "priority": PRIORITY[incident.severity],
         }
         try:
-            created = self._graphql(CREATE, {"input": fields})["issueCreate"]
+            created = dig("linear", self._graphql(CREATE, {"input": fields}), "issueCreate")
         except Rejected:
             # An earlier create may have landed without our hearing back: the id is then taken, by our issue.
             existing = self.find(incident.incident_urn)
             if existing is not None:
                 return existing
             raise
-        return self._ref(_succeeded(created, "issueCreate")["issue"])
+        return self._ref(dig("linear", _succeeded(created, "issueCreate"), "issue"))
 
     def find(self, incident_urn: str) -> TicketRef | None:
         variables = {"filter": {"id": {"eq": self.issue_id(incident_urn)}}, "first": 1}
-        nodes = self._graphql(FIND, variables)["issues"]["nodes"]
+        nodes = dig("linear", self._graphql(FIND, variables), "issues", "nodes")
         return self._ref(nodes[0]) if nodes else None
 
     def comment(self, ticket: TicketRef, text: str) -> None:
-        result = self._graphql(COMMENT, {"input": {"issueId": _id(ticket), "body": text}})["commentCreate"]
+        result = dig(
+            "linear", self._graphql(COMMENT, {"input": {"issueId": _id(ticket), "body": text}}), "commentCreate"
+        )
         _succeeded(result, "commentCreate")
 
     def close(self, ticket: TicketRef, text: str) -> None:
-        nodes = self._graphql(FIND, {"filter": {"id": {"eq": _id(ticket)}}, "first": 1})["issues"]["nodes"]
+        nodes = dig(
+            "linear", self._graphql(FIND, {"filter": {"id": {"eq": _id(ticket)}}, "first": 1}), "issues", "nodes"
+        )
         if not nodes:
             raise Rejected("linear", 200, "", what=f"no issue {ticket.id}")
         if (nodes[0].get("state") or {}).get("type") in _CLOSED:
             return
         self.comment(ticket, text)
-        result = self._graphql(UPDATE, {"id": _id(ticket), "input": {"stateId": self._completed()}})["issueUpdate"]
+        update = {"id": _id(ticket), "input": {"stateId": self._completed()}}
+        result = dig("linear", self._graphql(UPDATE, update), "issueUpdate")
         _succeeded(result, "issueUpdate")
 
     def _completed(self) -> str:
         if self._completed_state is None:
             wanted = {"team": {"id": {"eq": self._team_id}}, "type": {"eq": "completed"}}
-            nodes = self._graphql(STATES, {"filter": wanted})["workflowStates"]["nodes"]
+            nodes = dig("linear", self._graphql(STATES, {"filter": wanted}), "workflowStates", "nodes")
             if not nodes:
                 raise Fatal(f"linear: team {self._team_id} has no workflow state of type 'completed'")
-            self._completed_state = str(min(nodes, key=lambda s: s.get("position", 0))["id"])
+            self._completed_state = str(dig("linear", min(nodes, key=lambda s: s.get("position", 0)), "id"))
         return self._completed_state
 
     def _ref(self, issue: dict[str, Any]) -> TicketRef:
-        return TicketRef(self.tool, str(issue["id"]), issue.get("url"))
+        return TicketRef(self.tool, str(dig("linear", issue, "id")), issue.get("url"))
 
     def _graphql(self, query: str, variables: dict[str, Any]) -> dict[str, Any]:
         try:

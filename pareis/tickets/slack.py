@@ -25,7 +25,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 
 from pareis.config import SlackSettings
 from pareis.errors import Fatal, PareisError, Retriable
-from pareis.tickets.failures import Rejected, Unauthorized, for_status
+from pareis.tickets.failures import Rejected, Unauthorized, dig, for_status
 from pareis.tickets.port import IncidentTicket, TicketRef, marker
 
 EVENT_TYPE = "pareis_incident"
@@ -77,7 +77,7 @@ class SlackTicketer:
                 unfurl_links=False,
             )
         )
-        return TicketRef(self.tool, f"{response['channel']}/{response['ts']}")
+        return TicketRef(self.tool, f"{dig('slack', response.data, 'channel')}/{dig('slack', response.data, 'ts')}")
 
     def find(self, incident_urn: str) -> TicketRef | None:
         oldest = f"{self._clock() - self._lookback_s:.6f}"
@@ -86,7 +86,7 @@ class SlackTicketer:
             page = self._history_page(oldest, cursor)
             for message in page.get("messages") or []:
                 if _urn_of(message) == incident_urn:
-                    return TicketRef(self.tool, f"{self._channel}/{message['ts']}")
+                    return TicketRef(self.tool, f"{self._channel}/{dig('slack', message, 'ts')}")
             cursor = (page.get("response_metadata") or {}).get("next_cursor") or None
             if not page.get("has_more") or cursor is None:
                 return None

@@ -201,3 +201,19 @@ def test_slack_ratelimited_is_retriable_with_retry_after() -> None:
 
     assert slept == [30.0]
     assert slack.count() == 1
+
+
+def test_a_success_answer_without_what_the_api_documents_is_retriable(subject: Tool) -> None:
+    hollow = {
+        "slack": Reply.json(200, {"ok": True}),
+        "jira": Reply.json(201, {"self": "somewhere"}),
+        "linear": Reply.json(200, {"data": {"issueCreate": {"success": True}}}),
+    }[subject.name]
+    creating = {"slack": b"chat.postMessage", "jira": b"POST /rest/api/3/issue", "linear": b"PareisIssueCreate"}
+    marker = creating[subject.name]
+    server(subject).fail_next(
+        hollow.status, reply=hollow, when=lambda r: marker in f"{r.method} {r.path}".encode() + r.body
+    )
+
+    with pytest.raises(Retriable):
+        subject.ticketer.open(INCIDENT)
