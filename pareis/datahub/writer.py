@@ -17,12 +17,15 @@ What to write comes from :mod:`pareis.datahub.incident_writes` (incident intents
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Protocol, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
 from datahub.emitter.mcp import MetadataChangeProposalWrapper
 from datahub.metadata.schema_classes import MetadataChangeProposalClass
 
 from pareis.kafka.records import OutRecord
+
+if TYPE_CHECKING:
+    from pareis.datahub.registry import SchemaSource
 
 Mcp: TypeAlias = MetadataChangeProposalWrapper | MetadataChangeProposalClass
 """A proposal: a wrapper (full aspect, UPSERT) or acryl's raw class (what its PATCH builders produce)."""
@@ -76,6 +79,13 @@ class KafkaWriter:
     def __init__(self, encoder: McpEncoder, topic: str = DEFAULT_MCP_TOPIC) -> None:
         self._encoder = encoder
         self.topic = topic
+
+    @classmethod
+    def from_source(cls, source: SchemaSource, topic: str = DEFAULT_MCP_TOPIC) -> KafkaWriter:
+        """A writer encoding with :class:`pareis.datahub.codec.Encoder` over ``source`` (registry or vendored)."""
+        from pareis.datahub.codec import Encoder
+
+        return cls(Encoder(source, topic), topic)
 
     def write(self, mcps: Sequence[Mcp]) -> tuple[OutRecord, ...]:
         return tuple(self.record(mcp) for mcp in mcps)

@@ -51,7 +51,7 @@ def normal_form(obj: dict[str, Any]) -> Received:
         change_type=obj.get("changeType", "UPSERT"),
         aspect_name=obj["aspectName"],
         aspect=json.loads(value) if isinstance(value, str | bytes) else value,
-        system_metadata=_system_metadata(obj.get("systemMetadata")),
+        system_metadata=normal_system_metadata(obj.get("systemMetadata")),
     )
 
 
@@ -60,7 +60,7 @@ def received_from(mcp: Any) -> Received:
     return normal_form(pre_json_transform(mcp.to_obj()))
 
 
-def _system_metadata(value: dict[str, Any] | None) -> dict[str, Any]:
+def normal_system_metadata(value: dict[str, Any] | None) -> dict[str, Any]:
     out = {k: v for k, v in (value or {}).items() if v is not None}
     properties = {k: v for k, v in (out.get("properties") or {}).items() if k not in EMITTER_PROPERTIES}
     if properties:
@@ -104,7 +104,8 @@ class FakeGms:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, name="fake-gms", daemon=True).start()
+        serve = self._server.serve_forever
+        threading.Thread(target=serve, kwargs={"poll_interval": 0.02}, name="fake-gms", daemon=True).start()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -217,7 +218,7 @@ def _openapi(entity_type: str, method: str, item: dict[str, Any]) -> Received:
         change_type="PATCH" if method == "PATCH" else "UPSERT",
         aspect_name=aspect_name,
         aspect=value,
-        system_metadata=_system_metadata(entry.get("systemMetadata")),
+        system_metadata=normal_system_metadata(entry.get("systemMetadata")),
     )
 
 
