@@ -15,7 +15,7 @@ from pareis.datahub.definitions import definition_mcps
 from pareis.datahub.incident_writes import intent_mcps
 from pareis.datahub.registry import VendoredSchemaSource
 from pareis.datahub.rest import RestWriter
-from pareis.datahub.writer import DatahubWriter, KafkaWriter, MemoryWriter, Mcp
+from pareis.datahub.writer import DatahubWriter, KafkaWriter, Mcp, MemoryWriter
 from tests.support.fake_gms import FakeGms, Received, normal_system_metadata, received_from
 from tests.unit.test_writer_scenario import SETTINGS, story
 
