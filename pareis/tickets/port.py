@@ -65,6 +65,9 @@ class Ticketer(Protocol):
     * :meth:`comment` adds ``text`` to the ticket.
     * :meth:`close` adds ``text`` and moves the ticket to its tool's done state; closing a closed ticket changes
       nothing.
+
+    Only ``open`` is idempotent by itself. A comment, or a close's text, is posted again if the same call is
+    repeated (the effect ledger prevents that, except when a crash falls between the post and the ledger record).
     """
 
     @property
