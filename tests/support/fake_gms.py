@@ -6,9 +6,10 @@ emitter picks from ``/config`` (OpenAPI from 1.0.1 on, as acryl's SDK decides). 
 recorded in one normal form (:class:`Received`), whichever endpoint it came through, and applied to an
 in-memory store (PATCHes through :func:`pareis.datahub.patch.apply_patch`, as GMS's templates do).
 
-Faults: :meth:`FakeGms.fail_next` answers the next *n* ingestion requests with a status and a DataHub-shaped
-error body (Rest.li's ``{exceptionClass, message, status, stackTrace}``); ``token`` makes every request
-without ``Authorization: Bearer <token>`` a 401.
+Faults: :meth:`FakeGms.fail_next` answers the next *n* requests (``/config`` included) with a status and a
+DataHub-shaped error body (Rest.li's ``{exceptionClass, message, status, stackTrace}``); ``token`` makes every
+request without ``Authorization: Bearer <token>`` a 401; ``gms=False`` answers ``/config`` as DataHub's
+frontend does (no ``noCode``), which the emitter takes for a wrong URL.
 """
 
 from __future__ import annotations
@@ -73,14 +74,15 @@ def normal_system_metadata(value: dict[str, Any] | None) -> dict[str, Any]:
 class FakeGms:
     """Use as a context manager; ``url`` is the server root (no trailing slash)."""
 
-    def __init__(self, *, version: str = "v1.2.0", token: str | None = None) -> None:
+    def __init__(self, *, version: str = "v1.2.0", token: str | None = None, gms: bool = True) -> None:
         self.version = version
         self.token = token
+        self.gms = gms
         self._lock = threading.Lock()
         self._received: list[Received] = []
         self._store: dict[tuple[str, str], Any] = {}
         self._paths: list[str] = []
-        self._faults: list[tuple[int, str, dict[str, str]]] = []
+        self._faults: list[tuple[int, str, dict[str, str]] | None] = []
         self._server: ThreadingHTTPServer | None = None
 
     def __enter__(self) -> Self:
@@ -137,11 +139,14 @@ class FakeGms:
         with self._lock:
             return self._store.get((urn, aspect_name))
 
-    def fail_next(self, status: int, *, times: int = 1, message: str = "", retry_after: str | None = None) -> None:
-        """Answer the next ``times`` ingestion requests with ``status`` and a DataHub error body."""
+    def fail_next(
+        self, status: int, *, times: int = 1, after: int = 0, message: str = "", retry_after: str | None = None
+    ) -> None:
+        """Serve ``after`` requests normally, then answer ``times`` requests with ``status`` and an error body."""
         headers = {"Retry-After": retry_after} if retry_after is not None else {}
+        fault = (status, message or f"fake failure {status}", headers)
         with self._lock:
-            self._faults.extend([(status, message or f"fake failure {status}", headers)] * times)
+            self._faults.extend([None] * after + [fault] * times)
 
     # --- serving ------------------------------------------------------------------------------------------------
     def _serve(self, request: BaseHTTPRequestHandler) -> None:
@@ -153,12 +158,12 @@ class FakeGms:
             self._paths.append(f"{request.command} {parts.path}")
         if self.token is not None and request.headers.get("Authorization") != f"Bearer {self.token}":
             return _reply(request, 401, _error(401, "Unauthorized to perform this action. Please check your token."))
-        if request.command == "GET" and parts.path == "/config":
-            return _reply(request, 200, self._config())
         fault = self._take_fault()
         if fault is not None:
             status, message, headers = fault
             return _reply(request, status, _error(status, message), headers)
+        if request.command == "GET" and parts.path == "/config":
+            return _reply(request, 200, self._config())
         try:
             proposals = self._parse(request.command, parts.path, query, body)
         except (KeyError, ValueError, TypeError) as exc:
@@ -172,6 +177,8 @@ class FakeGms:
         return _reply(request, 200, {"value": proposals[0].entity_urn if proposals else None})
 
     def _config(self) -> dict[str, Any]:
+        if not self.gms:
+            return {"config": {"appVersion": self.version}}
         return {
             "noCode": "true",
             "patchCapable": True,
