@@ -45,7 +45,6 @@ from datahub.specific.aspect_helpers.tags import HasTagsPatch
 from pareis.config import DatahubSettings
 from pareis.core.incident_text import iso
 from pareis.core.intents import TAG_AT_RISK, IncidentFacts, Intent, Open, Resolve, RetrainStatus, Update
-from pareis.core.runs import ResultType
 from pareis.datahub import postmortem
 from pareis.datahub.definitions import CONTAMINATION, RETRAIN_STATUS
 from pareis.datahub.marks import stamp, system_metadata
@@ -104,24 +103,13 @@ def incident_info(intent: Intent, settings: DatahubSettings, *, models_on_incide
         entities=[facts.dataset, *(_models(facts) if models_on_incident else [])],
         priority=facts.priority,
         status=status,
-        source=IncidentSourceClass(type=IncidentSourceTypeClass.ASSERTION_FAILURE, sourceUrn=source_assertion(facts)),
+        source=IncidentSourceClass(type=IncidentSourceTypeClass.ASSERTION_FAILURE, sourceUrn=facts.source_assertion),
         startedAt=window.first_failure_ms,
         created=stamp(settings, window.first_failure_ms),
     )
     return MetadataChangeProposalWrapper(
         entityUrn=facts.urn, aspect=info, systemMetadata=system_metadata(settings, intent.effect_id, intent.at_ms)
     )
-
-
-def source_assertion(facts: IncidentFacts) -> str | None:
-    """The assertion whose FAILURE began the incident (the first by URN when several failed at once)."""
-    window = facts.window
-    first = sorted(
-        r.assertion for r in window.runs if r.result is ResultType.FAILURE and r.timestamp_ms == window.first_failure_ms
-    )
-    if first:
-        return first[0]
-    return window.assertions[0] if window.assertions else None
 
 
 def tag_patches(
