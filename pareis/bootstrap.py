@@ -11,7 +11,8 @@ import importlib
 import os
 import signal
 import threading
-from collections.abc import Collection, Sequence
+import time
+from collections.abc import Callable, Collection, Sequence
 from types import FrameType
 from typing import TYPE_CHECKING
 
@@ -30,7 +31,9 @@ from pareis.telemetry.metrics import RuntimeMetrics
 
 if TYPE_CHECKING:
     from pareis.datahub.changelog import ChangeLog
+    from pareis.datahub.gms import LoggedChange
     from pareis.datahub.registry import SchemaSource
+    from pareis.replay import Replayer, Sink
 
 ROLE_NAMES = ("lineage", "assertions", "incidents", "effects")
 EXIT_FATAL = 1
@@ -169,3 +172,47 @@ def _install_signal_handlers(stop: threading.Event, grace_s: float) -> None:
 def _grace_exceeded(grace_s: float) -> None:
     log.error("roles did not stop within the grace period; exiting", grace_s=grace_s)
     os._exit(EXIT_GRACE_EXCEEDED)
+
+
+# --- replay ---------------------------------------------------------------------------------------------------------
+def replayer(
+    settings: Settings,
+    sink: Sink,
+    *,
+    default_ms: int,
+    speed: float = 0.0,
+    sleep: Callable[[float], None] | None = None,
+    on_change: Callable[[LoggedChange, str], None] | None = None,
+) -> Replayer:
+    """A :class:`~pareis.replay.Replayer` publishing to ``sink`` with the codec and topics of ``settings``.
+
+    With a schema registry configured, the change-log subjects are registered as DataHub's emitters do.
+    """
+    from pareis.datahub.aspects import is_timeseries
+    from pareis.datahub.codec import Encoder
+    from pareis.datahub.gms import ChangeLogEmulator
+    from pareis.datahub.registry import RegistrySchemaSource, VendoredSchemaSource
+    from pareis.replay import Replayer, proposal_clock
+
+    topics = settings.kafka.topics
+    url = settings.kafka.schema_registry_url
+    source = (
+        RegistrySchemaSource.connect(url, auto_register=True) if url else VendoredSchemaSource(topics.mcl_timeseries)
+    )
+    return Replayer(
+        emulator=ChangeLogEmulator(is_timeseries),
+        encoder=Encoder(source),
+        sink=sink,
+        topics={"versioned": topics.mcl_versioned, "timeseries": topics.mcl_timeseries},
+        clock=proposal_clock(default_ms),
+        speed=speed,
+        sleep=sleep or time.sleep,
+        on_change=on_change,
+    )
+
+
+def kafka_sink(settings: Settings) -> Sink:
+    """A publisher to the configured brokers (idempotent, acks=all)."""
+    from pareis.kafka.publisher import KafkaPublisher
+
+    return KafkaPublisher(settings.kafka.bootstrap_servers, settings.kafka.properties)

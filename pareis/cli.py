@@ -32,5 +32,16 @@ def run(
     raise typer.Exit(bootstrap.run(roles, settings))
 
 
+def _register() -> None:
+    from pareis.commands.replay import replay
+
+    app.command("replay")(replay)
+
+
 def main() -> None:
+    _register()
     app()
+
+
+if __name__ == "__main__":
+    main()

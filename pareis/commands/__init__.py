@@ -1,0 +1,1 @@
+"""CLI commands, one module per command family; pareis/cli.py registers them."""
