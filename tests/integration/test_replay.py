@@ -29,9 +29,8 @@ SAMPLE = Path(__file__).resolve().parents[2] / "deploy" / "demo" / "sample" / "t
 
 
 def consume_all(bootstrap: str, topic: str, group: str, expected: int) -> list[tuple[bytes, bytes]]:
-    consumer = Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest", "enable.auto.commit": False}
-    )
+    config = {"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest"}
+    consumer = Consumer({**config, "enable.auto.commit": False})
     consumer.subscribe([topic])
     out: list[tuple[bytes, bytes]] = []
     try:
@@ -85,7 +84,8 @@ def test_replay_command_publishes_with_datahub_internal_ids(
 ) -> None:
     versioned, timeseries = new_topic(), new_topic()
     command = [sys.executable, "-m", "pareis.cli", "replay", str(SAMPLE)]
-    command += ["--bootstrap-servers", kafka_bootstrap, "--versioned-topic", versioned, "--timeseries-topic", timeseries]
+    command += ["--bootstrap-servers", kafka_bootstrap, "--versioned-topic", versioned]
+    command += ["--timeseries-topic", timeseries]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, env={**os.environ}, check=False)
     assert done.returncode == 0, done.stderr
     decoder = Decoder(VendoredSchemaSource(timeseries))

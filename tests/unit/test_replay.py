@@ -182,7 +182,7 @@ def test_speed_paces_on_the_proposals_own_clock(tmp_path: Path) -> None:
 def test_unreadable_files_name_the_file(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
-    with pytest.raises(MetadataFileError, match="bad.json"):
+    with pytest.raises(MetadataFileError, match=r"bad\.json"):
         list(read_proposals([bad]))
     with pytest.raises(MetadataFileError, match="no such file"):
         list(read_proposals([tmp_path / "missing.json"]))
