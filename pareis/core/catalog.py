@@ -1,0 +1,167 @@
+"""Typed, batched reads of what the lineage index knows about entities: assertions, features, models, model
+versions, training runs, flags. Built on :class:`~pareis.core.graph.LineageView`; each function asks the view a
+fixed number of batched questions, whatever the number of URNs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from pareis.core.contamination import ModelVersion, trained_at
+from pareis.core.graph import Attr, LineageView, Query, Rel, union
+
+
+@dataclass(frozen=True)
+class AssertionDef:
+    """What an assertion checks. ``columns`` empty: the whole of each dataset."""
+
+    urn: str
+    datasets: tuple[str, ...]
+    columns: tuple[str, ...]
+    type: str | None
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """One model version (``mlModel``) as indexed; times in ms, None when unknown."""
+
+    urn: str
+    features: tuple[str, ...]
+    groups: tuple[str, ...]
+    version_sets: tuple[str, ...]
+    training_runs: tuple[str, ...]
+    version: str | None
+    created_ms: int | None
+    version_created_ms: int | None
+    removed: bool
+    deprecated: bool
+
+    @property
+    def group(self) -> str | None:
+        """Its model group: the first ``groups`` entry, else the version set."""
+        return (self.groups or self.version_sets or (None,))[0]
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """A training run (``dataProcessInstance``) or job: when it started, what it read, wrote and trained."""
+
+    urn: str
+    started_ms: int | None
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    trained: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Flags:
+    removed: bool
+    deprecated: bool
+
+
+def _ms(value: str | None) -> int | None:
+    return int(value) if value is not None and value.lstrip("-").isdigit() else None
+
+
+def assertions(view: LineageView, urns: Iterable[str]) -> dict[str, AssertionDef]:
+    """Definitions of the assertions the index knows; unknown URNs are absent from the result."""
+    nodes = sorted(set(urns))
+    targets, fields = view.lookup([Query(Rel.ASSERTS, nodes), Query(Rel.ASSERTS_COLUMN, nodes)])
+    attrs = view.attributes([n for n in nodes if targets[n] or fields[n]])
+    return {
+        n: AssertionDef(n, tuple(sorted(targets[n])), tuple(sorted(fields[n])), attrs[n].get(Attr.ASSERTION_TYPE))
+        for n in attrs
+    }
+
+
+def assertions_on(view: LineageView, datasets: Iterable[str]) -> dict[str, frozenset[str]]:
+    """The assertions checking each dataset (whole, or through one of its columns named in the definition)."""
+    return dict(view.lookup([Query(Rel.ASSERTS, sorted(set(datasets)), True)])[0])
+
+
+def feature_sources(view: LineageView, features: Iterable[str]) -> dict[str, frozenset[str]]:
+    """The declared sources (column or dataset URNs) of each feature."""
+    return dict(view.lookup([Query(Rel.FEATURE_SOURCE, sorted(set(features)), True)])[0])
+
+
+def flags(view: LineageView, urns: Iterable[str]) -> dict[str, Flags]:
+    """Soft-deletion (``status.removed``) and deprecation of each entity."""
+    attrs = view.attributes(sorted(set(urns)))
+    return {n: Flags(a.get(Attr.REMOVED) == "true", a.get(Attr.DEPRECATED) == "true") for n, a in attrs.items()}
+
+
+def models(view: LineageView, urns: Iterable[str]) -> dict[str, ModelInfo]:
+    """Every model asked for (unknown ones come back empty)."""
+    nodes = sorted(set(urns))
+    feats, groups, sets, trained_by = view.lookup(
+        [
+            Query(Rel.FEATURE_MODEL, nodes, True),
+            Query(Rel.MODEL_GROUP, nodes),
+            Query(Rel.VERSION_OF, nodes),
+            Query(Rel.TRAINS, nodes, True),
+        ]
+    )
+    attrs = view.attributes(nodes)
+    out = {}
+    for n in nodes:
+        a = attrs[n]
+        out[n] = ModelInfo(
+            urn=n,
+            features=tuple(sorted(feats[n])),
+            groups=tuple(sorted(groups[n])),
+            version_sets=tuple(sorted(sets[n])),
+            training_runs=tuple(sorted(trained_by[n])),
+            version=a.get(Attr.VERSION_TAG) or a.get(Attr.MODEL_VERSION),
+            created_ms=_ms(a.get(Attr.MODEL_CREATED_MS)),
+            version_created_ms=_ms(a.get(Attr.VERSION_CREATED_MS)),
+            removed=a.get(Attr.REMOVED) == "true",
+            deprecated=a.get(Attr.DEPRECATED) == "true",
+        )
+    return out
+
+
+def runs(view: LineageView, urns: Iterable[str]) -> dict[str, RunInfo]:
+    """Every run or job asked for (unknown ones come back empty)."""
+    nodes = sorted(set(urns))
+    reads, writes, trains = view.lookup(
+        [Query(Rel.READS, nodes, True), Query(Rel.WRITES, nodes), Query(Rel.TRAINS, nodes)]
+    )
+    attrs = view.attributes(nodes)
+    return {
+        n: RunInfo(
+            n,
+            _ms(attrs[n].get(Attr.RUN_STARTED_MS)),
+            tuple(sorted(reads[n])),
+            tuple(sorted(writes[n])),
+            tuple(sorted(trains[n])),
+        )
+        for n in nodes
+    }
+
+
+def group_members(view: LineageView, groups: Iterable[str]) -> dict[str, frozenset[str]]:
+    """The models of each model group or version set."""
+    nodes = sorted(set(groups))
+    by_group, by_set = view.lookup([Query(Rel.MODEL_GROUP, nodes, True), Query(Rel.VERSION_OF, nodes, True)])
+    return {n: by_group[n] | by_set[n] for n in nodes}
+
+
+def model_versions(view: LineageView, urns: Iterable[str]) -> dict[str, ModelVersion]:
+    """The §2.3 view of each model: group, version label, and training time — the start of its (latest-starting)
+    training run, else ``mlModelProperties.created``, else the ``versionProperties`` time."""
+    infos = models(view, urns)
+    started = runs(view, union({m: frozenset(i.training_runs) for m, i in infos.items()}))
+    out = {}
+    for m, info in infos.items():
+        starts = [s for r in info.training_runs if (s := started[r].started_ms) is not None]
+        when = trained_at(max(starts, default=None), info.created_ms, info.version_created_ms)
+        out[m] = ModelVersion(urn=m, group=info.group, version=info.version, trained_at_ms=when)
+    return out
+
+
+def versions_by_group(view: LineageView, groups: Iterable[str]) -> Mapping[str, tuple[ModelVersion, ...]]:
+    """Every known version of each group, for :func:`pareis.core.contamination.contamination`."""
+    members = group_members(view, groups)
+    versions = model_versions(view, union(members))
+    return {g: tuple(versions[m] for m in sorted(ms)) for g, ms in members.items()}
