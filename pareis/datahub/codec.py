@@ -32,6 +32,7 @@ from pareis.datahub import schemas
 from pareis.datahub.aspects import JSON_CONTENT_TYPE, pegasus_json
 from pareis.datahub.changelog import ChangeLog, Header, PlatformEvent
 from pareis.datahub.prefix import BadAvro, HeaderReader, compile_header_reader
+from pareis.datahub.record_reader import RecordReader, compile_record_reader
 from pareis.datahub.registry import SchemaSource
 from pareis.errors import DecodeError, Origin, Poison
 
@@ -48,6 +49,7 @@ class _Plan:
     reader: dict[str, Any] | None  # None: the writer is the current schema, no resolution needed
     header: HeaderReader | None
     header_error: str | None
+    compiled: RecordReader | None  # the compiled reader when no resolution is needed, else fastavro
 
 
 class Decoder:
@@ -108,15 +110,23 @@ class Decoder:
         plan = self._plans.get(sid) or self._plan(sid, origin)
         if plan.writer.kind != kind:
             raise DecodeError("unknown-schema", f"schema id {sid} is {plan.writer.kind}, not {kind}", origin)
-        body = io.BytesIO(value)
-        body.seek(FRAME_HEADER)
-        try:
-            record = schemaless_reader(body, plan.writer.parsed, plan.reader)
-        except Exception as exc:  # fastavro raises EOFError, IndexError, ValueError, StopIteration, … on bad bytes
-            raise DecodeError("avro", f"schema id {sid}: {_describe(exc)}", origin) from exc
-        if not isinstance(record, dict):
-            raise DecodeError("unknown-schema", f"schema id {sid} does not describe a record", origin)
-        left = len(value) - body.tell()
+        if plan.compiled is not None:
+            try:
+                record, end = plan.compiled(value, FRAME_HEADER)
+            except (BadAvro, IndexError, ValueError) as exc:
+                raise DecodeError("avro", f"schema id {sid}: {_describe(exc)}", origin) from exc
+        else:
+            body = io.BytesIO(value)
+            body.seek(FRAME_HEADER)
+            try:
+                decoded = schemaless_reader(body, plan.writer.parsed, plan.reader)
+            except Exception as exc:  # fastavro raises EOFError, IndexError, ValueError, StopIteration, … on bad bytes
+                raise DecodeError("avro", f"schema id {sid}: {_describe(exc)}", origin) from exc
+            if not isinstance(decoded, dict):
+                raise DecodeError("unknown-schema", f"schema id {sid} does not describe a record", origin)
+            record = decoded
+            end = body.tell()
+        left = len(value) - end
         if left:
             raise DecodeError("avro", f"schema id {sid}: {left} bytes left after the record", origin)
         return record, sid
@@ -141,7 +151,13 @@ class Decoder:
                 header = compile_header_reader(writer.parsed)
             except (ValueError, BadAvro) as exc:
                 header_error = str(exc)
-        plan = _Plan(writer, reader, header, header_error)
+        compiled: RecordReader | None = None
+        if reader is None:
+            try:
+                compiled = compile_record_reader(writer.parsed)
+            except ValueError:  # logical or recursive types: fastavro reads those
+                compiled = None
+        plan = _Plan(writer, reader, header, header_error, compiled)
         self._plans[sid] = plan
         return plan
 

@@ -1,0 +1,183 @@
+"""The second half of the hot path: a full-record reader compiled per writer schema.
+
+The lineage role decodes every message it keeps; fastavro's generic reader spends most of that time walking the
+schema value by value (bench/codec.py: ~3× the cost of this reader on a realistic MCL). :func:`compile_record_reader`
+emits straight-line Python for one writer schema — one inlined block per value, unions of null decided on one
+byte — and compiles it once. It returns exactly what ``fastavro.schemaless_reader(fo, writer)`` returns (records as
+dicts, unions unwrapped, enums as symbol strings, bytes as bytes); tests pin that equivalence.
+
+It covers the case where no schema resolution is needed (the writer *is* the current schema). The codec keeps
+fastavro for everything else: legacy writers resolved into the current shape, and schemas with logical types.
+Field names and enum symbols reach the generated source only as ``repr`` literals or namespace tuples.
+
+A reader raises :class:`~pareis.datahub.prefix.BadAvro`, ``IndexError`` or ``ValueError`` on malformed input.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+from typing import Any
+
+from pareis.datahub.prefix import BadAvro, read_long
+
+RecordReader = Callable[[bytes, int], tuple[dict[str, Any], int]]
+_PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
+
+
+class _Emitter:
+    """Accumulates the generated source; ``value`` emits the code reading one value into a local."""
+
+    def __init__(self, named: dict[str, Any]) -> None:
+        self.named = named
+        self.lines: list[str] = []
+        self.namespace: dict[str, Any] = {
+            "read_long": read_long,
+            "BadAvro": BadAvro,
+            "unpack_float": struct.Struct("<f").unpack_from,
+            "unpack_double": struct.Struct("<d").unpack_from,
+        }
+        self.counter = 0
+        self.active: set[str] = set()
+
+    def fresh(self, prefix: str = "v") -> str:
+        self.counter += 1
+        return f"{prefix}{self.counter}"
+
+    def emit(self, depth: int, line: str) -> None:
+        self.lines.append("    " * depth + line)
+
+    def long(self, depth: int, target: str) -> None:
+        self.emit(depth, "b = buf[pos]")
+        self.emit(depth, "if b < 0x80:")
+        self.emit(depth + 1, "pos += 1")
+        self.emit(depth + 1, f"{target} = (b >> 1) ^ -(b & 1)")
+        self.emit(depth, "else:")
+        self.emit(depth + 1, f"{target}, pos = read_long(buf, pos)")
+
+    def sized(self, depth: int, target: str, size: str) -> None:
+        self.emit(depth, f"end = pos + {size}")
+        self.emit(depth, f"if {size} < 0 or end > size:")
+        self.emit(depth + 1, f'raise BadAvro("%d bytes at byte %d run past the end" % ({size}, pos))')
+        self.emit(depth, f"{target} = buf[pos:end]")
+        self.emit(depth, "pos = end")
+
+    def value(self, schema: Any, depth: int, target: str) -> None:
+        if isinstance(schema, list):
+            self.union(schema, depth, target)
+        elif isinstance(schema, str) and schema in self.named:
+            self.value(self.named[schema], depth, target)
+        elif isinstance(schema, str):
+            self.primitive(schema, depth, target)
+        elif "logicalType" in schema:
+            raise ValueError(f"logical type {schema['logicalType']!r} is left to fastavro")
+        elif schema["type"] in _PRIMITIVES:
+            self.primitive(schema["type"], depth, target)
+        elif schema["type"] in ("record", "error"):
+            self.record(schema, depth, target)
+        elif schema["type"] == "enum":
+            symbols = self.fresh("symbols")
+            self.namespace[symbols] = tuple(str(s) for s in schema["symbols"])
+            index = self.fresh("n")
+            self.long(depth, index)
+            self.emit(depth, f"if not 0 <= {index} < {len(schema['symbols'])}:")
+            self.emit(depth + 1, f'raise BadAvro("enum index %d" % {index})')
+            self.emit(depth, f"{target} = {symbols}[{index}]")
+        elif schema["type"] == "fixed":
+            self.sized(depth, target, str(int(schema["size"])))
+        elif schema["type"] in ("array", "map"):
+            self.blocks(schema, depth, target)
+        else:
+            raise ValueError(f"unknown Avro type {schema['type']!r}")
+
+    def primitive(self, name: str, depth: int, target: str) -> None:
+        if name == "null":
+            self.emit(depth, f"{target} = None")
+        elif name == "boolean":
+            self.emit(depth, f"{target} = buf[pos] != 0")
+            self.emit(depth, "pos += 1")
+        elif name in ("int", "long"):
+            self.long(depth, target)
+        elif name in ("float", "double"):
+            width = 4 if name == "float" else 8
+            self.emit(depth, f"if pos + {width} > size:")
+            self.emit(depth + 1, 'raise BadAvro("number runs past the end")')
+            self.emit(depth, f"{target} = unpack_{name}(buf, pos)[0]")
+            self.emit(depth, f"pos += {width}")
+        elif name in ("bytes", "string"):
+            length = self.fresh("n")
+            self.long(depth, length)
+            self.sized(depth, target, length)
+            if name == "string":
+                self.emit(depth, f"{target} = {target}.decode()")
+        else:
+            raise ValueError(f"unknown Avro type {name!r}")
+
+    def union(self, branches: list[Any], depth: int, target: str) -> None:
+        index = self.fresh("u")
+        if branches and branches[0] == "null":
+            # Branch 0 of a nullable field is the single byte 0x00: decide without a varint.
+            self.emit(depth, "if buf[pos] == 0:")
+            self.emit(depth + 1, "pos += 1")
+            self.emit(depth + 1, f"{target} = None")
+            self.emit(depth, "else:")
+            depth += 1
+        self.long(depth, index)
+        first = 1 if branches and branches[0] == "null" else 0
+        for i in range(first, len(branches)):
+            self.emit(depth, f"{'if' if i == first else 'elif'} {index} == {i}:")
+            self.value(branches[i], depth + 1, target)
+        self.emit(depth, "else:")
+        self.emit(depth + 1, f'raise BadAvro("union branch %d of {len(branches)}" % {index})')
+
+    def record(self, schema: dict[str, Any], depth: int, target: str) -> None:
+        name = str(schema.get("name", ""))
+        if name in self.active:
+            raise ValueError(f"recursive type {name!r} is left to fastavro")
+        self.active.add(name)
+        slots = []
+        for f in schema["fields"]:
+            slot = self.fresh()
+            self.value(f["type"], depth, slot)
+            slots.append(f"{str(f['name'])!r}: {slot}")
+        self.emit(depth, f"{target} = {{{', '.join(slots)}}}")
+        self.active.discard(name)
+
+    def blocks(self, schema: dict[str, Any], depth: int, target: str) -> None:
+        is_map = schema["type"] == "map"
+        count, item, key = self.fresh("c"), self.fresh(), self.fresh("k")
+        self.emit(depth, f"{target} = {{}}" if is_map else f"{target} = []")
+        self.emit(depth, "while True:")
+        self.long(depth + 1, count)
+        self.emit(depth + 1, f"if {count} == 0:")
+        self.emit(depth + 2, "break")
+        self.emit(depth + 1, f"if {count} < 0:")  # a negative count is followed by the block's byte size
+        self.emit(depth + 2, f"{count} = -{count}")
+        self.long(depth + 2, "_")
+        # Every item takes at least one byte in DataHub's schemas; a larger count is corruption.
+        self.emit(depth + 1, f"if {count} > size - pos:")
+        self.emit(depth + 2, f'raise BadAvro("block of %d items in %d bytes" % ({count}, size - pos))')
+        self.emit(depth + 1, f"for _ in range({count}):")
+        if is_map:
+            self.primitive("string", depth + 2, key)
+        self.value(schema["values"] if is_map else schema["items"], depth + 2, item)
+        self.emit(depth + 2, f"{target}[{key}] = {item}" if is_map else f"{target}.append({item})")
+
+
+def compile_record_reader(writer: dict[str, Any]) -> RecordReader:
+    """Compile the reader of a fastavro-parsed record schema.
+
+    The reader takes ``(buf, pos)`` — the whole frame and the offset of the Avro body — and returns the record
+    (as fastavro would) and the position after it. Raises ValueError for schemas it leaves to fastavro (logical
+    types, recursive types).
+    """
+    if writer.get("type") != "record":
+        raise ValueError("not a record schema")
+    emitter = _Emitter(writer.get("__named_schemas", {}))
+    emitter.emit(0, "def read_record(buf, pos):")
+    emitter.emit(1, "size = len(buf)")
+    emitter.record(writer, 1, "record")
+    emitter.emit(1, "return record, pos")
+    exec(compile("\n".join(emitter.lines), "<pareis record reader>", "exec"), emitter.namespace)  # see docstring
+    reader: RecordReader = emitter.namespace["read_record"]
+    return reader
