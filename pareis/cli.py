@@ -33,8 +33,10 @@ def run(
 
 
 def _register() -> None:
+    from pareis.commands.demo import demo
     from pareis.commands.replay import replay
 
+    app.command("demo")(demo)
     app.command("replay")(replay)
 
 
