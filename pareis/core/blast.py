@@ -29,6 +29,7 @@ from pareis.core.fieldpath import canonical_column, column_urn, feature_name, pa
 from pareis.core.graph import (
     LineageView,
     Memo,
+    Names,
     Query,
     Rel,
     closure,
@@ -36,7 +37,6 @@ from pareis.core.graph import (
     dataset_children,
     downstream_columns,
     related,
-    same_name,
     sibling_columns,
     siblings_of,
     union,
@@ -201,9 +201,10 @@ def _features(
     datasets = with_columns | table_level
     by_source = related(view, Rel.FEATURE_SOURCE, datasets)
     schemas = columns_of(view, [d for d in datasets if by_source[d]])
-    for d in sorted(datasets):
+    for d in sorted(d for d in datasets if by_source[d]):
+        names = Names(schemas[d])
         for f in by_source[d]:
-            named = same_name(feature_name(f), schemas[d])
+            named = names.match(feature_name(f))
             if named and affected.intersection(named):
                 mark(f, "column")
             elif not named and d in with_columns:

@@ -174,13 +174,21 @@ def columns_of(view: LineageView, datasets: Iterable[str]) -> Adjacency:
     return related(view, Rel.HAS_COLUMN, datasets)
 
 
-def same_name(path: str, candidates: Iterable[str]) -> list[str]:
-    """Columns among ``candidates`` named ``path``: the exact match, else every case-insensitive one."""
-    by_path = {path_of(c): c for c in candidates}
-    if path in by_path:
-        return [by_path[path]]
-    folded = path.casefold()
-    return sorted(c for p, c in by_path.items() if p.casefold() == folded)
+class Names:
+    """The columns of one dataset by name, for same-name matching (siblings, feature names)."""
+
+    def __init__(self, columns: Iterable[str]) -> None:
+        self.exact: dict[str, str] = {}
+        self.folded: dict[str, list[str]] = {}
+        for c in sorted(columns):
+            path = path_of(c)
+            self.exact[path] = c
+            self.folded.setdefault(path.casefold(), []).append(c)
+
+    def match(self, path: str) -> list[str]:
+        """The column named ``path`` exactly, else every column named so case-insensitively."""
+        hit = self.exact.get(path)
+        return [hit] if hit is not None else list(self.folded.get(path.casefold(), ()))
 
 
 def sibling_columns(view: LineageView, columns: Iterable[str]) -> dict[str, frozenset[str]]:
@@ -193,12 +201,13 @@ def sibling_columns(view: LineageView, columns: Iterable[str]) -> dict[str, froz
     parents = {c: parent_of(c) for c in cols}
     sibs = siblings_of(view, parents.values())
     schemas = columns_of(view, union(sibs))
+    names = {s: Names(schema) for s, schema in schemas.items() if schema}
     out: dict[str, frozenset[str]] = {}
     for c in cols:
         path = path_of(c)
         found: set[str] = set()
         for s in sibs[parents[c]]:
-            found.update(same_name(path, schemas[s]) if schemas[s] else [column_urn(s, path)])
+            found.update(names[s].match(path) if s in names else [column_urn(s, path)])
         out[c] = frozenset(found)
     return out
 
