@@ -17,6 +17,7 @@ Pure functions; errors are :class:`ValueError` with the offending URN.
 
 from __future__ import annotations
 
+import functools
 import re
 
 COLUMN_PREFIX = "urn:li:schemaField:("
@@ -96,8 +97,12 @@ def _urn_end(text: str, start: int) -> int:
     return len(text) if comma < 0 else comma
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def split_column(urn: str) -> tuple[str, str]:
-    """``urn:li:schemaField:(parent,path)`` → (parent, normalised simple path). Raises :class:`ValueError`."""
+    """``urn:li:schemaField:(parent,path)`` → (parent, normalised simple path). Raises :class:`ValueError`.
+
+    Memoised: walks parse the same columns over and over.
+    """
     if not (urn.startswith(COLUMN_PREFIX) and urn.endswith(")")):
         raise ValueError(f"not a schemaField URN: {urn!r}")
     inner = urn[len(COLUMN_PREFIX) : -1]
