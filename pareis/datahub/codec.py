@@ -39,6 +39,21 @@ from pareis.errors import DecodeError, Origin, Poison
 MAGIC = 0
 FRAME_HEADER = 5
 _schema_id = struct.Struct(">I").unpack_from
+# The MCL/MCP fields a ChangeLog holds; the others (auditHeader, entityKeyAspect, previousSystemMetadata) are
+# skipped, not decoded, on the compiled path.
+_CHANGE_LOG_FIELDS = frozenset(
+    {
+        "entityType",
+        "entityUrn",
+        "changeType",
+        "aspectName",
+        "aspect",
+        "systemMetadata",
+        "headers",
+        "previousAspectValue",
+        "created",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +65,7 @@ class _Plan:
     header: HeaderReader | None
     header_error: str | None
     compiled: RecordReader | None  # the compiled reader when no resolution is needed, else fastavro
+    compiled_change_log: RecordReader | None  # the same, reading only what a ChangeLog holds
 
 
 class Decoder:
@@ -85,11 +101,11 @@ class Decoder:
 
     def decode_mcl(self, value: bytes, origin: Origin | None = None) -> ChangeLog:
         """A MetadataChangeLog frame, in the current schema's shape."""
-        return _change_log(*self._record(value, schemas.MCL, origin), origin)
+        return _change_log(*self._record(value, schemas.MCL, origin, change_log=True), origin)
 
     def decode_mcp(self, value: bytes, origin: Origin | None = None) -> ChangeLog:
         """A MetadataChangeProposal frame (``previous_aspect`` and ``created`` are None)."""
-        return _change_log(*self._record(value, schemas.MCP, origin), origin)
+        return _change_log(*self._record(value, schemas.MCP, origin, change_log=True), origin)
 
     def decode_platform_event(self, value: bytes, origin: Origin | None = None) -> PlatformEvent:
         """A PlatformEvent frame (entity- and relationship-change events; payload JSON left as bytes)."""
@@ -105,14 +121,17 @@ class Decoder:
         plan = self._plans.get(sid) or self._plan(sid, origin)
         return plan.writer.kind, self._record(value, plan.writer.kind, origin)[0]
 
-    def _record(self, value: bytes, kind: str, origin: Origin | None) -> tuple[dict[str, Any], int]:
+    def _record(
+        self, value: bytes, kind: str, origin: Origin | None, *, change_log: bool = False
+    ) -> tuple[dict[str, Any], int]:
         sid = self.schema_id(value, origin)
         plan = self._plans.get(sid) or self._plan(sid, origin)
         if plan.writer.kind != kind:
             raise DecodeError("unknown-schema", f"schema id {sid} is {plan.writer.kind}, not {kind}", origin)
-        if plan.compiled is not None:
+        compiled = plan.compiled_change_log if change_log else plan.compiled
+        if compiled is not None:
             try:
-                record, end = plan.compiled(value, FRAME_HEADER)
+                record, end = compiled(value, FRAME_HEADER)
             except (BadAvro, IndexError, ValueError) as exc:
                 raise DecodeError("avro", f"schema id {sid}: {_describe(exc)}", origin) from exc
         else:
@@ -152,12 +171,15 @@ class Decoder:
             except (ValueError, BadAvro) as exc:
                 header_error = str(exc)
         compiled: RecordReader | None = None
+        compiled_change_log: RecordReader | None = None
         if reader is None:
             try:
                 compiled = compile_record_reader(writer.parsed)
+                if writer.kind != schemas.PLATFORM_EVENT:
+                    compiled_change_log = compile_record_reader(writer.parsed, _CHANGE_LOG_FIELDS)
             except ValueError:  # logical or recursive types: fastavro reads those
-                compiled = None
-        plan = _Plan(writer, reader, header, header_error, compiled)
+                compiled = compiled_change_log = None
+        plan = _Plan(writer, reader, header, header_error, compiled, compiled_change_log)
         self._plans[sid] = plan
         return plan
 

@@ -19,7 +19,7 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
-from pareis.datahub.prefix import BadAvro, read_long
+from pareis.datahub.prefix import BadAvro, read_long, skipper
 
 RecordReader = Callable[[bytes, int], tuple[dict[str, Any], int]]
 _PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
@@ -130,18 +130,32 @@ class _Emitter:
         self.emit(depth, "else:")
         self.emit(depth + 1, f'raise BadAvro("union branch %d of {len(branches)}" % {index})')
 
-    def record(self, schema: dict[str, Any], depth: int, target: str) -> None:
+    def record(self, schema: dict[str, Any], depth: int, target: str, keep: frozenset[str] | None = None) -> None:
         name = str(schema.get("name", ""))
         if name in self.active:
             raise ValueError(f"recursive type {name!r} is left to fastavro")
         self.active.add(name)
         slots = []
         for f in schema["fields"]:
+            if keep is not None and f["name"] not in keep:
+                self.skip(f["type"], depth)
+                continue
             slot = self.fresh()
             self.value(f["type"], depth, slot)
             slots.append(f"{str(f['name'])!r}: {slot}")
         self.emit(depth, f"{target} = {{{', '.join(slots)}}}")
         self.active.discard(name)
+
+    def skip(self, schema: Any, depth: int) -> None:
+        skip = self.fresh("skip")
+        self.namespace[skip] = skipper(schema, self.named)
+        if isinstance(schema, list) and schema and schema[0] == "null":
+            self.emit(depth, "if buf[pos] == 0:")
+            self.emit(depth + 1, "pos += 1")
+            self.emit(depth, "else:")
+            self.emit(depth + 1, f"pos = {skip}(buf, pos)")
+        else:
+            self.emit(depth, f"pos = {skip}(buf, pos)")
 
     def blocks(self, schema: dict[str, Any], depth: int, target: str) -> None:
         is_map = schema["type"] == "map"
@@ -164,19 +178,19 @@ class _Emitter:
         self.emit(depth + 2, f"{target}[{key}] = {item}" if is_map else f"{target}.append({item})")
 
 
-def compile_record_reader(writer: dict[str, Any]) -> RecordReader:
+def compile_record_reader(writer: dict[str, Any], keep: frozenset[str] | None = None) -> RecordReader:
     """Compile the reader of a fastavro-parsed record schema.
 
     The reader takes ``(buf, pos)`` — the whole frame and the offset of the Avro body — and returns the record
-    (as fastavro would) and the position after it. Raises ValueError for schemas it leaves to fastavro (logical
-    types, recursive types).
+    (as fastavro would) and the position after it. With ``keep``, top-level fields outside it are skipped and
+    left out of the dict. Raises ValueError for schemas it leaves to fastavro (logical types, recursive types).
     """
     if writer.get("type") != "record":
         raise ValueError("not a record schema")
     emitter = _Emitter(writer.get("__named_schemas", {}))
     emitter.emit(0, "def read_record(buf, pos):")
     emitter.emit(1, "size = len(buf)")
-    emitter.record(writer, 1, "record")
+    emitter.record(writer, 1, "record", keep)
     emitter.emit(1, "return record, pos")
     exec(compile("\n".join(emitter.lines), "<pareis record reader>", "exec"), emitter.namespace)  # see docstring
     reader: RecordReader = emitter.namespace["read_record"]

@@ -164,3 +164,14 @@ def test_codec_reads_current_frames_compiled_and_legacy_frames_with_fastavro() -
     assert resolved is not None and resolved["aspectCreated"] is None and resolved["schemaVersion"] is None
     plans = decoder._plans  # the plan per id records which reader serves it
     assert plans[18].compiled is not None and plans[2].compiled is None and plans[2].reader is not None
+
+
+@settings(max_examples=100, deadline=None)
+@given(values)
+def test_kept_fields_equal_fastavro_and_the_rest_is_skipped(record: dict[str, Any]) -> None:
+    value = encode(EVERY_TYPE, record)
+    expected = fastavro.schemaless_reader(io.BytesIO(value[5:]), EVERY_TYPE)
+    keep = frozenset({"flag", "text", "either", "kinds"})
+    got, end = compile_record_reader(EVERY_TYPE, keep)(value, 5)
+    assert end == len(value)
+    assert got == {name: expected[name] for name in keep}
