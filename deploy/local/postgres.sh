@@ -7,6 +7,9 @@
 set -euo pipefail
 # shellcheck source=deploy/local/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# Every path below is absolute; leave the caller's directory, which the postgres user may not be allowed to
+# enter (psql and pg_ctl warn about that).
+cd /
 
 SERVICE=postgres
 HOST=127.0.0.1
@@ -174,7 +177,8 @@ do_down() {
   if ((purge)); then
     say "postgres: purging $(readlink -f "$PG_LINK" 2>/dev/null || echo "$PG_LINK") and $LOG"
     if [[ -L "$PG_LINK" ]]; then
-      rm -rf "$(readlink -f "$PG_LINK")"
+      # The /var/tmp/pareis-stack-<id> directory pg_home made for this checkout.
+      rm -rf "$(dirname "$(readlink -f "$PG_LINK")")"
     fi
     rm -rf "$PG_LINK" "$LOG" "/tmp/pareis-pg-$CHECKOUT_ID"
   fi
