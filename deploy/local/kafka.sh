@@ -36,8 +36,9 @@ check_java() {
   [[ -n "$java" ]] || die_with_log "$SERVICE" "no java on PATH (Kafka 4 needs Java 17+; apt-get install openjdk-17-jre-headless)"
   # `java -version` prints e.g. openjdk version "17.0.15" 2025-04-15; the first number is the major version.
   major="$("$java" -version 2>&1 | head -n 1 | sed -E 's/.*version "([0-9]+).*/\1/')"
-  [[ "$major" =~ ^[0-9]+$ ]] && ((major >= 17)) ||
+  if [[ ! "$major" =~ ^[0-9]+$ ]] || ((major < 17)); then
     die_with_log "$SERVICE" "$java is Java '$major'; Kafka 4 needs Java 17 or newer"
+  fi
 }
 
 # Copy the broker's runtime jars unless the ones for this exact pom are already there.

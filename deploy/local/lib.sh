@@ -50,7 +50,9 @@ pid_gone() { ! pid_alive "$1"; }
 # read_pid FILE: the pid in FILE, or nothing.
 read_pid() {
   local file="$1"
-  [[ -r "$file" ]] && head -n 1 "$file" | tr -dc '0-9' || true
+  if [[ -r "$file" ]]; then
+    head -n 1 "$file" | tr -dc '0-9' || true
+  fi
 }
 
 # pid_cmdline_has PID NEEDLE: true when the process's command line contains NEEDLE, so that a recycled pid

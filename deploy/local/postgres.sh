@@ -26,7 +26,8 @@ CHECKOUT_ID="$(printf '%s' "$REPO_DIR" | sha1sum | cut -c1-12)"
 pg_bindir() {
   local dir
   # Newest major version first (sort -V), the first that has a server.
-  for dir in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -rV); do
+  # (An unmatched glob stays literal and fails the -x tests.)
+  for dir in $(printf '%s\n' /usr/lib/postgresql/*/bin | sort -rV); do
     [[ -x "$dir/initdb" && -x "$dir/pg_ctl" && -x "$dir/postgres" ]] && {
       echo "$dir"
       return 0
