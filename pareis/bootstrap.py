@@ -22,7 +22,7 @@ from prometheus_client import gc_collector, process_collector
 from pareis.config import Settings, load_settings
 from pareis.errors import DecodeError
 from pareis.kafka.records import RawMessage
-from pareis.kafka.role import Decoder, Role, RoleSpec
+from pareis.kafka.role import Check, Decoder, Pipeline, Role, RoleSpec
 from pareis.kafka.runner import RoleRunner
 from pareis.telemetry.health import Health
 from pareis.telemetry.http import TelemetryServer
@@ -30,6 +30,8 @@ from pareis.telemetry.logging import configure_logging
 from pareis.telemetry.metrics import RuntimeMetrics
 
 if TYPE_CHECKING:
+    import redis
+
     from pareis.datahub.changelog import ChangeLog
     from pareis.datahub.gms import LoggedChange
     from pareis.datahub.registry import SchemaSource
@@ -98,6 +100,48 @@ def changelog_decoder(settings: Settings, aspects: Collection[str] | None = None
         return change
 
     return decode
+
+
+# --- lineage role ----------------------------------------------------------------------------------------------
+def lineage_pipeline(settings: Settings) -> Pipeline[ChangeLog]:
+    """The lineage role (``consumers.lineage``): versioned change log → :class:`RedisLineageStore` at
+    ``settings.redis_url``.
+
+    The decoder keeps only the aspects :func:`~pareis.datahub.translate.translate` reads (filtered on the header,
+    before the aspect is decoded) and drops Pareis's own writes. Readiness pings Redis. Redis errors are
+    Retriable (unreachable, failing over) or Fatal (credentials, server errors), as the store translates them.
+    Nothing connects until the first batch or probe.
+    """
+    from pareis.datahub.translate import LINEAGE_ASPECTS
+    from pareis.roles.lineage import LineageHandler
+    from pareis.store.lineage_redis import RedisLineageStore
+
+    client = lineage_redis_client(settings.redis_url)
+    handler = LineageHandler(RedisLineageStore(client), settings.datahub)
+    return Pipeline(
+        decode=changelog_decoder(settings, LINEAGE_ASPECTS),
+        handle=handler,
+        checks={"redis": redis_ping(client)},
+        close=client.close,
+    )
+
+
+def lineage_redis_client(url: str) -> redis.Redis:
+    """A Redis client for the lineage index (bytes in and out, bounded timeouts); connects lazily."""
+    import redis
+
+    return redis.Redis.from_url(url, socket_timeout=10, socket_connect_timeout=5, health_check_interval=30)
+
+
+def redis_ping(client: redis.Redis) -> Check:
+    """A readiness check: PING, with redis-py errors translated (Retriable/Fatal)."""
+    from pareis.store.redis_errors import translated
+
+    def ping() -> None:
+        with translated():
+            client.ping()
+
+    return ping
 
 
 # --- running --------------------------------------------------------------------------------------------------------
