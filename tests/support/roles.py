@@ -9,16 +9,27 @@ Kinds (the handler each test needs; all go through the real runtime, :func:`pare
 * ``transform``: one output per input on ``--output``: same key, value ``out:<value>``, header ``src``.
 * ``datahub``: decodes MCLs with the DataHub codec and parses the aspect JSON (malformed JSON is poison); one
   output per good input on ``--output``: key = entity URN, value = aspect name.
+
+:class:`RoleProcess` starts, probes, kills and stops that program from a test; the functions after it read what a
+test checks in Kafka (outputs, committed offsets, group state).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import signal
+import socket
+import subprocess
 import sys
-from collections.abc import Iterable, Sequence
-from typing import Any
+import time
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import redis
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
 
 from pareis import bootstrap
 from pareis.config import KafkaSettings, RuntimeSettings, Settings, Topics
@@ -27,12 +38,17 @@ from pareis.kafka.records import Message, OutRecord, RawMessage
 from pareis.kafka.role import Delivery, Pipeline, Role
 from pareis.telemetry.logging import configure_logging
 
+if TYPE_CHECKING:
+    import httpx
+
 
 def _bytes(raw: RawMessage) -> bytes | None:
     return raw.value
 
 
 def redis_pipeline(url: str, prefix: str) -> Pipeline[bytes]:
+    import redis  # here, not at the top: the other kinds start faster without it
+
     client = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
 
     def handle(batch: Sequence[Message[bytes]]) -> Iterable[OutRecord]:
@@ -98,6 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--backoff-max-s", type=float, default=1.0)
     p.add_argument("--grace-s", type=float, default=10.0)
     p.add_argument("--http-port", type=int, default=0)
+    p.add_argument("--wait-go", action="store_true", help="start only after a line on stdin (a warm standby)")
     a = p.parse_args(argv)
     settings = Settings(
         kafka=KafkaSettings(bootstrap_servers=a.bootstrap, topics=Topics(dlq=a.dlq)),
@@ -125,7 +142,180 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         build = lambda: datahub_pipeline(settings, a.output)  # noqa: E731
     role = Role(a.kind, (a.input,), a.group, Delivery(a.delivery), build, (a.output, a.dlq))
+    if a.wait_go:
+        sys.stdin.readline()
     return bootstrap.run_roles([role], settings)
+
+
+# --- driving the program from a test ---------------------------------------------------------------------------------
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_until(condition: Callable[[], Any], timeout_s: float, what: str, every_s: float = 0.05) -> Any:
+    """Poll ``condition`` until it returns something truthy (returned), or fail after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        result = condition()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s:.0f}s waiting for {what}")
+        time.sleep(every_s)
+
+
+class RoleProcess:
+    """One run of this program as a subprocess; ``args`` are its command-line arguments after KIND."""
+
+    def __init__(self, kind: str, log_dir: Path, *args: str, standby: bool = False) -> None:
+        """``standby``: the interpreter starts and imports everything, but the role starts only on :meth:`go`
+        (so a test can restart a killed role at once, without the interpreter's start-up time)."""
+        self.kind = kind
+        self.args = [*args, "--wait-go"] if standby else list(args)
+        self.standby = standby
+        self.port = free_port()
+        self.log_path = log_dir / f"{kind}-{self.port}.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> RoleProcess:
+        root = Path(__file__).resolve().parents[2]
+        with self.log_path.open("ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "tests.support.roles", self.kind, *self.args, "--http-port", str(self.port)],
+                cwd=root,
+                stdin=subprocess.PIPE if self.standby else subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        return self
+
+    def go(self) -> RoleProcess:
+        """Start the role of a standby process."""
+        assert self.proc is not None and self.proc.stdin is not None
+        self.proc.stdin.write(b"go\n")
+        self.proc.stdin.close()
+        return self
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def get(self, path: str) -> httpx.Response | None:
+        import httpx
+
+        try:
+            return httpx.get(f"http://127.0.0.1:{self.port}{path}", timeout=2)
+        except httpx.TransportError:
+            return None
+
+    def ready(self) -> bool:
+        if not self.running:
+            raise AssertionError(f"role process exited ({self.proc and self.proc.returncode}); see {self.log_path}")
+        response = self.get("/readyz")
+        return response is not None and response.status_code == 200
+
+    def wait_ready(self, timeout_s: float = 60) -> RoleProcess:
+        wait_until(self.ready, timeout_s, f"{self.kind} role ready")
+        return self
+
+    def metric(self, name: str) -> float:
+        """The sum of every series of metric ``name`` (0 when absent or the endpoint is down)."""
+        response = self.get("/metrics")
+        if response is None:
+            return 0.0
+        return sum(
+            float(line.rsplit(" ", 1)[1])
+            for line in response.text.splitlines()
+            if line.startswith(name) and line[len(name) : len(name) + 1] in ("{", " ")
+        )
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(30)
+
+    def terminate(self, timeout_s: float) -> int:
+        """SIGTERM, then wait at most ``timeout_s`` for the exit code."""
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(timeout_s)
+
+    def log(self) -> list[dict[str, Any]]:
+        lines = self.log_path.read_text(errors="replace").splitlines()
+        return [json.loads(line) for line in lines if line.startswith("{")]
+
+    def __enter__(self) -> RoleProcess:
+        return self if self.proc is not None else self.start()
+
+    def __exit__(self, *_: object) -> None:
+        if self.running:
+            self.kill()
+
+
+def produce(bootstrap: str, topic: str, records: Iterable[tuple[bytes | None, bytes]]) -> int:
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    count = 0
+    for key, value in records:
+        producer.produce(topic, value, key)
+        count += 1
+        if count % 1000 == 0:
+            producer.poll(0)
+    assert producer.flush(30) == 0
+    return count
+
+
+def read_topic(bootstrap: str, topic: str, expected: int, timeout_s: float = 60) -> list[Any]:
+    """Every record of ``topic`` a read_committed consumer sees, once ``expected`` have arrived (and a moment
+    after, so that extra records — duplicates — are seen too)."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"reader-{uuid.uuid4()}",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "isolation.level": "read_committed",
+        }
+    )
+    consumer.subscribe([topic])
+    seen: list[Any] = []
+    try:
+
+        def enough() -> bool:
+            seen.extend(m for m in consumer.consume(1000, 0.2) if m.error() is None)
+            return len(seen) >= expected
+
+        wait_until(enough, timeout_s, f"{expected} records on {topic} (have {len(seen)})", every_s=0)
+        quiet_until = time.monotonic() + 1.0
+        while time.monotonic() < quiet_until:  # drain: anything more is a duplicate
+            seen.extend(m for m in consumer.consume(1000, 0.2) if m.error() is None)
+    finally:
+        consumer.close()
+    return seen
+
+
+def committed(bootstrap: str, group: str, topic: str, partitions: int) -> dict[int, int]:
+    """The group's committed offset per partition (-1001 when none)."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    request = ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p) for p in range(partitions)])
+    result = admin.list_consumer_group_offsets([request])[group].result(30)
+    return {tp.partition: tp.offset for tp in result.topic_partitions}
+
+
+def end_offsets(bootstrap: str, topic: str, partitions: int) -> dict[int, int]:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"probe-{uuid.uuid4()}"})
+    try:
+        return {p: consumer.get_watermark_offsets(TopicPartition(topic, p), 10)[1] for p in range(partitions)}
+    finally:
+        consumer.close()
+
+
+def group_members(bootstrap: str, group: str) -> dict[str, list[int]]:
+    """Member client host/id → assigned partitions, as the group coordinator sees them."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    description = admin.describe_consumer_groups([group])[group].result(30)
+    return {m.member_id: sorted(tp.partition for tp in m.assignment.topic_partitions) for m in description.members}
 
 
 if __name__ == "__main__":
