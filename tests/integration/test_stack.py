@@ -10,7 +10,7 @@ from pathlib import Path
 import psycopg
 import pytest
 import redis
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import Consumer, Message, Producer
 
 from tests.support.stack import REPO_DIR, NewTopic, consume, read_to_end
 
@@ -32,6 +32,13 @@ def _consumer(bootstrap: str, group: str, topic: str, isolation: str = "read_com
     )
     consumer.subscribe([topic])
     return consumer
+
+
+def _values(messages: list[Message]) -> list[bytes]:
+    """The messages' values, sorted; every message here has one."""
+    values = [m.value() for m in messages]
+    assert all(v is not None for v in values)
+    return sorted(v for v in values if v is not None)
 
 
 def _flush(producer: Producer) -> None:
@@ -85,7 +92,7 @@ def test_transactions_commit_and_abort(kafka_bootstrap: str, new_topic: NewTopic
     # Every transaction is finished, so reading each partition to its end sees all there is to see.
     committed = _consumer(kafka_bootstrap, new_group, topic, "read_committed")
     try:
-        seen = sorted(m.value() for m in read_to_end(committed, partitions=2))
+        seen = _values(read_to_end(committed, partitions=2))
     finally:
         committed.close()
     assert seen == sorted([f"committed-{i}".encode() for i in range(5)] + [b"committed-last"])
@@ -93,7 +100,7 @@ def test_transactions_commit_and_abort(kafka_bootstrap: str, new_topic: NewTopic
     # The aborted records are in the log all the same: isolation, not luck, kept them out.
     uncommitted = _consumer(kafka_bootstrap, f"{new_group}-uncommitted", topic, "read_uncommitted")
     try:
-        everything = sorted(m.value() for m in read_to_end(uncommitted, partitions=2))
+        everything = _values(read_to_end(uncommitted, partitions=2))
     finally:
         uncommitted.close()
     assert everything == sorted(seen + [f"aborted-{i}".encode() for i in range(5)])

@@ -98,7 +98,9 @@ def _checked(service: str, env: str, endpoint: str, check: Callable[[str], None]
     except Exception as exc:
         origin = f"from {env}" if os.environ.get(env) else "started by deploy/local/stack.sh"
         tail = "" if os.environ.get(env) else f"\n{log_tail(service)}"
-        raise StackError(f"{service} at {endpoint} ({origin}) does not answer: {exc!r}{tail}") from exc
+        raise StackError(
+            f"{service} at {endpoint} ({origin}) does not answer: {type(exc).__name__}: {exc}{tail}"
+        ) from exc
     return endpoint
 
 
