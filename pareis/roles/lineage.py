@@ -52,6 +52,13 @@ def update_of(change: ChangeLog) -> LineageUpdate | None:
         raise
 
 
+def foreign_update_of(change: ChangeLog, datahub: DatahubSettings) -> LineageUpdate | None:
+    """:func:`update_of`, except None for Pareis's own writes (:func:`~pareis.datahub.marks.is_own_write`)."""
+    if is_own_write(change.system_metadata, change.created, datahub):
+        return None
+    return update_of(change)
+
+
 @dataclass
 class LineageHandler:
     """The role's handler over ``store``; ``datahub`` names Pareis's own marks (actor, pipeline name).
@@ -66,10 +73,7 @@ class LineageHandler:
     def __call__(self, batch: Sequence[Message[ChangeLog]]) -> Iterable[OutRecord]:
         updates: list[LineageUpdate] = []
         for message in batch:
-            change = message.value
-            if is_own_write(change.system_metadata, change.created, self.datahub):
-                continue
-            update = update_of(change)
+            update = foreign_update_of(message.value, self.datahub)
             if update is not None:
                 updates.append(update)
         for outcome in self.store.apply(updates):

@@ -1,0 +1,136 @@
+"""The assertions role's behaviour: record every assertion run, forward a signal keyed by its incident key.
+
+Input: ``assertionRunEvent`` change-log entries (reference §7.2: keyed by the *assertion* URN; the dataset is only
+in ``asserteeUrn``, and for dbt it is the ``dataPlatform:dbt`` sibling of the warehouse table).
+
+* Every run is recorded in the run history, idempotent by (assertion, timestamp), so a redone batch is harmless.
+* Each SUCCESS or FAILURE run becomes a signal on ``pareis.signals.v1`` keyed by the run's **incident key**;
+  ERROR and INIT runs are recorded but not forwarded, since they say nothing about the data (DESIGN §2.3). A run
+  already in the history is forwarded again: the role is at-least-once, and a crash between recording and
+  producing must not lose the signal. The incidents role ignores a run it has already applied.
+
+**Incident key.** Siblings are the same data (DESIGN §2.1), so one incident must cover a dbt node and its
+warehouse table, and one consumer must own it (Kafka partitions by key). The key is one member of the assertee's
+sibling class (the transitive closure of ``siblings``, either side declaring): the lexicographically smallest
+member *not* on the dbt platform, else the smallest member. A warehouse table is what people and models look at;
+a pure-dbt class (an ephemeral model) still gets a stable key. Caveat: the class is read from the lineage index
+when the run is processed, so a run processed before its ``siblings`` aspect is indexed is keyed by the assertee
+alone (the incidents role still reads the runs of the whole class once the siblings are known).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from pareis.core.graph import LineageView, siblings_of, union
+from pareis.core.runs import AssertionRun, InvalidRun, run_from_event
+from pareis.datahub.changelog import ChangeLog
+from pareis.errors import DecodeError
+from pareis.kafka.records import Message, OutRecord, RawMessage
+from pareis.kafka.role import Decoder
+from pareis.roles.messages import RunSignal, encode
+from pareis.store.runs import RunHistory
+
+ASPECT = "assertionRunEvent"
+DBT_PREFIX = "urn:li:dataset:(urn:li:dataPlatform:dbt,"
+
+
+@dataclass(frozen=True)
+class ObservedRun:
+    """An assertion run as read from the change log, with the log's time of it (``created.time``, else the Kafka
+    timestamp, else the run's own timestamp)."""
+
+    run: AssertionRun
+    logged_ms: int
+
+
+def observed_run(change: ChangeLog, kafka_ms: int | None = None) -> ObservedRun | None:
+    """The run an ``assertionRunEvent`` change carries; None for other aspects and for DELETE (nothing to
+    record). DecodeError (Poison, reason ``aspect-shape``) when the event is not a valid run."""
+    if change.aspect_name != ASPECT or change.change_type == "DELETE":
+        return None
+    event = change.aspect_json()
+    try:
+        run = run_from_event(event)
+    except InvalidRun as exc:
+        raise DecodeError("aspect-shape", f"{ASPECT} of {change.entity_urn}: {exc}", change.origin) from exc
+    created = (change.created or {}).get("time")
+    if isinstance(created, int) and not isinstance(created, bool) and created > 0:
+        logged = created
+    else:
+        logged = kafka_ms if kafka_ms is not None and kafka_ms > 0 else run.timestamp_ms
+    return ObservedRun(run, logged)
+
+
+def run_decoder(changes: Decoder[ChangeLog]) -> Decoder[ObservedRun]:
+    """The role's decoder: ``changes`` (the change-log decoder, filtering on the aspect) then :func:`observed_run`."""
+
+    def decode(raw: RawMessage) -> ObservedRun | None:
+        change = changes(raw)
+        return None if change is None else observed_run(change, raw.timestamp_ms)
+
+    return decode
+
+
+def sibling_classes(view: LineageView, datasets: Iterable[str]) -> dict[str, frozenset[str]]:
+    """Each dataset's sibling class (itself included): the closure of ``siblings`` in both directions."""
+    start = set(datasets)
+    adjacency: dict[str, frozenset[str]] = {}
+    frontier = set(start)
+    while frontier:
+        found = siblings_of(view, frontier)
+        adjacency.update(found)
+        frontier = union(found) - adjacency.keys()
+    out: dict[str, frozenset[str]] = {}
+    for dataset in sorted(start):
+        if dataset in out:
+            continue
+        members = {dataset}
+        todo = [dataset]
+        while todo:
+            for other in adjacency.get(todo.pop(), ()):
+                if other not in members:
+                    members.add(other)
+                    todo.append(other)
+        group = frozenset(members)
+        for member in members:
+            out[member] = group
+    return {d: out[d] for d in start}
+
+
+def canonical(members: Iterable[str]) -> str:
+    """The incident key of a sibling class: the smallest non-dbt member, else the smallest member."""
+    return min(members, key=lambda urn: (urn.startswith(DBT_PREFIX), urn))
+
+
+def incident_keys(view: LineageView, datasets: Iterable[str]) -> dict[str, str]:
+    """The incident key of each dataset (see the module docstring)."""
+    return {d: canonical(members) for d, members in sibling_classes(view, datasets).items()}
+
+
+class AssertionsHandler:
+    """The role's handler over its ports: the run history (written) and the lineage index (read)."""
+
+    def __init__(self, runs: RunHistory, lineage: LineageView, signals_topic: str) -> None:
+        self._runs = runs
+        self._lineage = lineage
+        self._topic = signals_topic
+
+    def __call__(self, batch: Sequence[Message[ObservedRun]]) -> list[OutRecord]:
+        recorded: list[ObservedRun] = []
+        for message in batch:
+            run = message.value.run
+            if not self._runs.record(run):
+                # A run with this identity is stored already: forward the stored one, so signals agree with the
+                # history whatever a re-sent event says.
+                run = self._runs.get(run.assertion, run.timestamp_ms) or run
+            recorded.append(ObservedRun(run, message.value.logged_ms))
+        counting = [o for o in recorded if o.run.counts]
+        keys = incident_keys(self._lineage, {o.run.dataset for o in counting})
+        out = []
+        for observed in counting:
+            key = keys[observed.run.dataset]
+            signal = RunSignal(key, observed.run, observed.logged_ms)
+            out.append(OutRecord(self._topic, key.encode("utf-8"), encode(signal)))
+        return out

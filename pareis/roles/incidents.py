@@ -1,0 +1,203 @@
+"""The incidents role's behaviour: per signal, load the dataset's incident state, analyse, step the state machine
+(DESIGN §3), and turn the intents into outputs for the role's Kafka transaction.
+
+Per signal (in offset order; several signals of one dataset in a batch chain in memory):
+
+1. **State.** The incident store's state of the signal's dataset — unless the step journal shows that this
+   signal is being redone (an aborted transaction), then the state before it (:mod:`pareis.store.journal`).
+2. **Inputs** (:func:`analysis_inputs`): the runs of every assertion of the dataset's sibling class (and of the
+   incident being tracked) from :func:`~pareis.core.lifecycle.history_floor` on; the blast radius of each
+   assertion with a FAILURE among them (an assertion whose definition is not indexed yet counts as covering its
+   whole assertee dataset); every version of each affected model group, with its training time from the lineage
+   index (:func:`pareis.core.catalog.versions_by_group`); the assertion types as failure classes.
+3. **Step** with ``now_ms`` = the change log's time of the run (carried by the signal), never the wall clock,
+   so a replay writes the same bytes.
+4. **Outputs**, per intent: the DataHub proposals of :func:`~pareis.datahub.incident_writes.intent_mcps` —
+   through the DataHub writer (``MetadataChangeProposal_v1`` records) when ``write_path`` is ``kafka``, or as
+   ``datahub.write`` effects when it is ``rest`` — then one ticket effect (open / comment / close).
+
+After the whole batch is computed, the journal entries and then the new states are written (journal first: a
+crash between the two must still find the journal). The runtime then produces the outputs and commits the input
+offsets in one transaction; a redo starts from the journaled states and so yields the same incident URNs and
+effect ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+from pareis.config import DatahubSettings
+from pareis.core import catalog
+from pareis.core.blast import blast_radius
+from pareis.core.contamination import ModelVersion
+from pareis.core.graph import LineageView, Memo
+from pareis.core.impact import BlastRadius
+from pareis.core.intents import AnalysisInputs, Intent, Open, Resolve, Update
+from pareis.core.lifecycle import IncidentState, history_floor, step
+from pareis.core.runs import ResultType
+from pareis.datahub.incident_writes import incident_link, intent_mcps
+from pareis.datahub.writer import DatahubWriter, Mcp
+from pareis.errors import Fatal
+from pareis.kafka.records import Message, OutRecord, RawMessage
+from pareis.roles.assertions import sibling_classes
+from pareis.roles.messages import (
+    DatahubWrite,
+    Effect,
+    RunSignal,
+    TicketClose,
+    TicketComment,
+    TicketOpen,
+    decode_signal,
+    encode,
+)
+from pareis.store.incidents import IncidentStore
+from pareis.store.journal import JournalEntry, Position, StepJournal
+from pareis.store.runs import RunHistory
+
+
+def decode(raw: RawMessage) -> RunSignal:
+    """The role's decoder: a signal, or DecodeError (Poison)."""
+    assert raw.value is not None  # the runtime filters tombstones before decoding
+    return decode_signal(raw.value, raw.origin)
+
+
+def analysis_inputs(view: LineageView, runs: RunHistory, state: IncidentState, signal: RunSignal) -> AnalysisInputs:
+    """What :func:`~pareis.core.lifecycle.step` needs for ``signal`` on ``state`` (see the module docstring).
+
+    ``view`` should be a :class:`~pareis.core.graph.Memo` so one step asks the index each question once.
+    """
+    dataset = signal.dataset
+    assertions = {signal.run.assertion}
+    for member in sibling_classes(view, [dataset])[dataset]:
+        assertions.update(runs.assertions_of(member))
+    if state.incident is not None:
+        # The tracked incident's assertions even if the sibling class shrank since: its opening run must be read.
+        assertions.update(state.incident.published.get("assertions", ()))
+    timeline = tuple(runs.timeline(assertions, history_floor(state)))
+    failing: dict[str, set[str]] = {}
+    for run in (*timeline, signal.run):
+        if run.result is ResultType.FAILURE:
+            failing.setdefault(run.assertion, set()).add(run.dataset)
+    defs = catalog.assertions(view, failing)
+    blast: dict[str, BlastRadius] = {}
+    for assertion in sorted(failing):
+        if assertion in defs:
+            blast[assertion] = blast_radius(view, assertions=[assertion])
+        else:
+            blast[assertion] = blast_radius(view, datasets=sorted(failing[assertion]))
+    return AnalysisInputs(
+        runs=timeline,
+        blast=blast,
+        versions=model_versions(view, blast.values()),
+        failure_classes={a: d.type for a, d in defs.items() if d.type},
+    )
+
+
+def model_versions(view: LineageView, radii: Iterable[BlastRadius]) -> dict[str, tuple[ModelVersion, ...]]:
+    """Every known version of each affected model's group (key: the group, or the model itself when it has
+    none), with training times as DESIGN §2.3 defines them."""
+    models = {m.urn: m.group for radius in radii for m in radius.models}
+    versions = dict(catalog.versions_by_group(view, {g for g in models.values() if g}))
+    solo = sorted(urn for urn, group in models.items() if not group)
+    found = catalog.model_versions(view, solo)
+    versions.update({urn: (found[urn],) for urn in solo})
+    return versions
+
+
+def ticket_effect(intent: Intent, settings: DatahubSettings) -> Effect:
+    """The ticket effect of an intent: Open → open, Update → comment, Resolve → close with the postmortem."""
+    facts = intent.facts
+    effect_id = f"{intent.effect_id}/ticket"
+    if isinstance(intent, Open):
+        url = incident_link(facts, settings) if settings.ui_url else None
+        return TicketOpen(effect_id, facts.urn, intent.title, intent.description, facts.severity, url)
+    if isinstance(intent, Update):
+        return TicketComment(effect_id, facts.urn, intent.comment)
+    assert isinstance(intent, Resolve)
+    return TicketClose(effect_id, facts.urn, intent.postmortem.text)
+
+
+class IncidentsHandler:
+    """The role's handler over its ports.
+
+    ``writer`` takes the proposals when ``write_path`` is ``kafka`` (a :class:`~pareis.datahub.writer.KafkaWriter`
+    returns the records to produce; an in-memory writer keeps them); with ``rest`` it is unused and the proposals
+    leave as effects on ``effects_topic``.
+    """
+
+    def __init__(
+        self,
+        *,
+        lineage: LineageView,
+        runs: RunHistory,
+        incidents: IncidentStore,
+        journal: StepJournal,
+        writer: DatahubWriter | None,
+        datahub: DatahubSettings,
+        effects_topic: str,
+    ) -> None:
+        self._lineage = lineage
+        self._runs = runs
+        self._incidents = incidents
+        self._journal = journal
+        self._writer = writer
+        self._datahub = datahub
+        self._path: Literal["kafka", "rest"] = datahub.write_path
+        self._effects = effects_topic
+        if self._path == "kafka" and writer is None:
+            raise Fatal("datahub.write_path is kafka but the incidents role has no DataHub writer")
+
+    def __call__(self, batch: Sequence[Message[RunSignal]]) -> list[OutRecord]:
+        states: dict[str, IncidentState] = {}
+        entries: list[JournalEntry] = []
+        changed: dict[str, IncidentState] = {}
+        out: list[OutRecord] = []
+        for message in batch:
+            signal = message.value
+            dataset = signal.dataset
+            position = Position(message.topic, message.partition, message.offset)
+            redo = False
+            if dataset in states:
+                before = states[dataset]
+            else:
+                restored = self._journal.before(dataset, position)
+                redo = restored is not None
+                before = restored if restored is not None else self._incidents.get(dataset)
+            inputs = analysis_inputs(Memo(self._lineage), self._runs, before, signal)
+            try:
+                after, intents = step(before, signal.signal, inputs, signal.logged_ms)
+            except ValueError as exc:  # the stores disagree with each other: not this signal's fault
+                raise Fatal(f"incident state of {dataset} is inconsistent with its run history: {exc}") from exc
+            if after != before or redo:
+                # A redo also rewrites an unchanged state: the store may hold the aborted attempt's outcome.
+                entries.append(JournalEntry(position, before))
+                changed[dataset] = after
+            states[dataset] = after
+            for intent in intents:
+                out.extend(self._outputs(intent))
+        self._journal.record(entries)
+        for state in changed.values():
+            self._incidents.put(state)
+        return out
+
+    def _outputs(self, intent: Intent) -> list[OutRecord]:
+        mcps = intent_mcps(intent, self._datahub)
+        out: list[OutRecord] = []
+        if self._path == "kafka":
+            assert self._writer is not None
+            out.extend(self._writer.write(mcps))
+        else:
+            out.extend(self._effect(w) for w in rest_effects(intent, mcps))
+        out.append(self._effect(ticket_effect(intent, self._datahub)))
+        return out
+
+    def _effect(self, effect: Effect) -> OutRecord:
+        return OutRecord(self._effects, effect.incident.encode("utf-8"), encode(effect))
+
+
+def rest_effects(intent: Intent, mcps: Sequence[Mcp]) -> list[DatahubWrite]:
+    """One ``datahub.write`` effect per proposal, in write order; ids ``<intent effect id>/datahub/<index>``."""
+    return [
+        DatahubWrite(f"{intent.effect_id}/datahub/{i}", intent.facts.urn, mcp.to_obj()) for i, mcp in enumerate(mcps)
+    ]

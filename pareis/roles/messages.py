@@ -1,0 +1,242 @@
+"""The wire formats of Pareis's own topics: signals (``pareis.signals.v1``) and effects (``pareis.effects.v1``).
+
+Both are JSON objects encoded with orjson, keys sorted (equal values ⇔ equal bytes), with a format version ``"v"``.
+Their JSON Schemas are ``schemas/pareis/signal.v1.schema.json`` and ``schemas/pareis/effect.v1.schema.json``;
+the decoders here check the same rules by hand (faster, and with a sentence naming the faulty field). A reader
+accepts its own major version only: any other ``"v"`` is an error, never a guess.
+
+Decoding errors are :class:`~pareis.errors.DecodeError` (Poison) with reason ``signal-json`` / ``effect-json``
+(not JSON) or ``signal-shape`` / ``effect-shape`` (valid JSON, wrong fields), located at the message.
+
+* **Signal** — key: the incident key (the asserted dataset resolved through siblings); value: the run as
+  :meth:`~pareis.core.runs.AssertionRun.to_json` and ``logged_ms``, the change log's time of the run event (the
+  incidents role's clock, so a replay yields byte-identical outputs).
+* **Effect** — key: the incident URN (one incident's effects stay ordered); value: one of ``ticket.open``,
+  ``ticket.comment``, ``ticket.close`` or ``datahub.write`` (one proposal, for ``write_path=rest``), each with a
+  deterministic ``effect_id`` for the effects role's ledger.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+import orjson
+
+from pareis.core.impact import Severity
+from pareis.core.lifecycle import Signal
+from pareis.core.runs import AssertionRun, InvalidRun
+from pareis.errors import DecodeError, Origin
+
+SIGNAL_VERSION = 1
+EFFECT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class RunSignal:
+    """A recorded assertion run, forwarded to the owner of its incident key.
+
+    ``dataset``: the incident key; ``run.dataset`` stays the assertee as DataHub wrote it. ``logged_ms``: when
+    the change log recorded the run event.
+    """
+
+    dataset: str
+    run: AssertionRun
+    logged_ms: int
+
+    @property
+    def signal(self) -> Signal:
+        return Signal(self.dataset, self.run)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"dataset": self.dataset, "logged_ms": self.logged_ms, "run": self.run.to_json(), "v": SIGNAL_VERSION}
+
+
+@dataclass(frozen=True)
+class TicketOpen:
+    """Open the incident's ticket in every configured tool."""
+
+    effect_id: str
+    incident: str
+    title: str
+    body: str
+    severity: Severity
+    url: str | None = None
+
+    kind = "ticket.open"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **_common(self),
+            "body": self.body,
+            "severity": self.severity.value,
+            "title": self.title,
+            "url": self.url,
+        }
+
+
+@dataclass(frozen=True)
+class TicketComment:
+    """Comment on the incident's tickets."""
+
+    effect_id: str
+    incident: str
+    text: str
+
+    kind = "ticket.comment"
+
+    def to_json(self) -> dict[str, Any]:
+        return {**_common(self), "text": self.text}
+
+
+@dataclass(frozen=True)
+class TicketClose:
+    """Comment on and close the incident's tickets."""
+
+    effect_id: str
+    incident: str
+    text: str
+
+    kind = "ticket.close"
+
+    def to_json(self) -> dict[str, Any]:
+        return {**_common(self), "text": self.text}
+
+
+@dataclass(frozen=True)
+class DatahubWrite:
+    """One proposal for DataHub's REST API. ``mcp``: the proposal's serial form (acryl's ``to_obj()``)."""
+
+    effect_id: str
+    incident: str
+    mcp: Mapping[str, Any]
+
+    kind = "datahub.write"
+
+    def to_json(self) -> dict[str, Any]:
+        return {**_common(self), "mcp": dict(self.mcp)}
+
+
+Effect: TypeAlias = TicketOpen | TicketComment | TicketClose | DatahubWrite
+
+
+def _common(effect: Effect) -> dict[str, Any]:
+    return {"effect_id": effect.effect_id, "incident": effect.incident, "kind": effect.kind, "v": EFFECT_VERSION}
+
+
+def encode(message: RunSignal | Effect) -> bytes:
+    """The message's bytes: orjson, keys sorted."""
+    return orjson.dumps(message.to_json(), option=orjson.OPT_SORT_KEYS)
+
+
+# --- decoding ----------------------------------------------------------------------------------------------------
+class _Shape:
+    """Field readers that raise a located DecodeError naming the field."""
+
+    def __init__(self, what: str, origin: Origin | None) -> None:
+        self.what = what
+        self.origin = origin
+
+    def fail(self, detail: str) -> DecodeError:
+        return DecodeError(f"{self.what}-shape", detail, self.origin)
+
+    def name(self, obj: Mapping[str, Any], key: str) -> str:
+        """A non-empty string."""
+        value = obj.get(key)
+        if not isinstance(value, str) or not value:
+            raise self.fail(f"{key} must be a non-empty string, got {value!r}")
+        return value
+
+    def opt_name(self, obj: Mapping[str, Any], key: str) -> str | None:
+        return None if obj.get(key) is None else self.name(obj, key)
+
+    def text(self, obj: Mapping[str, Any], key: str) -> str:
+        value = obj.get(key)
+        if not isinstance(value, str):
+            raise self.fail(f"{key} must be a string, got {value!r}")
+        return value
+
+    def integer(self, obj: Mapping[str, Any], key: str) -> int:
+        value = obj.get(key)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise self.fail(f"{key} must be an integer, got {value!r}")
+        return value
+
+    def obj(self, obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+        value = obj.get(key)
+        if not isinstance(value, dict):
+            raise self.fail(f"{key} must be an object, got {type(value).__name__}")
+        return value
+
+
+def _load(value: bytes, what: str, version: int, origin: Origin | None) -> tuple[_Shape, Mapping[str, Any]]:
+    try:
+        obj = orjson.loads(value)
+    except orjson.JSONDecodeError as exc:
+        raise DecodeError(f"{what}-json", f"{what} is not JSON: {exc}", origin) from exc
+    shape = _Shape(what, origin)
+    if not isinstance(obj, dict):
+        raise shape.fail(f"a {what} must be a JSON object, got {type(obj).__name__}")
+    found = obj.get("v")
+    if found != version or isinstance(found, bool):
+        raise shape.fail(f"unsupported {what} format version {found!r} (this reader knows {version})")
+    return shape, obj
+
+
+def decode_signal(value: bytes, origin: Origin | None = None) -> RunSignal:
+    """A signal from its bytes; DecodeError (Poison) when it is not one."""
+    shape, obj = _load(value, "signal", SIGNAL_VERSION, origin)
+    run_obj = shape.obj(obj, "run")
+    try:
+        run = AssertionRun.from_json(run_obj)
+    except InvalidRun as exc:
+        raise shape.fail(f"run: {exc}") from exc
+    return RunSignal(dataset=shape.name(obj, "dataset"), run=run, logged_ms=shape.integer(obj, "logged_ms"))
+
+
+def _ticket_open(shape: _Shape, obj: Mapping[str, Any]) -> Effect:
+    severity = obj.get("severity")
+    if not isinstance(severity, str) or severity not in Severity.__members__:
+        raise shape.fail(f"severity must be one of {', '.join(Severity.__members__)}, got {severity!r}")
+    return TicketOpen(
+        effect_id=shape.name(obj, "effect_id"),
+        incident=shape.name(obj, "incident"),
+        title=shape.name(obj, "title"),
+        body=shape.text(obj, "body"),
+        severity=Severity(severity),
+        url=shape.opt_name(obj, "url"),
+    )
+
+
+def _ticket_comment(shape: _Shape, obj: Mapping[str, Any]) -> Effect:
+    return TicketComment(shape.name(obj, "effect_id"), shape.name(obj, "incident"), shape.text(obj, "text"))
+
+
+def _ticket_close(shape: _Shape, obj: Mapping[str, Any]) -> Effect:
+    return TicketClose(shape.name(obj, "effect_id"), shape.name(obj, "incident"), shape.text(obj, "text"))
+
+
+def _datahub_write(shape: _Shape, obj: Mapping[str, Any]) -> Effect:
+    mcp = shape.obj(obj, "mcp")
+    for key in ("entityUrn", "changeType", "aspectName"):
+        shape.name(mcp, key)
+    return DatahubWrite(shape.name(obj, "effect_id"), shape.name(obj, "incident"), mcp)
+
+
+_EFFECTS: dict[str, Callable[[_Shape, Mapping[str, Any]], Effect]] = {
+    TicketOpen.kind: _ticket_open,
+    TicketComment.kind: _ticket_comment,
+    TicketClose.kind: _ticket_close,
+    DatahubWrite.kind: _datahub_write,
+}
+
+
+def decode_effect(value: bytes, origin: Origin | None = None) -> Effect:
+    """An effect from its bytes; DecodeError (Poison) when it is not one (including an unknown ``kind``)."""
+    shape, obj = _load(value, "effect", EFFECT_VERSION, origin)
+    kind = obj.get("kind")
+    reader = _EFFECTS.get(kind) if isinstance(kind, str) else None
+    if reader is None:
+        raise shape.fail(f"unknown effect kind {kind!r} (known: {', '.join(sorted(_EFFECTS))})")
+    return reader(shape, obj)
