@@ -69,6 +69,10 @@ class MemoryBroker:
     def topics(self) -> list[str]:
         return sorted(self._logs)
 
+    def partitions(self, topic: str) -> int:
+        """The partition count of ``topic``; 0 when it does not exist."""
+        return len(self._logs.get(topic, ()))
+
     def read(self, topic: str, partition: int, offset: int = 0) -> list[Record]:
         """Records of one partition from ``offset`` on."""
         return self._logs.get(topic, [[]])[partition][offset:] if topic in self._logs else []
