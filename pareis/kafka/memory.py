@@ -73,6 +73,11 @@ class MemoryBroker:
         """The partition count of ``topic``; 0 when it does not exist."""
         return len(self._logs.get(topic, ()))
 
+    def end(self, topic: str, partition: int) -> int:
+        """The offset the next record of that partition will get (0 for a topic that does not exist)."""
+        logs = self._logs.get(topic)
+        return len(logs[partition]) if logs is not None else 0
+
     def read(self, topic: str, partition: int, offset: int = 0) -> list[Record]:
         """Records of one partition from ``offset`` on."""
         return self._logs.get(topic, [[]])[partition][offset:] if topic in self._logs else []
