@@ -69,7 +69,7 @@ class MemoryBroker:
     def topics(self) -> list[str]:
         return sorted(self._logs)
 
-    def partitions(self, topic: str) -> int:
+    def partition_count(self, topic: str) -> int:
         """The partition count of ``topic``; 0 when it does not exist."""
         return len(self._logs.get(topic, ()))
 
