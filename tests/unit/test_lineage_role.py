@@ -30,7 +30,7 @@ from pareis.kafka.role import Pipeline
 from pareis.lineage_loader import load_files
 from pareis.replay import Replayer, proposal_clock
 from pareis.roles.lineage import LineageHandler, update_of
-from pareis.store.lineage import Outcome, Stamp
+from pareis.store.lineage import Outcome, Record, Stamp
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.lineage_redis import RedisLineageStore
 
@@ -246,11 +246,17 @@ def role_store(broker: MemoryBroker, batch_size: int, redo: bool = False) -> Mem
     return store
 
 
+def canonical(record: Record | None) -> str | None:
+    if record is None:
+        return None
+    return f"{record.stamp}:{record.facts.encode() if record.facts is not None else 'deleted'}"
+
+
 def snapshot(store: MemoryLineageStore) -> str:
     """Everything a reader can see of the sample's index: each (entity, aspect) record and every blast radius."""
     proposals = list(read_proposals([SAMPLE]))
     keys = sorted({(p.entity_urn, p.aspect_name) for p in proposals if p.aspect_name in LINEAGE_ASPECTS})
-    records = {f"{e}|{a}": str(store.record(e, a)) for e, a in keys}
+    records = {f"{e}|{a}": canonical(store.record(e, a)) for e, a in keys}
     assertions = sorted({p.entity_urn for p in proposals if p.aspect_name == "assertionInfo"})
     datasets = sorted({p.entity_urn for p in proposals if p.entity_type == "dataset"})
     blasts = {a: blast_radius(store, assertions=[a]).to_json() for a in assertions}

@@ -1,0 +1,98 @@
+"""The lineage role on the real broker and Redis: the bundled sample, replayed by ``pareis replay`` into fresh topics
+and consumed by the real runtime until the group's lag is 0, gives the index the offline loader builds."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import redis
+
+from pareis import bootstrap
+from pareis.config import KafkaSettings, RuntimeSettings, Settings, Topics
+from pareis.core.blast import blast_radius
+from pareis.datahub.metadata_file import read_proposals
+from pareis.datahub.translate import LINEAGE_ASPECTS
+from pareis.lineage_loader import load_files
+from pareis.store.lineage import LineageStore, Record
+from pareis.store.lineage_memory import MemoryLineageStore
+from pareis.store.lineage_redis import RedisLineageStore
+from tests.support.roles import committed, end_offsets
+from tests.support.stack import wait_for
+
+pytestmark = pytest.mark.integration
+SAMPLE = Path(__file__).resolve().parents[2] / "deploy" / "demo" / "sample" / "timeline.json"
+PARTITIONS = 3
+
+
+def canonical(record: Record | None) -> str | None:
+    if record is None:
+        return None
+    return f"{record.stamp}:{record.facts.encode() if record.facts is not None else 'deleted'}"
+
+
+def snapshot(store: LineageStore) -> dict[str, object]:
+    """What a reader sees of the sample's index: each (entity, aspect) record and every blast radius."""
+    proposals = list(read_proposals([SAMPLE]))
+    keys = sorted({(p.entity_urn, p.aspect_name) for p in proposals if p.aspect_name in LINEAGE_ASPECTS})
+    assertions = sorted({p.entity_urn for p in proposals if p.aspect_name == "assertionInfo"})
+    datasets = sorted({p.entity_urn for p in proposals if p.entity_type == "dataset"})
+    return {
+        "records": {f"{e}|{a}": canonical(store.record(e, a)) for e, a in keys},
+        "assertions": {a: blast_radius(store, assertions=[a]).to_json() for a in assertions},
+        "datasets": {d: blast_radius(store, datasets=[d]).to_json() for d in datasets},
+    }
+
+
+def test_role_on_replayed_sample_equals_the_loaded_index(
+    kafka_bootstrap: str, new_topic: Callable[..., str], new_group: str, redis_url: str, redis_client: redis.Redis
+) -> None:
+    versioned, timeseries, dlq = new_topic(PARTITIONS), new_topic(1), new_topic(1)
+    command = [sys.executable, "-m", "pareis.cli", "replay", str(SAMPLE), "--bootstrap-servers", kafka_bootstrap]
+    command += ["--versioned-topic", versioned, "--timeseries-topic", timeseries]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, env={**os.environ}, check=False)
+    assert done.returncode == 0, done.stderr
+
+    settings = Settings(
+        kafka=KafkaSettings(
+            bootstrap_servers=kafka_bootstrap,
+            group_prefix=new_group,
+            topics=Topics(mcl_versioned=versioned, mcl_timeseries=timeseries, dlq=dlq),
+        ),
+        redis_url=redis_url,
+        runtime=RuntimeSettings(batch_size=7, commit_interval_ms=100, http_port=0, http_host="127.0.0.1"),
+        log_json=True,
+    )
+    roles = bootstrap.resolve_roles(["lineage"], settings)
+    group = roles[0].group
+    ends = end_offsets(kafka_bootstrap, versioned, PARTITIONS)
+    assert sum(ends.values()) > 0
+    stop = threading.Event()
+    exit_codes: list[int] = []
+    runner = threading.Thread(target=lambda: exit_codes.append(bootstrap.run_roles(roles, settings, stop=stop)))
+    runner.start()
+    try:
+
+        def caught_up() -> bool:
+            offsets = committed(kafka_bootstrap, group, versioned, PARTITIONS)
+            return all(offsets[p] == end for p, end in ends.items() if end > 0)
+
+        wait_for(f"group {group} to commit every offset of {versioned}", caught_up, timeout=90, interval=0.2)
+    finally:
+        stop.set()
+        runner.join(60)
+    assert not runner.is_alive() and exit_codes == [0]
+    assert end_offsets(kafka_bootstrap, dlq, 1) == {0: 0}, "nothing was dead-lettered"
+
+    memory = MemoryLineageStore()
+    load_files(memory, [SAMPLE])
+    from_redis = snapshot(RedisLineageStore(redis_client))
+    assert json.dumps(from_redis, sort_keys=True) == json.dumps(snapshot(memory), sort_keys=True)
+    churn = "urn:li:mlModel:(urn:li:dataPlatform:mlflow,churn_3,PROD)"
+    assert any(churn in json.dumps(b["models"]) for b in from_redis["assertions"].values())  # type: ignore[attr-defined]
