@@ -153,6 +153,10 @@ _READ_LONG = """\
     if b < 0x80:
         pos += 1
         n = (b >> 1) ^ -(b & 1)
+    elif buf[pos + 1] < 0x80:
+        b = (b & 0x7F) | (buf[pos + 1] << 7)
+        pos += 2
+        n = (b >> 1) ^ -(b & 1)
     else:
         n, pos = read_long(buf, pos)
 """

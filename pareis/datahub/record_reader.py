@@ -19,7 +19,7 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
-from pareis.datahub.prefix import BadAvro, read_long, skipper
+from pareis.datahub.prefix import BadAvro, read_long
 
 RecordReader = Callable[[bytes, int], tuple[dict[str, Any], int]]
 _PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
@@ -39,6 +39,7 @@ class _Emitter:
         }
         self.counter = 0
         self.active: set[str] = set()
+        self.skipping = False  # emit code that only advances past values (for fields left out)
 
     def fresh(self, prefix: str = "v") -> str:
         self.counter += 1
@@ -48,18 +49,24 @@ class _Emitter:
         self.lines.append("    " * depth + line)
 
     def long(self, depth: int, target: str) -> None:
+        # One- and two-byte varints inline (lengths of URNs and most strings); longer ones (timestamps) call out.
         self.emit(depth, "b = buf[pos]")
         self.emit(depth, "if b < 0x80:")
         self.emit(depth + 1, "pos += 1")
         self.emit(depth + 1, f"{target} = (b >> 1) ^ -(b & 1)")
+        self.emit(depth, "elif buf[pos + 1] < 0x80:")
+        self.emit(depth + 1, "b = (b & 0x7F) | (buf[pos + 1] << 7)")
+        self.emit(depth + 1, "pos += 2")
+        self.emit(depth + 1, f"{target} = (b >> 1) ^ -(b & 1)")
         self.emit(depth, "else:")
         self.emit(depth + 1, f"{target}, pos = read_long(buf, pos)")
 
-    def sized(self, depth: int, target: str, size: str) -> None:
+    def sized(self, depth: int, target: str, size: str, decode: str = "") -> None:
         self.emit(depth, f"end = pos + {size}")
         self.emit(depth, f"if {size} < 0 or end > size:")
         self.emit(depth + 1, f'raise BadAvro("%d bytes at byte %d run past the end" % ({size}, pos))')
-        self.emit(depth, f"{target} = buf[pos:end]")
+        if not self.skipping:
+            self.emit(depth, f"{target} = buf[pos:end]{decode}")
         self.emit(depth, "pos = end")
 
     def value(self, schema: Any, depth: int, target: str) -> None:
@@ -82,7 +89,8 @@ class _Emitter:
             self.long(depth, index)
             self.emit(depth, f"if not 0 <= {index} < {len(schema['symbols'])}:")
             self.emit(depth + 1, f'raise BadAvro("enum index %d" % {index})')
-            self.emit(depth, f"{target} = {symbols}[{index}]")
+            if not self.skipping:
+                self.emit(depth, f"{target} = {symbols}[{index}]")
         elif schema["type"] == "fixed":
             self.sized(depth, target, str(int(schema["size"])))
         elif schema["type"] in ("array", "map"):
@@ -107,28 +115,23 @@ class _Emitter:
         elif name in ("bytes", "string"):
             length = self.fresh("n")
             self.long(depth, length)
-            self.sized(depth, target, length)
-            if name == "string":
-                self.emit(depth, f"{target} = {target}.decode()")
+            self.sized(depth, target, length, ".decode()" if name == "string" else "")
         else:
             raise ValueError(f"unknown Avro type {name!r}")
 
     def union(self, branches: list[Any], depth: int, target: str) -> None:
+        # Branch i is written as the one-byte varint 2*i (every writer encodes it canonically; DataHub unions
+        # have at most a dozen branches), so the branch is chosen on one byte.
+        if len(branches) > 63:
+            raise ValueError("unions of more than 63 branches are left to fastavro")
         index = self.fresh("u")
-        if branches and branches[0] == "null":
-            # Branch 0 of a nullable field is the single byte 0x00: decide without a varint.
-            self.emit(depth, "if buf[pos] == 0:")
-            self.emit(depth + 1, "pos += 1")
-            self.emit(depth + 1, f"{target} = None")
-            self.emit(depth, "else:")
-            depth += 1
-        self.long(depth, index)
-        first = 1 if branches and branches[0] == "null" else 0
-        for i in range(first, len(branches)):
-            self.emit(depth, f"{'if' if i == first else 'elif'} {index} == {i}:")
-            self.value(branches[i], depth + 1, target)
+        self.emit(depth, f"{index} = buf[pos]")
+        self.emit(depth, "pos += 1")
+        for i, branch in enumerate(branches):
+            self.emit(depth, f"{'if' if i == 0 else 'elif'} {index} == {2 * i}:")
+            self.value(branch, depth + 1, target)
         self.emit(depth, "else:")
-        self.emit(depth + 1, f'raise BadAvro("union branch %d of {len(branches)}" % {index})')
+        self.emit(depth + 1, f'raise BadAvro("union branch byte %d of {len(branches)} branches" % {index})')
 
     def record(self, schema: dict[str, Any], depth: int, target: str, keep: frozenset[str] | None = None) -> None:
         name = str(schema.get("name", ""))
@@ -143,24 +146,23 @@ class _Emitter:
             slot = self.fresh()
             self.value(f["type"], depth, slot)
             slots.append(f"{str(f['name'])!r}: {slot}")
-        self.emit(depth, f"{target} = {{{', '.join(slots)}}}")
+        if not self.skipping:
+            self.emit(depth, f"{target} = {{{', '.join(slots)}}}")
         self.active.discard(name)
 
     def skip(self, schema: Any, depth: int) -> None:
-        skip = self.fresh("skip")
-        self.namespace[skip] = skipper(schema, self.named)
-        if isinstance(schema, list) and schema and schema[0] == "null":
-            self.emit(depth, "if buf[pos] == 0:")
-            self.emit(depth + 1, "pos += 1")
-            self.emit(depth, "else:")
-            self.emit(depth + 1, f"pos = {skip}(buf, pos)")
-        else:
-            self.emit(depth, f"pos = {skip}(buf, pos)")
+        # Inline like the values themselves: a call per value (prefix.skipper) costs more than decoding it here.
+        self.skipping = True
+        try:
+            self.value(schema, depth, "_")
+        finally:
+            self.skipping = False
 
     def blocks(self, schema: dict[str, Any], depth: int, target: str) -> None:
         is_map = schema["type"] == "map"
         count, item, key = self.fresh("c"), self.fresh(), self.fresh("k")
-        self.emit(depth, f"{target} = {{}}" if is_map else f"{target} = []")
+        if not self.skipping:
+            self.emit(depth, f"{target} = {{}}" if is_map else f"{target} = []")
         self.emit(depth, "while True:")
         self.long(depth + 1, count)
         self.emit(depth + 1, f"if {count} == 0:")
@@ -175,7 +177,8 @@ class _Emitter:
         if is_map:
             self.primitive("string", depth + 2, key)
         self.value(schema["values"] if is_map else schema["items"], depth + 2, item)
-        self.emit(depth + 2, f"{target}[{key}] = {item}" if is_map else f"{target}.append({item})")
+        if not self.skipping:
+            self.emit(depth + 2, f"{target}[{key}] = {item}" if is_map else f"{target}.append({item})")
 
 
 def compile_record_reader(writer: dict[str, Any], keep: frozenset[str] | None = None) -> RecordReader:
