@@ -13,8 +13,9 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import structlog
 from prometheus_client import gc_collector, process_collector
@@ -35,7 +36,18 @@ if TYPE_CHECKING:
     from pareis.datahub.changelog import ChangeLog
     from pareis.datahub.gms import LoggedChange
     from pareis.datahub.registry import SchemaSource
+    from pareis.datahub.writer import DatahubWriter
+    from pareis.kafka.embedded import EmbeddedRunner
+    from pareis.kafka.memory import MemoryBroker
     from pareis.replay import Replayer, Sink
+    from pareis.roles.assertions import ObservedRun
+    from pareis.roles.messages import Effect, RunSignal
+    from pareis.store.incidents import IncidentStore
+    from pareis.store.journal import StepJournal
+    from pareis.store.ledger import EffectLedger
+    from pareis.store.lineage import LineageStore
+    from pareis.store.runs import RunHistory
+    from pareis.tickets.port import Ticketer
 
 ROLE_NAMES = ("lineage", "assertions", "incidents", "effects")
 EXIT_FATAL = 1
@@ -142,6 +154,187 @@ def redis_ping(client: redis.Redis) -> Check:
             client.ping()
 
     return ping
+
+
+# --- assertions, incidents and effects roles -------------------------------------------------------------------------
+@dataclass
+class Embedded:
+    """The ports of every role in process memory (the demo, tests): pass it to a role factory instead of letting
+    it connect to Redis, Kafka and the ticket tools, or run every role at once with :func:`embedded_runner`.
+
+    ``datahub`` takes Pareis's DataHub writes on either path (``kafka``: from the incidents role; ``rest``: from
+    the effects role), and the start-up definitions. Build with :meth:`in_memory`.
+    """
+
+    lineage: LineageStore
+    runs: RunHistory
+    incidents: IncidentStore
+    journal: StepJournal
+    ledger: EffectLedger
+    datahub: DatahubWriter
+    ticketers: list[Ticketer] = field(default_factory=list)
+
+    @classmethod
+    def in_memory(cls, ticketers: Sequence[Ticketer] = ()) -> Embedded:
+        """Fresh in-memory stores, a :class:`~pareis.datahub.writer.MemoryWriter`, and ``ticketers``."""
+        from pareis.datahub.writer import MemoryWriter
+        from pareis.store.incidents_memory import MemoryIncidentStore
+        from pareis.store.journal import MemoryStepJournal
+        from pareis.store.ledger import MemoryLedger
+        from pareis.store.lineage_memory import MemoryLineageStore
+        from pareis.store.runs_memory import MemoryRunHistory
+
+        return cls(
+            MemoryLineageStore(),
+            MemoryRunHistory(),
+            MemoryIncidentStore(),
+            MemoryStepJournal(),
+            MemoryLedger(),
+            MemoryWriter(),
+            list(ticketers),
+        )
+
+
+def assertions_pipeline(settings: Settings, ports: Embedded | None = None) -> Pipeline[ObservedRun]:
+    """The assertions role (``consumers.assertions``): run events → run history + signals, over ``ports`` or
+    Redis at ``settings.redis_url`` (run history and lineage index)."""
+    from pareis.roles.assertions import ASPECT, AssertionsHandler, run_decoder
+
+    decode = run_decoder(changelog_decoder(settings, {ASPECT}))
+    signals = settings.kafka.topics.signals
+    if ports is not None:
+        return Pipeline(decode, AssertionsHandler(ports.runs, ports.lineage, signals))
+    from pareis.store.lineage_redis import RedisLineageStore
+    from pareis.store.runs_redis import RedisRunHistory
+
+    client = lineage_redis_client(settings.redis_url)
+    handler = AssertionsHandler(RedisRunHistory(client), RedisLineageStore(client), signals)
+    return Pipeline(decode, handler, checks={"redis": redis_ping(client)}, close=client.close)
+
+
+def incidents_pipeline(settings: Settings, ports: Embedded | None = None) -> Pipeline[RunSignal]:
+    """The incidents role (``consumers.incidents``) over ``ports``, or Redis (lineage index, run history,
+    incident store, step journal) and the Kafka DataHub writer. Writes the start-up definitions first
+    (:func:`write_definitions`)."""
+    from pareis.roles import incidents
+
+    topics = settings.kafka.topics
+    write_definitions(settings, ports)
+    if ports is not None:
+        handler = incidents.IncidentsHandler(
+            lineage=ports.lineage,
+            runs=ports.runs,
+            incidents=ports.incidents,
+            journal=ports.journal,
+            writer=ports.datahub,
+            datahub=settings.datahub,
+            effects_topic=topics.effects,
+        )
+        return Pipeline(incidents.decode, handler)
+    from pareis.datahub.writer import KafkaWriter
+    from pareis.store.incidents_redis import RedisIncidentStore
+    from pareis.store.journal_redis import RedisStepJournal
+    from pareis.store.lineage_redis import RedisLineageStore
+    from pareis.store.runs_redis import RedisRunHistory
+
+    client = lineage_redis_client(settings.redis_url)
+    kafka_path = settings.datahub.write_path == "kafka"
+    handler = incidents.IncidentsHandler(
+        lineage=RedisLineageStore(client),
+        runs=RedisRunHistory(client),
+        incidents=RedisIncidentStore(client),
+        # A transaction spans at most commit_every messages plus one batch; twice that is the journal's horizon.
+        journal=RedisStepJournal(client, keep=2 * (settings.runtime.commit_every + settings.runtime.batch_size)),
+        writer=KafkaWriter.from_source(schema_source(settings), topics.mcp) if kafka_path else None,
+        datahub=settings.datahub,
+        effects_topic=topics.effects,
+    )
+    return Pipeline(incidents.decode, handler, checks={"redis": redis_ping(client)}, close=client.close)
+
+
+def effects_pipeline(settings: Settings, ports: Embedded | None = None) -> Pipeline[Effect]:
+    """The effects role (``consumers.effects``) over ``ports``, or the Redis ledger, the ticket tools configured
+    in ``settings.tickets`` and (``write_path=rest``) DataHub's REST API."""
+    from pareis.roles.effects import EffectsHandler, decode
+    from pareis.tickets.delivery import TicketDelivery
+
+    if ports is not None:
+        handler = EffectsHandler(TicketDelivery(ports.ticketers, ports.ledger), ports.ledger, ports.datahub)
+        return Pipeline(decode, handler)
+    from pareis.datahub.rest import RestWriter
+    from pareis.store.ledger_redis import RedisLedger
+    from pareis.tickets.factory import ticketers_from_settings
+
+    client = lineage_redis_client(settings.redis_url)
+    ledger = RedisLedger(client)
+    rest = RestWriter.from_settings(settings.datahub) if settings.datahub.write_path == "rest" else None
+
+    def close() -> None:
+        try:
+            if rest is not None:
+                rest.close()
+        finally:
+            client.close()
+
+    handler = EffectsHandler(TicketDelivery(ticketers_from_settings(settings.tickets), ledger), ledger, rest)
+    return Pipeline(decode, handler, checks={"redis": redis_ping(client)}, close=close)
+
+
+def write_definitions(settings: Settings, ports: Embedded | None = None) -> None:
+    """Write the start-up definitions (:func:`~pareis.datahub.definitions.definition_mcps`) once, outside any
+    transaction: to ``ports.datahub``, else to the MCP topic (``kafka``) or GMS (``rest``). Idempotent."""
+    from pareis.datahub.definitions import definition_mcps
+
+    mcps = definition_mcps(settings.datahub)
+    if ports is not None:
+        ports.datahub.write(mcps)
+    elif settings.datahub.write_path == "rest":
+        from pareis.datahub.rest import RestWriter
+
+        writer = RestWriter.from_settings(settings.datahub)
+        try:
+            writer.write(mcps)
+        finally:
+            writer.close()
+    else:
+        from pareis.datahub.writer import KafkaWriter
+
+        sink = kafka_sink(settings)
+        for record in KafkaWriter.from_source(schema_source(settings), settings.kafka.topics.mcp).write(mcps):
+            assert record.value is not None
+            sink.publish(record.topic, record.key, record.value)
+        sink.flush()
+
+
+def embedded_pipelines(
+    settings: Settings, ports: Embedded, names: Sequence[str] = ROLE_NAMES
+) -> list[tuple[Role, Pipeline[Any]]]:
+    """The roles ``names`` resolved against ``settings``, each with its pipeline built over ``ports``."""
+    from pareis.datahub.translate import LINEAGE_ASPECTS
+    from pareis.roles.lineage import LineageHandler
+
+    def lineage(settings: Settings, ports: Embedded) -> Pipeline[Any]:
+        # The lineage role's own decoder and handler (as lineage_pipeline builds them), over the given store.
+        return Pipeline(changelog_decoder(settings, LINEAGE_ASPECTS), LineageHandler(ports.lineage, settings.datahub))
+
+    factories: dict[str, Callable[[Settings, Embedded], Pipeline[Any]]] = {
+        "lineage": lineage,
+        "assertions": assertions_pipeline,
+        "incidents": incidents_pipeline,
+        "effects": effects_pipeline,
+    }
+    return [(role, factories[role.name](settings, ports)) for role in resolve_roles(names, settings)]
+
+
+def embedded_runner(
+    settings: Settings, broker: MemoryBroker, ports: Embedded, *, names: Sequence[str] = ROLE_NAMES, batch_size: int = 1
+) -> EmbeddedRunner:
+    """An :class:`~pareis.kafka.embedded.EmbeddedRunner` of ``names`` over ``broker`` and ``ports``."""
+    from pareis.kafka.embedded import EmbeddedRunner
+
+    return EmbeddedRunner(
+        broker, embedded_pipelines(settings, ports, names), dlq_topic=settings.kafka.topics.dlq, batch_size=batch_size
+    )
 
 
 # --- running --------------------------------------------------------------------------------------------------------
