@@ -6,7 +6,8 @@ Per signal (in offset order; several signals of one dataset in a batch chain in 
 1. **State.** The incident store's state of the signal's dataset — unless the step journal shows that this
    signal is being redone (an aborted transaction), then the state before it (:mod:`pareis.store.journal`).
 2. **Inputs** (:func:`analysis_inputs`): the runs of every assertion of the dataset's sibling class (and of the
-   incident being tracked) from :func:`~pareis.core.lifecycle.history_floor` on; the blast radius of each
+   incident being tracked) from :func:`~pareis.core.lifecycle.history_floor` on (from the signal's run when that
+   is older); the blast radius of each
    assertion with a FAILURE among them (an assertion whose definition is not indexed yet counts as covering its
    whole assertee dataset); every version of each affected model group, with its training time from the lineage
    index (:func:`pareis.core.catalog.versions_by_group`); the assertion types as failure classes.
@@ -74,7 +75,12 @@ def analysis_inputs(view: LineageView, runs: RunHistory, state: IncidentState, s
     if state.incident is not None:
         # The tracked incident's assertions even if the sibling class shrank since: its opening run must be read.
         assertions.update(state.incident.published.get("assertions", ()))
-    timeline = tuple(runs.timeline(assertions, history_floor(state)))
+    floor = history_floor(state)
+    if floor is not None and signal.run.timestamp_ms < floor:
+        # A late run (signals of different assertions travel on different partitions): read from its own time,
+        # so that its window sees the runs before it (its blind window) rather than only the floor's seeds.
+        floor = signal.run.timestamp_ms
+    timeline = tuple(runs.timeline(assertions, floor))
     failing: dict[str, set[str]] = {}
     for run in (*timeline, signal.run):
         if run.result is ResultType.FAILURE:
