@@ -33,9 +33,11 @@ def run(
 
 
 def _register() -> None:
+    from pareis.commands.blast import blast
     from pareis.commands.demo import demo
     from pareis.commands.replay import replay
 
+    app.command("blast")(blast)
     app.command("demo")(demo)
     app.command("replay")(replay)
 
