@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from avro.errors import AvroException
 from datahub.emitter.mcp import MetadataChangeProposalWrapper
 from datahub.emitter.mcp_builder import mcps_from_mce
 from datahub.emitter.serialization_helper import pre_json_transform
@@ -62,7 +63,7 @@ def read_proposals(paths: Iterable[str | Path]) -> Iterator[Proposal]:
             raise MetadataFileError(f"{path}: no such file")
         try:
             items = list(read_metadata_file(path))
-        except (OSError, ValueError, KeyError, TypeError, AssertionError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, AssertionError, AvroException) as exc:
             raise MetadataFileError(f"{path}: not DataHub file-format metadata: {exc}") from exc
         for index, item in enumerate(items):
             source = f"{path}#{index}"
