@@ -33,10 +33,12 @@ def run(
 
 
 def _register() -> None:
+    from pareis.commands.analyze import analyze
     from pareis.commands.blast import blast
     from pareis.commands.demo import demo
     from pareis.commands.replay import replay
 
+    app.command("analyze")(analyze)
     app.command("blast")(blast)
     app.command("demo")(demo)
     app.command("replay")(replay)
