@@ -1,0 +1,156 @@
+"""The Helm chart: `helm lint` passes and `helm template` renders what the design needs.
+
+helm comes from deploy/local/helm.sh (built once from the Go module proxy into .stack/bin).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from pareis.config import load_settings
+
+ROOT = Path(__file__).resolve().parents[2]
+CHART = ROOT / "helm" / "pareis"
+ROLES = ["assertions", "effects", "incidents", "lineage"]
+SENTINEL = "s3cr3t-sentinel-value"
+
+
+@pytest.fixture(scope="module")
+def helm() -> str:
+    done = subprocess.run(
+        [str(ROOT / "deploy" / "local" / "helm.sh")], capture_output=True, text=True, timeout=900, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout.strip().splitlines()[-1]
+
+
+def render(helm: str, tmp_path: Path, values: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    args = [helm, "template", "rel", str(CHART), "--namespace", "ml"]
+    if values is not None:
+        file = tmp_path / "values.yaml"
+        file.write_text(yaml.safe_dump(values))
+        args += ["-f", str(file)]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    return [doc for doc in yaml.safe_load_all(done.stdout) if doc]
+
+
+def of_kind(docs: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any]]:
+    return {doc["metadata"]["name"]: doc for doc in docs if doc["kind"] == kind}
+
+
+def test_chart_lints(helm: str) -> None:
+    done = subprocess.run([helm, "lint", "--strict", str(CHART)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_one_deployment_per_role_running_that_role_with_probes_wired(helm: str, tmp_path: Path) -> None:
+    docs = render(helm, tmp_path)
+    deployments = of_kind(docs, "Deployment")
+    assert sorted(deployments) == [f"rel-pareis-{role}" for role in ROLES]
+    for role in ROLES:
+        spec = deployments[f"rel-pareis-{role}"]["spec"]
+        assert spec["selector"]["matchLabels"]["app.kubernetes.io/component"] == role
+        assert "replicas" not in spec, "the HPA owns the replica count"
+        pod = spec["template"]["spec"]
+        (container,) = pod["containers"]
+        assert container["args"] == ["run", role]
+        port = {p["name"]: p["containerPort"] for p in container["ports"]}["http"]
+        assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
+        assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
+        assert container["startupProbe"]["httpGet"]["path"] == "/healthz"
+        env = {e["name"]: e for e in container["env"]}
+        assert env["PAREIS_CONFIG_FILE"]["value"] == "/etc/pareis/config.yaml"
+        assert env["PAREIS_RUNTIME__INSTANCE_ID"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
+        assert container["envFrom"] == [{"secretRef": {"name": "rel-pareis"}}]
+        assert pod["terminationGracePeriodSeconds"] > 25
+        assert spec["template"]["metadata"]["annotations"]["prometheus.io/port"] == str(port)
+    config = yaml.safe_load(of_kind(docs, "ConfigMap")["rel-pareis"]["data"]["config.yaml"])
+    assert config["runtime"]["http_port"] == port
+
+
+def test_the_configmap_is_valid_settings(helm: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = of_kind(render(helm, tmp_path), "ConfigMap")["rel-pareis"]["data"]["config.yaml"]
+    file = tmp_path / "config.yaml"
+    file.write_text(config)
+    monkeypatch.setenv("PAREIS_CONFIG_FILE", str(file))
+    settings = load_settings()  # extra="forbid": an unknown key fails here
+    assert settings.kafka.bootstrap_servers == "kafka:9092"
+    assert settings.kafka.schema_registry_url is None
+    assert settings.runtime.shutdown_grace_s == 25.0
+
+
+def test_no_secret_in_a_configmap(helm: str, tmp_path: Path) -> None:
+    secrets = {"PAREIS_DATAHUB__TOKEN": SENTINEL, "PAREIS_REDIS_URL": f"redis://:{SENTINEL}@redis:6379/0"}
+    docs = render(helm, tmp_path, {"secrets": {"env": secrets}})
+    for name, configmap in of_kind(docs, "ConfigMap").items():
+        assert SENTINEL not in yaml.safe_dump(configmap), f"a secret leaked into ConfigMap {name}"
+        text = configmap["data"]["config.yaml"].lower()
+        assert "token" not in text and "password" not in text
+    for doc in docs:
+        if doc["kind"] != "Secret":
+            assert SENTINEL not in yaml.safe_dump(doc), f"a secret leaked into {doc['kind']} {doc['metadata']['name']}"
+    assert of_kind(docs, "Secret")["rel-pareis"]["stringData"] == secrets
+
+
+def test_an_existing_secret_replaces_the_chart_secret(helm: str, tmp_path: Path) -> None:
+    docs = render(helm, tmp_path, {"secrets": {"create": False, "existingSecret": "pareis-creds"}})
+    assert of_kind(docs, "Secret") == {}
+    for deployment in of_kind(docs, "Deployment").values():
+        (container,) = deployment["spec"]["template"]["spec"]["containers"]
+        assert container["envFrom"] == [{"secretRef": {"name": "pareis-creds"}}]
+
+
+def test_hpa_per_role_on_consumer_lag_and_a_pdb_per_role(helm: str, tmp_path: Path) -> None:
+    docs = render(helm, tmp_path)
+    hpas = of_kind(docs, "HorizontalPodAutoscaler")
+    assert sorted(hpas) == [f"rel-pareis-{role}" for role in ROLES]
+    hpa = hpas["rel-pareis-lineage"]["spec"]
+    assert hpa["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment", "name": "rel-pareis-lineage"}
+    (metric,) = hpa["metrics"]
+    assert metric["type"] == "External"
+    selector = {"matchLabels": {"role": "lineage"}}
+    assert metric["external"]["metric"] == {"name": "pareis_consumer_lag", "selector": selector}
+    assert metric["external"]["target"] == {"type": "AverageValue", "averageValue": "1000"}
+    assert hpas["rel-pareis-effects"]["spec"]["metrics"][0]["external"]["target"]["averageValue"] == "100"
+    pdbs = of_kind(docs, "PodDisruptionBudget")
+    assert sorted(pdbs) == [f"rel-pareis-{role}" for role in ROLES]
+    assert pdbs["rel-pareis-lineage"]["spec"]["selector"]["matchLabels"]["app.kubernetes.io/component"] == "lineage"
+
+
+def test_keda_scaled_objects_replace_the_hpas(helm: str, tmp_path: Path) -> None:
+    docs = render(helm, tmp_path, {"keda": {"enabled": True}})
+    assert of_kind(docs, "HorizontalPodAutoscaler") == {}
+    scaled = of_kind(docs, "ScaledObject")
+    assert sorted(scaled) == [f"rel-pareis-{role}" for role in ROLES]
+    (trigger,) = scaled["rel-pareis-incidents"]["spec"]["triggers"]
+    assert trigger["type"] == "kafka"
+    assert trigger["metadata"]["consumerGroup"] == "pareis-incidents"
+    assert trigger["metadata"]["topic"] == "pareis.signals.v1"
+    assert scaled["rel-pareis-lineage"]["spec"]["triggers"][0]["metadata"]["topic"] == "MetadataChangeLog_Versioned_v1"
+
+
+def test_disabled_roles_render_nothing_and_fixed_replicas_without_autoscaling(helm: str, tmp_path: Path) -> None:
+    values = {
+        "roles": {"assertions": {"enabled": False}, "effects": {"enabled": False}, "incidents": {"enabled": False}},
+        "roleDefaults": {"replicas": 3, "autoscaling": {"enabled": False}, "podDisruptionBudget": {"enabled": False}},
+    }
+    docs = render(helm, tmp_path, values)
+    deployments = of_kind(docs, "Deployment")
+    assert list(deployments) == ["rel-pareis-lineage"]
+    assert deployments["rel-pareis-lineage"]["spec"]["replicas"] == 3
+    assert of_kind(docs, "HorizontalPodAutoscaler") == {} and of_kind(docs, "PodDisruptionBudget") == {}
+
+
+def test_a_grace_period_shorter_than_the_shutdown_grace_is_refused(helm: str, tmp_path: Path) -> None:
+    file = tmp_path / "values.yaml"
+    file.write_text(yaml.safe_dump({"terminationGracePeriodSeconds": 20}))
+    done = subprocess.run(
+        [helm, "template", "rel", str(CHART), "-f", str(file)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode != 0 and "shutdown_grace_s" in done.stderr
