@@ -10,9 +10,11 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
+from typer.testing import CliRunner
 
 from pareis import bootstrap
 from pareis.config import KafkaSettings, RuntimeSettings, Settings, Topics
@@ -37,7 +39,7 @@ def canonical(record: Record | None) -> str | None:
     return f"{record.stamp}:{record.facts.encode() if record.facts is not None else 'deleted'}"
 
 
-def snapshot(store: LineageStore) -> dict[str, object]:
+def snapshot(store: LineageStore) -> dict[str, dict[str, Any]]:
     """What a reader sees of the sample's index: each (entity, aspect) record and every blast radius."""
     proposals = list(read_proposals([SAMPLE]))
     keys = sorted({(p.entity_urn, p.aspect_name) for p in proposals if p.aspect_name in LINEAGE_ASPECTS})
@@ -95,4 +97,24 @@ def test_role_on_replayed_sample_equals_the_loaded_index(
     from_redis = snapshot(RedisLineageStore(redis_client))
     assert json.dumps(from_redis, sort_keys=True) == json.dumps(snapshot(memory), sort_keys=True)
     churn = "urn:li:mlModel:(urn:li:dataPlatform:mlflow,churn_3,PROD)"
-    assert any(churn in json.dumps(b["models"]) for b in from_redis["assertions"].values())  # type: ignore[attr-defined]
+    assert any(churn in json.dumps(b["models"]) for b in from_redis["assertions"].values())
+
+    # `pareis blast --redis` reads that index; without the assertions role there are no runs, so no failed rows.
+    assertion = sorted(from_redis["assertions"])[0]
+    live, offline = (
+        cli_blast(source, "--assertion", assertion) for source in (["--redis", redis_url], ["--metadata", str(SAMPLE)])
+    )
+    assert live["blast"] == {**offline["blast"], "failed_rows": None}
+    assert offline["blast"]["models"]
+
+
+def cli_blast(*args: str | list[str]) -> dict[str, Any]:
+    from pareis import cli
+
+    if not any(c.name == "blast" for c in cli.app.registered_commands):
+        cli._register()
+    flat = [a for arg in args for a in ([arg] if isinstance(arg, str) else arg)]
+    result = CliRunner().invoke(cli.app, ["blast", *flat, "--json"])
+    assert result.exit_code == 0, result.stderr
+    answer: dict[str, Any] = json.loads(result.stdout)
+    return answer
