@@ -3,8 +3,10 @@
 
 Per signal (in offset order; several signals of one dataset in a batch chain in memory):
 
-1. **State.** The incident store's state of the signal's dataset — unless the step journal shows that this
-   signal is being redone (an aborted transaction), then the state before it (:mod:`pareis.store.journal`).
+1. **State.** The incident store's state of the signal's dataset — unless the step journal holds steps of this
+   dataset at or after the signal's offset: then the signal is being redone (an aborted transaction), and the
+   journaled steps are replayed as they were, outputs included (:mod:`pareis.store.journal`); computing them
+   again could differ, since the run history may have grown since.
 2. **Inputs** (:func:`analysis_inputs`): the runs of every assertion of the dataset's sibling class (and of the
    incident being tracked) from :func:`~pareis.core.lifecycle.history_floor` on (from the signal's run when that
    is older); the blast radius of each
@@ -17,14 +19,15 @@ Per signal (in offset order; several signals of one dataset in a batch chain in 
    through the DataHub writer (``MetadataChangeProposal_v1`` records) when ``write_path`` is ``kafka``, or as
    ``datahub.write`` effects when it is ``rest`` — then one ticket effect (open / comment / close).
 
-After the whole batch is computed, the journal entries and then the new states are written (journal first: a
-crash between the two must still find the journal). The runtime then produces the outputs and commits the input
-offsets in one transaction; a redo starts from the journaled states and so yields the same incident URNs and
-effect ids.
+After the whole batch is computed, the journal entries (each step that changed a state, with its outputs) and
+then the new states are written (journal first: a crash between the two must still find the journal). The
+runtime then produces the outputs and commits the input offsets in one transaction; a redo replays the journal,
+so it produces the same records, byte for byte.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
@@ -156,6 +159,7 @@ class IncidentsHandler:
 
     def __call__(self, batch: Sequence[Message[RunSignal]]) -> list[OutRecord]:
         states: dict[str, IncidentState] = {}
+        replays: dict[str, deque[JournalEntry]] = {}
         entries: list[JournalEntry] = []
         changed: dict[str, IncidentState] = {}
         out: list[OutRecord] = []
@@ -163,25 +167,35 @@ class IncidentsHandler:
             signal = message.value
             dataset = signal.dataset
             position = Position(message.topic, message.partition, message.offset)
-            redo = False
-            if dataset in states:
-                before = states[dataset]
-            else:
-                restored = self._journal.before(dataset, position)
-                redo = restored is not None
-                before = restored if restored is not None else self._incidents.get(dataset)
+            if dataset not in states:
+                journaled = self._journal.entries(dataset, position)
+                replays[dataset] = deque(journaled)
+                states[dataset] = journaled[0].before if journaled else self._incidents.get(dataset)
+            replay = replays[dataset]
+            while replay and replay[0].position.offset < position.offset:
+                # A journaled step whose signal is not redone (it cannot be: a partition is read in order); keep
+                # the chain of states intact all the same.
+                states[dataset] = replay.popleft().after
+            if replay:
+                # A redo: the aborted attempt's step is replayed as it was; where it has no entry, the step
+                # changed nothing. The store holds the aborted attempt's outcome already.
+                if replay[0].position.offset == position.offset:
+                    entry = replay.popleft()
+                    states[dataset] = entry.after
+                    out.extend(entry.outputs)
+                continue
+            before = states[dataset]
             inputs = analysis_inputs(Memo(self._lineage), self._runs, before, signal)
             try:
                 after, intents = step(before, signal.signal, inputs, signal.logged_ms)
             except ValueError as exc:  # the stores disagree with each other: not this signal's fault
                 raise Fatal(f"incident state of {dataset} is inconsistent with its run history: {exc}") from exc
-            if after != before or redo:
-                # A redo also rewrites an unchanged state: the store may hold the aborted attempt's outcome.
-                entries.append(JournalEntry(position, before))
+            produced = [record for intent in intents for record in self._outputs(intent)]
+            if after != before:
+                entries.append(JournalEntry(position, before, after, tuple(produced)))
                 changed[dataset] = after
             states[dataset] = after
-            for intent in intents:
-                out.extend(self._outputs(intent))
+            out.extend(produced)
         self._journal.record(entries)
         for state in changed.values():
             self._incidents.put(state)

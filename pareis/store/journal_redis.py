@@ -1,10 +1,10 @@
 """The step journal in Redis: one sorted set per (topic, partition, dataset), scored by offset.
 
-Key: ``<prefix><topic>:<partition>:<dataset>``; members ``<offset>:<state JSON>`` (the offset makes a member
-unique even when two steps started from equal states). :meth:`RedisStepJournal.record` is one MULTI/EXEC
-pipeline (drop entries at ≥ offset and older than ``offset - keep``, add, refresh the TTL); :meth:`before` is one
-``ZRANGEBYSCORE … LIMIT 0 1``. The TTL (default one day) only collects keys of datasets no longer signalled: an
-entry is needed for at most one transaction's lifetime (minutes).
+Key: ``<prefix><topic>:<partition>:<dataset>``; members ``<offset>:<entry JSON>``
+(:func:`~pareis.store.journal.encode_entry`; the offset prefix keeps members unique). :meth:`RedisStepJournal.record`
+is one MULTI/EXEC pipeline (per entry: drop the entries at ≥ its offset and older than ``offset - keep``, add it,
+refresh the TTL); :meth:`RedisStepJournal.entries` is one ``ZRANGEBYSCORE``. The TTL (default one day) only
+collects keys of datasets no longer signalled: an entry is needed for one transaction's lifetime at most (minutes).
 """
 
 from __future__ import annotations
@@ -13,10 +13,7 @@ from collections.abc import Sequence
 
 import redis
 
-from pareis.core.lifecycle import IncidentState
-from pareis.errors import Fatal
-from pareis.store.incidents import decode, encode
-from pareis.store.journal import DEFAULT_KEEP, JournalEntry, Position
+from pareis.store.journal import DEFAULT_KEEP, JournalEntry, Position, decode_entry, encode_entry
 from pareis.store.redis_errors import translated
 
 DEFAULT_PREFIX = "pareis:journal:"
@@ -36,32 +33,29 @@ class RedisStepJournal:
         self._keep = keep
         self._ttl_s = ttl_s
 
-    def before(self, dataset: str, position: Position) -> IncidentState | None:
-        key = self._key(position, dataset)
+    def entries(self, dataset: str, position: Position) -> list[JournalEntry]:
+        key = self._key(position.topic, position.partition, dataset)
         with translated():
-            found = self._redis.zrangebyscore(key, position.offset, "+inf", start=0, num=1)
-        if not found:
-            return None
-        member = found[0]
-        text = member.decode("utf-8") if isinstance(member, bytes) else str(member)
-        offset, sep, state = text.partition(":")
-        if not sep or not offset.isdigit():
-            raise Fatal(f"corrupt journal entry in {key}: {text[:80]!r}")
-        return decode(dataset, state)
+            found = self._redis.zrangebyscore(key, position.offset, "+inf")
+        out = []
+        for member in found:
+            text = member.decode("utf-8") if isinstance(member, bytes) else str(member)
+            out.append(decode_entry(text.partition(":")[2], position.topic, position.partition, key))
+        return out
 
     def record(self, entries: Sequence[JournalEntry]) -> None:
         if not entries:
             return
         pipe = self._redis.pipeline(transaction=True)
         for entry in entries:
-            offset = entry.position.offset
-            key = self._key(entry.position, entry.before.dataset)
-            pipe.zremrangebyscore(key, offset, "+inf")
-            pipe.zremrangebyscore(key, "-inf", f"({offset - self._keep}")
-            pipe.zadd(key, {f"{offset}:{encode(entry.before)}": offset})
+            p = entry.position
+            key = self._key(p.topic, p.partition, entry.dataset)
+            pipe.zremrangebyscore(key, p.offset, "+inf")
+            pipe.zremrangebyscore(key, "-inf", f"({p.offset - self._keep}")
+            pipe.zadd(key, {f"{p.offset}:{encode_entry(entry)}": p.offset})
             pipe.expire(key, self._ttl_s)
         with translated():
             pipe.execute()
 
-    def _key(self, position: Position, dataset: str) -> str:
-        return f"{self._prefix}{position.topic}:{position.partition}:{dataset}"
+    def _key(self, topic: str, partition: int, dataset: str) -> str:
+        return f"{self._prefix}{topic}:{partition}:{dataset}"

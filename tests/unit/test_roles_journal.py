@@ -10,7 +10,8 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from pareis.core.lifecycle import IncidentState, Status, Tracked
-from pareis.errors import Retriable
+from pareis.errors import Fatal, Retriable
+from pareis.kafka.records import OutRecord
 from pareis.store.journal import JournalEntry, MemoryStepJournal, Position, StepJournal
 from pareis.store.journal_redis import RedisStepJournal
 
@@ -39,48 +40,77 @@ def journal(request: pytest.FixtureRequest) -> Iterator[StepJournal]:
         yield RedisStepJournal(request.getfixturevalue("redis_client"), prefix="test:journal:", keep=KEEP)
 
 
+def step(offset: int, before: int, after: int, partition: int = 0, dataset: str = DS) -> JournalEntry:
+    outputs = (
+        OutRecord("MetadataChangeProposal_v1", b"urn:li:incident:x", b"\x00\x00\x00\x00\x10avro\xff"),
+        OutRecord("pareis.effects.v1", None, b"{}", (("h", b"\x01"), ("h", b""))),
+    )
+    return JournalEntry(at(offset, partition), state(before, dataset), state(after, dataset), outputs)
+
+
+def offsets(entries: list[JournalEntry]) -> list[int]:
+    return [e.position.offset for e in entries]
+
+
 def test_implementations_satisfy_the_port(journal: StepJournal) -> None:
     assert isinstance(journal, StepJournal)
 
 
+def test_entries_read_back_equal_to_what_was_written(journal: StepJournal) -> None:
+    entry = step(10, 0, 1)
+    journal.record([entry])
+    assert journal.entries(DS, at(10)) == [entry]
+
+
 def test_a_signal_past_every_entry_is_no_redo(journal: StepJournal) -> None:
-    assert journal.before(DS, at(0)) is None
-    journal.record([JournalEntry(at(10), state(0)), JournalEntry(at(12), state(1))])
-    assert journal.before(DS, at(13)) is None
+    assert journal.entries(DS, at(0)) == []
+    journal.record([step(10, 0, 1), step(12, 1, 2)])
+    assert journal.entries(DS, at(13)) == []
 
 
-def test_a_redo_starts_from_the_state_before_the_earliest_step_at_or_after_it(journal: StepJournal) -> None:
-    journal.record([JournalEntry(at(10), state(0)), JournalEntry(at(12), state(1)), JournalEntry(at(15), state(2))])
-    assert journal.before(DS, at(10)) == state(0)
-    assert journal.before(DS, at(11)) == state(1), "the step at 11 changed nothing: the state before 12 holds"
-    assert journal.before(DS, at(15)) == state(2)
-    assert journal.before(DS, at(3)) == state(0)
+def test_a_redo_finds_the_steps_at_or_after_it_oldest_first(journal: StepJournal) -> None:
+    journal.record([step(10, 0, 1), step(12, 1, 2), step(15, 2, 3)])
+    assert offsets(journal.entries(DS, at(10))) == [10, 12, 15]
+    assert offsets(journal.entries(DS, at(11))) == [12, 15]
+    assert offsets(journal.entries(DS, at(15))) == [15]
+    assert journal.entries(DS, at(3))[0].before == state(0)
 
 
 def test_recording_at_an_offset_drops_the_aborted_attempts_later_entries(journal: StepJournal) -> None:
-    journal.record([JournalEntry(at(10), state(0)), JournalEntry(at(12), state(1)), JournalEntry(at(15), state(2))])
-    journal.record([JournalEntry(at(12), state(5))])  # the redo from 12 took another path
-    assert journal.before(DS, at(13)) is None, "the entry at 15 belonged to the aborted attempt"
-    assert journal.before(DS, at(11)) == state(5)
-    assert journal.before(DS, at(10)) == state(0)
+    journal.record([step(10, 0, 1), step(12, 1, 2), step(15, 2, 3)])
+    journal.record([step(12, 1, 5)])
+    assert offsets(journal.entries(DS, at(0))) == [10, 12]
+    assert journal.entries(DS, at(11))[0].after == state(5)
 
 
 def test_entries_older_than_the_horizon_are_dropped(journal: StepJournal) -> None:
-    journal.record([JournalEntry(at(10), state(0)), JournalEntry(at(50), state(1))])
-    journal.record([JournalEntry(at(10 + KEEP + 1), state(2))])
-    assert journal.before(DS, at(0)) == state(1), "the entry at 10 is beyond any open transaction now"
+    journal.record([step(10, 0, 1), step(50, 1, 2)])
+    journal.record([step(10 + KEEP + 1, 2, 3)])
+    assert offsets(journal.entries(DS, at(0))) == [50, 10 + KEEP + 1]
 
 
 def test_partitions_and_datasets_never_mix(journal: StepJournal) -> None:
-    journal.record([JournalEntry(at(10, partition=1), state(1)), JournalEntry(at(10), state(2, OTHER))])
-    assert journal.before(DS, at(0)) is None
-    assert journal.before(DS, at(0, partition=1)) == state(1)
-    assert journal.before(OTHER, at(0)) == state(2, OTHER)
+    journal.record([step(10, 0, 1, partition=1), step(10, 0, 2, dataset=OTHER)])
+    assert journal.entries(DS, at(0)) == []
+    assert offsets(journal.entries(DS, at(0, partition=1))) == [10]
+    assert journal.entries(OTHER, at(0))[0].after == state(2, OTHER)
+
+
+def test_an_entry_cannot_change_the_dataset() -> None:
+    with pytest.raises(ValueError, match="cannot end"):
+        JournalEntry(at(0), state(0), state(1, OTHER))
 
 
 def test_redis_errors_are_retriable_when_redis_is_unreachable() -> None:
     client = redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2, retry=Retry(NoBackoff(), 0))
     with pytest.raises(Retriable):
-        RedisStepJournal(client).before(DS, at(0))
+        RedisStepJournal(client).entries(DS, at(0))
     with pytest.raises(Retriable):
-        RedisStepJournal(client).record([JournalEntry(at(0), state(0))])
+        RedisStepJournal(client).record([step(0, 0, 1)])
+
+
+@pytest.mark.integration
+def test_a_corrupt_redis_entry_is_fatal(redis_client: redis.Redis) -> None:
+    redis_client.zadd(f"test:journal:{TOPIC}:0:{DS}", {"3:{not json": 3})
+    with pytest.raises(Fatal, match="corrupt journal entry"):
+        RedisStepJournal(redis_client, prefix="test:journal:").entries(DS, at(0))

@@ -1,0 +1,285 @@
+"""The incidents role's handler over in-memory ports and the sample's lineage: open, repeat, redo, REST path.
+
+Expectations come from deploy/demo/sample/build_sample.py by DESIGN §2: the dbt test ``not_null_unit_price`` on
+the dbt node of stg_transactions fails on days 6 and 7 after passing on days 2–4. Its column re-roots to
+raw.transactions.unit_price, whose descendants reach the features avg_unit_price (from unit_price) and
+total_spend (from line_total = quantity × unit_price): churn models use 2 of their 6 features (MEDIUM), ltv models
+1 of 5 (LOW). Versions trained after the last success (day 4) are CONTAMINATED: churn_3 (day 5 06:00) and ltv_2
+(day 6 12:00); churn_2 and ltv_1 are the rollbacks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+import pytest
+
+from pareis.config import DatahubSettings
+from pareis.core.graph import Attr, Rel
+from pareis.core.impact import BlastRadius, ModelImpact
+from pareis.core.incident_urn import incident_urn
+from pareis.core.lifecycle import IncidentState, Status, Tracked
+from pareis.core.runs import AssertionRun, ResultType
+from pareis.datahub.codec import Decoder, Encoder
+from pareis.datahub.registry import VendoredSchemaSource
+from pareis.datahub.writer import DatahubWriter, KafkaWriter, MemoryWriter
+from pareis.errors import Fatal
+from pareis.kafka.records import Message, OutRecord
+from pareis.lineage_loader import load_files
+from pareis.roles.effects import proposal
+from pareis.roles.incidents import IncidentsHandler, model_versions
+from pareis.roles.messages import DatahubWrite, RunSignal, TicketClose, TicketOpen, decode_effect
+from pareis.store.incidents_memory import MemoryIncidentStore
+from pareis.store.journal import MemoryStepJournal
+from pareis.store.lineage import Facts, LineageUpdate, Stamp
+from pareis.store.lineage_memory import MemoryLineageStore
+from pareis.store.runs_memory import MemoryRunHistory
+from tests.support import sample
+
+SIGNALS, EFFECTS, MCP = "pareis.signals.v1", "pareis.effects.v1", "MetadataChangeProposal_v1"
+B = sample.builder()
+T0, DAY = B.T0, B.DAY
+UNIT_PRICE, INVOICE, UNIQUE = (
+    sample.assertion(t) for t in ("not_null_unit_price", "not_null_invoice", "unique_invoice_line")
+)
+KEY = sample.stg_warehouse()
+INCIDENT = incident_urn(KEY, T0 + 6 * DAY)
+
+
+@pytest.fixture(scope="module")
+def sample_lineage() -> MemoryLineageStore:
+    store = MemoryLineageStore()
+    load_files(store, [sample.TIMELINE])
+    return store
+
+
+def run(assertion: str, day: int, ok: bool) -> AssertionRun:
+    result = ResultType.SUCCESS if ok else ResultType.FAILURE
+    return AssertionRun(
+        assertion, T0 + day * DAY, result, sample.stg_dbt(), f"dbt-{T0 + day * DAY}", None if ok else 48_213
+    )
+
+
+class Harness:
+    """The handler over fresh in-memory ports (the lineage index is the sample's), and a signal log."""
+
+    def __init__(self, lineage: MemoryLineageStore, *, write_path: str = "kafka", writer: DatahubWriter | None = None):
+        self.runs = MemoryRunHistory()
+        self.incidents = MemoryIncidentStore()
+        self.journal = MemoryStepJournal()
+        self.settings = DatahubSettings(write_path=write_path)  # type: ignore[arg-type]
+        self.writer = writer if writer is not None else KafkaWriter(Encoder(VendoredSchemaSource(), MCP), MCP)
+        self.handler = IncidentsHandler(
+            lineage=lineage,
+            runs=self.runs,
+            incidents=self.incidents,
+            journal=self.journal,
+            writer=self.writer,
+            datahub=self.settings,
+            effects_topic=EFFECTS,
+        )
+        self.log: list[Message[RunSignal]] = []
+
+    def arrive(self, *runs: AssertionRun) -> list[Message[RunSignal]]:
+        """The assertions role's part: record the runs, append their signals to the log."""
+        out = []
+        for r in runs:
+            self.runs.record(r)
+            message = Message(SIGNALS, 0, len(self.log), KEY.encode(), RunSignal(KEY, r, r.timestamp_ms))
+            self.log.append(message)
+            out.append(message)
+        return out
+
+    def handle(self, batch: Sequence[Message[RunSignal]]) -> list[OutRecord]:
+        return self.handler(batch)
+
+    @property
+    def state(self) -> IncidentState:
+        return self.incidents.get(KEY)
+
+
+def effects_of(out: Sequence[OutRecord]) -> list[Any]:
+    return [decode_effect(r.value or b"") for r in out if r.topic == EFFECTS]
+
+
+def mcp_aspects(out: Sequence[OutRecord]) -> list[tuple[str | None, str | None, Any]]:
+    decoder = Decoder(VendoredSchemaSource())
+    found = []
+    for record in out:
+        if record.topic == MCP:
+            change = decoder.decode_mcp(record.value or b"")
+            found.append((change.entity_urn, change.aspect_name, change.aspect_json()))
+    return found
+
+
+def history(h: Harness, *days: int) -> None:
+    """Runs of the three tests on ``days`` (passing, except unit_price on days 6 and 7), recorded and signalled."""
+    for day in days:
+        h.arrive(*(run(a, day, ok=a != UNIT_PRICE or day not in (6, 7)) for a in (UNIT_PRICE, INVOICE, UNIQUE)))
+
+
+def test_the_first_failure_opens_the_incident_with_the_sample_analysis(sample_lineage: MemoryLineageStore) -> None:
+    h = Harness(sample_lineage)
+    history(h, 2, 3, 4)
+    assert h.handle(h.log) == []
+    assert h.state.status is Status.CLEAR
+    out = h.handle(h.arrive(run(UNIT_PRICE, 6, ok=False)))
+
+    (ticket,) = effects_of(out)
+    assert isinstance(ticket, TicketOpen) and ticket.incident == INCIDENT
+    assert ticket.severity.value == "MEDIUM"
+    assert [r.key for r in out if r.topic == EFFECTS] == [INCIDENT.encode()]
+    info = next(a for urn, name, a in mcp_aspects(out) if name == "incidentInfo")
+    assert info["priority"] == 2 and info["status"]["state"] == "ACTIVE"
+    assert info["source"]["sourceUrn"] == UNIT_PRICE and info["startedAt"] == T0 + 6 * DAY
+    models = [sample.model("churn", v) for v in (1, 2, 3)] + [sample.model("ltv", v) for v in (1, 2)]
+    assert info["entities"] == [KEY, *sorted(models)]
+
+    published = h.state.incident.published if h.state.incident else {}
+    assert h.state.status is Status.ACTIVE and h.state.incident and h.state.incident.urn == INCIDENT
+    assert published["last_success_ms"] == T0 + 4 * DAY and published["failed_rows"] == 48_213
+    assert dict(map(tuple, published["contamination"])) == {
+        sample.model("churn", 1): "CLEAN",
+        sample.model("churn", 2): "CLEAN",
+        sample.model("churn", 3): "CONTAMINATED",
+        sample.model("ltv", 1): "CLEAN",
+        sample.model("ltv", 2): "CONTAMINATED",
+    }
+    assert published["rollback"] == [
+        [sample.group("churn"), sample.model("churn", 2)],
+        [sample.group("ltv"), sample.model("ltv", 1)],
+    ]
+    assert sorted(published["at_risk"]) == sorted(
+        [*models, sample.feature("avg_unit_price"), sample.feature("total_spend")]
+    )
+
+
+def test_a_repeated_signal_emits_nothing(sample_lineage: MemoryLineageStore) -> None:
+    h = Harness(sample_lineage)
+    history(h, 2, 3, 4, 6)
+    assert effects_of(h.handle(h.log))
+    state = h.state
+    again = [Message(SIGNALS, 0, m.offset + 100, m.key, m.value) for m in h.log]
+    assert h.handle(again) == []
+    assert h.state == state
+
+
+def test_healing_resolves_and_the_ticket_closes_with_the_postmortem(sample_lineage: MemoryLineageStore) -> None:
+    h = Harness(sample_lineage)
+    history(h, 2, 3, 4, 6, 7)
+    h.handle(h.log)
+    out = h.handle(h.arrive(run(UNIT_PRICE, 8, ok=True)))
+    (close,) = effects_of(out)
+    assert isinstance(close, TicketClose) and close.incident == INCIDENT and close.text
+    names = [name for _, name, _ in mcp_aspects(out)]
+    assert names[0] == "incidentInfo" and names[-1] == "documentInfo"
+    assert mcp_aspects(out)[0][2]["status"]["state"] == "RESOLVED"
+    assert h.state.status is Status.RESOLVED
+
+
+def test_a_redone_batch_yields_byte_identical_outputs(sample_lineage: MemoryLineageStore) -> None:
+    """A transaction aborts after the state was saved: the redo must not start from the saved state."""
+    h = Harness(sample_lineage)
+    history(h, 2, 3, 4, 6)
+    first = h.handle(h.log)
+    history(h, 7, 8)
+    second = h.handle(h.log[12:])
+    assert h.state.status is Status.RESOLVED
+    final = h.state
+    # The runtime rewinds to offset 0 (neither transaction committed) and redoes both batches.
+    assert h.handle(h.log[:12]) == first
+    assert h.handle(h.log[12:]) == second
+    assert h.state == final
+
+
+def test_without_the_journal_a_redo_would_lose_the_open(sample_lineage: MemoryLineageStore) -> None:
+    """The counterfactual that makes the journal necessary: the same redo, journal emptied, emits nothing."""
+    h = Harness(sample_lineage)
+    history(h, 2, 3, 4, 6)
+    assert effects_of(h.handle(h.log))
+    h.journal = MemoryStepJournal()
+    h.handler._journal = h.journal
+    assert h.handle(h.log) == []
+
+
+def test_a_redo_replays_journaled_steps_and_skips_the_no_ops_between(sample_lineage: MemoryLineageStore) -> None:
+    h = Harness(sample_lineage)
+    history(h, 2, 3, 4)
+    h.handle(h.log)
+    opened = h.handle(h.arrive(run(UNIT_PRICE, 6, ok=False)))  # offset 9
+    assert h.handle(h.arrive(run(INVOICE, 6, ok=True))) == []  # offset 10: a no-op
+    resolved = h.handle(h.arrive(run(UNIT_PRICE, 8, ok=True)))  # offset 11
+    # A redo from offset 9 in one batch: the open and the resolve, byte for byte, nothing for the no-op.
+    assert h.handle(h.log[9:]) == opened + resolved
+    # One more signal after the redo is computed afresh from the replayed state.
+    assert h.handle(h.arrive(run(INVOICE, 8, ok=True))) == []
+    assert h.state.status is Status.RESOLVED
+
+
+def test_a_late_run_sees_its_own_blind_window(sample_lineage: MemoryLineageStore) -> None:
+    """Signals of different assertions travel on different partitions: day 7 of two tests arrives first."""
+    h = Harness(sample_lineage)
+    history(h, 2, 3, 4)
+    h.handle(h.log)
+    h.handle(h.arrive(run(INVOICE, 6, ok=True), run(UNIQUE, 6, ok=True), run(INVOICE, 7, ok=True)))
+    out = h.handle(h.arrive(run(UNIT_PRICE, 6, ok=False)))
+    assert isinstance(effects_of(out)[0], TicketOpen)
+    assert h.state.incident and h.state.incident.published["last_success_ms"] == T0 + 4 * DAY
+
+
+def test_the_rest_path_sends_the_same_proposals_as_effects(sample_lineage: MemoryLineageStore) -> None:
+    via_kafka = Harness(sample_lineage, writer=MemoryWriter())
+    history(via_kafka, 2, 3, 4, 6)
+    kafka_out = via_kafka.handle(via_kafka.log)
+    assert [r.topic for r in kafka_out] == [EFFECTS], "the memory writer took the proposals"
+    via_rest = Harness(sample_lineage, write_path="rest")
+    history(via_rest, 2, 3, 4, 6)
+    rest_out = via_rest.handle(via_rest.log)
+    assert {r.topic for r in rest_out} == {EFFECTS} and all(r.key == INCIDENT.encode() for r in rest_out)
+    *writes, ticket = effects_of(rest_out)
+    assert isinstance(ticket, TicketOpen)
+    assert all(isinstance(w, DatahubWrite) for w in writes)
+    assert [w.effect_id.rsplit("/", 1)[1] for w in writes] == [str(i) for i in range(len(writes))]
+    assert len({w.effect_id for w in writes}) == len(writes)
+    assert isinstance(via_kafka.writer, MemoryWriter)
+    expected = [orjson.loads(orjson.dumps(m.to_obj())) for m in via_kafka.writer.proposals]
+    assert [orjson.loads(orjson.dumps(proposal(w).to_obj())) for w in writes] == expected
+
+
+def test_an_assertion_without_an_indexed_definition_covers_its_whole_dataset(
+    sample_lineage: MemoryLineageStore,
+) -> None:
+    h = Harness(sample_lineage)
+    unknown = "urn:li:assertion:not-indexed"
+    h.handle(h.arrive(AssertionRun(unknown, T0 + 6 * DAY, ResultType.FAILURE, sample.stg_dbt())))
+    published = h.state.incident.published if h.state.incident else {}
+    # Every column of stg_transactions is failing: each feature is poisoned, every model is HIGH.
+    assert published["severity"] == "HIGH"
+    assert {sample.feature(f) for f in B.CHURN_FEATURES} <= set(published["at_risk"])
+
+
+def test_stores_that_disagree_stop_the_role(sample_lineage: MemoryLineageStore) -> None:
+    h = Harness(sample_lineage)
+    gone = IncidentState(KEY, Status.ACTIVE, T0, Tracked(INCIDENT, T0, T0, 1, {"assertions": [UNIT_PRICE]}))
+    h.incidents.put(gone)  # ACTIVE, but the run that opened it is not in the history
+    with pytest.raises(Fatal, match="inconsistent"):
+        h.handle(h.arrive(run(INVOICE, 9, ok=True)))
+
+
+def test_a_model_in_no_group_is_its_own_group_with_its_training_time() -> None:
+    store = MemoryLineageStore()
+    solo = "urn:li:mlModel:(urn:li:dataPlatform:sagemaker,fraud,PROD)"
+    training = "urn:li:dataProcessInstance:train-1"
+    store.apply(
+        [
+            LineageUpdate(solo, "mlModelProperties", Stamp(1, 1), Facts.of([(Rel.TRAINS, training, solo)])),
+            LineageUpdate(
+                training, "dataProcessInstanceProperties", Stamp(1, 1), Facts.of(attrs={Attr.RUN_STARTED_MS: "777"})
+            ),
+        ]
+    )
+    radius = BlastRadius((), (), (), (), (), (ModelImpact(solo, None, (), 0, "table"),))
+    ((group, (version,)),) = model_versions(store, [radius]).items()
+    assert group == solo and version.urn == solo and version.group is None and version.trained_at_ms == 777
