@@ -92,7 +92,6 @@ def test_role_declarations_resolve_against_settings() -> None:
     assert resolved["incidents"].delivery is Delivery.EXACTLY_ONCE
     assert resolved["incidents"].outputs == ("MetadataChangeProposal_v1", "pareis.effects.v1", "pareis.dlq.v1")
     assert resolved["effects"].inputs == ("pareis.effects.v1",)
-    assert "upstreamLineage" in lineage.ASPECTS and "assertionRunEvent" not in lineage.ASPECTS
 
 
 def test_a_missing_pipeline_factory_is_fatal_when_the_role_starts() -> None:
