@@ -118,3 +118,32 @@ def cli_blast(*args: str | list[str]) -> dict[str, Any]:
     assert result.exit_code == 0, result.stderr
     answer: dict[str, Any] = json.loads(result.stdout)
     return answer
+
+
+def cli(*args: str) -> Any:
+    from pareis import cli as pareis_cli
+
+    if not any(c.name == "bootstrap" for c in pareis_cli.app.registered_commands):
+        pareis_cli._register()
+    return CliRunner().invoke(pareis_cli.app, list(args))
+
+
+def test_bootstrap_loads_redis_idempotently_and_analyze_reads_it_as_the_files(
+    redis_url: str, redis_client: redis.Redis
+) -> None:
+    first = cli("bootstrap", "--metadata", str(SAMPLE), "--redis", redis_url)
+    assert first.exit_code == 0, first.stderr
+    assert "assertion runs: 18 (18 new)" in first.stdout
+    again = cli("bootstrap", "--metadata", str(SAMPLE), "--redis", redis_url)
+    assert again.exit_code == 0 and "(unchanged 47)" in again.stdout and "(0 new)" in again.stdout
+
+    memory = MemoryLineageStore()
+    runs = load_files(memory, [SAMPLE]).runs
+    assert snapshot(RedisLineageStore(redis_client)) == snapshot(memory)
+    (assertion,) = {r.assertion for r in runs if r.result.value == "FAILURE"}
+    answers = [
+        cli("analyze", *source, "--assertion", assertion, "--json")
+        for source in (["--redis", redis_url], ["--metadata", str(SAMPLE)])
+    ]
+    assert [a.exit_code for a in answers] == [0, 0], [a.stderr for a in answers]
+    assert answers[0].stdout == answers[1].stdout
