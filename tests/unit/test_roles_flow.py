@@ -1,0 +1,200 @@
+"""End to end on embedded backends: the bundled sample timeline through lineage → assertions → incidents → effects.
+
+What the sample's builder (deploy/demo/sample/build_sample.py) scripts, and what DESIGN's rules make of it:
+
+* three dbt tests assert the dbt node of stg_transactions; its warehouse sibling (postgres) is the incident key;
+* ``not_null_unit_price`` passes on days 2–4, fails on days 6 and 7 (48,213 rows), passes on day 8: one incident,
+  URN = guid(warehouse table, day 6), opened on day 6 and resolved on day 8, the blind window (day 4, day 6];
+* unit_price feeds the features avg_unit_price (directly) and total_spend (through line_total): churn uses 2 of 6
+  features → MEDIUM, ltv 1 of 5 → LOW; incident severity MEDIUM, DataHub priority 2;
+* versions trained after day 4 and before day 8 are CONTAMINATED — churn_3 (day 5, 06:00) and ltv_2 (day 6,
+  12:00) — and stay BLOCKED after the heal; the others go back to OK; rollbacks churn_2 and ltv_1.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import orjson
+import pytest
+
+from pareis import bootstrap
+from pareis.config import DatahubSettings, Settings
+from pareis.core.incident_urn import incident_urn
+from pareis.core.lifecycle import Status
+from pareis.datahub.definitions import CONTAMINATION_URN, RETRAIN_STATUS_URN
+from pareis.datahub.writer import Mcp, MemoryWriter
+from pareis.kafka.dlq import ROLE
+from pareis.kafka.embedded import RoleReport
+from pareis.kafka.memory import MemoryBroker
+from pareis.kafka.records import header
+from pareis.roles.messages import TicketClose, TicketOpen, decode_effect, decode_signal
+from pareis.tickets.memory import MemoryTicketer
+from tests.support import sample
+
+B = sample.builder()
+T0, DAY = B.T0, B.DAY
+KEY = sample.stg_warehouse()
+INCIDENT = incident_urn(KEY, T0 + 6 * DAY)
+TOOLS = ("slack", "jira", "linear")
+CHURN = [sample.model("churn", v) for v in (1, 2, 3)]
+LTV = [sample.model("ltv", v) for v in (1, 2)]
+
+
+class Flow:
+    """The sample replayed into a fresh broker and run through every role on fresh in-memory ports."""
+
+    def __init__(self, write_path: str = "kafka", garbage: bool = False) -> None:
+        self.settings = Settings(datahub=DatahubSettings(write_path=write_path))  # type: ignore[arg-type]
+        self.broker = MemoryBroker(partitions=3)
+        self.replay()
+        if garbage:
+            self.broker.append(self.settings.kafka.topics.mcl_timeseries, b"urn:li:assertion:x", b"\x00garbage")
+        self.ports = bootstrap.Embedded.in_memory([MemoryTicketer(t) for t in TOOLS])
+        self.runner = bootstrap.embedded_runner(self.settings, self.broker, self.ports)
+
+    def replay(self) -> None:
+        bootstrap.replayer(self.settings, self.broker, default_ms=0).run_files([sample.TIMELINE])
+
+    def run(self) -> dict[str, RoleReport]:
+        return self.runner.run()
+
+    @property
+    def writer(self) -> MemoryWriter:
+        assert isinstance(self.ports.datahub, MemoryWriter)
+        return self.ports.datahub
+
+    def values(self, topic: str) -> list[bytes]:
+        return [r.value or b"" for r in self.broker.records(topic)]
+
+    def incident_infos(self) -> list[dict[str, Any]]:
+        return [aspect(m) for m in self.writer.proposals if m.aspectName == "incidentInfo"]
+
+
+def aspect(mcp: Mcp) -> Any:
+    """The proposal's aspect as JSON (a wrapper's typed aspect and a raw class's bytes alike)."""
+    return orjson.loads(mcp.to_obj()["aspect"]["value"])
+
+
+@pytest.fixture(scope="module")
+def flow() -> Flow:
+    flow = Flow()
+    flow.run()
+    return flow
+
+
+def test_one_incident_keyed_by_the_warehouse_sibling_is_opened_then_resolved(flow: Flow) -> None:
+    state = flow.ports.incidents.get(KEY)
+    assert state.status is Status.RESOLVED and state.incident is not None and state.incident.urn == INCIDENT
+    assert flow.ports.incidents.get(sample.stg_dbt()).status is Status.CLEAR, "the dbt node is no incident key"
+    infos = flow.incident_infos()
+    assert [i["status"]["state"] for i in infos] == ["ACTIVE", "RESOLVED"]
+    assert {m.entityUrn for m in flow.writer.proposals if m.aspectName == "incidentInfo"} == {INCIDENT}
+    opened = infos[0]
+    assert opened["priority"] == 2 and opened["customType"] == "ML_DATA_QUALITY"
+    assert opened["entities"] == [KEY, *sorted(CHURN + LTV)]
+    assert opened["startedAt"] == T0 + 6 * DAY and opened["status"]["lastUpdated"]["time"] == T0 + 6 * DAY
+    assert infos[1]["status"]["lastUpdated"]["time"] == T0 + 8 * DAY
+    assert opened["source"]["sourceUrn"] == sample.assertion("not_null_unit_price")
+
+
+def test_signals_are_keyed_by_the_canonical_sibling(flow: Flow) -> None:
+    signals = list(flow.broker.records(flow.settings.kafka.topics.signals))
+    assert len(signals) == 3 * 6, "three tests on days 2, 3, 4, 6, 7, 8"
+    assert {s.key for s in signals} == {KEY.encode()}
+    assert {decode_signal(s.value or b"").run.dataset for s in signals} == {sample.stg_dbt()}
+
+
+def test_the_blast_radius_is_churn_and_ltv_through_two_features(flow: Flow) -> None:
+    (opened,) = [e for e in map(decode_effect, flow.values("pareis.effects.v1")) if isinstance(e, TicketOpen)]
+    assert opened.severity.value == "MEDIUM"
+    for urn in CHURN:
+        assert f"- {urn}: MEDIUM, 2/6 feature(s) poisoned" in opened.body
+    for urn in LTV:
+        assert f"- {urn}: LOW, 1/5 feature(s) poisoned" in opened.body
+    tagged = {m.entityUrn for m in flow.writer.proposals if m.aspectName == "globalTags"}
+    features = {sample.feature("avg_unit_price"), sample.feature("total_spend")}
+    assert tagged == {*CHURN, *LTV, *features}
+    assert "last known good 2025-10-05T00:00:00.000Z, first failure 2025-10-07T00:00:00.000Z" in opened.body
+
+
+def final_properties(writer: MemoryWriter) -> dict[tuple[str, str], str]:
+    """Each (entity, structured property) → its last value, from the PATCH proposals in write order."""
+    values: dict[tuple[str, str], str] = {}
+    for m in writer.proposals:
+        if m.aspectName == "structuredProperties":
+            for op in aspect(m)["patch"]:
+                value = op["value"]
+                values[(str(m.entityUrn), value["propertyUrn"])] = value["values"][0]["string"]
+    return values
+
+
+def test_verdicts_retrain_statuses_and_rollbacks(flow: Flow) -> None:
+    props = final_properties(flow.writer)
+    contaminated = {sample.model("churn", 3), sample.model("ltv", 2)}
+    for urn in CHURN + LTV:
+        assert props[(urn, CONTAMINATION_URN)] == ("CONTAMINATED" if urn in contaminated else "CLEAN")
+        assert props[(urn, RETRAIN_STATUS_URN)] == ("BLOCKED" if urn in contaminated else "OK")
+    closed = [e for e in map(decode_effect, flow.values("pareis.effects.v1")) if isinstance(e, TicketClose)]
+    assert len(closed) == 1
+    (doc,) = [m for m in flow.writer.proposals if m.aspectName == "documentInfo"]
+    text = aspect(doc)["contents"]["text"]
+    assert sample.model("churn", 2) in text and sample.model("ltv", 1) in text, "the rollbacks"
+
+
+def test_exactly_one_ticket_per_tool_opened_and_closed(flow: Flow) -> None:
+    for tool in flow.ports.ticketers:
+        assert isinstance(tool, MemoryTicketer)
+        (ticket,) = tool.tickets
+        assert ticket.incident.incident_urn == INCIDENT and ticket.closed
+        assert len(ticket.comments) == 1, "the closing postmortem; no update happened"
+
+
+def test_replaying_the_timeline_again_changes_nothing_downstream(flow: Flow) -> None:
+    effects_before = flow.values("pareis.effects.v1")
+    proposals_before = len(flow.writer.proposals)
+    flow.replay()  # every run again (duplicates by assertion + timestamp), every lineage aspect again
+    reports = flow.run()
+    assert reports["assertions"].consumed == 2 * 18 and reports["incidents"].consumed == 2 * 18
+    assert flow.values("pareis.effects.v1") == effects_before
+    assert len(flow.writer.proposals) == proposals_before
+    assert all(len(t.tickets) == 1 for t in flow.ports.ticketers if isinstance(t, MemoryTicketer))
+
+
+def proposals(flow: Flow) -> list[bytes]:
+    """The proposals written, as canonical JSON (map keys sorted: they carry no order)."""
+    return [orjson.dumps(m.to_obj(), option=orjson.OPT_SORT_KEYS) for m in flow.writer.proposals]
+
+
+def signature(flow: Flow) -> tuple[list[bytes], list[bytes]]:
+    return flow.values("pareis.effects.v1"), proposals(flow)
+
+
+def test_two_runs_write_the_same_bytes() -> None:
+    first, second = Flow(), Flow()
+    first.run()
+    second.run()
+    assert signature(first) == signature(second)
+
+
+def test_the_rest_path_writes_the_same_proposals_through_the_effects_role() -> None:
+    via_kafka, via_rest = Flow(), Flow(write_path="rest")
+    via_kafka.run()
+    reports = via_rest.run()
+    assert proposals(via_rest) == proposals(via_kafka)
+    kinds = defaultdict(int)
+    for effect in map(decode_effect, via_rest.values("pareis.effects.v1")):
+        kinds[effect.kind] += 1
+    assert kinds["ticket.open"] == kinds["ticket.close"] == 1
+    assert kinds["datahub.write"] == len(via_rest.writer.proposals) - 4, "all but the 4 start-up definitions"
+    assert reports["effects"].dead == 0
+
+
+def test_a_poison_change_log_message_is_dead_lettered_and_the_flow_goes_on() -> None:
+    flow = Flow(garbage=True)
+    reports = flow.run()
+    assert reports["assertions"].dead == 1
+    (dead,) = list(flow.broker.records(flow.settings.kafka.topics.dlq))
+    assert dead.value == b"\x00garbage" and header(dead.headers, ROLE) == b"assertions"
+    assert [i["status"]["state"] for i in flow.incident_infos()] == ["ACTIVE", "RESOLVED"]
