@@ -32,6 +32,7 @@ from pareis.telemetry.metrics import RuntimeMetrics
 
 if TYPE_CHECKING:
     import redis
+    from datahub.ingestion.graph.client import DataHubGraph
 
     from pareis.datahub.changelog import ChangeLog
     from pareis.datahub.gms import LoggedChange
@@ -190,6 +191,14 @@ def analysis_source(*, metadata: Sequence[str | os.PathLike[str]] = (), redis_ur
     for run in load_files(store, [os.fspath(path) for path in metadata]).runs:
         history.record(run)
     return AnalysisSource(store, history, lambda: None)
+
+
+def datahub_graph(url: str, token: str | None = None) -> DataHubGraph:
+    """acryl-datahub's ``DataHubGraph`` on GMS at ``url`` (for reads: ``pareis bootstrap --datahub``); the caller
+    closes it. Connects on first use."""
+    from datahub.ingestion.graph.client import DatahubClientConfig, DataHubGraph
+
+    return DataHubGraph(DatahubClientConfig(server=url, token=token, timeout_sec=30, retry_max_times=2))
 
 
 # --- assertions, incidents and effects roles -------------------------------------------------------------------------

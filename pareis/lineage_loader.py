@@ -113,6 +113,35 @@ def load(
     return loaded
 
 
+def load_changes(
+    store: LineageStore,
+    changes: Iterable[ChangeLog],
+    *,
+    datahub: DatahubSettings | None = None,
+    batch: int = DEFAULT_BATCH,
+) -> Loaded:
+    """Apply decoded versioned change-log entries (the lineage role's input, e.g. a
+    :class:`~pareis.datahub.gms_snapshot.GmsSnapshot`) to ``store``, ``batch`` updates per call.
+
+    Pareis's own writes are skipped, as the role skips them. A value the translation rejects raises
+    :class:`~pareis.errors.DecodeError` (Poison) naming the entity and aspect.
+    """
+    own = datahub or DatahubSettings()
+    loaded = Loaded()
+    pending: list[LineageUpdate] = []
+    for change in changes:
+        loaded.changes += 1
+        update = foreign_update_of(change, own)
+        if update is not None:
+            pending.append(update)
+        if len(pending) >= batch:
+            loaded.outcomes.update(store.apply(pending))
+            pending = []
+    if pending:
+        loaded.outcomes.update(store.apply(pending))
+    return loaded
+
+
 def load_files(
     store: LineageStore,
     paths: Iterable[str | Path],

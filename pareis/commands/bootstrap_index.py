@@ -1,4 +1,6 @@
-"""``pareis bootstrap``: fill the live lineage index (and run history) in Redis from DataHub file-format files.
+"""``pareis bootstrap``: fill the live lineage index (and run history) in Redis from DataHub file-format files
+(``--metadata FILE…``) or from a running DataHub (``--datahub URL``, read through acryl's ``DataHubGraph``:
+:mod:`pareis.datahub.gms_snapshot`).
 
 For a fresh deployment, or to catch an index up without replaying the change log: every proposal goes through
 the lineage role's own translation (:mod:`pareis.lineage_loader`), so the index equals the one the role builds
@@ -6,11 +8,13 @@ from the same changes, and loading is idempotent (a repeated load reports its up
 aspect version never overwrites a newer one already indexed). Assertion runs are recorded in the run history,
 idempotent by (assertion, timestamp).
 
-Exit codes: 0 loaded; 1 Redis unreachable or failing (nothing is rolled back: loading again is safe); 2 an
-unreadable file (nothing after the bad element is loaded).
+Exit codes: 0 loaded; 1 Redis or GMS unreachable or failing (nothing is rolled back: loading again is safe); 2 an
+unreadable file or a value the translation rejects (nothing after it is loaded).
 """
 
 from __future__ import annotations
+
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -22,24 +26,43 @@ err = Console(stderr=True)
 
 def bootstrap_index(
     metadata: MetadataOption = None,
+    datahub: Annotated[
+        str | None, typer.Option("--datahub", help="read the current metadata from DataHub GMS at this URL")
+    ] = None,
+    token: Annotated[
+        str | None, typer.Option("--token", envvar="DATAHUB_GMS_TOKEN", help="GMS access token (for --datahub)")
+    ] = None,
     redis_url: RedisOption = None,
 ) -> None:
-    """Load DataHub file-format metadata into the Redis lineage index and run history (default: settings')."""
+    """Load the Redis lineage index and run history (default: settings') from files or from DataHub GMS."""
     from pareis import bootstrap
     from pareis.config import load_settings
     from pareis.datahub.metadata_file import MetadataFileError
-    from pareis.errors import Fatal, Retriable
-    from pareis.lineage_loader import load_files
+    from pareis.errors import Fatal, Poison, Retriable
+    from pareis.lineage_loader import Loaded, load_changes, load_files
 
-    if not metadata:
-        err.print("pareis bootstrap: give --metadata FILE…", markup=False, highlight=False)
+    if bool(metadata) == (datahub is not None):
+        err.print("pareis bootstrap: give --metadata FILE… or --datahub URL (one of them)", markup=False)
         raise typer.Exit(2)
     url = redis_url or load_settings().redis_url
     target = bootstrap.analysis_source(redis_url=url)
+    loaded: Loaded
     try:
-        loaded = load_files(target.lineage, metadata)
+        if datahub is not None:
+            from pareis.datahub.gms_snapshot import GmsSnapshot
+
+            graph = bootstrap.datahub_graph(datahub, token)
+            try:
+                snapshot = GmsSnapshot(graph)
+                loaded = load_changes(target.lineage, snapshot.all_changes())
+                loaded.runs = list(snapshot.all_runs())
+            finally:
+                graph.close()
+        else:
+            assert metadata is not None
+            loaded = load_files(target.lineage, metadata)
         new_runs = sum(target.runs.record(run) for run in loaded.runs)
-    except MetadataFileError as exc:
+    except (MetadataFileError, Poison) as exc:
         err.print(f"pareis bootstrap: {exc}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2) from exc
     except (Retriable, Fatal) as exc:
@@ -48,8 +71,12 @@ def bootstrap_index(
     finally:
         target.close()
     outcomes = ", ".join(f"{o.value} {n}" for o, n in sorted(loaded.outcomes.items())) or "none"
-    print(f"loaded {', '.join(str(m) for m in metadata)} into {_redacted(url)}")
-    print(f"  proposals read: {loaded.proposals}; changes logged: {loaded.changes}")
+    source = datahub if datahub is not None else ", ".join(str(m) for m in metadata or ())
+    print(f"loaded {source} into {_redacted(url)}")
+    if datahub is None:
+        print(f"  proposals read: {loaded.proposals}; changes logged: {loaded.changes}")
+    else:
+        print(f"  aspects read: {loaded.changes}")
     print(f"  lineage updates: {loaded.updates} ({outcomes})")
     print(f"  assertion runs: {len(loaded.runs)} ({new_runs} new)")
 
