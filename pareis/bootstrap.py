@@ -193,12 +193,12 @@ def analysis_source(*, metadata: Sequence[str | os.PathLike[str]] = (), redis_ur
     return AnalysisSource(store, history, lambda: None)
 
 
-def datahub_graph(url: str, token: str | None = None) -> DataHubGraph:
-    """acryl-datahub's ``DataHubGraph`` on GMS at ``url`` (for reads: ``pareis bootstrap --datahub``); the caller
-    closes it. Connects on first use."""
+def datahub_graph(url: str, token: str | None = None, *, retries: int = 2) -> DataHubGraph:
+    """acryl-datahub's ``DataHubGraph`` on GMS at ``url`` (for reads: ``pareis bootstrap --datahub``), retrying a
+    failed request ``retries`` times with acryl's backoff; the caller closes it. Connects on first use."""
     from datahub.ingestion.graph.client import DatahubClientConfig, DataHubGraph
 
-    return DataHubGraph(DatahubClientConfig(server=url, token=token, timeout_sec=30, retry_max_times=2))
+    return DataHubGraph(DatahubClientConfig(server=url, token=token, timeout_sec=30, retry_max_times=retries))
 
 
 # --- assertions, incidents and effects roles -------------------------------------------------------------------------
