@@ -147,3 +147,29 @@ def test_bootstrap_loads_redis_idempotently_and_analyze_reads_it_as_the_files(
     ]
     assert [a.exit_code for a in answers] == [0, 0], [a.stderr for a in answers]
     assert answers[0].stdout == answers[1].stdout
+
+
+def test_bootstrap_from_datahub_fills_redis_as_the_files_do(redis_url: str) -> None:
+    from tests.unit.test_bootstrap_datahub import FakeGmsReads
+
+    with FakeGmsReads(token="secret") as gms:
+        done = cli("bootstrap", "--datahub", gms.url, "--token", "secret", "--redis", redis_url)
+    assert done.exit_code == 0, done.stderr
+    assert "assertion runs: 18 (18 new)" in done.stdout and "(applied 44)" in done.stdout
+    memory = MemoryLineageStore()
+    runs = load_files(memory, [SAMPLE]).runs
+    (assertion,) = {r.assertion for r in runs if r.result.value == "FAILURE"}
+    answers = [
+        cli("analyze", *source, "--assertion", assertion, "--json")
+        for source in (["--redis", redis_url], ["--metadata", str(SAMPLE)])
+    ]
+    assert [a.exit_code for a in answers] == [0, 0], [a.stderr for a in answers]
+    assert answers[0].stdout == answers[1].stdout
+
+
+def test_bootstrap_with_a_token_datahub_refuses_exits_1(redis_url: str) -> None:
+    from tests.unit.test_bootstrap_datahub import FakeGmsReads
+
+    with FakeGmsReads(token="secret") as gms:
+        refused = cli("bootstrap", "--datahub", gms.url, "--token", "wrong", "--redis", redis_url)
+    assert refused.exit_code == 1 and "401" in refused.stderr
