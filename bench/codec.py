@@ -33,7 +33,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from confluent_kafka import Message
 from confluent_kafka.schema_registry import SchemaRegistryClient
@@ -144,7 +144,7 @@ class _Corpus:
             ]
             return sc.UpstreamLineageClass(upstreams=upstreams, fineGrainedLineages=edges)
         if name == "schemaMetadata":
-            kinds = [sc.StringTypeClass(), sc.NumberTypeClass(), sc.DateTypeClass(), sc.BooleanTypeClass()]
+            kinds: list[Any] = [sc.StringTypeClass(), sc.NumberTypeClass(), sc.DateTypeClass(), sc.BooleanTypeClass()]
             fields = [
                 sc.SchemaFieldClass(
                     fieldPath=f"col_{i}_{r.choice(['id', 'amount', 'ts', 'flag', 'name'])}",
@@ -377,13 +377,13 @@ def pareis_path(registry: SchemaRegistryClient, mode: str) -> Callable[[Frames],
     filter; ``header``: the header read alone."""
     decoder = Decoder(RegistrySchemaSource(registry))
     header, decode = decoder.header, decoder.decode_mcl
-    lineage = LINEAGE_ASPECTS
+    lineage: frozenset[str | None] = frozenset(LINEAGE_ASPECTS)
 
     def run(frames: Frames) -> int:
         kept = 0
         for topic, partition, offset, value in frames:
             msg = Message(topic=topic, partition=partition, offset=offset, value=value)
-            raw = msg.value()
+            raw = cast(bytes, msg.value())
             try:
                 if mode == "lineage":
                     if header(raw).aspect_name in lineage:

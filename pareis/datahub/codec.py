@@ -9,8 +9,10 @@ Decoding, cheapest first:
 * :meth:`Decoder.header` reads only ``entityType``/``entityUrn``/``changeType``/``aspectName`` (see
   :mod:`pareis.datahub.prefix`), so a consumer can drop what it doesn't want before paying for the rest;
 * :meth:`Decoder.decode_mcl` / :meth:`Decoder.decode_mcp` / :meth:`Decoder.decode_platform_event` decode the
-  whole record with fastavro into a :class:`~pareis.datahub.changelog.ChangeLog` or
-  :class:`~pareis.datahub.changelog.PlatformEvent`; aspect JSON stays as bytes until asked for.
+  whole record into a :class:`~pareis.datahub.changelog.ChangeLog` or
+  :class:`~pareis.datahub.changelog.PlatformEvent`; aspect JSON stays as bytes until asked for. A body written
+  with the current schema is read by a reader compiled for it (:mod:`pareis.datahub.record_reader`); any other
+  writer goes through fastavro's ``schemaless_reader(writer=by-id schema, reader=vendored current)``.
 
 Every failure (short frame, bad magic byte, unknown id, truncated or corrupt Avro) is a DecodeError naming the
 reason and, when the caller passes one, the Origin. Encoding (:class:`Encoder`) writes what DataHub writes: MCPs
@@ -71,8 +73,11 @@ class _Plan:
 class Decoder:
     """Decodes Confluent-framed DataHub records; one per process is enough (plans are cached per schema id).
 
-    Not thread-safe for the first message of a new schema id only in the benign sense that two threads may
-    both build the same plan.
+    Safe to share between threads: the only shared state is the plan cache, and two threads meeting a new
+    schema id at once merely build the same plan twice.
+
+    Every method takes an optional ``origin`` that errors then name. In a hot loop, build the Origin only on
+    failure instead: ``except DecodeError as exc: raise exc.at(Origin(topic, partition, offset)) from exc``.
     """
 
     def __init__(self, source: SchemaSource) -> None:

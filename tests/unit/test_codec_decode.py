@@ -282,7 +282,7 @@ def test_header_reader_is_built_from_the_writer_schema() -> None:
     }
     fields = schema["fields"]
     schema["fields"] = [fields[0], extra, fields[5], fields[3], fields[1], fields[4], fields[2], *fields[6:]]
-    writer = fastavro.parse_schema(schema)
+    writer = schemas.parse_writer(500, schema).parsed
     record = status_mcl(
         extra={
             "tags": ["a", "b"],

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 import math
-from typing import Any
+from typing import Any, cast
 
 import fastavro
 import pytest
@@ -18,7 +18,16 @@ from pareis.datahub.prefix import BadAvro
 from pareis.datahub.record_reader import compile_record_reader
 from pareis.datahub.registry import VendoredSchemaSource
 
-EVERY_TYPE = fastavro.parse_schema(
+
+def parse(schema: dict[str, Any]) -> dict[str, Any]:
+    return cast(dict[str, Any], fastavro.parse_schema(schema))
+
+
+def read_with_fastavro(schema: dict[str, Any], value: bytes) -> dict[str, Any]:
+    return cast(dict[str, Any], fastavro.schemaless_reader(io.BytesIO(value[5:]), schema))
+
+
+EVERY_TYPE = parse(
     {
         "type": "record",
         "name": "Every",
@@ -79,7 +88,7 @@ def encode(schema: dict[str, Any], record: dict[str, Any]) -> bytes:
 @given(values)
 def test_equals_fastavro_on_every_type(record: dict[str, Any]) -> None:
     value = encode(EVERY_TYPE, record)
-    expected = fastavro.schemaless_reader(io.BytesIO(value[5:]), EVERY_TYPE)
+    expected = read_with_fastavro(EVERY_TYPE, value)
     got, end = compile_record_reader(EVERY_TYPE)(value, 5)
     assert end == len(value)
     assert got == expected
@@ -88,11 +97,11 @@ def test_equals_fastavro_on_every_type(record: dict[str, Any]) -> None:
 
 def test_blocks_with_byte_sizes_are_read() -> None:
     # Writers may emit a negative block count followed by the block's byte size (Java's blocking encoder).
-    schema = fastavro.parse_schema(
+    schema = parse(
         {"type": "record", "name": "R", "fields": [{"name": "a", "type": {"type": "array", "items": "long"}}]}
     )
     value = b"\x00\x00\x00\x00\x01" + b"\x05" + b"\x06" + b"\x02\x04\x06" + b"\x00"  # count -3, 3 bytes, [1, 2, 3]
-    assert fastavro.schemaless_reader(io.BytesIO(value[5:]), schema) == {"a": [1, 2, 3]}
+    assert read_with_fastavro(schema, value) == {"a": [1, 2, 3]}
     assert compile_record_reader(schema)(value, 5) == ({"a": [1, 2, 3]}, len(value))
 
 
@@ -126,7 +135,7 @@ def test_malformed_input_raises_the_documented_errors() -> None:
 def test_schemas_left_to_fastavro() -> None:
     with pytest.raises(ValueError, match="logical type"):
         compile_record_reader(
-            fastavro.parse_schema(
+            parse(
                 {
                     "type": "record",
                     "name": "T",
@@ -136,9 +145,7 @@ def test_schemas_left_to_fastavro() -> None:
         )
     with pytest.raises(ValueError, match="recursive"):
         compile_record_reader(
-            fastavro.parse_schema(
-                {"type": "record", "name": "Node", "fields": [{"name": "next", "type": ["null", "Node"]}]}
-            )
+            parse({"type": "record", "name": "Node", "fields": [{"name": "next", "type": ["null", "Node"]}]})
         )
 
 
@@ -170,7 +177,7 @@ def test_codec_reads_current_frames_compiled_and_legacy_frames_with_fastavro() -
 @given(values)
 def test_kept_fields_equal_fastavro_and_the_rest_is_skipped(record: dict[str, Any]) -> None:
     value = encode(EVERY_TYPE, record)
-    expected = fastavro.schemaless_reader(io.BytesIO(value[5:]), EVERY_TYPE)
+    expected = read_with_fastavro(EVERY_TYPE, value)
     keep = frozenset({"flag", "text", "either", "kinds"})
     got, end = compile_record_reader(EVERY_TYPE, keep)(value, 5)
     assert end == len(value)

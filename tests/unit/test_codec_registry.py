@@ -3,8 +3,10 @@ vendored source's fixed ids."""
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
+import fastavro
 import httpx
 import pytest
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
@@ -87,17 +89,11 @@ def test_decode_fetches_each_writer_schema_once(registry: SchemaRegistryClient) 
 
 
 def test_legacy_writer_registered_in_the_registry_resolves(registry: SchemaRegistryClient) -> None:
-    import fastavro
-
     sid = registry.register_schema(f"{TOPIC}-value", Schema(schemas.text(schemas.V1_MCL), "AVRO"))
-    body = bytearray(b"\x00" + sid.to_bytes(4, "big"))
-
-    class Sink:
-        def write(self, data: bytes) -> None:
-            body.extend(data)
-
-    fastavro.schemaless_writer(Sink(), schemas.vendored(schemas.V1_MCL).parsed, record())
-    change = Decoder(RegistrySchemaSource(registry)).decode_mcl(bytes(body))
+    body = io.BytesIO(b"\x00" + sid.to_bytes(4, "big"))
+    body.seek(5)
+    fastavro.schemaless_writer(body, schemas.vendored(schemas.V1_MCL).parsed, record())
+    change = Decoder(RegistrySchemaSource(registry)).decode_mcl(body.getvalue())
     assert change.schema_id == sid
     assert change.system_metadata is None and change.aspect_json() == {"removed": True}
 
@@ -170,7 +166,8 @@ def test_missing_subject_on_lookup_is_fatal_and_found_subject_is_used(registry: 
 
 def test_unreachable_registry_is_retriable() -> None:
     # Port 9 on localhost: nothing listens, so the connection is refused at once.
-    source = RegistrySchemaSource.connect("http://127.0.0.1:9", **{"max.retries": 0})
+    conf: dict[str, Any] = {"max.retries": 0}
+    source = RegistrySchemaSource.connect("http://127.0.0.1:9", **conf)
     with pytest.raises(Retriable, match="unreachable"):
         source.writer_schema(1)
 

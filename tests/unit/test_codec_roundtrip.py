@@ -301,6 +301,7 @@ def test_pareis_mcl_decodes_with_datahubs_own_path(name: str, mock_registry: Sch
     )
     decoded = sc.MetadataChangeLogClass.from_obj(value, tuples=True)
     # GMS writes compact JSON and DataHub's client json.dumps; compare the aspect by value, the rest exactly.
+    assert decoded.aspect is not None and original.aspect is not None
     assert orjson.loads(decoded.aspect.value) == orjson.loads(original.aspect.value)
     decoded.aspect = original.aspect
     assert decoded == original
@@ -340,7 +341,7 @@ def test_patch_proposal_encodes_as_json_patch(mock_registry: SchemaRegistryClien
         decoded = Decoder(source).decode_mcp(frame)
         assert decoded.change_type == "PATCH"
         assert decoded.content_type == "application/json-patch+json"
-        assert decoded.aspect == proposal.aspect.value
+        assert proposal.aspect is not None and decoded.aspect == proposal.aspect.value
         assert decoded.previous_aspect is None and decoded.created is None
 
 
@@ -360,8 +361,9 @@ def test_datahub_emitter_bytes_decode_with_pareis(name: str, mock_registry: Sche
     assert change.entity_urn == urn
     assert change.change_type == "UPSERT"
     assert change.aspect_name == name
-    assert change.aspect == expected.aspect.value
+    assert expected.aspect is not None and change.aspect == expected.aspect.value
     assert change.content_type == "application/json"
+    assert change.system_metadata is not None
     assert sc.SystemMetadataClass.from_obj(change.system_metadata) == _system_metadata()
     assert typed_aspect(name, change.aspect_json()) == aspect
 
@@ -379,8 +381,9 @@ def test_datahub_mcl_bytes_decode_with_pareis(mock_registry: SchemaRegistryClien
     frame = serializer(original, SerializationContext(VERSIONED, MessageField.VALUE))
     change = Decoder(RegistrySchemaSource(mock_registry)).decode_mcl(frame)
     assert change.header == (original.entityType, urn, "UPSERT", "upstreamLineage")
-    assert change.aspect == original.aspect.value
+    assert original.aspect is not None and change.aspect == original.aspect.value
     assert change.previous_aspect_json() == {"upstreams": []}
+    assert change.created is not None and change.system_metadata is not None
     assert sc.AuditStampClass.from_obj(change.created) == STAMP
     assert sc.SystemMetadataClass.from_obj(change.system_metadata) == _system_metadata()
     assert typed_aspect("upstreamLineage", change.aspect_json()) == aspect
@@ -388,6 +391,7 @@ def test_datahub_mcl_bytes_decode_with_pareis(mock_registry: SchemaRegistryClien
 
 def test_pegasus_json_is_what_datahub_puts_in_aspect_value() -> None:
     _urn, aspect = SAMPLES["schemaMetadata"]
-    datahub_json = MetadataChangeProposalWrapper(entityUrn=ds("orders"), aspect=aspect).make_mcp().aspect.value
-    assert orjson.loads(pegasus_json(aspect)) == orjson.loads(datahub_json)
+    generic = MetadataChangeProposalWrapper(entityUrn=ds("orders"), aspect=aspect).make_mcp().aspect
+    assert generic is not None
+    assert orjson.loads(pegasus_json(aspect)) == orjson.loads(generic.value)
     assert b"com.linkedin.schema.NumberType" in pegasus_json(aspect)
