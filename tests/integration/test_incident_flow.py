@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
+import redis
 from confluent_kafka import Consumer
 
 from pareis import bootstrap
@@ -132,8 +133,6 @@ def test_the_sample_incident_is_written_once_opened_and_once_resolved(
     assert [type(e) for e in effects] == [TicketOpen, TicketClose]
     assert {e.incident for e in effects} == {INCIDENT}
     assert read_all(settings, topics.dlq, partitions=1) == []
-
-    import redis
 
     with redis.Redis.from_url(redis_url) as client:
         state = RedisIncidentStore(client).get(KEY)
