@@ -9,7 +9,8 @@ column *j* of its parent; branching factor 3): one tree of 10,000 datasets, nine
 2,021,580 column edges; 20,000 features, each sourced from one column; 2,000 models of 10 features each, in 200
 model groups. Every dataset has ``schemaMetadata``, every non-root one ``upstreamLineage`` with
 ``fineGrainedLineages``. A blast from any column of a tree reaches that column in every dataset of the tree
-(upstream to the root, then down), so the three tree sizes give blasts of 10, 1,000 and 10,000 columns.
+(upstream to the root, then down), so the three tree sizes give blasts of 10, 1,000 and 10,000 columns (down
+to ``--scale 0.25``; smaller scales shrink the two larger classes).
 
 **Build**: the generated change-log entries (Pegasus JSON bytes, as the role's decoder hands them over) go through
 the lineage role's handler (:class:`pareis.roles.lineage.LineageHandler`: translate + ``apply``) in batches of
@@ -90,7 +91,8 @@ class Plan:
 
 def plan(scale: float) -> Plan:
     datasets = max(int(100_000 * scale), 300)
-    large, medium, small = min(10_000, datasets // 10), min(1_000, datasets // 100), 10
+    # The blast classes keep their sizes down to --scale 0.25 (25,000 datasets); below, they shrink.
+    large, medium, small = min(10_000, datasets * 2 // 5), min(1_000, datasets // 25), 10
     sizes = [large] + [medium] * 9
     rest = datasets - sum(sizes)
     sizes += [small] * (rest // small)
