@@ -18,8 +18,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
-import httpx
-
 from pareis.datahub import schemas
 from pareis.errors import DecodeError, Fatal, Retriable
 
@@ -169,6 +167,8 @@ class _translated:
 
 def _transport_errors() -> tuple[type[BaseException], ...]:
     """Network-level exception classes: the registry client uses httpx2 when installed, else httpx."""
+    import httpx  # here, not at import: only needed once a registry call has failed
+
     errors: tuple[type[BaseException], ...] = (httpx.HTTPError, OSError, TimeoutError)
     try:
         from confluent_kafka.schema_registry.common._httpx_compat import httpx as client_httpx
