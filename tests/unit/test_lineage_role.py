@@ -207,10 +207,27 @@ def test_the_pipeline_decodes_only_lineage_aspects() -> None:
     pipeline.close()
     assert isinstance(pipeline.handle, LineageHandler)
     assert set(pipeline.checks) == {"redis"}
-    from consumers.lineage import ASPECTS, ROLE
+    from consumers.lineage import ROLE
 
     assert ROLE.factory == "pareis.bootstrap:lineage_pipeline"
-    assert ASPECTS == LINEAGE_ASPECTS
+    decode = pipeline.decode
+    assert decode(lineage_raw("upstreamLineage")) is not None
+    assert decode(lineage_raw("datasetProperties")) is None, "filtered on the header"
+
+
+def lineage_raw(aspect_name: str) -> RawMessage:
+    record = {
+        "entityType": "dataset",
+        "entityUrn": DOWN,
+        "changeType": "UPSERT",
+        "aspectName": aspect_name,
+        "aspect": {"value": orjson.dumps(lineage_aspect()), "contentType": "application/json"},
+        "created": {"time": 1, "actor": "urn:li:corpuser:datahub"},
+    }
+    value = Encoder(VendoredSchemaSource(Settings().kafka.topics.mcl_timeseries)).encode_mcl(
+        record, Settings().kafka.topics.mcl_versioned
+    )
+    return RawMessage("versioned", 0, 0, DOWN.encode(), value)
 
 
 # --- the sample, through the real codec and runtime batch processing, equals the offline loader ---------------------
