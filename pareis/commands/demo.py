@@ -1,53 +1,151 @@
-"""``pareis demo``: the recorded timeline through the real code paths on embedded backends (no servers)."""
+"""``pareis demo``: the recorded timeline through every role's real handlers on embedded backends (no servers).
+
+Each step of the timeline is replayed as GMS would log it into the in-process broker, then the lineage,
+assertions, incidents and effects roles run over in-memory stores, DataHub writer and ticket tools until no input
+is left. The lifecycle is printed as it unfolds and the outputs land in a folder (see :mod:`pareis.demo.outputs`).
+"""
 
 from __future__ import annotations
 
-import datetime as dt
+import time
+from collections import Counter
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from rich.panel import Panel
 from rich.table import Table
 
-SAMPLE = Path(__file__).resolve().parents[2] / "deploy" / "demo" / "sample" / "timeline.json"
+if TYPE_CHECKING:
+    from pareis.core.intents import IncidentFacts
+    from pareis.demo.session import StepOutcome
+
+ROOT = Path(__file__).resolve().parents[2]
+RECORDED = ROOT / "deploy" / "demo" / "recorded"
+SAMPLE = ROOT / "deploy" / "demo" / "sample" / "timeline.json"
+STYLE = {"HIGH": "bold red", "MEDIUM": "yellow", "LOW": "cyan", "CONTAMINATED": "bold red", "CLEAN": "green"}
 
 
-def _when(ms: int) -> str:
-    return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).strftime("%Y-%m-%d %H:%M")
+def default_timeline() -> list[Path]:
+    """The recorded scenario (deploy/demo/recorded/NN-*.json) when present, else the bundled sample."""
+    recorded = sorted(RECORDED.glob("[0-9][0-9]-*.json"))
+    return recorded or [SAMPLE]
+
+
+def _short(urn: str) -> str:
+    """The readable tail of a URN: the name inside ``(platform,name,ENV)`` or after the last colon."""
+    if urn.endswith(")") and "," in urn:
+        inner = urn[urn.index("(") + 1 : -1]
+        parts = inner.split(",")
+        return parts[-1] if urn.startswith("urn:li:schemaField") or urn.startswith("urn:li:mlFeature") else parts[1]
+    return urn.rsplit(":", 1)[-1]
 
 
 def demo(
     timeline: Annotated[
-        list[Path] | None, typer.Option("--timeline", help="DataHub file-format files (default: the bundled sample)")
+        list[Path] | None,
+        typer.Option("--timeline", help="DataHub file-format files, one step each (default: the recorded demo)"),
     ] = None,
+    out: Annotated[Path, typer.Option("--out", help="folder for the outputs")] = Path("pareis-demo-output"),
 ) -> None:
-    """Replay a recorded timeline into the in-process broker, as GMS would log it, and show what landed."""
-    from pareis import bootstrap
+    """Replay a recorded timeline through every role on embedded backends and show the incident lifecycle."""
     from pareis.config import load_settings
-    from pareis.datahub.codec import Decoder
-    from pareis.datahub.registry import VendoredSchemaSource
-    from pareis.kafka.memory import MemoryBroker
+    from pareis.demo.outputs import write_outputs
+    from pareis.demo.session import DemoSession, steps_of
 
+    started = time.monotonic()
     console = Console()
-    settings = load_settings()
-    files = timeline or [SAMPLE]
-    broker = MemoryBroker(partitions=3)
-    report = bootstrap.replayer(settings, broker, default_ms=0).run_files(files)
-    decoder = Decoder(VendoredSchemaSource(settings.kafka.topics.mcl_timeseries))
+    files = timeline or default_timeline()
+    steps = steps_of(files)
+    console.rule("[bold]Pareis demo")
+    console.print(f"timeline: {', '.join(str(f.relative_to(ROOT) if f.is_relative_to(ROOT) else f) for f in files)}")
+    console.print(f"{len(steps)} steps · roles: lineage → assertions → incidents → effects (in-memory backends)")
+    session = DemoSession(load_settings())
+    definitions = Counter(str(m.aspectName) for m in session.writer.proposals)
+    console.print(f"start-up definitions written: {', '.join(f'{n} {a}' for a, n in sorted(definitions.items()))}")
+    outcomes = []
+    for step in steps:
+        outcome = session.run(step)
+        outcomes.append(outcome)
+        _print_step(console, outcome)
+    written = write_outputs(session, outcomes, out)
+    console.rule("[bold]Outputs")
+    for path in written:
+        console.print(f"  {path}")
+    dead = session.broker.size(session.settings.kafka.topics.dlq)
+    console.print(f"dead letters: {dead} · {time.monotonic() - started:.1f} s")
 
-    table = Table(title="Change log as GMS would write it", show_lines=False)
-    for column in ("time (UTC)", "topic", "partition", "change", "aspect", "entity"):
-        table.add_column(column)
-    rows = []
-    for topic in broker.topics():
-        for record in broker.records(topic):
-            assert record.value is not None
-            change = decoder.decode_mcl(record.value)
-            when = (change.created or {}).get("time", 0)
-            rows.append((when, topic, record.partition, change.change_type, change.aspect_name, change.entity_urn))
-    for when, topic, partition, change_type, aspect, urn in sorted(rows, key=lambda r: (r[0], r[1], r[5] or "")):
-        table.add_row(_when(when), topic, str(partition), change_type, aspect or "", urn or "")
-    console.print(table)
-    for line in report.lines():
-        console.print(f"  {line}")
+
+def _print_step(console: Console, outcome: StepOutcome) -> None:
+    counts = ", ".join(f"{n} {t.split('_')[1].lower()}" for t, n in sorted(outcome.published.items())) or "nothing"
+    console.print(f"[bold]▸ {outcome.step.name}[/]  change log: {counts}")
+    for dataset, old, new, facts in outcome.transitions:
+        console.print(f"  incident on {_short(dataset)}: {old.value} → [bold]{new.value}[/]")
+        if facts is not None:
+            _print_facts(console, facts, show_blast=new.value != "RESOLVED")
+    if outcome.writes:
+        aspects = Counter(str(m.aspectName) for m in outcome.writes)
+        console.print("  DataHub writes: " + ", ".join(f"{n} {a}" for a, n in sorted(aspects.items())))
+    for event in outcome.tickets:
+        console.print(f"  {event.tool}: ticket {event.ticket} {event.action}")
+
+
+def _print_facts(console: Console, facts: IncidentFacts, *, show_blast: bool) -> None:
+    from pareis.demo.outputs import when
+
+    w = facts.window
+    sev = facts.severity.value
+    console.print(
+        Panel.fit(
+            f"{facts.urn}\nseverity [{STYLE.get(sev, '')}]{sev}[/] (DataHub priority {facts.priority}) · "
+            f"failed rows {w.failed_rows} · assertions {len(w.assertions)}\n"
+            f"blind window: last success {when(w.last_success_ms)} → first failure {when(w.first_failure_ms)}"
+            f" · healed {when(w.healed_ms)}",
+            title="incident",
+        )
+    )
+    if show_blast:
+        _print_blast(console, facts)
+    _print_versions(console, facts)
+
+
+def _print_blast(console: Console, facts: IncidentFacts) -> None:
+    blast = Table(title="blast radius per model", title_justify="left")
+    for column in ("model", "poisoned features", "ratio", "severity", "precision"):
+        blast.add_column(column)
+    for m in facts.blast.models:
+        features = ", ".join(_short(f) for f in m.poisoned_features)
+        style = STYLE.get(m.severity.value, "")
+        blast.add_row(
+            _short(m.urn),
+            f"{len(m.poisoned_features)}/{m.total_features} {features}",
+            f"{m.ratio:.2f}",
+            f"[{style}]{m.severity.value}[/]",
+            m.precision,
+        )
+    console.print(blast)
+
+
+def _print_versions(console: Console, facts: IncidentFacts) -> None:
+    from pareis.demo.outputs import when
+
+    retrain = dict(facts.retrain)
+    versions = Table(title="versions, verdicts and the retrain gate", title_justify="left")
+    for column in ("group", "version", "trained", "verdict", "retrain"):
+        versions.add_column(column)
+    for group in facts.contamination:
+        for v in group.versions:
+            status = retrain.get(v.version.urn)
+            gate = status.value if status else "—"
+            versions.add_row(
+                _short(group.group),
+                _short(v.version.urn),
+                when(v.version.trained_at_ms),
+                f"[{STYLE.get(v.verdict.value, '')}]{v.verdict.value}[/]",
+                f"[{'bold red' if gate == 'BLOCKED' else 'green'}]{gate}[/]",
+            )
+    console.print(versions)
+    for group in facts.contamination:
+        rollback = group.safe_rollback
+        console.print(f"  safe rollback for {_short(group.group)}: {_short(rollback.urn) if rollback else 'none'}")

@@ -1,0 +1,38 @@
+"""`pareis demo` on the bundled sample: the lifecycle printed and the outputs written, with no server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from datahub.ingestion.source.file import read_metadata_file
+from typer.testing import CliRunner
+
+from pareis.cli import _register, app
+from tests.support import sample
+
+
+def test_demo_prints_the_lifecycle_and_writes_its_outputs(tmp_path: Path) -> None:
+    _register()
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        app, ["demo", "--timeline", str(sample.TIMELINE), "--out", str(out)], env={"COLUMNS": "200"}
+    )
+    assert result.exit_code == 0, result.output
+    text = result.output
+    assert "CLEAR → ACTIVE" in text and "ACTIVE → RESOLVED" in text
+    assert text.index("CLEAR → ACTIVE") < text.index("ACTIVE → RESOLVED")
+    assert "safe rollback for churn: churn_2" in text and "safe rollback for ltv: ltv_1" in text
+    assert "dead letters: 0" in text
+
+    writes = list(read_metadata_file(out / "datahub-writes.json"))
+    aspects = {str(w.aspectName) for w in writes}
+    assert {"incidentInfo", "globalTags", "structuredProperties", "documentInfo", "propertyDefinition"} <= aspects
+    tickets = [json.loads(line) for line in (out / "tickets.jsonl").read_text().splitlines()]
+    assert sorted(t["tool"] for t in tickets) == ["jira", "linear", "slack"]
+    assert all(t["closed"] and t["comments"] for t in tickets)
+    assert len({t["incident"] for t in tickets}) == 1
+    [postmortem] = out.glob("postmortem-*.md")
+    assert "Time to heal" in postmortem.read_text()
+    report = (out / "report.html").read_text()
+    assert report.count("CONTAMINATED") >= 2 and "churn_2" in report
