@@ -4,12 +4,15 @@ The runner calls, per batch: :meth:`Checkpoint.produce` with the batch's records
 with the batch's next offsets, then :meth:`Checkpoint.commit` when :meth:`Checkpoint.due`. Offsets are never
 committed before the outputs of the same input are durable.
 
-* :class:`AtLeastOnce`: produce, flush and check every delivery report, then a synchronous commit of the offsets;
-  due after every batch.
+* :class:`AtLeastOnce`: produce, flush and check every delivery report, then a synchronous commit of the offsets.
 * :class:`ExactlyOnce`: outputs, dead letters and offsets (``send_offsets_to_transaction`` with the consumer's group
-  metadata, which fences zombies of an older generation) in one transaction, committed every ``commit_every``
-  messages or ``commit_interval_ms``. An abortable error raises :class:`~pareis.kafka.classify.AbortTransaction`
-  after aborting: the runner rewinds to the committed offsets and redoes.
+  metadata, which fences zombies of an older generation) in one transaction. An abortable error raises
+  :class:`~pareis.kafka.classify.AbortTransaction` after aborting: the runner rewinds to the committed offsets and
+  redoes.
+
+Both are due every ``commit_every`` messages or ``commit_interval_s`` (whichever first), and the runner also
+commits before backing off, on revocation and on shutdown. A commit costs a broker round trip (milliseconds), so
+committing per batch would cap throughput; what a crash redoes is bounded by ``commit_every`` either way.
 
 Retriable errors of a commit or transaction call are retried here with a capped back-off (it is safe to call
 them again), up to ``deadline_s``; then, or on a fatal error, :class:`~pareis.errors.Fatal` is raised.
@@ -48,12 +51,17 @@ class Checkpoint:
         consumer: Consumer,
         producer: Producer,
         *,
+        commit_every: int = 1,
+        commit_interval_s: float = 0.0,
         deadline_s: float = 60.0,
         stop: threading.Event | None = None,
         on_commit: Observer = _ignore,
     ) -> None:
         self.consumer = consumer
         self.producer = producer
+        self.commit_every = commit_every
+        self.commit_interval_s = commit_interval_s
+        self.since = time.monotonic()
         self.deadline_s = deadline_s
         self.stop = stop or threading.Event()
         self.on_commit = on_commit
@@ -86,7 +94,8 @@ class Checkpoint:
         self.uncommitted += messages
 
     def due(self) -> bool:
-        raise NotImplementedError
+        """Whether uncommitted work has reached ``commit_every`` messages or ``commit_interval_s``."""
+        return self.uncommitted >= self.commit_every or time.monotonic() - self.since >= self.commit_interval_s
 
     def commit(self) -> None:
         raise NotImplementedError
@@ -131,10 +140,10 @@ class Checkpoint:
 
 
 class AtLeastOnce(Checkpoint):
-    """Outputs flushed, then offsets committed synchronously, after every batch."""
+    """Outputs flushed, then offsets committed synchronously."""
 
     def due(self) -> bool:
-        return bool(self.pending)
+        return bool(self.pending) and super().due()
 
     def commit(self) -> None:
         started = time.perf_counter()
@@ -156,6 +165,7 @@ class AtLeastOnce(Checkpoint):
         committed = dict(self.pending)
         self.pending.clear()
         self.uncommitted = 0
+        self.since = time.monotonic()
         for tp in done or []:
             err = tp.error
             if err is None:
@@ -172,20 +182,9 @@ class AtLeastOnce(Checkpoint):
 class ExactlyOnce(Checkpoint):
     """One producer transaction per commit interval, carrying outputs and input offsets."""
 
-    def __init__(
-        self,
-        consumer: Consumer,
-        producer: Producer,
-        *,
-        commit_every: int,
-        commit_interval_s: float,
-        **kwargs: Any,
-    ) -> None:
+    def __init__(self, consumer: Consumer, producer: Producer, **kwargs: Any) -> None:
         super().__init__(consumer, producer, **kwargs)
-        self.commit_every = commit_every
-        self.commit_interval_s = commit_interval_s
         self.in_transaction = False
-        self.opened_at = 0.0
 
     def init(self, timeout_s: float = 30.0) -> None:
         """Register the transactional id, fencing any older instance with the same id."""
@@ -195,7 +194,7 @@ class ExactlyOnce(Checkpoint):
         if not self.in_transaction:
             self._call(self.producer.begin_transaction, "begin_transaction")
             self.in_transaction = True
-            self.opened_at = time.monotonic()
+            self.since = time.monotonic()
 
     def produce(self, records: Sequence[OutRecord]) -> None:
         self.begin()
@@ -206,9 +205,7 @@ class ExactlyOnce(Checkpoint):
         super().advance(offsets, messages)
 
     def due(self) -> bool:
-        if not self.in_transaction:
-            return False
-        return self.uncommitted >= self.commit_every or time.monotonic() - self.opened_at >= self.commit_interval_s
+        return self.in_transaction and super().due()
 
     def commit(self) -> None:
         if not self.in_transaction:

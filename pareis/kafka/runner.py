@@ -109,15 +109,14 @@ class RoleRunner:
         self._consumer = clients.new_consumer(clients.consumer_config(self.settings, role), self._on_client_error)
         producer = clients.new_producer(clients.producer_config(self.settings, role), self._on_client_error)
         commit_seconds = self.metrics.commit_seconds.labels(role.name)
-        common: dict[str, Any] = {"stop": self.stop, "on_commit": commit_seconds.observe}
+        common: dict[str, Any] = {
+            "commit_every": run.commit_every,
+            "commit_interval_s": run.commit_interval_ms / 1000,
+            "stop": self.stop,
+            "on_commit": commit_seconds.observe,
+        }
         if role.delivery is Delivery.EXACTLY_ONCE:
-            eos = ExactlyOnce(
-                self.consumer,
-                producer,
-                commit_every=run.commit_every,
-                commit_interval_s=run.commit_interval_ms / 1000,
-                **common,
-            )
+            eos = ExactlyOnce(self.consumer, producer, **common)
             self._checkpoint = eos
             eos.init()
         else:
