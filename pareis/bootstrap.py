@@ -397,7 +397,7 @@ def run_roles(roles: Sequence[Role], settings: Settings, *, stop: threading.Even
     """Run ``roles`` (one thread each) until ``stop`` is set, a signal arrives or one of them fails.
 
     SIGTERM/SIGINT stop gracefully; if the roles have not stopped ``runtime.shutdown_grace_s`` later, or on a
-    second signal, the process exits at once (uncommitted work is redone by the next owner). Returns the exit code:
+    second SIGINT, the process exits at once (uncommitted work is redone by the next owner). Returns the exit code:
     0 after a clean stop, 1 when a role failed (so the orchestrator restarts the process).
     """
     stop = stop or threading.Event()
@@ -438,10 +438,15 @@ def _install_signal_handlers(stop: threading.Event, grace_s: float) -> None:
         return  # embedded (tests): the caller owns stop
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
+        name = signal.Signals(signum).name
         if stop.is_set():
-            log.warning("second signal; exiting now", signal=signal.Signals(signum).name)
-            os._exit(EXIT_GRACE_EXCEEDED)
-        log.info("stopping", signal=signal.Signals(signum).name, grace_s=grace_s)
+            # A second Ctrl-C means "now". Repeated SIGTERMs are ignored: supervisors and process groups can
+            # deliver one twice, and the watchdog below bounds the exit anyway.
+            if signum == signal.SIGINT:
+                log.warning("second interrupt; exiting now")
+                os._exit(EXIT_GRACE_EXCEEDED)
+            return
+        log.info("stopping", signal=name, grace_s=grace_s)
         stop.set()
         watchdog = threading.Timer(grace_s, _grace_exceeded, args=(grace_s,))
         watchdog.daemon = True
