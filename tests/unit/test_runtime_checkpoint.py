@@ -1,0 +1,188 @@
+"""The commit protocol against recording stand-ins for the consumer and producer (no broker).
+
+Covers ordering (outputs durable before offsets), error classification at each call, and what is kept or dropped;
+the real broker behaviour is covered by tests/integration/test_runtime_*.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
+
+from pareis.errors import Fatal, Retriable
+from pareis.kafka.checkpoint import AtLeastOnce, ExactlyOnce
+from pareis.kafka.classify import AbortTransaction
+from pareis.kafka.records import OutRecord
+
+
+def fail(code: int, **flags: bool) -> KafkaException:
+    return KafkaException(KafkaError(code, "injected", **flags))
+
+
+class Calls:
+    """Stand-in for a Consumer and a Producer at once; records calls in order, raises what ``script`` says."""
+
+    def __init__(self) -> None:
+        self.log: list[tuple[str, Any]] = []
+        self.script: dict[str, list[BaseException]] = {}
+        self.delivery_error: KafkaError | None = None
+        self._pending_reports: list[Callable[[KafkaError | None, Any], None]] = []
+
+    def _call(self, name: str, arg: Any = None) -> None:
+        self.log.append((name, arg))
+        errors = self.script.get(name)
+        if errors:
+            raise errors.pop(0)
+
+    # consumer
+    def commit(self, offsets: list[TopicPartition], asynchronous: bool) -> list[TopicPartition]:
+        assert asynchronous is False
+        self._call("commit", [(tp.topic, tp.partition, tp.offset) for tp in offsets])
+        return offsets
+
+    def consumer_group_metadata(self) -> str:
+        return "group-metadata"
+
+    # producer
+    def produce(self, topic: str, value: bytes, key: bytes, headers: Any, on_delivery: Any) -> None:
+        self._call("produce", (topic, key, value))
+        self._pending_reports.append(on_delivery)
+
+    def poll(self, timeout: float) -> int:
+        return 0
+
+    def flush(self, timeout: float) -> int:
+        self._call("flush")
+        for report in self._pending_reports:
+            report(self.delivery_error, None)
+        self._pending_reports.clear()
+        return 0
+
+    def init_transactions(self, timeout: float) -> None:
+        self._call("init_transactions")
+
+    def begin_transaction(self) -> None:
+        self._call("begin_transaction")
+
+    def send_offsets_to_transaction(self, offsets: list[TopicPartition], metadata: str, timeout: float) -> None:
+        self._call("send_offsets_to_transaction", ([(tp.topic, tp.partition, tp.offset) for tp in offsets], metadata))
+
+    def commit_transaction(self, timeout: float) -> None:
+        self._call("commit_transaction")
+
+    def abort_transaction(self, timeout: float) -> None:
+        self._call("abort_transaction")
+
+    def names(self) -> list[str]:
+        return [name for name, _ in self.log]
+
+
+RECORD = OutRecord("out", b"k", b"v")
+
+
+def alo(calls: Calls, every: int = 2) -> AtLeastOnce:
+    return AtLeastOnce(calls, calls, commit_every=every, commit_interval_s=3600, deadline_s=0.5)  # type: ignore[arg-type]
+
+
+def eos(calls: Calls, every: int = 2) -> ExactlyOnce:
+    return ExactlyOnce(calls, calls, commit_every=every, commit_interval_s=3600, deadline_s=0.5)  # type: ignore[arg-type]
+
+
+def test_at_least_once_flushes_outputs_before_committing_the_next_offsets() -> None:
+    calls = Calls()
+    checkpoint = alo(calls)
+    checkpoint.produce([RECORD])
+    checkpoint.advance({("in", 0): 11}, 1)
+    assert not checkpoint.due()
+    checkpoint.advance({("in", 0): 12, ("in", 1): 5}, 1)
+    assert checkpoint.due()
+    checkpoint.commit()
+    assert calls.names() == ["produce", "flush", "commit"]
+    assert calls.log[-1] == ("commit", [("in", 0, 12), ("in", 1, 5)])
+    assert not checkpoint.due() and checkpoint.pending == {}
+
+
+def test_at_least_once_commits_nothing_when_an_output_was_not_delivered() -> None:
+    calls = Calls()
+    calls.delivery_error = KafkaError(KafkaError._MSG_TIMED_OUT, "timed out", retriable=True)
+    checkpoint = alo(calls, every=1)
+    checkpoint.produce([RECORD])
+    checkpoint.advance({("in", 0): 1}, 1)
+    with pytest.raises(Retriable):
+        checkpoint.commit()
+    assert "commit" not in calls.names()
+
+
+def test_at_least_once_keeps_offsets_refused_during_a_rebalance_and_forgets_revoked_ones() -> None:
+    calls = Calls()
+    calls.script["commit"] = [fail(KafkaError.REBALANCE_IN_PROGRESS)]
+    checkpoint = alo(calls, every=1)
+    checkpoint.advance({("in", 0): 7, ("in", 1): 3}, 2)
+    checkpoint.commit()
+    assert checkpoint.pending == {("in", 0): 7, ("in", 1): 3}
+    checkpoint.forget([("in", 1)])
+    checkpoint.commit()
+    assert calls.log[-1] == ("commit", [("in", 0, 7)])
+
+
+def test_at_least_once_retries_a_retriable_commit_and_gives_up_fatally_at_the_deadline() -> None:
+    calls = Calls()
+    calls.script["commit"] = [fail(KafkaError._TRANSPORT), fail(KafkaError.COORDINATOR_NOT_AVAILABLE)]
+    checkpoint = alo(calls, every=1)
+    checkpoint.advance({("in", 0): 1}, 1)
+    checkpoint.commit()
+    assert calls.names().count("commit") == 3
+    calls.script["commit"] = [fail(KafkaError._TRANSPORT)] * 1000
+    checkpoint.advance({("in", 0): 2}, 1)
+    with pytest.raises(Fatal, match="gave up"):
+        checkpoint.commit()
+
+
+def test_exactly_once_puts_outputs_and_offsets_in_one_transaction() -> None:
+    calls = Calls()
+    checkpoint = eos(calls)
+    checkpoint.init()
+    checkpoint.produce([RECORD])
+    checkpoint.advance({("in", 2): 40}, 2)
+    assert checkpoint.due()
+    checkpoint.commit()
+    assert calls.names() == [
+        "init_transactions",
+        "begin_transaction",
+        "produce",
+        "send_offsets_to_transaction",
+        "commit_transaction",
+    ]
+    assert calls.log[3] == ("send_offsets_to_transaction", ([("in", 2, 40)], "group-metadata"))
+    checkpoint.commit()  # nothing open: nothing to do
+    assert calls.names().count("commit_transaction") == 1
+
+
+def test_exactly_once_aborts_on_an_abortable_error_and_tells_the_runner_to_rewind() -> None:
+    calls = Calls()
+    calls.script["commit_transaction"] = [fail(KafkaError._TIMED_OUT, txn_requires_abort=True)]
+    checkpoint = eos(calls)
+    checkpoint.produce([RECORD])
+    checkpoint.advance({("in", 0): 3}, 2)
+    with pytest.raises(AbortTransaction):
+        checkpoint.commit()
+    assert calls.names()[-1] == "abort_transaction"
+    assert checkpoint.pending == {} and not checkpoint.in_transaction
+    checkpoint.produce([RECORD])  # the redo opens a fresh transaction
+    assert calls.names()[-2:] == ["begin_transaction", "produce"]
+
+
+def test_exactly_once_retries_a_retriable_commit_and_stops_when_fenced() -> None:
+    calls = Calls()
+    calls.script["commit_transaction"] = [fail(KafkaError._TIMED_OUT, retriable=True)]
+    checkpoint = eos(calls)
+    checkpoint.advance({("in", 0): 3}, 2)
+    checkpoint.commit()
+    assert calls.names().count("commit_transaction") == 2
+    calls.script["send_offsets_to_transaction"] = [fail(KafkaError._FENCED, fatal=True)]
+    checkpoint.advance({("in", 0): 5}, 2)
+    with pytest.raises(Fatal):
+        checkpoint.commit()
