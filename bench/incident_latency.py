@@ -1,0 +1,786 @@
+"""Incident latency: from an assertion FAILURE change-log entry produced on the real broker to the incident's
+``incidentInfo`` proposal visible (``read_committed``) on the MetadataChangeProposal topic, through the real
+runtime, with the lineage index of ``bench/blast.py`` loaded in Redis.
+
+    .venv/bin/python bench/incident_latency.py                      # full blast scale, 1,000 incidents per setting
+    .venv/bin/python bench/incident_latency.py --scale 0.05 --incidents 200    # a quick run
+    .venv/bin/python bench/incident_latency.py --write-results      # and replace "## Incident latency" in RESULTS.md
+
+**Index.** The generated graph of ``bench/blast.py`` (its generator, imported) goes through the lineage role's
+handler into Redis (a dedicated database, default 7, flushed before and after), under the roles' default key
+prefixes. Then, for every dataset an incident will be raised on (drawn at random without replacement, so the mix
+of blast sizes is the graph's: at full scale 81% of datasets sit in 10-dataset trees, 9% in 1,000-dataset trees,
+10% in the 10,000-dataset tree), one ``assertionInfo`` (a column assertion on one random column) through the same
+handler, and one SUCCESS run a day earlier straight into the run history, so each incident has a blind window.
+
+**Pipeline.** ``pareis run assertions incidents`` in a subprocess (the production entry point; ``PAREIS_*``
+environment pointing at fresh uuid-named topics of 3 partitions, fresh consumer groups and transactional ids, and
+the Redis database). Per incident, this process produces one FAILURE ``assertionRunEvent`` MCL on the timeseries
+topic (encoded by :class:`pareis.datahub.codec.Encoder` as GMS frames it, keyed by the assertion URN, acks=all,
+linger 0), paced at ``--rate`` per second. One consumer thread in this process reads, ``read_committed``, the MCP
+topic, the signals topic (the assertions role's output: the hop split) and the ping topics; a message's receive
+time is taken as ``poll`` returns it. Latency = receive time of the first record keyed by the incident's URN
+(``incidentInfo``, first of the Open's proposals; the URN is ``incident_urn(dataset, run timestamp)`` and each
+match is checked by decoding it) − the time just before ``produce`` of its MCL, on one monotonic clock.
+
+**Baselines, same run, same pace.** Between incidents (half a period later) the same producer sends a trivial
+message to a fresh topic (plain produce → ``read_committed`` consume: the broker round trip); a second thread
+sends one more in its own transaction (begin, produce, commit → consume: the floor of an exactly-once hop).
+
+**Settings.** Each run of the pipeline (``--settings``) is one subprocess with fresh topics: ``default`` is
+:class:`pareis.config.RuntimeSettings` as shipped; ``tuned`` lowers the batch timeout and the commit interval
+(``--tuned-batch-timeout-s``, ``--tuned-commit-interval-ms``). Per setting: a warm-up (not counted; it also waits
+for the groups to form), the paced incidents, then a burst (``--burst`` incidents produced at once: throughput,
+and latency under queueing). Results are printed as Markdown; ``--write-results`` replaces the section.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+import redis
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+from prometheus_client.parser import text_string_to_metric_families
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench import blast
+from pareis.config import DatahubSettings
+from pareis.core.incident_urn import incident_urn
+from pareis.core.runs import AssertionRun, ResultType
+from pareis.datahub.changelog import ChangeLog
+from pareis.datahub.codec import Decoder, Encoder, mcl_record
+from pareis.datahub.registry import VendoredSchemaSource
+from pareis.kafka.records import Message
+from pareis.roles.lineage import LineageHandler
+from pareis.store.lineage_redis import RedisLineageStore
+from pareis.store.runs_redis import RedisRunHistory
+
+REPO = Path(__file__).resolve().parents[1]
+PARTITIONS = 3
+DAY_MS = 86_400_000
+MARKER = b"bench:incident_latency:owner"
+OWN_PREFIXES = (b"pareis:", MARKER)
+CLASSES = ("small", "medium", "large")
+
+
+# --- the index -------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Target:
+    """One incident to raise: a dataset of the graph, its assertion and the column the assertion checks."""
+
+    k: int
+    dataset: str
+    assertion: str
+    column: str
+    cls: str
+
+
+def targets(p: blast.Plan, counts: dict[str, int], seed: int) -> dict[str, list[Target]]:
+    """Per blast class, ``counts[class]`` distinct datasets of that class's trees at random, each with an
+    assertion on one random column of it."""
+    rng = random.Random(seed)
+    out: dict[str, list[Target]] = {}
+    for name, trees in p.classes().items():
+        pool = [start + i for start, size in trees for i in range(size)]
+        chosen = []
+        for k in rng.sample(pool, counts.get(name, 0)):
+            j = rng.randrange(blast.COLUMNS)
+            assertion = f"urn:li:assertion:bench-{k:06d}"
+            chosen.append(Target(k, blast.dataset(k), assertion, blast.column(k, j), name))
+        out[name] = chosen
+    return out
+
+
+def assertion_info(t: Target) -> dict[str, Any]:
+    """A column assertion as DataHub models one (``datasetAssertion`` with ``fields``)."""
+    return {
+        "type": "DATASET",
+        "datasetAssertion": {
+            "dataset": t.dataset,
+            "scope": "DATASET_COLUMN",
+            "fields": [t.column],
+            "aggregation": "IDENTITY",
+            "operator": "NOT_NULL",
+        },
+        "source": {"type": "EXTERNAL"},
+    }
+
+
+def assertion_batches(ts: Sequence[Target]) -> Iterator[list[Message[ChangeLog]]]:
+    """The targets' ``assertionInfo`` change-log entries, as the lineage role's decoder hands them over."""
+    for i in range(0, len(ts), blast.BATCH):
+        batch = []
+        for offset, t in enumerate(ts[i : i + blast.BATCH], start=i):
+            change = ChangeLog(
+                entity_type="assertion",
+                entity_urn=t.assertion,
+                change_type="UPSERT",
+                aspect_name="assertionInfo",
+                aspect=orjson.dumps(assertion_info(t)),
+                previous_aspect=None,
+                system_metadata={"version": "1", "lastObserved": blast.T0, "runId": "bench"},
+                created={"time": blast.T0, "actor": "urn:li:corpuser:datahub"},
+                headers=None,
+                schema_id=0,
+            )
+            batch.append(Message("MetadataChangeLog_Versioned_v1", 0, offset, t.assertion.encode(), change))
+        yield batch
+
+
+def dedicated(url: str) -> redis.Redis:
+    """A client on ``url``'s database, flushed — only if it is empty or holds nothing but this benchmark's keys."""
+    client = redis.Redis.from_url(url, socket_timeout=120)
+    if client.dbsize() and not client.exists(MARKER):
+        raise SystemExit(f"{url} holds keys this benchmark did not write; pick another database (--redis)")
+    client.flushdb()
+    client.set(MARKER, "bench/incident_latency.py")
+    return client
+
+
+def load_index(client: redis.Redis, p: blast.Plan, ts: Sequence[Target], now_ms: int) -> tuple[int, float]:
+    """Build the blast graph, the targets' assertions and their previous SUCCESS runs; (aspects, seconds)."""
+    handler = LineageHandler(RedisLineageStore(client), DatahubSettings())
+    started = time.perf_counter()
+    aspects = 0
+    for i, batch in enumerate(_all_batches(p, ts)):
+        handler(batch)
+        aspects += len(batch)
+        if i % 50 == 0:
+            print(f"\r  indexed {aspects:,} aspects", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    assert set(handler.outcomes) == {"applied"}, handler.outcomes
+    history = RedisRunHistory(client)
+    for t in ts:
+        history.record(AssertionRun(t.assertion, now_ms - DAY_MS, ResultType.SUCCESS, t.dataset, "bench-ok"))
+    return aspects, time.perf_counter() - started
+
+
+def _all_batches(p: blast.Plan, ts: Sequence[Target]) -> Iterator[list[Message[ChangeLog]]]:
+    yield from blast.batches(p)
+    yield from assertion_batches(ts)
+
+
+# --- Kafka: topics, the pipeline subprocess, the clocks -------------------------------------------------------------
+@dataclass(frozen=True)
+class Topics:
+    """Fresh uuid-named topics of one run of the pipeline."""
+
+    timeseries: str
+    signals: str
+    mcp: str
+    effects: str
+    dlq: str
+    versioned: str
+    ping: str
+    txn_ping: str
+
+    @classmethod
+    def fresh(cls) -> Topics:
+        tag = uuid.uuid4().hex[:10]
+        names = ("mcl-ts", "signals", "mcp", "effects", "dlq", "mcl-v", "ping", "txping")
+        return cls(*(f"bench-il-{tag}-{name}" for name in names))
+
+    def partitions(self) -> dict[str, int]:
+        one = (self.dlq, self.versioned, self.ping, self.txn_ping)
+        return {name: 1 if name in one else PARTITIONS for name in vars(self).values()}
+
+
+def create_topics(admin: AdminClient, topics: Topics) -> None:
+    futures = admin.create_topics([NewTopic(name, n, 1) for name, n in topics.partitions().items()])
+    for future in futures.values():
+        future.result(30)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        meta = admin.list_topics(timeout=10).topics
+        if all(name in meta and len(meta[name].partitions) == n for name, n in topics.partitions().items()):
+            return
+        time.sleep(0.1)
+    raise TimeoutError("topics not visible in metadata")
+
+
+def delete_topics(admin: AdminClient, topics: Topics) -> None:
+    for future in admin.delete_topics(list(topics.partitions())).values():
+        try:
+            future.result(30)
+        except KafkaException as exc:
+            print(f"  could not delete a topic: {exc}", file=sys.stderr)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A runtime setting of the pipeline under test (``None``: :class:`pareis.config.RuntimeSettings`' default)."""
+
+    name: str
+    batch_timeout_s: float | None = None
+    commit_interval_ms: int | None = None
+
+    def env(self) -> dict[str, str]:
+        out = {}
+        if self.batch_timeout_s is not None:
+            out["PAREIS_RUNTIME__BATCH_TIMEOUT_S"] = str(self.batch_timeout_s)
+        if self.commit_interval_ms is not None:
+            out["PAREIS_RUNTIME__COMMIT_INTERVAL_MS"] = str(self.commit_interval_ms)
+        return out
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+class Pipeline:
+    """``pareis run assertions incidents`` in a subprocess over ``topics`` and the Redis database."""
+
+    def __init__(self, bootstrap: str, redis_url: str, topics: Topics, setting: Setting) -> None:
+        tag = uuid.uuid4().hex[:10]
+        self.port = free_port()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PAREIS_")}
+        env.update(
+            {
+                "PAREIS_KAFKA__BOOTSTRAP_SERVERS": bootstrap,
+                "PAREIS_KAFKA__GROUP_PREFIX": f"bench-il-{tag}",
+                "PAREIS_KAFKA__TRANSACTIONAL_ID_PREFIX": f"bench-il-{tag}",
+                "PAREIS_KAFKA__TOPICS__MCL_VERSIONED": topics.versioned,
+                "PAREIS_KAFKA__TOPICS__MCL_TIMESERIES": topics.timeseries,
+                "PAREIS_KAFKA__TOPICS__MCP": topics.mcp,
+                "PAREIS_KAFKA__TOPICS__SIGNALS": topics.signals,
+                "PAREIS_KAFKA__TOPICS__EFFECTS": topics.effects,
+                "PAREIS_KAFKA__TOPICS__DLQ": topics.dlq,
+                "PAREIS_REDIS_URL": redis_url,
+                "PAREIS_RUNTIME__HTTP_HOST": "127.0.0.1",
+                "PAREIS_RUNTIME__HTTP_PORT": str(self.port),
+                "PAREIS_RUNTIME__INSTANCE_ID": tag,
+                "PAREIS_LOG_LEVEL": "WARNING",
+                **setting.env(),
+            }
+        )
+        self.log = tempfile.NamedTemporaryFile(prefix="incident-latency-", suffix=".log", delete=False)  # noqa: SIM115
+        command = [sys.executable, "-m", "pareis.cli", "run", "assertions", "incidents"]
+        self.process = subprocess.Popen(command, cwd=REPO, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+
+    def check(self) -> None:
+        if self.process.poll() is not None:
+            raise RuntimeError(f"the pipeline exited with {self.process.returncode}:\n{self.tail()}")
+
+    def tail(self, lines: int = 30) -> str:
+        return "\n".join(Path(self.log.name).read_text(errors="replace").splitlines()[-lines:])
+
+    def metrics(self) -> dict[str, float]:
+        """Mean batch and commit seconds per role, from the process's ``/metrics``."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=10) as answer:
+            text = answer.read().decode()
+        sums: dict[str, float] = {}
+        for family in text_string_to_metric_families(text):
+            if family.name in ("pareis_batch_duration_seconds", "pareis_commit_duration_seconds"):
+                for sample in family.samples:
+                    if sample.name.endswith(("_sum", "_count")):
+                        kind = "batch" if "batch" in family.name else "commit"
+                        sums[f"{sample.labels['role']}.{kind}{sample.name[sample.name.rfind('_') :]}"] = sample.value
+        return sums
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(40)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+        self.log.close()
+
+
+class Receiver(threading.Thread):
+    """Reads the MCP, signal and ping topics (``read_committed``, from the beginning) and notes when each key is
+    first seen, on :func:`time.perf_counter`'s clock. Keeps the first incident-keyed value of each incident."""
+
+    def __init__(self, bootstrap: str, topics: Topics) -> None:
+        super().__init__(name="receiver", daemon=True)
+        self.consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": f"bench-il-reader-{uuid.uuid4().hex[:10]}",
+                "enable.auto.commit": False,
+                "isolation.level": "read_committed",
+                "auto.offset.reset": "earliest",
+            }
+        )
+        partitions = topics.partitions()
+        wanted = (topics.mcp, topics.signals, topics.ping, topics.txn_ping)
+        self.consumer.assign([TopicPartition(t, p, 0) for t in wanted for p in range(partitions[t])])
+        self.mcp = topics.mcp
+        self.seen: dict[tuple[str, bytes], float] = {}
+        self.incidents: dict[bytes, bytes] = {}
+        self.counts: dict[str, int] = dict.fromkeys(wanted, 0)
+        self.halt = threading.Event()
+
+    def run(self) -> None:
+        seen, poll = self.seen, self.consumer.poll
+        while not self.halt.is_set():
+            message = poll(0.05)
+            if message is None:
+                continue
+            now = time.perf_counter()
+            if message.error() is not None:
+                continue
+            topic, key = message.topic() or "", message.key() or b""
+            seen.setdefault((topic, key), now)
+            self.counts[topic] = self.counts.get(topic, 0) + 1
+            if topic == self.mcp and key.startswith(b"urn:li:incident:") and key not in self.incidents:
+                self.incidents[key] = message.value() or b""
+        self.consumer.close()
+
+    def wait(self, keys: Sequence[tuple[str, bytes]], timeout_s: float, pipeline: Pipeline) -> int:
+        """Wait until every key is seen (or the timeout); the number missing."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            missing = sum(1 for k in keys if k not in self.seen)
+            if not missing or time.monotonic() > deadline:
+                return missing
+            pipeline.check()
+            time.sleep(0.05)
+
+
+class TxnPinger(threading.Thread):
+    """One trivial message per period in its own transaction (begin, produce, commit), noting the send time."""
+
+    def __init__(self, bootstrap: str, topic: str, period_s: float) -> None:
+        super().__init__(name="txn-pinger", daemon=True)
+        self.producer = Producer(
+            {"bootstrap.servers": bootstrap, "transactional.id": f"bench-il-ping-{uuid.uuid4().hex[:10]}"}
+        )
+        self.producer.init_transactions(30)
+        self.topic, self.period_s = topic, period_s
+        self.sent: dict[bytes, float] = {}
+        self.halt = threading.Event()
+
+    def run(self) -> None:
+        i, start = 0, time.perf_counter()
+        while not self.halt.is_set():
+            key = f"t{i}".encode()
+            sent = time.perf_counter()
+            self.producer.begin_transaction()
+            self.producer.produce(self.topic, b"", key)
+            self.producer.commit_transaction(30)
+            self.sent[key] = sent
+            i += 1
+            self.halt.wait(max(0.0, start + i * self.period_s - time.perf_counter()))
+
+
+# --- one run of the pipeline ----------------------------------------------------------------------------------------
+@dataclass
+class Phase:
+    """What one phase sent: per incident, its target, send time and incident URN; the pings it sent."""
+
+    name: str
+    incidents: list[tuple[Target, float, bytes]] = field(default_factory=list)
+    pings: dict[bytes, float] = field(default_factory=dict)
+    began: float = 0.0
+    ended: float = 0.0
+
+
+class Sender:
+    """Produces FAILURE ``assertionRunEvent`` MCLs as GMS frames them (and the plain pings) to the broker."""
+
+    def __init__(self, bootstrap: str, topics: Topics) -> None:
+        self.producer = Producer(
+            {"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0, "enable.idempotence": True}
+        )
+        self.encoder = Encoder(VendoredSchemaSource(topics.timeseries), topics.timeseries)
+        self.topics = topics
+
+    def incident(self, t: Target, seq: int) -> tuple[float, bytes]:
+        """Produce ``t``'s FAILURE run now; (send time, the incident URN it must open)."""
+        ts = time.time_ns() // 1_000_000
+        event = {
+            "timestampMillis": ts,
+            "assertionUrn": t.assertion,
+            "asserteeUrn": t.dataset,
+            "runId": f"bench-{seq}",
+            "status": "COMPLETE",
+            "partitionSpec": {"type": "FULL_TABLE", "partition": "FULL_TABLE_SNAPSHOT"},
+            "result": {"type": "FAILURE", "unexpectedCount": 42},
+        }
+        record = mcl_record(
+            entity_urn=t.assertion,
+            aspect_name="assertionRunEvent",
+            aspect=event,
+            system_metadata={"lastObserved": ts, "runId": f"bench-{seq}"},
+            created={"time": ts, "actor": "urn:li:corpuser:datahub"},
+        )
+        value = self.encoder.encode_mcl(record)
+        sent = time.perf_counter()
+        self.producer.produce(self.topics.timeseries, value, t.assertion.encode())
+        self.producer.poll(0)
+        return sent, incident_urn(t.dataset, ts).encode()
+
+    def ping(self, key: bytes) -> float:
+        sent = time.perf_counter()
+        self.producer.produce(self.topics.ping, b"", key)
+        self.producer.poll(0)
+        return sent
+
+
+def paced(name: str, sender: Sender, ts: Sequence[Target], rate: float, seq: int, pings: bool = True) -> Phase:
+    """Send ``ts`` at ``rate`` per second (``rate`` 0: all at once), a plain ping half a period after each."""
+    phase = Phase(name, began=time.perf_counter())
+    period = 1 / rate if rate else 0.0
+    for i, t in enumerate(ts):
+        _sleep_until(phase.began + i * period)
+        sent, urn = sender.incident(t, seq + i)
+        phase.incidents.append((t, sent, urn))
+        if pings and period:
+            _sleep_until(phase.began + (i + 0.5) * period)
+            key = f"p{seq + i}".encode()
+            phase.pings[key] = sender.ping(key)
+    sender.producer.flush(30)
+    phase.ended = time.perf_counter()
+    return phase
+
+
+def _sleep_until(deadline: float) -> None:
+    delay = deadline - time.perf_counter()
+    if delay > 0:
+        time.sleep(delay)
+
+
+@dataclass
+class RunResult:
+    """One setting's measurements: latencies (ms) by phase and measure, burst throughput, role metrics."""
+
+    setting: Setting
+    phases: dict[str, dict[str, list[float]]]
+    rates: dict[str, float]
+    burst_rate: float
+    missing: int
+    txn_ping: list[float]
+    metrics: dict[str, float]
+    mcps_per_incident: dict[str, float]
+
+
+PHASES = ("small", "burst", "medium", "large")
+
+
+def run_setting(args: argparse.Namespace, setting: Setting, batches: dict[str, list[Target]]) -> RunResult:
+    """Start the pipeline with ``setting`` on fresh topics; warm up, then the paced phases of each blast class
+    (small with both baselines), the burst; stop it and delete the topics."""
+    admin = AdminClient({"bootstrap.servers": args.bootstrap})
+    topics = Topics.fresh()
+    create_topics(admin, topics)
+    receiver = Receiver(args.bootstrap, topics)
+    receiver.start()
+    pipeline = Pipeline(args.bootstrap, args.redis, topics, setting)
+    pinger: TxnPinger | None = None
+    rates = {"small": args.rate, "burst": 0.0, "medium": args.medium_rate, "large": args.large_rate}
+    done: dict[str, Phase] = {}
+    mcps: dict[str, float] = {}
+    missing = 0
+    try:
+        sender = Sender(args.bootstrap, topics)
+        print(f"[{setting.name}] warm-up: {len(batches['warmup'])} incidents", file=sys.stderr)
+        warm = paced("warmup", sender, batches["warmup"], args.rate, 0)
+        if receiver.wait(_keys(warm, topics), 180, pipeline):
+            raise RuntimeError(f"warm-up incidents did not come through:\n{pipeline.tail()}")
+        for n, name in enumerate(PHASES, start=1):
+            if not batches[name]:
+                continue
+            rate = rates[name]
+            print(f"[{setting.name}] {name}: {len(batches[name])} incidents at {rate or 'once'}/s", file=sys.stderr)
+            if name == "small":
+                pinger = TxnPinger(args.bootstrap, topics.txn_ping, 2 / rate)
+                pinger.start()
+            before = receiver.counts[topics.mcp]
+            done[name] = phase = paced(name, sender, batches[name], rate, n * 100_000, pings=bool(rate))
+            missing += receiver.wait(_keys(phase, topics), 120, pipeline)
+            time.sleep(0.5)  # the rest of the last transaction's records, for the per-incident count
+            mcps[name] = (receiver.counts[topics.mcp] - before) / len(phase.incidents)
+            if pinger is not None:
+                pinger.halt.set()
+                pinger.join(30)
+        metrics = pipeline.metrics()
+    finally:
+        if pinger is not None:
+            pinger.halt.set()
+        pipeline.stop()
+        receiver.halt.set()
+        receiver.join(10)
+        delete_topics(admin, topics)
+    verify(receiver, [i for phase in (warm, *done.values()) for i in phase.incidents])
+    txn = (
+        []
+        if pinger is None
+        else [
+            (receiver.seen[(topics.txn_ping, k)] - s) * 1000
+            for k, s in pinger.sent.items()
+            if (topics.txn_ping, k) in receiver.seen
+        ]
+    )
+    burst_rate = 0.0
+    if "burst" in done:
+        burst = done["burst"]
+        last = max(receiver.seen.get((topics.mcp, urn), 0.0) for _, _, urn in burst.incidents)
+        burst_rate = len(burst.incidents) / (last - burst.began)
+    return RunResult(
+        setting,
+        {name: samples(receiver, topics, phase) for name, phase in done.items()},
+        rates,
+        burst_rate,
+        missing,
+        txn,
+        metrics,
+        mcps,
+    )
+
+
+def _keys(phase: Phase, topics: Topics) -> list[tuple[str, bytes]]:
+    return [(topics.mcp, urn) for _, _, urn in phase.incidents] + [(topics.ping, k) for k in phase.pings]
+
+
+def verify(receiver: Receiver, incidents: Sequence[tuple[Target, float, bytes]]) -> None:
+    """Every matched incident record is the ``incidentInfo`` of an open incident on its target's dataset."""
+    decoder = Decoder(VendoredSchemaSource())
+    for t, _, urn in incidents:
+        value = receiver.incidents.get(urn)
+        if value is None:
+            continue
+        change = decoder.decode_mcp(value)
+        info = change.aspect_json()
+        assert change.aspect_name == "incidentInfo", change.aspect_name
+        assert info["entities"][0] == t.dataset and info["status"]["state"] == "ACTIVE", (urn, info["entities"][:1])
+
+
+def samples(receiver: Receiver, topics: Topics, phase: Phase) -> dict[str, list[float]]:
+    """Latencies in ms of one phase: end to end, its two hops, and the plain pings."""
+    out: dict[str, list[float]] = {"incident": [], "assertions hop": [], "incidents hop": [], "ping": []}
+    seen = receiver.seen
+    for t, sent, urn in phase.incidents:
+        done = seen.get((topics.mcp, urn))
+        if done is None:
+            continue
+        out["incident"].append((done - sent) * 1000)
+        signalled = seen.get((topics.signals, t.dataset.encode()))
+        if signalled is not None:
+            out["assertions hop"].append((signalled - sent) * 1000)
+            out["incidents hop"].append((done - signalled) * 1000)
+    for key, sent in phase.pings.items():
+        if (topics.ping, key) in seen:
+            out["ping"].append((seen[(topics.ping, key)] - sent) * 1000)
+    return out
+
+
+# --- reporting --------------------------------------------------------------------------------------------------------
+def stats(values: list[float]) -> str:
+    """``| n | p50 | p95 | p99 | max |`` of ``values`` (ms, nearest rank)."""
+    if not values:
+        return "| 0 | – | – | – | – |"
+    cells = [len(values), *(blast.percentile(values, q) for q in (0.5, 0.95, 0.99)), max(values)]
+    return "| " + " | ".join(f"{c:,.0f}" for c in cells) + " |"
+
+
+def describe(setting: Setting) -> str:
+    from pareis.config import RuntimeSettings
+
+    d = RuntimeSettings()
+    timeout = setting.batch_timeout_s if setting.batch_timeout_s is not None else d.batch_timeout_s
+    interval = setting.commit_interval_ms if setting.commit_interval_ms is not None else d.commit_interval_ms
+    return (
+        f"batch_size {d.batch_size}, batch_timeout_s {timeout:g}, commit_every {d.commit_every}, "
+        f"commit_interval_ms {interval}"
+    )
+
+
+def report(results: Sequence[RunResult], args: argparse.Namespace, sizes: dict[str, int]) -> str:
+    q = blast.percentile
+
+    def p50_99(values: list[float]) -> str:
+        return f"{q(values, 0.5):,.0f} / {q(values, 0.99):,.0f}" if values else "–"
+
+    lines = [
+        "| setting | runtime settings (both roles) | small-blast incidents | p50 ms | p95 ms | p99 ms | max ms "
+        "| plain ping p50 / p99 ms | incident ÷ ping, p50 / p99 | medium blast p50 / p99 ms | large blast p50 / p99 ms "
+        "| burst: incidents/s |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        small = r.phases.get("small", {})
+        inc, ping = small.get("incident", []), small.get("ping", [])
+        ratio = f"{q(inc, 0.5) / q(ping, 0.5):,.0f}× / {q(inc, 0.99) / q(ping, 0.99):,.0f}×" if inc and ping else "–"
+        lines.append(
+            f"| **{r.setting.name}** | {describe(r.setting)} {stats(inc)} {q(ping, 0.5):,.1f} / {q(ping, 0.99):,.1f} "
+            f"| {ratio} | {p50_99(r.phases.get('medium', {}).get('incident', []))} "
+            f"| {p50_99(r.phases.get('large', {}).get('incident', []))} | {r.burst_rate:,.0f} |"
+        )
+    titles = {
+        "small": f"small blast ({sizes['small']:,}-dataset tree), paced at {args.rate:g}/s",
+        "burst": f"burst: {args.burst:,} small-blast incidents produced at once (queueing included)",
+        "medium": f"medium blast ({sizes['medium']:,}-dataset tree), paced at {args.medium_rate:g}/s",
+        "large": f"large blast ({sizes['large']:,}-dataset tree), paced at {args.large_rate:g}/s",
+    }
+    for r in results:
+        lines += [
+            "",
+            f"`{r.setting.name}`"
+            + (f" (**{r.missing} incidents never seen**)" if r.missing else "")
+            + ": MCL produced → incident MCP visible, ms",
+            "",
+            "| phase | n | p50 | p95 | p99 | max | MCP records per incident |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+        ]
+        for name, measures in r.phases.items():
+            lines.append(f"| **{titles[name]}** {stats(measures['incident'])} {r.mcps_per_incident[name]:,.1f} |")
+            lines.append(f"| … of which MCL → signal visible (assertions role) {stats(measures['assertions hop'])} |")
+            lines.append(
+                f"| … of which signal → incident MCP visible (incidents role + transaction) "
+                f"{stats(measures['incidents hop'])} |"
+            )
+        small = r.phases.get("small", {})
+        lines.append(f"| baseline during the small phase: plain produce → consume {stats(small.get('ping', []))} |")
+        lines.append(f"| baseline during the small phase: own transaction → consume {stats(r.txn_ping)} |")
+        m = r.metrics
+        means = []
+        for role in ("assertions", "incidents"):
+            for kind in ("batch", "commit"):
+                count = m.get(f"{role}.{kind}_count", 0.0)
+                if count:
+                    means.append(f"{role} {kind} {m[f'{role}.{kind}_sum'] / count * 1000:,.1f} ms ({count:,.0f})")
+        lines += ["", "Role metrics, mean over the whole run (count): " + "; ".join(means) + "."]
+    return "\n".join(lines)
+
+
+def machine() -> str:
+    import confluent_kafka
+
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return (
+        f"{cpu}, {os.cpu_count()} cores shared with other work, Python {platform.python_version()}, "
+        f"confluent-kafka {confluent_kafka.version()[0]} (librdkafka {confluent_kafka.libversion()[0]})"
+    )
+
+
+def write_results(text: str, args: argparse.Namespace, notes: list[str]) -> None:
+    path = Path(__file__).with_name("RESULTS.md")
+    section = (
+        "## Incident latency\n\n"
+        "Time from an assertion FAILURE `assertionRunEvent` MCL produced on the local broker to the incident's "
+        "`incidentInfo` proposal visible on the MetadataChangeProposal topic (`read_committed`), through "
+        "`pareis run assertions incidents` (a subprocess: the real runtime, Redis, one exactly-once transaction per "
+        "commit interval), measured in this process on one clock. See the docstring of `bench/incident_latency.py` "
+        f"for the method.\n\n{text}\n\n" + "".join(f"- {n}\n" for n in notes)
+    )
+    old = path.read_text() if path.exists() else "# Benchmark results\n"
+    start = old.find("## Incident latency\n")
+    if start < 0:
+        new = old.rstrip("\n") + "\n\n" + section
+    else:
+        end = old.find("\n## ", start + 1)
+        new = old[:start] + section + (old[end + 1 :] if end >= 0 else "")
+    path.write_text(new)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scale", type=float, default=1.0, help="of the blast graph (1 = 100,000 datasets)")
+    parser.add_argument("--incidents", type=int, default=1000, help="paced small-blast incidents per setting")
+    parser.add_argument("--rate", type=float, default=25.0, help="small-blast incidents per second")
+    parser.add_argument("--medium", type=int, default=50, help="paced medium-blast incidents per setting")
+    parser.add_argument("--medium-rate", type=float, default=1.5)
+    parser.add_argument("--large", type=int, default=10, help="paced large-blast incidents per setting")
+    parser.add_argument("--large-rate", type=float, default=0.25)
+    parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument("--burst", type=int, default=300, help="small-blast incidents produced at once")
+    parser.add_argument("--settings", default="default,tuned", help="comma-separated: default, tuned")
+    parser.add_argument("--tuned-batch-timeout-s", type=float, default=0.02)
+    parser.add_argument("--tuned-commit-interval-ms", type=int, default=50)
+    parser.add_argument("--bootstrap", default="127.0.0.1:9092")
+    parser.add_argument("--redis", default="redis://127.0.0.1:6379/7", help="a database for this benchmark only")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--keep", action="store_true", help="leave the index in Redis")
+    parser.add_argument("--write-results", action="store_true")
+    args = parser.parse_args()
+    began = time.perf_counter()
+    load_before = os.getloadavg()
+    known = {
+        "default": Setting("default"),
+        "tuned": Setting("tuned", args.tuned_batch_timeout_s, args.tuned_commit_interval_ms),
+    }
+    settings = [known[name] for name in args.settings.split(",")]
+    p = blast.plan(args.scale)
+    sizes = {name: trees[0][1] for name, trees in p.classes().items()}
+    per = {"small": args.warmup + args.incidents + args.burst, "medium": args.medium, "large": args.large}
+    chosen = targets(p, {c: n * len(settings) for c, n in per.items()}, args.seed)
+    everything = [t for c in CLASSES for t in chosen[c]]
+    print(f"graph: {p.datasets:,} datasets, {p.column_edges:,} column edges", file=sys.stderr)
+    client = dedicated(args.redis)
+    results = []
+    try:
+        aspects, load_s = load_index(client, p, everything, time.time_ns() // 1_000_000)
+        used = int(client.info("memory")["used_memory"])
+        print(f"index: {aspects:,} aspects in {load_s:,.0f} s", file=sys.stderr)
+        for i, setting in enumerate(settings):
+            small = chosen["small"][i * per["small"] : (i + 1) * per["small"]]
+            batches = {
+                "warmup": small[: args.warmup],
+                "small": small[args.warmup : args.warmup + args.incidents],
+                "burst": small[args.warmup + args.incidents :],
+                "medium": chosen["medium"][i * args.medium : (i + 1) * args.medium],
+                "large": chosen["large"][i * args.large : (i + 1) * args.large],
+            }
+            results.append(run_setting(args, setting, batches))
+    finally:
+        if not args.keep:
+            client.flushdb()
+    text = report(results, args, sizes)
+    print(text)
+    wall = time.perf_counter() - began
+    notes = [
+        f"Index: the blast graph at scale {args.scale:g} ({p.datasets:,} datasets, {p.column_edges:,} column edges, "
+        f"{p.features:,} features, {p.models:,} models) plus {len(everything):,} assertions: {aspects:,} aspects "
+        f"through the lineage role's handler in {load_s:,.0f} s (not part of the latencies); Redis `used_memory` "
+        f"{used / 2**20:,.0f} MiB.",
+        "Each incident is a first FAILURE (after a SUCCESS a day earlier) of a column assertion on a dataset not "
+        "used before, drawn from the trees of its blast class: its blast reaches that column in every dataset of "
+        "the tree, and the incidents role computes it from Redis before it writes.",
+        f"Command: `.venv/bin/python bench/incident_latency.py --scale {args.scale:g} --incidents {args.incidents} "
+        f"--rate {args.rate:g} --medium {args.medium} --medium-rate {args.medium_rate:g} --large {args.large} "
+        f"--large-rate {args.large_rate:g} --burst {args.burst} --settings {args.settings} "
+        f"--tuned-batch-timeout-s {args.tuned_batch_timeout_s:g} --tuned-commit-interval-ms "
+        f"{args.tuned_commit_interval_ms} --seed {args.seed} --write-results`",
+        f"Machine: {machine()}; Kafka 4.1.1 (one local broker), Redis {client.info('server')['redis_version']}; "
+        f"load average {load_before[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end; the whole run took "
+        f"{wall / 60:.1f} min.",
+    ]
+    for n in notes:
+        print(f"- {n}")
+    if args.write_results:
+        write_results(text, args, notes)
+
+
+if __name__ == "__main__":
+    main()
