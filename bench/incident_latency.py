@@ -2,36 +2,42 @@
 ``incidentInfo`` proposal visible (``read_committed``) on the MetadataChangeProposal topic, through the real
 runtime, with the lineage index of ``bench/blast.py`` loaded in Redis.
 
-    .venv/bin/python bench/incident_latency.py                      # full blast scale, 1,000 incidents per setting
-    .venv/bin/python bench/incident_latency.py --scale 0.05 --incidents 200    # a quick run
+    .venv/bin/python bench/incident_latency.py                      # full blast scale, two runtime settings
+    .venv/bin/python bench/incident_latency.py --scale 0.05 --incidents 150 --burst 100 --medium 10 --large 4
     .venv/bin/python bench/incident_latency.py --write-results      # and replace "## Incident latency" in RESULTS.md
 
 **Index.** The generated graph of ``bench/blast.py`` (its generator, imported) goes through the lineage role's
 handler into Redis (a dedicated database, default 7, flushed before and after), under the roles' default key
-prefixes. Then, for every dataset an incident will be raised on (drawn at random without replacement, so the mix
-of blast sizes is the graph's: at full scale 81% of datasets sit in 10-dataset trees, 9% in 1,000-dataset trees,
-10% in the 10,000-dataset tree), one ``assertionInfo`` (a column assertion on one random column) through the same
-handler, and one SUCCESS run a day earlier straight into the run history, so each incident has a blind window.
+prefixes. Then, for every dataset an incident will be raised on, one ``assertionInfo`` (a column assertion on one
+random column) through the same handler, and one SUCCESS run a day earlier straight into the run history, so
+each incident opens with a blind window. Not timed as part of any latency.
+
+**Incidents by blast class.** A blast from a column reaches that column in every dataset of its lineage tree
+(see ``bench/blast.py``), so the incidents role's analysis costs what the tree's size makes it. Each phase draws
+fresh datasets from one class: small (10-dataset trees) at ``--rate`` (the headline: ``--incidents``, at least
+1,000), medium (1,000) at ``--medium-rate`` and large (10,000) at ``--large-rate``, paced below what the role can
+process so the figures are latency, not queueing; and a burst of ``--burst`` small ones produced at once
+(throughput: incidents / (last incident visible − first produced), and latency under queueing).
 
 **Pipeline.** ``pareis run assertions incidents`` in a subprocess (the production entry point; ``PAREIS_*``
 environment pointing at fresh uuid-named topics of 3 partitions, fresh consumer groups and transactional ids, and
 the Redis database). Per incident, this process produces one FAILURE ``assertionRunEvent`` MCL on the timeseries
 topic (encoded by :class:`pareis.datahub.codec.Encoder` as GMS frames it, keyed by the assertion URN, acks=all,
-linger 0), paced at ``--rate`` per second. One consumer thread in this process reads, ``read_committed``, the MCP
-topic, the signals topic (the assertions role's output: the hop split) and the ping topics; a message's receive
-time is taken as ``poll`` returns it. Latency = receive time of the first record keyed by the incident's URN
-(``incidentInfo``, first of the Open's proposals; the URN is ``incident_urn(dataset, run timestamp)`` and each
-match is checked by decoding it) − the time just before ``produce`` of its MCL, on one monotonic clock.
+linger 0). One consumer thread in this process reads, ``read_committed``, the MCP topic, the signals topic (the
+assertions role's output: the split into two hops) and the ping topics; a message's receive time is taken as
+``poll`` returns it. Latency = receive time of the first record keyed by the incident's URN (``incidentInfo``,
+the first of an Open's proposals; the URN is ``incident_urn(dataset, run timestamp)``, and every match is checked
+by decoding it) − the time just before ``produce`` of its MCL, on one monotonic clock.
 
-**Baselines, same run, same pace.** Between incidents (half a period later) the same producer sends a trivial
-message to a fresh topic (plain produce → ``read_committed`` consume: the broker round trip); a second thread
-sends one more in its own transaction (begin, produce, commit → consume: the floor of an exactly-once hop).
+**Baselines, same run, same pace.** Half a period after each incident the same producer sends a trivial message
+to a fresh topic (plain produce → ``read_committed`` consume: the broker round trip); a second thread sends one
+every two periods in its own transaction (begin, produce, commit → consume: the floor of an exactly-once hop).
+Both run during the small phase, for the ratio.
 
-**Settings.** Each run of the pipeline (``--settings``) is one subprocess with fresh topics: ``default`` is
+**Settings.** Each runtime setting (``--settings``) is one subprocess with fresh topics: ``default`` is
 :class:`pareis.config.RuntimeSettings` as shipped; ``tuned`` lowers the batch timeout and the commit interval
 (``--tuned-batch-timeout-s``, ``--tuned-commit-interval-ms``). Per setting: a warm-up (not counted; it also waits
-for the groups to form), the paced incidents, then a burst (``--burst`` incidents produced at once: throughput,
-and latency under queueing). Results are printed as Markdown; ``--write-results`` replaces the section.
+for the groups to form), then the phases. Results print as Markdown; ``--write-results`` replaces the section.
 """
 
 from __future__ import annotations
@@ -680,8 +686,15 @@ def machine() -> str:
         pass
     return (
         f"{cpu}, {os.cpu_count()} cores shared with other work, Python {platform.python_version()}, "
-        f"confluent-kafka {confluent_kafka.version()[0]} (librdkafka {confluent_kafka.libversion()[0]})"
+        f"confluent-kafka {confluent_kafka.__version__} (librdkafka {confluent_kafka.libversion()[0]})"
     )
+
+
+def kafka_version() -> str:
+    """The local stack's broker version, from its jar name (deploy/local), if it is there."""
+    jars = sorted((REPO / ".stack" / "kafka" / "libs").glob("kafka_2.*-*.jar"))
+    names = [j.name for j in jars if j.name.count("-") == 1]
+    return f"Kafka {names[0].rsplit('-', 1)[1][: -len('.jar')]} (one local broker)" if names else "one local broker"
 
 
 def write_results(text: str, args: argparse.Namespace, notes: list[str]) -> None:
@@ -714,7 +727,7 @@ def main() -> None:
     parser.add_argument("--large", type=int, default=10, help="paced large-blast incidents per setting")
     parser.add_argument("--large-rate", type=float, default=0.25)
     parser.add_argument("--warmup", type=int, default=20)
-    parser.add_argument("--burst", type=int, default=300, help="small-blast incidents produced at once")
+    parser.add_argument("--burst", type=int, default=1000, help="small-blast incidents produced at once")
     parser.add_argument("--settings", default="default,tuned", help="comma-separated: default, tuned")
     parser.add_argument("--tuned-batch-timeout-s", type=float, default=0.02)
     parser.add_argument("--tuned-commit-interval-ms", type=int, default=50)
@@ -772,10 +785,19 @@ def main() -> None:
         f"--large-rate {args.large_rate:g} --burst {args.burst} --settings {args.settings} "
         f"--tuned-batch-timeout-s {args.tuned_batch_timeout_s:g} --tuned-commit-interval-ms "
         f"{args.tuned_commit_interval_ms} --seed {args.seed} --write-results`",
-        f"Machine: {machine()}; Kafka 4.1.1 (one local broker), Redis {client.info('server')['redis_version']}; "
+        f"Machine: {machine()}; {kafka_version()}, Redis {client.info('server')['redis_version']}; "
         f"load average {load_before[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end; the whole run took "
         f"{wall / 60:.1f} min.",
     ]
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--", "pareis", "consumers"], cwd=REPO, capture_output=True, text=True
+    ).stdout.split()[1::2]
+    notes.append(
+        f"Code: commit {head.strip()}"
+        + (f", with uncommitted changes to {', '.join(dirty)} in the working tree" if dirty else "")
+        + "."
+    )
     for n in notes:
         print(f"- {n}")
     if args.write_results:
