@@ -1,0 +1,297 @@
+"""Crash test: 200 datasets fail and heal in a scripted stream while the incidents and effects roles are SIGKILLed
+at random points; afterwards every failure streak was written to DataHub exactly once opened and once resolved,
+and every ticket tool holds exactly one ticket per incident, closed.
+
+The roles run as real processes (``python -m pareis.cli run incidents|effects``, configured by ``PAREIS_*``
+variables) over the local Kafka and Redis, with the fake Slack, Jira and Linear servers of tests/support in this
+process. The test plays the assertions role: it records each run in the run history (Redis) and then produces its
+signal, round by round. Every dataset fails on rounds 2–3 and heals on round 4; every fourth fails again on round 5
+and heals on round 6: 250 incidents. Between rounds it kills a randomly chosen role at a random moment after it is
+ready and restarts it (static membership and a stable transactional id: the restart takes the partitions back at
+once and fences the killed one's open transaction).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+import pytest
+import redis
+from confluent_kafka import Consumer, Producer
+
+from pareis.core.incident_urn import effect_id, incident_urn
+from pareis.core.runs import AssertionRun, ResultType
+from pareis.datahub.codec import Decoder
+from pareis.datahub.registry import VendoredSchemaSource
+from pareis.roles.messages import RunSignal, encode
+from pareis.store.runs_redis import RedisRunHistory
+from tests.support.fake_jira import FakeJira
+from tests.support.fake_linear import TEAM_ID, FakeLinear
+from tests.support.fake_slack import CHANNEL_ID, FakeSlack
+from tests.support.roles import free_port, wait_until
+from tests.support.stack import NewTopic, read_to_end
+
+pytestmark = pytest.mark.integration
+
+DATASETS = int(os.environ.get("PAREIS_CRASH_DATASETS", "200"))
+PARTITIONS = 4
+KILLS_PER_ROUND = 4
+T0 = 1_767_225_600_000  # 2026-01-01
+STEP = 3_600_000
+CRASH_DB = 12
+ROOT = Path(__file__).resolve().parents[2]
+URN = re.compile(r"urn:li:incident:pareis-[0-9a-f]{32}")
+
+
+def dataset(i: int) -> str:
+    return f"urn:li:dataset:(urn:li:dataPlatform:postgres,crash.table_{i:03d},PROD)"
+
+
+def script(i: int) -> list[tuple[int, bool, int | None]]:
+    """(round, passed, failed rows) of dataset ``i``'s one assertion, rounds 1–6."""
+    second = i % 4 == 0
+    return [
+        (1, True, None),
+        (2, False, 10),
+        (3, False, 20),  # more failed rows: an update
+        (4, True, None),
+        (5, not second, None if not second else 5),
+        (6, True, None),
+    ]
+
+
+def expected_incidents() -> set[str]:
+    out = set()
+    for i in range(DATASETS):
+        previous_ok = True
+        for rnd, passed, _ in script(i):
+            if previous_ok and not passed:
+                out.add(incident_urn(dataset(i), T0 + rnd * STEP))
+            previous_ok = passed
+    return out
+
+
+class RoleProc:
+    """``pareis run <role>`` as a subprocess, with its own telemetry port (readiness) and log file."""
+
+    def __init__(self, role: str, env: dict[str, str], logs: Path) -> None:
+        self.role, self.env, self.logs = role, env, logs
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.port = 0
+        self.starts = 0
+
+    def start(self) -> None:
+        self.port = free_port()
+        self.starts += 1
+        env = {**self.env, "PAREIS_RUNTIME__HTTP_PORT": str(self.port)}
+        with (self.logs / f"{self.role}-{self.starts}.log").open("wb") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "pareis.cli", "run", self.role],
+                cwd=ROOT,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+
+    def ready(self) -> bool:
+        assert self.proc is not None
+        if self.proc.poll() is not None:
+            raise AssertionError(f"{self.role} exited with {self.proc.returncode}; see {self.logs}")
+        try:
+            return httpx.get(f"http://127.0.0.1:{self.port}/readyz", timeout=5).status_code == 200
+        except httpx.TransportError:
+            return False
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        self.proc.kill()
+        self.proc.wait(30)
+
+    def stop(self) -> int:
+        assert self.proc is not None
+        self.proc.terminate()
+        return self.proc.wait(60)
+
+
+def private_db(url: str, db: int) -> str:
+    """``url`` on database ``db``, flushed. The shared test database is flushed by every other test that asks for
+    it, and other tests may run at the same time as this long one."""
+    private = urlunsplit(urlsplit(url)._replace(path=f"/{db}"))
+    with redis.Redis.from_url(private) as client:
+        client.flushdb()
+    return private
+
+
+def role_env(settings: dict[str, str]) -> dict[str, str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("PAREIS_")}
+    return {**base, **settings, "PYTHONPATH": str(ROOT)}
+
+
+def tickets_by_incident(slack: FakeSlack, jira: FakeJira, linear: FakeLinear) -> dict[str, list[tuple[str, bool]]]:
+    """incident URN → [(tool, closed)] for every ticket each fake server holds."""
+    found: dict[str, list[tuple[str, bool]]] = defaultdict(list)
+    for message in slack.top_level():
+        payload = message["metadata"]["event_payload"]
+        found[payload["incident_urn"]].append(("slack", payload["status"] == "resolved"))
+    for issue in jira.issues.values():
+        (urn,) = set(URN.findall(json.dumps(issue["fields"]["description"])))
+        found[urn].append(("jira", issue["fields"]["status"]["statusCategory"]["key"] == "done"))
+    for issue in linear.issues.values():
+        (urn,) = set(URN.findall(issue.get("description") or ""))
+        found[urn].append(("linear", issue["state"]["type"] == "completed"))
+    return found
+
+
+def read_committed(bootstrap: str, topic: str) -> list[Any]:
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"reader-{uuid.uuid4()}",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+            "isolation.level": "read_committed",
+        }
+    )
+    consumer.subscribe([topic])
+    try:
+        return read_to_end(consumer, PARTITIONS, timeout=120)
+    finally:
+        consumer.close()
+
+
+@pytest.fixture
+def fakes() -> Iterator[tuple[FakeSlack, FakeJira, FakeLinear]]:
+    with FakeSlack() as slack, FakeJira() as jira, FakeLinear() as linear:
+        yield slack, jira, linear
+
+
+def test_sigkilled_roles_write_each_incident_once_and_ticket_it_once(
+    kafka_bootstrap: str,
+    new_topic: NewTopic,
+    new_group: str,
+    redis_url: str,
+    fakes: tuple[FakeSlack, FakeJira, FakeLinear],
+    tmp_path: Path,
+) -> None:
+    slack, jira, linear = fakes
+    redis_url = private_db(redis_url, CRASH_DB)
+    seed = int(os.environ.get("PAREIS_CRASH_SEED", str(random.SystemRandom().randrange(1 << 30))))
+    rng = random.Random(seed)
+    topics = {name: new_topic(PARTITIONS) for name in ("signals", "effects", "mcp", "mcl_versioned", "mcl_timeseries")}
+    topics["dlq"] = new_topic(1)
+    env = role_env(
+        {
+            "PAREIS_KAFKA__BOOTSTRAP_SERVERS": kafka_bootstrap,
+            "PAREIS_KAFKA__GROUP_PREFIX": new_group,
+            "PAREIS_KAFKA__TRANSACTIONAL_ID_PREFIX": new_group,
+            **{f"PAREIS_KAFKA__TOPICS__{name.upper()}": topic for name, topic in topics.items()},
+            "PAREIS_REDIS_URL": redis_url,
+            "PAREIS_RUNTIME__BATCH_SIZE": "20",
+            "PAREIS_RUNTIME__COMMIT_EVERY": "40",
+            "PAREIS_RUNTIME__COMMIT_INTERVAL_MS": "300",
+            "PAREIS_RUNTIME__BATCH_TIMEOUT_S": "0.05",
+            "PAREIS_RUNTIME__BACKOFF_MAX_S": "1",
+            "PAREIS_RUNTIME__SESSION_TIMEOUT_MS": "10000",
+            "PAREIS_RUNTIME__STATIC_MEMBERSHIP": "true",
+            "PAREIS_RUNTIME__INSTANCE_ID": "crash",
+            "PAREIS_RUNTIME__HTTP_HOST": "127.0.0.1",
+            "PAREIS_TICKETS__SLACK__TOKEN": slack.token,
+            "PAREIS_TICKETS__SLACK__CHANNEL": CHANNEL_ID,
+            "PAREIS_TICKETS__SLACK__BASE_URL": slack.url + "/api/",
+            "PAREIS_TICKETS__JIRA__URL": jira.url,
+            "PAREIS_TICKETS__JIRA__EMAIL": "bot@example.com",
+            "PAREIS_TICKETS__JIRA__TOKEN": "jira-token",
+            "PAREIS_TICKETS__JIRA__PROJECT": "PAR",
+            "PAREIS_TICKETS__LINEAR__API_KEY": linear.api_key,
+            "PAREIS_TICKETS__LINEAR__TEAM_ID": TEAM_ID,
+            "PAREIS_TICKETS__LINEAR__URL": linear.url + "/graphql",
+            "PAREIS_LOG_JSON": "true",
+        }
+    )
+    logs = Path(os.environ.get("PAREIS_CRASH_LOGS", str(tmp_path)))
+    logs.mkdir(parents=True, exist_ok=True)
+    roles = {name: RoleProc(name, env, logs) for name in ("incidents", "effects")}
+    client = redis.Redis.from_url(redis_url)
+    history = RedisRunHistory(client)
+    producer = Producer({"bootstrap.servers": kafka_bootstrap, "enable.idempotence": True, "acks": "all"})
+    kills: Counter[str] = Counter()
+
+    def kill_somewhere() -> None:
+        name = rng.choice(sorted(roles))
+        role = roles[name]
+        wait_until(role.ready, 90, f"{name} ready (seed {seed})", every_s=0.1)
+        time.sleep(rng.uniform(0.0, 1.5))  # the random kill point, not a synchronisation
+        role.kill()
+        kills[name] += 1
+        role.start()
+
+    with ExitStack() as cleanup:
+        cleanup.callback(client.close)
+        for role in roles.values():
+            role.start()
+            cleanup.callback(lambda r=role: r.proc is not None and r.proc.poll() is None and r.kill())
+        for rnd in range(1, 7):
+            for i in range(DATASETS):
+                _, passed, rows = script(i)[rnd - 1]
+                when = T0 + rnd * STEP
+                result = ResultType.SUCCESS if passed else ResultType.FAILURE
+                run = AssertionRun(f"urn:li:assertion:crash-{i}", when, result, dataset(i), f"r{rnd}", rows)
+                history.record(run)
+                producer.produce(topics["signals"], encode(RunSignal(dataset(i), run, when)), dataset(i).encode())
+            assert producer.flush(30) == 0
+            for _ in range(KILLS_PER_ROUND):
+                kill_somewhere()
+        assert sum(kills.values()) >= 20 and set(kills) == {"incidents", "effects"}, kills
+
+        expected = expected_incidents()
+        assert len(expected) == DATASETS + DATASETS // 4
+
+        def all_closed() -> bool:
+            found = tickets_by_incident(slack, jira, linear)
+            return set(found) == expected and all(len(t) >= 3 and all(c for _, c in t) for t in found.values())
+
+        wait_until(all_closed, 300, f"every incident's tickets closed (seed {seed})", every_s=0.5)
+        for name, role in roles.items():
+            wait_until(role.ready, 90, f"{name} ready to stop", every_s=0.1)  # a graceful stop needs its handlers
+            assert role.stop() == 0, f"{name} did not stop cleanly; see {logs}"
+
+    found = tickets_by_incident(slack, jira, linear)
+    assert set(found) == expected
+    for urn, tickets in found.items():
+        assert sorted(tool for tool, _ in tickets) == ["jira", "linear", "slack"], (urn, tickets, seed)
+        assert all(closed for _, closed in tickets)
+
+    decoder = Decoder(VendoredSchemaSource())
+    infos: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    writes: Counter[tuple[str, str, str]] = Counter()
+    for message in read_committed(kafka_bootstrap, topics["mcp"]):
+        change = decoder.decode_mcp(message.value())
+        effect = ((change.system_metadata or {}).get("properties") or {}).get("pareisEffectId", "")
+        writes[(effect, str(change.entity_urn), str(change.aspect_name))] += 1
+        if change.aspect_name == "incidentInfo":
+            infos[str(change.entity_urn)].append((effect, change.aspect_json()["status"]["state"]))
+    assert set(infos) == expected, f"seed {seed}"
+    for urn, written in infos.items():
+        # A new incident's Open is its revision 0 (DESIGN §3 effect ids); its Resolve the last write.
+        opens = [state for effect, state in written if effect == effect_id(urn, "open", 0)]
+        states = [state for _, state in written]
+        assert opens == ["ACTIVE"] and states[0] == "ACTIVE", (urn, written, seed)
+        assert states.count("RESOLVED") == 1 and states[-1] == "RESOLVED", (urn, written, seed)
+    duplicated = [key for key, n in writes.items() if n > 1 and not key[0].startswith("definitions")]
+    assert not duplicated, f"proposals written more than once (seed {seed}): {duplicated[:5]}"
