@@ -263,7 +263,10 @@ def test_sigkilled_roles_write_each_incident_once_and_ticket_it_once(
         assert len(expected) == DATASETS + DATASETS // 4
 
         def all_closed() -> bool:
-            found = tickets_by_incident(slack, jira, linear)
+            try:
+                found = tickets_by_incident(slack, jira, linear)
+            except RuntimeError:  # a fake server changed its tickets while we read them: look again
+                return False
             return set(found) == expected and all(len(t) >= 3 and all(c for _, c in t) for t in found.values())
 
         wait_until(all_closed, 300, f"every incident's tickets closed (seed {seed})", every_s=0.5)
