@@ -36,7 +36,8 @@ CREATE TABLE IF NOT EXISTS raw.transactions (
     customer_id   integer,
     country       text
 );
-COMMENT ON TABLE raw.transactions IS 'Online retail transaction lines, one row per invoice line (UCI Online Retail II shape); cancellations are C-prefixed invoices with negative quantity.';
+COMMENT ON TABLE raw.transactions IS
+    'Online shop transaction lines (UCI Online Retail II shape); cancellations: C-prefixed, negative quantity.';
 CREATE INDEX IF NOT EXISTS transactions_invoice_date ON raw.transactions (invoice_date);
 """
 
