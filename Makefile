@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test unit lint stack-up stack-down stack-status bench clean
+.PHONY: install demo test unit lint stack-up stack-down stack-status bench clean demo-record demo-stack-install
 
 install: $(STAMP)
 
@@ -32,6 +32,26 @@ lint: install
 	$(BIN)/ruff check $(LINT_DIRS)
 	$(BIN)/ruff format --check $(LINT_DIRS)
 	$(BIN)/mypy
+
+## The real demo stack (deploy/demo): a 1M-row Postgres warehouse, dbt, MLflow and DataHub's own connectors,
+## run as one scenario that rewrites deploy/demo/recorded/ (≈ 6 min; needs Postgres, which it starts).
+demo-record: demo-stack-install
+	deploy/local/stack.sh up postgres
+	OMP_NUM_THREADS=1 $(BIN)/python deploy/demo/scenario.py --dbt $(DEMO_VENV)/bin/dbt
+
+# The connectors, MLflow and scikit-learn go into .venv (the [demo-stack] extra); dbt into its own venv, since
+# dbt-core's pins clash with acryl-datahub[postgres,mlflow]'s (sqlparse, protobuf: see pyproject.toml).
+DEMO_VENV  := .venv-demo
+DEMO_STAMP := $(DEMO_VENV)/.installed
+DBT_PINS   := 'dbt-core==1.11.16' 'dbt-postgres==1.11.0'
+
+demo-stack-install: $(DEMO_STAMP)
+
+$(DEMO_STAMP): $(STAMP)
+	$(BIN)/uv pip install -q --python $(BIN)/python -e '.[dev,demo-stack]'
+	test -x $(DEMO_VENV)/bin/python || $(BIN)/uv venv -q --python $(BIN)/python $(DEMO_VENV)
+	$(BIN)/uv pip install -q --python $(DEMO_VENV)/bin/python $(DBT_PINS)
+	touch $(DEMO_STAMP)
 
 stack-up:
 	deploy/local/stack.sh up
