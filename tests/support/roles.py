@@ -17,7 +17,10 @@ test checks in Kafka (outputs, committed offsets, group state).
 from __future__ import annotations
 
 import argparse
+import faulthandler
+import functools
 import json
+import logging
 import signal
 import socket
 import subprocess
@@ -114,10 +117,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--backoff-max-s", type=float, default=1.0)
     p.add_argument("--grace-s", type=float, default=10.0)
     p.add_argument("--http-port", type=int, default=0)
+    p.add_argument("--rdkafka-debug", default="", help="librdkafka debug contexts, e.g. cgrp,fetch")
     p.add_argument("--wait-go", action="store_true", help="start only after a line on stdin (a warm standby)")
     a = p.parse_args(argv)
     settings = Settings(
-        kafka=KafkaSettings(bootstrap_servers=a.bootstrap, topics=Topics(dlq=a.dlq)),
+        kafka=KafkaSettings(
+            bootstrap_servers=a.bootstrap,
+            topics=Topics(dlq=a.dlq),
+            properties={"debug": a.rdkafka_debug} if a.rdkafka_debug else {},
+        ),
         runtime=RuntimeSettings(
             batch_size=a.batch_size,
             batch_timeout_s=0.1,
@@ -135,6 +143,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         log_level="INFO",
     )
     configure_logging("INFO", json=True)
+    if a.rdkafka_debug:
+        logging.getLogger("librdkafka").setLevel(logging.DEBUG)
+    faulthandler.register(signal.SIGUSR1)  # `kill -USR1 <pid>` dumps every thread's stack into the log
     if a.kind == "redis":
         build = lambda: redis_pipeline(a.redis, a.prefix)  # noqa: E731
     elif a.kind == "transform":
@@ -295,9 +306,14 @@ def read_topic(bootstrap: str, topic: str, expected: int, timeout_s: float = 60)
     return seen
 
 
+@functools.cache
+def _admin(bootstrap: str) -> AdminClient:
+    return AdminClient({"bootstrap.servers": bootstrap})
+
+
 def committed(bootstrap: str, group: str, topic: str, partitions: int) -> dict[int, int]:
     """The group's committed offset per partition (-1001 when none)."""
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin = _admin(bootstrap)
     request = ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p) for p in range(partitions)])
     result = admin.list_consumer_group_offsets([request])[group].result(30)
     return {tp.partition: tp.offset for tp in result.topic_partitions}
@@ -313,7 +329,7 @@ def end_offsets(bootstrap: str, topic: str, partitions: int) -> dict[int, int]:
 
 def group_members(bootstrap: str, group: str) -> dict[str, list[int]]:
     """Member client host/id → assigned partitions, as the group coordinator sees them."""
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin = _admin(bootstrap)
     description = admin.describe_consumer_groups([group])[group].result(30)
     return {m.member_id: sorted(tp.partition for tp in m.assignment.topic_partitions) for m in description.members}
 
