@@ -14,10 +14,11 @@ each incident opens with a blind window. Not timed as part of any latency.
 
 **Incidents by blast class.** A blast from a column reaches that column in every dataset of its lineage tree
 (see ``bench/blast.py``), so the incidents role's analysis costs what the tree's size makes it. Each phase draws
-fresh datasets from one class: small (10-dataset trees) at ``--rate`` (the headline: ``--incidents``, at least
-1,000), medium (1,000) at ``--medium-rate`` and large (10,000) at ``--large-rate``, paced below what the role can
-process so the figures are latency, not queueing; and a burst of ``--burst`` small ones produced at once
-(throughput: incidents / (last incident visible − first produced), and latency under queueing).
+fresh datasets from one class: ``--incidents`` small ones (10-dataset trees; the headline, at least 1,000) paced
+at ``--rate``, far below what the role processes; ``--medium`` (1,000) and ``--large`` (10,000) ones one at a
+time, each produced once the previous one is visible (their analysis takes seconds: any fixed pace would
+measure queueing); and a burst of ``--burst`` small ones produced at once (throughput: incidents / (last
+incident visible − first produced), and latency under queueing).
 
 **Pipeline.** ``pareis run assertions incidents`` in a subprocess (the production entry point; ``PAREIS_*``
 environment pointing at fresh uuid-named topics of 3 partitions, fresh consumer groups and transactional ids, and
@@ -464,6 +465,21 @@ def paced(name: str, sender: Sender, ts: Sequence[Target], rate: float, seq: int
     return phase
 
 
+def one_at_a_time(
+    name: str, sender: Sender, ts: Sequence[Target], seq: int, receiver: Receiver, pipeline: Pipeline, mcp: str
+) -> Phase:
+    """Send ``ts`` one by one: each once the previous incident is visible (then a pause of ``GAP_S``)."""
+    phase = Phase(name, began=time.perf_counter())
+    for i, t in enumerate(ts):
+        sent, urn = sender.incident(t, seq + i)
+        sender.producer.flush(30)
+        phase.incidents.append((t, sent, urn))
+        receiver.wait([(mcp, urn)], 120, pipeline)
+        time.sleep(GAP_S)
+    phase.ended = time.perf_counter()
+    return phase
+
+
 def _sleep_until(deadline: float) -> None:
     delay = deadline - time.perf_counter()
     if delay > 0:
@@ -476,7 +492,6 @@ class RunResult:
 
     setting: Setting
     phases: dict[str, dict[str, list[float]]]
-    rates: dict[str, float]
     burst_rate: float
     missing: int
     txn_ping: list[float]
@@ -485,6 +500,7 @@ class RunResult:
 
 
 PHASES = ("small", "burst", "medium", "large")
+GAP_S = 0.25
 
 
 def run_setting(args: argparse.Namespace, setting: Setting, batches: dict[str, list[Target]]) -> RunResult:
@@ -497,7 +513,6 @@ def run_setting(args: argparse.Namespace, setting: Setting, batches: dict[str, l
     receiver.start()
     pipeline = Pipeline(args.bootstrap, args.redis, topics, setting)
     pinger: TxnPinger | None = None
-    rates = {"small": args.rate, "burst": 0.0, "medium": args.medium_rate, "large": args.large_rate}
     done: dict[str, Phase] = {}
     mcps: dict[str, float] = {}
     missing = 0
@@ -510,13 +525,17 @@ def run_setting(args: argparse.Namespace, setting: Setting, batches: dict[str, l
         for n, name in enumerate(PHASES, start=1):
             if not batches[name]:
                 continue
-            rate = rates[name]
-            print(f"[{setting.name}] {name}: {len(batches[name])} incidents at {rate or 'once'}/s", file=sys.stderr)
-            if name == "small":
-                pinger = TxnPinger(args.bootstrap, topics.txn_ping, 2 / rate)
-                pinger.start()
+            print(f"[{setting.name}] {name}: {len(batches[name])} incidents", file=sys.stderr)
             before = receiver.counts[topics.mcp]
-            done[name] = phase = paced(name, sender, batches[name], rate, n * 100_000, pings=bool(rate))
+            if name == "small":
+                pinger = TxnPinger(args.bootstrap, topics.txn_ping, 2 / args.rate)
+                pinger.start()
+                phase = paced(name, sender, batches[name], args.rate, n * 100_000)
+            elif name == "burst":
+                phase = paced(name, sender, batches[name], 0, n * 100_000, pings=False)
+            else:
+                phase = one_at_a_time(name, sender, batches[name], n * 100_000, receiver, pipeline, topics.mcp)
+            done[name] = phase
             missing += receiver.wait(_keys(phase, topics), 120, pipeline)
             time.sleep(0.5)  # the rest of the last transaction's records, for the per-incident count
             mcps[name] = (receiver.counts[topics.mcp] - before) / len(phase.incidents)
@@ -549,7 +568,6 @@ def run_setting(args: argparse.Namespace, setting: Setting, batches: dict[str, l
     return RunResult(
         setting,
         {name: samples(receiver, topics, phase) for name, phase in done.items()},
-        rates,
         burst_rate,
         missing,
         txn,
@@ -639,8 +657,8 @@ def report(results: Sequence[RunResult], args: argparse.Namespace, sizes: dict[s
     titles = {
         "small": f"small blast ({sizes['small']:,}-dataset tree), paced at {args.rate:g}/s",
         "burst": f"burst: {args.burst:,} small-blast incidents produced at once (queueing included)",
-        "medium": f"medium blast ({sizes['medium']:,}-dataset tree), paced at {args.medium_rate:g}/s",
-        "large": f"large blast ({sizes['large']:,}-dataset tree), paced at {args.large_rate:g}/s",
+        "medium": f"medium blast ({sizes['medium']:,}-dataset tree), one at a time",
+        "large": f"large blast ({sizes['large']:,}-dataset tree), one at a time",
     }
     for r in results:
         lines += [
@@ -722,10 +740,8 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=1.0, help="of the blast graph (1 = 100,000 datasets)")
     parser.add_argument("--incidents", type=int, default=1000, help="paced small-blast incidents per setting")
     parser.add_argument("--rate", type=float, default=25.0, help="small-blast incidents per second")
-    parser.add_argument("--medium", type=int, default=50, help="paced medium-blast incidents per setting")
-    parser.add_argument("--medium-rate", type=float, default=1.5)
-    parser.add_argument("--large", type=int, default=10, help="paced large-blast incidents per setting")
-    parser.add_argument("--large-rate", type=float, default=0.25)
+    parser.add_argument("--medium", type=int, default=30, help="medium-blast incidents per setting, one at a time")
+    parser.add_argument("--large", type=int, default=6, help="large-blast incidents per setting, one at a time")
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--burst", type=int, default=1000, help="small-blast incidents produced at once")
     parser.add_argument("--settings", default="default,tuned", help="comma-separated: default, tuned")
@@ -781,8 +797,8 @@ def main() -> None:
         "used before, drawn from the trees of its blast class: its blast reaches that column in every dataset of "
         "the tree, and the incidents role computes it from Redis before it writes.",
         f"Command: `.venv/bin/python bench/incident_latency.py --scale {args.scale:g} --incidents {args.incidents} "
-        f"--rate {args.rate:g} --medium {args.medium} --medium-rate {args.medium_rate:g} --large {args.large} "
-        f"--large-rate {args.large_rate:g} --burst {args.burst} --settings {args.settings} "
+        f"--rate {args.rate:g} --medium {args.medium} --large {args.large} --burst {args.burst} "
+        f"--settings {args.settings} "
         f"--tuned-batch-timeout-s {args.tuned_batch_timeout_s:g} --tuned-commit-interval-ms "
         f"{args.tuned_commit_interval_ms} --seed {args.seed} --write-results`",
         f"Machine: {machine()}; {kafka_version()}, Redis {client.info('server')['redis_version']}; "
