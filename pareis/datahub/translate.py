@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pareis.core.fieldpath import entity_type, parent_of
+from pareis.core.fieldpath import COLUMN_PREFIX, entity_type, parent_of
 from pareis.core.graph import Attr, Rel
 from pareis.datahub import translate_ml
-from pareis.datahub.translate_shape import Shape
+from pareis.datahub.translate_shape import Shape, canonical_parent, is_plain_path
 from pareis.errors import DecodeError
 from pareis.store.lineage import Edge, Facts, LineageUpdate, Stamp
 
@@ -69,36 +69,84 @@ def translate(entity: str, aspect_name: str, change_type: str, aspect: Any, stam
     return LineageUpdate(entity, aspect_name, stamp, handler(shape, entity, shape.obj(aspect, "")))
 
 
+_FAST_UP_TYPES = frozenset({"FIELD_SET", "DATASET"})
+_DOWN_TYPES = frozenset({"FIELD", "FIELD_SET"})
+
+
 def _fine_grained(shape: Shape, owner: Mapping[str, Any], edges: set[Edge]) -> None:
     """Edges of ``fineGrainedLineages``: each upstream × each downstream.
 
     An upstream is classified by its URN (a schemaField → column edge; any other entity → whole-dataset edge),
     so a mislabelled ``upstreamType`` still links what it names; ``NONE`` links nothing.
+
+    Each entry is first read on a fast path that accepts only the common, valid shape (canonical column URNs,
+    known types) and adds exactly what the checked reading :func:`_fine_grained_entry` would; anything else is
+    left to that reading, which validates it and names what is wrong.
     """
     for i, fgl in enumerate(shape.objs(owner, "fineGrainedLineages", "")):
-        where = f"fineGrainedLineages[{i}]"
-        up_type = shape.req_str(fgl, "upstreamType", where)
-        down_type = shape.req_str(fgl, "downstreamType", where)
-        if up_type not in ("FIELD_SET", "DATASET", "NONE"):
-            shape.fail(f"{where}.upstreamType", f"unknown value {up_type!r}")
-        if down_type not in ("FIELD", "FIELD_SET"):
-            shape.fail(f"{where}.downstreamType", f"unknown value {down_type!r}")
-        downs = [
-            shape.column(u, f"{where}.downstreams[{j}]") for j, u in enumerate(shape.urns(fgl, "downstreams", where))
-        ]
-        ups = shape.urns(fgl, "upstreams", where)
-        if up_type == "NONE":
-            continue
-        for j, up in enumerate(ups):
-            if shape.is_column(up):
-                col = shape.column(up, f"{where}.upstreams[{j}]")
-                for d in downs:
-                    edges.add((Rel.COLUMN, col, d))
-                    edges.add((Rel.COVERED, parent_of(col), parent_of(d)))
-            else:
-                for d in downs:
-                    edges.add((Rel.DATASET_COLUMN, up, d))
-                    edges.add((Rel.COVERED, up, parent_of(d)))
+        if not _fine_grained_fast(fgl, edges):
+            _fine_grained_entry(shape, fgl, f"fineGrainedLineages[{i}]", edges)
+
+
+def _fine_grained_fast(fgl: Mapping[str, Any], edges: set[Edge]) -> bool:
+    """:func:`_fine_grained_entry` for the common shape; False, having added nothing, for any other."""
+    up_type, down_type = fgl.get("upstreamType"), fgl.get("downstreamType")
+    if up_type.__class__ is not str or up_type not in _FAST_UP_TYPES:
+        return False
+    if down_type.__class__ is not str or down_type not in _DOWN_TYPES:
+        return False
+    downs, ups = fgl.get("downstreams"), fgl.get("upstreams")
+    if downs.__class__ is not list or ups.__class__ is not list:
+        return False
+    down_parents = []
+    for d in downs:
+        parent = canonical_parent(d) if d.__class__ is str else None
+        if parent is None:
+            return False
+        down_parents.append((d, parent))
+    up_parents = []
+    for u in ups:
+        if u.__class__ is not str or not u.startswith("urn:li:"):
+            return False
+        if u.startswith(COLUMN_PREFIX):
+            parent = canonical_parent(u)
+            if parent is None:
+                return False
+            up_parents.append((Rel.COLUMN, u, parent))
+        else:
+            up_parents.append((Rel.DATASET_COLUMN, u, u))
+    add = edges.add
+    for rel, up, up_parent in up_parents:
+        for d, d_parent in down_parents:
+            add((rel, up, d))
+            add((Rel.COVERED, up_parent, d_parent))
+    return True
+
+
+def _fine_grained_entry(shape: Shape, fgl: Mapping[str, Any], where: str, edges: set[Edge]) -> None:
+    """One ``fineGrainedLineages`` entry, every read checked."""
+    up_type = shape.req_str(fgl, "upstreamType", where)
+    down_type = shape.req_str(fgl, "downstreamType", where)
+    if up_type not in ("FIELD_SET", "DATASET", "NONE"):
+        shape.fail(f"{where}.upstreamType", f"unknown value {up_type!r}")
+    if down_type not in ("FIELD", "FIELD_SET"):
+        shape.fail(f"{where}.downstreamType", f"unknown value {down_type!r}")
+    downs = [
+        shape.column_parts(u, f"{where}.downstreams[{j}]") for j, u in enumerate(shape.urns(fgl, "downstreams", where))
+    ]
+    ups = shape.urns(fgl, "upstreams", where)
+    if up_type == "NONE":
+        return
+    for j, up in enumerate(ups):
+        if up.startswith(COLUMN_PREFIX):
+            col, parent = shape.column_parts(up, f"{where}.upstreams[{j}]")
+            for d, d_parent in downs:
+                edges.add((Rel.COLUMN, col, d))
+                edges.add((Rel.COVERED, parent, d_parent))
+        else:
+            for d, d_parent in downs:
+                edges.add((Rel.DATASET_COLUMN, up, d))
+                edges.add((Rel.COVERED, up, d_parent))
 
 
 def upstream_lineage(shape: Shape, entity: str, aspect: Mapping[str, Any]) -> Facts:
@@ -122,7 +170,12 @@ def data_job_input_output(shape: Shape, entity: str, aspect: Mapping[str, Any]) 
 def schema_metadata(shape: Shape, entity: str, aspect: Mapping[str, Any]) -> Facts:
     """Columns of the dataset; a field whose simple path is empty (a v2 path of type tokens only) is skipped."""
     edges: set[Edge] = set()
+    plain = entity.startswith("urn:li:")
     for i, f in enumerate(shape.objs(aspect, "fields", "", required=True)):
+        path = f.get("fieldPath")
+        if plain and path.__class__ is str and is_plain_path(path):  # fast path: the column URN is spelled as is
+            edges.add((Rel.HAS_COLUMN, entity, f"{COLUMN_PREFIX}{entity},{path})"))
+            continue
         path = shape.req_str(f, "fieldPath", f"fields[{i}]")
         if path.startswith("[version=2.0]") and all(t.startswith("[") or t.endswith("]") for t in path.split(".")):
             continue

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from pareis.core.fieldpath import entity_type, parent_of
+from pareis.core.fieldpath import entity_type
 from pareis.core.graph import Attr, Rel
 from pareis.datahub.translate_shape import Shape
 from pareis.store.lineage import Edge, Facts
@@ -25,9 +25,9 @@ def ml_feature_properties(shape: Shape, entity: str, aspect: Mapping[str, Any]) 
     edges: set[Edge] = set()
     for i, source in enumerate(shape.urns(aspect, "sources", "")):
         if shape.is_column(source):
-            col = shape.column(source, f"sources[{i}]")
+            col, parent = shape.column_parts(source, f"sources[{i}]")
             edges.add((Rel.FEATURE_SOURCE, col, entity))
-            edges.add((Rel.FEATURE_DATASET, parent_of(col), entity))
+            edges.add((Rel.FEATURE_DATASET, parent, entity))
         else:
             edges.add((Rel.FEATURE_SOURCE, source, entity))
             edges.add((Rel.FEATURE_DATASET, source, entity))

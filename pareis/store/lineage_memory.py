@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 
 from pareis.core.graph import Adjacency, Attr, Query, Rel
@@ -16,8 +15,9 @@ class MemoryLineageStore:
 
     def __init__(self) -> None:
         self._records: dict[tuple[str, str], Record] = {}
-        self._out: dict[tuple[Rel, str], Counter[str]] = {}
-        self._in: dict[tuple[Rel, str], Counter[str]] = {}
+        # (relation, node) → {neighbour: number of records contributing the edge}
+        self._out: dict[tuple[Rel, str], dict[str, int]] = {}
+        self._in: dict[tuple[Rel, str], dict[str, int]] = {}
         self._attrs: dict[str, dict[Attr, str]] = {}
 
     def apply(self, updates: Sequence[LineageUpdate]) -> list[Outcome]:
@@ -33,10 +33,11 @@ class MemoryLineageStore:
                 return Outcome.UNCHANGED
         before = old.facts if old is not None and old.facts is not None else _EMPTY
         after = update.facts if update.facts is not None else _EMPTY
-        for edge in before.edges - after.edges:
-            self._count(edge, -1)
-        for edge in after.edges - before.edges:
-            self._count(edge, +1)
+        if before.edges:
+            self._withdraw(before.edges - after.edges)
+            self._add(after.edges - before.edges)
+        else:
+            self._add(after.edges)
         attrs = self._attrs.setdefault(update.entity, {})
         for name in before.attrs.keys() - after.attrs.keys():
             attrs.pop(name, None)
@@ -46,15 +47,30 @@ class MemoryLineageStore:
         self._records[key] = Record(update.stamp, update.facts)
         return Outcome.APPLIED
 
-    def _count(self, edge: Edge, delta: int) -> None:
-        rel, src, dst = edge
-        for index, node, other in ((self._out, src, dst), (self._in, dst, src)):
-            counter = index.setdefault((rel, node), Counter())
-            counter[other] += delta
-            if counter[other] <= 0:
-                del counter[other]
-                if not counter:
-                    del index[(rel, node)]
+    def _add(self, edges: Collection[Edge]) -> None:
+        out, into = self._out, self._in
+        for rel, src, dst in edges:
+            targets = out.get((rel, src))
+            if targets is None:
+                out[(rel, src)] = {dst: 1}
+            else:
+                targets[dst] = targets.get(dst, 0) + 1
+            sources = into.get((rel, dst))
+            if sources is None:
+                into[(rel, dst)] = {src: 1}
+            else:
+                sources[src] = sources.get(src, 0) + 1
+
+    def _withdraw(self, edges: Collection[Edge]) -> None:
+        for rel, src, dst in edges:
+            for index, node, other in ((self._out, src, dst), (self._in, dst, src)):
+                counts = index[(rel, node)]
+                if counts[other] > 1:
+                    counts[other] -= 1
+                else:
+                    del counts[other]
+                    if not counts:
+                        del index[(rel, node)]
 
     def record(self, entity: str, aspect: str) -> Record | None:
         return self._records.get((entity, aspect))
