@@ -345,7 +345,7 @@ class Scenario:
         manifest = self.manifest(analysis)
         (self.out / "manifest.yaml").write_text(
             "# Written by deploy/demo/scenario.py (`make demo-record`); see README.md beside it.\n"
-            + yaml.safe_dump(manifest, sort_keys=False, width=120)
+            + yaml.safe_dump(manifest, sort_keys=False, width=120, allow_unicode=True)
         )
         (self.out / "README.md").write_text(readme(manifest))
 
