@@ -38,6 +38,7 @@ lint: install
 demo-record: demo-stack-install
 	deploy/local/stack.sh up postgres
 	OMP_NUM_THREADS=1 $(BIN)/python deploy/demo/scenario.py --dbt $(DEMO_VENV)/bin/dbt
+	$(BIN)/pytest -q tests/e2e/test_scenario_recording.py
 
 # The connectors, MLflow and scikit-learn go into .venv (the [demo-stack] extra); dbt into its own venv, since
 # dbt-core's pins clash with acryl-datahub[postgres,mlflow]'s (sqlparse, protobuf: see pyproject.toml).
