@@ -3,8 +3,11 @@
 Every action of the scenario (a load, a dbt command, a training, a connector run) is started with
 :meth:`ScenarioClock.action` and a simulated time. The clock remembers when, on the wall clock, each action
 began, which makes a piecewise map from wall-clock time to simulated time: a wall-clock instant ``t`` inside
-action ``i`` (from its start to the next action's start) maps to ``sim_i + (t - real_i)``, capped just below the
-next action's simulated time so that order is kept.
+action ``i`` (from its start to the next action's start) maps to ``sim_i + (t - real_i)`` floored to whole
+minutes (:attr:`ScenarioClock.resolution_ms`), capped just below the next action's simulated time so that order
+is kept. The flooring makes a re-recording land on the same times (hence the same incident URN and blind
+window) however fast the machine is, as long as each action takes under a minute; events of one action share
+its time.
 
 Why rewrite at all: DataHub's connectors stamp what they emit with the wall clock — ``systemMetadata.lastObserved``
 (when the pipeline ran), dbt test results' ``timestampMillis`` (run_results' execute start), MLflow's registry
@@ -57,6 +60,7 @@ class ScenarioClock:
 
     actions: list[Action] = field(default_factory=list)
     closed_ms: int | None = None
+    resolution_ms: int = 60_000
 
     @contextmanager
     def action(self, label: str, when_ms: int) -> Iterator[int]:
@@ -83,7 +87,7 @@ class ScenarioClock:
         starts = [a.real_ms for a in self.actions]
         i = bisect.bisect_right(starts, real_ms) - 1
         act = self.actions[i]
-        mapped = act.sim_ms + (real_ms - act.real_ms)
+        mapped = act.sim_ms + (real_ms - act.real_ms) // self.resolution_ms * self.resolution_ms
         if i + 1 < len(self.actions):
             mapped = min(mapped, self.actions[i + 1].sim_ms - 1)
         return mapped
