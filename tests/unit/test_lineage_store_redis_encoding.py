@@ -1,0 +1,109 @@
+"""The Redis lineage store's compact encodings (pareis.store.lineage_redis): record facts and hash fields."""
+
+from __future__ import annotations
+
+import pytest
+import redis
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pareis.core.graph import Attr, Query, Rel
+from pareis.store.lineage import Facts, LineageUpdate, Record, Stamp
+from pareis.store.lineage_redis import (
+    FIELD_PREFIXES,
+    RedisLineageStore,
+    decode_facts,
+    encode_facts,
+    field_of,
+    node_of,
+)
+
+DS = "urn:li:dataset:(urn:li:dataPlatform:postgres,bench.schema_012.table_012345,PROD)"
+UP = "urn:li:dataset:(urn:li:dataPlatform:postgres,bench.schema_012.table_004115,PROD)"
+JOB = "urn:li:dataJob:(urn:li:dataFlow:(airflow,dag,prod),task)"
+
+
+def col(dataset: str, name: str) -> str:
+    return f"urn:li:schemaField:({dataset},{name})"
+
+
+bases = st.sampled_from([DS, UP, JOB, "urn:li:mlFeature:(ns,f)", "urn:li:corpuser:x", "x", ""])
+texts = st.text(st.characters(min_codepoint=0, max_codepoint=0x2FF, blacklist_categories=("Cs",)), max_size=8)
+urns = (
+    bases
+    | st.builds(col, bases, texts)
+    | st.builds(lambda prefix, rest: prefix + rest, st.sampled_from([x for _, x in FIELD_PREFIXES]), texts)
+    | texts
+)
+
+
+@given(urns, urns)
+def test_fields_round_trip(urn: str, node: str) -> None:
+    assert node_of(field_of(urn, node), node) == urn
+
+
+def test_fields_of_bench_shaped_urns_fit_a_listpack() -> None:
+    assert field_of(col(DS, "col_07"), DS) == "\x01col_07"
+    assert len(field_of(col(UP, "col_07"), col(DS, "col_07"))) <= 64
+    assert field_of("\x02odd", DS) == "\x00\x02odd"
+
+
+edges = st.tuples(st.sampled_from(list(Rel)), urns, urns)
+attrs = st.dictionaries(st.sampled_from(list(Attr)), texts, max_size=3)
+
+
+@given(st.lists(edges, max_size=12), attrs)
+def test_record_facts_round_trip_and_are_canonical(listed: list[tuple[Rel, str, str]], named: dict[Attr, str]) -> None:
+    facts = Facts.of(listed, named)
+    text = encode_facts(facts)
+    assert decode_facts(text) == facts
+    assert encode_facts(Facts.of(reversed(listed), dict(reversed(list(named.items()))))) == text
+
+
+def test_a_column_is_stored_as_its_parent_and_path() -> None:
+    text = encode_facts(Facts.of([(Rel.COLUMN, col(UP, "a"), col(DS, "a"))]))
+    assert text.count("bench.schema_012") == 2
+    assert "schemaField" not in text and '"a"' in text
+
+
+@pytest.mark.integration
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])  # flushed per example
+@given(st.lists(edges, min_size=1, max_size=6))
+def test_the_script_writes_the_fields_field_of_describes(redis_url: str, listed: list[tuple[Rel, str, str]]) -> None:
+    client = redis.Redis.from_url(redis_url)
+    client.flushdb()
+    store = RedisLineageStore(client, prefix="enc:")
+    store.apply([LineageUpdate(JOB, "dataJobInputOutput", Stamp(None, 1), Facts.of(listed))])
+    for rel, src, dst in set(listed):
+        assert client.hget(f"enc:o:{rel}:{src}".encode(), field_of(dst, src).encode()) == b"1"
+        reverse = client.hget(f"enc:i:{rel}:{dst}".encode(), field_of(src, dst).encode())
+        own_column = rel == Rel.HAS_COLUMN and field_of(dst, src).startswith("\x01")
+        assert reverse == (None if own_column else b"1")
+        assert store.lookup([Query(rel, [src]), Query(rel, [dst], True)]) == [
+            {src: frozenset(d for r, s, d in listed if (r, s) == (rel, src))},
+            {dst: frozenset(s for r, s, d in listed if (r, d) == (rel, dst))},
+        ]
+    store.apply([LineageUpdate(JOB, "dataJobInputOutput", Stamp(None, 2), None)])
+    assert client.keys("enc:[oi]:*") == []
+    client.close()
+
+
+@pytest.mark.integration
+def test_records_and_edge_hashes_stay_compact(redis_client: redis.Redis) -> None:
+    store = RedisLineageStore(redis_client, prefix="enc:")
+    lineage = Facts.of([(Rel.COLUMN, col(UP, f"col_{j:02d}"), col(DS, f"col_{j:02d}")) for j in range(22)])
+    schema = Facts.of([(Rel.HAS_COLUMN, DS, col(DS, f"col_{j:02d}")) for j in range(22)])
+    store.apply(
+        [
+            LineageUpdate(DS, "upstreamLineage", Stamp(1, 5), lineage),
+            LineageUpdate(DS, "schemaMetadata", Stamp(1, 5), schema),
+        ]
+    )
+    assert store.record(DS, "upstreamLineage") == Record(Stamp(1, 5), lineage)
+    assert redis_client.type(f"enc:r:upstreamLineage|{DS}") == b"string"
+    for key in (f"enc:o:has_column:{DS}", f"enc:i:column:{col(DS, 'col_03')}", f"enc:o:column:{col(UP, 'col_03')}"):
+        assert redis_client.object("encoding", key) == b"listpack", key
+    assert redis_client.keys("enc:i:has_column:*") == []
+    assert store.lookup([Query(Rel.HAS_COLUMN, [col(DS, "col_03"), col(UP, "col_03")], True)]) == [
+        {col(DS, "col_03"): frozenset({DS}), col(UP, "col_03"): frozenset()}
+    ]
