@@ -28,7 +28,7 @@ def col(dataset: str, name: str) -> str:
 
 
 bases = st.sampled_from([DS, UP, JOB, "urn:li:mlFeature:(ns,f)", "urn:li:corpuser:x", "x", ""])
-texts = st.text(st.characters(min_codepoint=0, max_codepoint=0x2FF, blacklist_categories=("Cs",)), max_size=8)
+texts = st.text(st.characters(min_codepoint=0, max_codepoint=0x2FF), max_size=8)
 urns = (
     bases
     | st.builds(col, bases, texts)
