@@ -6,7 +6,8 @@ Kinds (the handler each test needs; all go through the real runtime, :func:`pare
 
 * ``redis``: effects in Redis, idempotent: ``HSET <prefix>:effects <topic>:<partition>:<offset> <value>`` per
   message, then ``INCRBY <prefix>:applied <n>`` (counts redos too). Redis errors become Retriable.
-* ``transform``: one output per input on ``--output``: same key, value ``out:<value>``, header ``src``.
+* ``transform``: one output per input on ``--output``: same key, value ``out:<value>``, header ``src``;
+  ``--batch-work-ms`` paces it (simulated work per batch).
 * ``datahub``: decodes MCLs with the DataHub codec and parses the aspect JSON (malformed JSON is poison); one
   output per good input on ``--output``: key = entity URN, value = aspect name.
 
@@ -71,8 +72,10 @@ def redis_pipeline(url: str, prefix: str) -> Pipeline[bytes]:
     return Pipeline(decode=_bytes, handle=handle, checks={"redis": ping}, close=client.close)
 
 
-def transform_pipeline(output: str) -> Pipeline[bytes]:
+def transform_pipeline(output: str, work_s: float = 0.0) -> Pipeline[bytes]:
     def handle(batch: Sequence[Message[bytes]]) -> Iterable[OutRecord]:
+        if work_s:
+            time.sleep(work_s)  # simulated work per batch: paces the role (a workload, not a synchronisation)
         return [
             OutRecord(output, m.key, b"out:" + m.value, (("src", f"{m.partition}:{m.offset}".encode()),)) for m in batch
         ]
@@ -117,6 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--backoff-max-s", type=float, default=1.0)
     p.add_argument("--grace-s", type=float, default=10.0)
     p.add_argument("--http-port", type=int, default=0)
+    p.add_argument("--batch-work-ms", type=float, default=0.0, help="transform: simulated work per batch")
     p.add_argument("--rdkafka-debug", default="", help="librdkafka debug contexts, e.g. cgrp,fetch")
     p.add_argument("--wait-go", action="store_true", help="start only after a line on stdin (a warm standby)")
     a = p.parse_args(argv)
@@ -149,7 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if a.kind == "redis":
         build = lambda: redis_pipeline(a.redis, a.prefix)  # noqa: E731
     elif a.kind == "transform":
-        build = lambda: transform_pipeline(a.output)  # noqa: E731
+        build = lambda: transform_pipeline(a.output, a.batch_work_ms / 1000)  # noqa: E731
     else:
         build = lambda: datahub_pipeline(settings, a.output)  # noqa: E731
     role = Role(a.kind, (a.input,), a.group, Delivery(a.delivery), build, (a.output, a.dlq))
@@ -232,7 +236,10 @@ class RoleProcess:
         return self
 
     def metric(self, name: str) -> float:
-        """The sum of every series of metric ``name`` (0 when absent or the endpoint is down)."""
+        """The sum of every series of metric ``name`` (0 when absent or the endpoint is down); fails once the
+        process has exited."""
+        if not self.running:
+            raise AssertionError(f"role process exited ({self.proc and self.proc.returncode}); see {self.log_path}")
         response = self.get("/metrics")
         if response is None:
             return 0.0
