@@ -231,14 +231,14 @@ class Scenario:
         with self.wh.connect() as conn:
             frame = train.training_frame(conn)
         holdout = train.freeze_holdout(frame, holdout_path)
+        registry = self.registry
         for minute, spec in zip((0, 15), train.MODELS, strict=True):
-            trained = self.act(
-                at(day, 4, minute),
-                f"train {spec.name} ({data} data)",
-                lambda spec=spec, minute=minute: self.registry.train(  # type: ignore[union-attr]
-                    spec, frame, holdout, started_ms=at(day, 4, minute)
-                ),
-            )
+            when = at(day, 4, minute)
+
+            def fit(spec: train.ModelSpec = spec, when: int = when) -> train.TrainedVersion:
+                return registry.train(spec, frame, holdout, started_ms=when)
+
+            trained: train.TrainedVersion = self.act(when, f"train {spec.name} ({data} data)", fit)
             print(f"   {spec.name} v{trained.version}: val_auc {trained.val_auc}, holdout_auc {trained.holdout_auc}")
             self.versions.append({**asdict(trained), "data": data, "step": self.step.file})
         self.act(at(day, 4, 29), "publish features (mlFeature, sources = feature-table columns)", self.publish_features)

@@ -149,7 +149,7 @@ class Registry:
         val_mask = pool["customer_id"] % 10 == 1
         train, val = pool[~val_mask], pool[val_mask]
         cols = list(spec.features)
-        model = HistGradientBoostingClassifier(**HYPERPARAMS)  # type: ignore[arg-type]
+        model = HistGradientBoostingClassifier(**HYPERPARAMS)
         model.fit(train[cols].fillna(0.0), train[spec.label])
         val_auc = float(roc_auc_score(val[spec.label], model.predict_proba(val[cols].fillna(0.0))[:, 1]))
         holdout_auc = float(roc_auc_score(holdout[spec.label], model.predict_proba(holdout[cols].fillna(0.0))[:, 1]))

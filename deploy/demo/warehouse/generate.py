@@ -100,7 +100,7 @@ def _products(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndar
     """Stock codes, descriptions, list prices and Zipf popularity (summing to 1) of the catalogue."""
     adjectives, themes, nouns = _ADJECTIVES.split(","), _THEMES.split(","), _NOUNS.split(",")
     names: set[str] = set()
-    descriptions = []
+    descriptions: list[str] = []
     while len(descriptions) < N_PRODUCTS:
         words = [adjectives[rng.integers(len(adjectives))], themes[rng.integers(len(themes))]]
         name = " ".join([*words[: 1 + int(rng.integers(2))], nouns[rng.integers(len(nouns))]])
