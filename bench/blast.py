@@ -360,7 +360,36 @@ def tables(p: Plan, b: Build, memory: dict[str, Any], results: list[Blasts]) -> 
     return "\n".join(lines)
 
 
-def write_results(text: str, args: argparse.Namespace, p: Plan, machine: str, wall_s: float) -> None:
+PREVIOUS = {
+    "memory_rate": 1_642,
+    "redis_rate": 1_011,
+    "per_column_edge": 2_069,
+    "memory_p99_ms": 974.1,
+    "redis_p99_ms": 2_881.9,
+}
+"""The full-scale figures of the first recorded run (before the translation fast paths and the compact Redis
+layout), for the comparison line."""
+
+
+def comparison(p: Plan, b: Build, memory: dict[str, Any], results: list[Blasts]) -> str:
+    """One line: this run against :data:`PREVIOUS` (build rates, bytes per column edge, large-blast p99)."""
+    large = next(r for r in results if r.name == "large")
+    memory_rate, redis_rate = b.aspects / b.memory_s, b.aspects / b.redis_s
+    per_edge = memory["delta"] / p.column_edges
+    m99, r99 = percentile(large.memory_s, 0.99) * 1000, percentile(large.redis_s, 0.99) * 1000
+    old = PREVIOUS
+    return (
+        f"- Against the previous full-scale run: build {old['memory_rate']:,} → {memory_rate:,.0f} aspects/s "
+        f"in memory ({memory_rate / old['memory_rate']:.1f}×), {old['redis_rate']:,} → {redis_rate:,.0f} on Redis "
+        f"({redis_rate / old['redis_rate']:.1f}×); Redis {old['per_column_edge']:,} → {per_edge:,.0f} B per "
+        f"column edge ({per_edge / old['per_column_edge']:.0%}); {large.tree_size:,}-dataset blast p99 "
+        f"{old['memory_p99_ms']:,.0f} → {m99:,.0f} ms in memory, {old['redis_p99_ms']:,.0f} → {r99:,.0f} ms on Redis."
+    )
+
+
+def write_results(
+    text: str, args: argparse.Namespace, p: Plan, machine: str, wall_s: float, compared: str = ""
+) -> None:
     path = Path(__file__).with_name("RESULTS.md")
     full = args.scale >= 1
     scope = "full scale" if full else f"scale {args.scale} (the full scale was not run for this record)"
@@ -374,6 +403,7 @@ def write_results(text: str, args: argparse.Namespace, p: Plan, machine: str, wa
         "--write-results`\n"
         f"- Machine: {machine}; the whole run took {wall_s / 60:.1f} min\n"
         "- Goal: Redis p99 within 5× of in-memory for the large (10,000-column) blast.\n"
+        + (f"{compared}\n" if compared else "")
     )
     old = path.read_text() if path.exists() else "# Benchmark results\n"
     start = old.find("## Blast radius\n")
@@ -439,9 +469,11 @@ def main() -> None:
         client.info("server")["redis_version"]
     )
     text = tables(p, b, mem, results)
+    compared = comparison(p, b, mem, results)
     print(text)
+    print(compared)
     if args.write_results:
-        write_results(text, args, p, machine, time.perf_counter() - began)
+        write_results(text, args, p, machine, time.perf_counter() - began, compared)
 
 
 if __name__ == "__main__":
