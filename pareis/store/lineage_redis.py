@@ -5,7 +5,8 @@ Layout (``P`` = prefix, default ``pareis:lineage:``; node URNs in key names are 
 * ``P o:<rel>:<src>`` hash ``field(dst) → count``, ``P i:<rel>:<dst>`` hash ``field(src) → count``: edges both
   ways, each with the number of (entity, aspect) records contributing it. Exception: a ``has_column`` edge from a
   dataset to a column *of that dataset* (``urn:li:schemaField:(<dataset>,…)``, which is what ``schemaMetadata``
-  states) has no reverse entry — the column's URN names its dataset, so a reverse lookup asks the forward hash.
+  states) has no reverse entry — the column's URN names its dataset, so a reverse lookup asks the forward hash
+  (``HEXISTS``) of every dataset the URN can be split into. No walk reads that direction.
 * ``P a:<entity>`` hash ``attr → value``;
 * ``P r:<aspect>|<entity>`` string ``<version>\\n<time ms>\\n<d>\\n<facts>`` (``d`` = ``1`` for a tombstone;
   facts in the compact encoding of :func:`encode_facts`): the record that makes replacement a diff.
@@ -13,8 +14,10 @@ Layout (``P`` = prefix, default ``pareis:lineage:``; node URNs in key names are 
 **Fields** (:func:`field_of` / :func:`node_of`) are node URNs written relative to the hash's own node, so that
 hashes stay small enough for Redis's compact *listpack* encoding (``hash-max-listpack-value``, default 64 bytes,
 bounds every field): ``\\x01<path>`` is the column ``urn:li:schemaField:(<key node>,<path>)``; a byte
-``\\x02``–``\\x0b`` stands for a common URN prefix (:data:`FIELD_PREFIXES`); ``\\x00`` escapes a URN that
-itself begins with a byte below ``\\x10``; anything else is the URN as is.
+``\\x02``–``\\x0c`` stands for a common URN prefix (:data:`FIELD_PREFIXES`); ``\\x00`` escapes a URN that
+itself begins with a byte below ``\\x10``; anything else is the URN as is. A field longer than the server's
+``hash-max-listpack-value`` (long real-world URNs) only turns its hash into the larger *hashtable* encoding; raise
+that setting (e.g. to 128) to keep such hashes compact.
 
 Each update runs as one Lua script (atomic: compare stamps, diff the old and new facts, move the counts, replace
 the record); a batch of updates is one pipeline, a batch of lookups is one pipeline. The script touches keys
