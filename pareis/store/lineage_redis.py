@@ -1,8 +1,9 @@
 """The lineage index in Redis.
 
-Layout (``P`` = prefix, default ``pareis:lineage:``; node URNs in key names are spelled as given):
+Layout (``P`` = prefix, default ``pareis:lineage:``; ``key(node)`` (:func:`key_of`) is the node's URN, a column's
+with its prefix abbreviated as in a field, see below):
 
-* ``P o:<rel>:<src>`` hash ``field(dst) → count``, ``P i:<rel>:<dst>`` hash ``field(src) → count``: edges both
+* ``P o:<rel>:key(src)`` hash ``field(dst) → count``, ``P i:<rel>:key(dst)`` hash ``field(src) → count``: edges both
   ways, each with the number of (entity, aspect) records contributing it. Exception: a ``has_column`` edge from a
   dataset to a column *of that dataset* (``urn:li:schemaField:(<dataset>,…)``, which is what ``schemaMetadata``
   states) has no reverse entry — the column's URN names its dataset, so a reverse lookup asks the forward hash
@@ -74,6 +75,23 @@ def field_of(urn: str, node: str) -> str:
         if urn.startswith(prefix):
             return marker + urn[len(prefix) :]
     return urn
+
+
+COLUMN_KEY_PREFIXES: tuple[tuple[str, str], ...] = FIELD_PREFIXES[:2]
+"""The prefixes :func:`key_of` abbreviates: those of column URNs only (the bulk of the keys)."""
+
+
+def key_of(node: str) -> str:
+    """How ``node`` is spelled in the names of its edge hashes: a column URN with its prefix abbreviated as in a
+    field (``\\x02`` / ``\\x03``), a URN beginning with a byte below ``\\x10`` escaped (``\\x00``), any other URN
+    as is."""
+    if node and node[0] < "\x10":
+        return ESCAPE + node
+    if node.startswith(COLUMN_PREFIX):
+        for marker, prefix in COLUMN_KEY_PREFIXES:
+            if node.startswith(prefix):
+                return marker + node[len(prefix) :]
+    return node
 
 
 def node_of(field: str, node: str) -> str:
@@ -181,6 +199,16 @@ local function field(u, node)
   end
   return u
 end
+local function knode(u)
+  if #u > 0 and string.byte(u, 1) < 16 then return '\\000' .. u end
+  if string.sub(u, 1, #COL) == COL then
+    for i = 1, 2 do
+      local mp = PREFIXES[i]
+      if string.sub(u, 1, #mp[2]) == mp[2] then return mp[1] .. string.sub(u, #mp[2] + 1) end
+    end
+  end
+  return u
+end
 local function facts(text)
   if text == nil or text == false or text == '' then return {}, {} end
   local f = cjson.decode(text)
@@ -201,10 +229,10 @@ local function facts(text)
 end
 local function move(e, delta)
   local rel, s, d = e[1], e[2], e[3]
-  local fk, ff = p .. 'o:' .. rel .. ':' .. s, field(d, s)
+  local fk, ff = p .. 'o:' .. rel .. ':' .. knode(s), field(d, s)
   if redis.call('HINCRBY', fk, ff, delta) <= 0 then redis.call('HDEL', fk, ff) end
   if rel == 'has_column' and string.byte(ff, 1) == 1 then return end
-  local bk, bf = p .. 'i:' .. rel .. ':' .. d, field(s, d)
+  local bk, bf = p .. 'i:' .. rel .. ':' .. knode(d), field(s, d)
   if redis.call('HINCRBY', bk, bf, delta) <= 0 then redis.call('HDEL', bk, bf) end
 end
 local be, ba = facts(of)
@@ -268,10 +296,10 @@ class RedisLineageStore:
                 side = "i" if q.reverse else "o"
                 schema = q.reverse and q.rel == Rel.HAS_COLUMN
                 for n in nodes:
-                    pipe.hkeys(f"{p}{side}:{q.rel}:{n}")
+                    pipe.hkeys(f"{p}{side}:{q.rel}:{key_of(n)}")
                     if schema:
                         for parent, rest in _spellings(n):
-                            pipe.hexists(f"{p}o:{Rel.HAS_COLUMN}:{parent}", CHILD + rest)
+                            pipe.hexists(f"{p}o:{Rel.HAS_COLUMN}:{key_of(parent)}", CHILD + rest)
             results = iter(pipe.execute())
             out: list[Adjacency] = []
             for q, nodes in plan:

@@ -15,6 +15,7 @@ from pareis.store.lineage_redis import (
     decode_facts,
     encode_facts,
     field_of,
+    key_of,
     node_of,
 )
 
@@ -40,6 +41,13 @@ urns = (
 @given(urns, urns)
 def test_fields_round_trip(urn: str, node: str) -> None:
     assert node_of(field_of(urn, node), node) == urn
+
+
+@given(urns, urns)
+def test_keys_are_one_to_one_and_spell_datasets_as_is(urn: str, other: str) -> None:
+    assert (key_of(urn) == key_of(other)) == (urn == other)
+    assert key_of(DS) == DS
+    assert key_of(col(DS, "x")) == "\x02postgres,bench.schema_012.table_012345,PROD),x)"
 
 
 def test_fields_of_bench_shaped_urns_fit_a_listpack() -> None:
@@ -75,8 +83,8 @@ def test_the_script_writes_the_fields_field_of_describes(redis_url: str, listed:
     store = RedisLineageStore(client, prefix="enc:")
     store.apply([LineageUpdate(JOB, "dataJobInputOutput", Stamp(None, 1), Facts.of(listed))])
     for rel, src, dst in set(listed):
-        assert client.hget(f"enc:o:{rel}:{src}".encode(), field_of(dst, src).encode()) == b"1"
-        reverse = client.hget(f"enc:i:{rel}:{dst}".encode(), field_of(src, dst).encode())
+        assert client.hget(f"enc:o:{rel}:{key_of(src)}".encode(), field_of(dst, src).encode()) == b"1"
+        reverse = client.hget(f"enc:i:{rel}:{key_of(dst)}".encode(), field_of(src, dst).encode())
         own_column = rel == Rel.HAS_COLUMN and field_of(dst, src).startswith("\x01")
         assert reverse == (None if own_column else b"1")
         assert store.lookup([Query(rel, [src]), Query(rel, [dst], True)]) == [
@@ -101,8 +109,8 @@ def test_records_and_edge_hashes_stay_compact(redis_client: redis.Redis) -> None
     )
     assert store.record(DS, "upstreamLineage") == Record(Stamp(1, 5), lineage)
     assert redis_client.type(f"enc:r:upstreamLineage|{DS}") == b"string"
-    for key in (f"enc:o:has_column:{DS}", f"enc:i:column:{col(DS, 'col_03')}", f"enc:o:column:{col(UP, 'col_03')}"):
-        assert redis_client.object("encoding", key) == b"listpack", key
+    for key in (f"o:has_column:{DS}", f"i:column:{key_of(col(DS, 'col_03'))}", f"o:column:{key_of(col(UP, 'col_03'))}"):
+        assert redis_client.object("encoding", f"enc:{key}") == b"listpack", key
     assert redis_client.keys("enc:i:has_column:*") == []
     assert store.lookup([Query(Rel.HAS_COLUMN, [col(DS, "col_03"), col(UP, "col_03")], True)]) == [
         {col(DS, "col_03"): frozenset({DS}), col(UP, "col_03"): frozenset()}
