@@ -225,3 +225,24 @@ def test_pareis_analyze_still_says_what_the_manifest_recorded(manifest: dict[str
     verdicts = {v["urn"]: v["verdict"] for g in got["contamination"] for v in g["versions"]}
     for v in manifest["model_versions"]:
         assert verdicts[v["urn"]] == ("CONTAMINATED" if v["data"] == "poisoned" else "CLEAN"), v["urn"]
+
+
+def test_every_role_runs_the_recording_without_a_dead_letter(manifest: dict[str, Any], tmp_path: Path) -> None:
+    """``pareis demo`` (lineage → assertions → incidents → effects, embedded) opens the incident on the failing
+    step, resolves it on the repair, and rejects nothing the real connectors wrote."""
+    from pareis import cli
+
+    if not any(c.name == "demo" for c in cli.app.registered_commands):
+        cli._register()
+    files = [arg for s in manifest["steps"] for arg in ("--timeline", str(RECORDED / s["file"]))]
+    result = CliRunner().invoke(cli.app, ["demo", *files, "--out", str(tmp_path)], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    text = result.output
+    opened, resolved = text.index("CLEAR → ACTIVE"), text.index("ACTIVE → RESOLVED")
+    step_line = {s["step"]: text.index(f"▸ {s['file'].removesuffix('.json')}") for s in manifest["steps"]}
+    assert step_line["d5-tests-fail"] < opened < step_line["d6-repair-tests-pass"] < resolved
+    assert text.count("CLEAR → ACTIVE") == 1
+    for group in manifest["pareis_analyze"]["contamination"]:
+        rollback = group["safe_rollback"]["urn"].split(",")[1]
+        assert f"safe rollback for {rollback.rsplit('_', 1)[0]}: {rollback}" in text
+    assert "dead letters: 0" in text
