@@ -39,7 +39,11 @@ err = Console(stderr=True)
 
 MetadataOption = Annotated[
     list[Path] | None,
-    typer.Option("--metadata", help="DataHub file-format metadata (repeat for several files)", show_default=False),
+    typer.Option(
+        "--metadata",
+        help="DataHub file-format metadata: a file, or a folder of .json files (repeat for several)",
+        show_default=False,
+    ),
 ]
 RedisOption = Annotated[
     str | None, typer.Option("--redis", help="the live index in Redis, e.g. redis://localhost:6379/0")

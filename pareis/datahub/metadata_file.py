@@ -52,13 +52,22 @@ class Proposal:
         return self.change_type == "PATCH" or self.content_type == PATCH_CONTENT_TYPE
 
 
+def expand(paths: Iterable[str | Path]) -> list[Path]:
+    """The files named: a folder stands for its ``*.json`` files in name order (a recorded timeline's steps are
+    named ``NN-<step>.json``), a file for itself."""
+    out: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        out.extend(sorted(path.glob("*.json")) if path.is_dir() else [path])
+    return out
+
+
 def read_proposals(paths: Iterable[str | Path]) -> Iterator[Proposal]:
-    """Every proposal of every file, in file order then element order.
+    """Every proposal of every file (folders expanded by :func:`expand`), in file order then element order.
 
     Raises :class:`MetadataFileError` naming the file (and element) that can't be read.
     """
-    for raw in paths:
-        path = Path(raw)
+    for path in expand(paths):
         if not path.is_file():
             raise MetadataFileError(f"{path}: no such file")
         try:

@@ -186,3 +186,14 @@ def test_unreadable_files_name_the_file(tmp_path: Path) -> None:
         list(read_proposals([bad]))
     with pytest.raises(MetadataFileError, match="no such file"):
         list(read_proposals([tmp_path / "missing.json"]))
+
+
+def test_a_folder_stands_for_its_json_files_in_name_order(tmp_path: Path) -> None:
+    steps = tmp_path / "recorded"
+    steps.mkdir()
+    for name, removed in (("02-second.json", True), ("01-first.json", False)):
+        write_metadata_file(steps / name, [MCPW(entityUrn=DS, aspect=StatusClass(removed=removed))])
+    (steps / "README.md").write_text("not metadata")
+    proposals = list(read_proposals([steps]))
+    assert [p.aspect for p in proposals] == [{"removed": False}, {"removed": True}]
+    assert proposals[0].source.endswith("01-first.json#0")
