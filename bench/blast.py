@@ -382,7 +382,8 @@ def comparison(p: Plan, b: Build, memory: dict[str, Any], results: list[Blasts])
         f"- Against the previous full-scale run: build {old['memory_rate']:,} → {memory_rate:,.0f} aspects/s "
         f"in memory ({memory_rate / old['memory_rate']:.1f}×), {old['redis_rate']:,} → {redis_rate:,.0f} on Redis "
         f"({redis_rate / old['redis_rate']:.1f}×); Redis {old['per_column_edge']:,} → {per_edge:,.0f} B per "
-        f"column edge ({per_edge / old['per_column_edge']:.0%}); {large.tree_size:,}-dataset blast p99 "
+        f"column edge ({per_edge / old['per_column_edge']:.0%}; the sampled cross-check says "
+        f"{memory['sampled'] / p.column_edges:,.0f} B); {large.tree_size:,}-dataset blast p99 "
         f"{old['memory_p99_ms']:,.0f} → {m99:,.0f} ms in memory, {old['redis_p99_ms']:,.0f} → {r99:,.0f} ms on Redis."
     )
 
