@@ -57,9 +57,12 @@ def description(facts: IncidentFacts) -> str:
         lines.append("Models at risk:")
         for model in blast.models[:_MAX_LISTED]:
             poisoned = len(model.poisoned_features)
+            named = ", ".join(model.poisoned_features[:_MAX_LISTED])
+            if poisoned > _MAX_LISTED:
+                named += f" and {poisoned - _MAX_LISTED} more"
             lines.append(
                 f"- {model.urn}: {model.severity.value}, {poisoned}/{model.total_features} feature(s) poisoned"
-                f" ({model.precision} precision)"
+                f" ({model.precision} precision)" + (f": {named}" if named else "")
             )
         lines.extend(_more(len(blast.models)))
     if facts.contamination:
