@@ -429,7 +429,7 @@ def dedicated(url: str) -> redis.Redis:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scale", type=float, default=1.0, help="1 = 100,000 datasets, 2M column edges")
-    parser.add_argument("--redis", default="redis://127.0.0.1:6379/11", help="a database for this benchmark only")
+    parser.add_argument("--redis", default="redis://127.0.0.1:6379/9", help="a database for this benchmark only")
     parser.add_argument("--reps", type=int, default=20, help="blasts of the large class; medium ×2.5, small ×10")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--keep", action="store_true", help="leave the index in Redis")
