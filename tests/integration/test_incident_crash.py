@@ -13,25 +13,18 @@ once and fences the killed one's open transaction).
 
 from __future__ import annotations
 
-import json
 import os
 import random
-import re
-import subprocess
-import sys
 import time
-import uuid
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
-import httpx
 import pytest
 import redis
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import Producer
 
 from pareis.core.incident_urn import effect_id, incident_urn
 from pareis.core.runs import AssertionRun, ResultType
@@ -39,11 +32,13 @@ from pareis.datahub.codec import Decoder
 from pareis.datahub.registry import VendoredSchemaSource
 from pareis.roles.messages import RunSignal, encode
 from pareis.store.runs_redis import RedisRunHistory
+from tests.support import live
 from tests.support.fake_jira import FakeJira
-from tests.support.fake_linear import TEAM_ID, FakeLinear
-from tests.support.fake_slack import CHANNEL_ID, FakeSlack
-from tests.support.roles import free_port, wait_until
-from tests.support.stack import NewTopic, read_to_end
+from tests.support.fake_linear import FakeLinear
+from tests.support.fake_slack import FakeSlack
+from tests.support.live import RoleProc, private_db, role_env, ticket_env, ticket_servers, tickets_by_incident
+from tests.support.roles import wait_until
+from tests.support.stack import NewTopic
 
 pytestmark = pytest.mark.integration
 
@@ -53,8 +48,6 @@ KILLS_PER_ROUND = 4
 T0 = 1_767_225_600_000  # 2026-01-01
 STEP = 3_600_000
 CRASH_DB = 12
-ROOT = Path(__file__).resolve().parents[2]
-URN = re.compile(r"urn:li:incident:pareis-[0-9a-f]{32}")
 
 
 def dataset(i: int) -> str:
@@ -85,100 +78,14 @@ def expected_incidents() -> set[str]:
     return out
 
 
-class RoleProc:
-    """``pareis run <role>`` as a subprocess, with its own telemetry port (readiness) and log file."""
-
-    def __init__(self, role: str, env: dict[str, str], logs: Path) -> None:
-        self.role, self.env, self.logs = role, env, logs
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.port = 0
-        self.starts = 0
-
-    def start(self) -> None:
-        self.port = free_port()
-        self.starts += 1
-        env = {**self.env, "PAREIS_RUNTIME__HTTP_PORT": str(self.port)}
-        with (self.logs / f"{self.role}-{self.starts}.log").open("wb") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "pareis.cli", "run", self.role],
-                cwd=ROOT,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-
-    def ready(self) -> bool:
-        assert self.proc is not None
-        if self.proc.poll() is not None:
-            raise AssertionError(f"{self.role} exited with {self.proc.returncode}; see {self.logs}")
-        try:
-            return httpx.get(f"http://127.0.0.1:{self.port}/readyz", timeout=5).status_code == 200
-        except httpx.TransportError:
-            return False
-
-    def kill(self) -> None:
-        assert self.proc is not None
-        self.proc.kill()
-        self.proc.wait(30)
-
-    def stop(self) -> int:
-        assert self.proc is not None
-        self.proc.terminate()
-        return self.proc.wait(60)
-
-
-def private_db(url: str, db: int) -> str:
-    """``url`` on database ``db``, flushed. The shared test database is flushed by every other test that asks for
-    it, and other tests may run at the same time as this long one."""
-    private = urlunsplit(urlsplit(url)._replace(path=f"/{db}"))
-    with redis.Redis.from_url(private) as client:
-        client.flushdb()
-    return private
-
-
-def role_env(settings: dict[str, str]) -> dict[str, str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith("PAREIS_")}
-    return {**base, **settings, "PYTHONPATH": str(ROOT)}
-
-
-def tickets_by_incident(slack: FakeSlack, jira: FakeJira, linear: FakeLinear) -> dict[str, list[tuple[str, bool]]]:
-    """incident URN → [(tool, closed)] for every ticket each fake server holds."""
-    found: dict[str, list[tuple[str, bool]]] = defaultdict(list)
-    for message in slack.top_level():
-        payload = message["metadata"]["event_payload"]
-        found[payload["incident_urn"]].append(("slack", payload["status"] == "resolved"))
-    for issue in jira.issues.values():
-        (urn,) = set(URN.findall(json.dumps(issue["fields"]["description"])))
-        found[urn].append(("jira", issue["fields"]["status"]["statusCategory"]["key"] == "done"))
-    for issue in linear.issues.values():
-        (urn,) = set(URN.findall(issue.get("description") or ""))
-        found[urn].append(("linear", issue["state"]["type"] == "completed"))
-    return found
-
-
 def read_committed(bootstrap: str, topic: str) -> list[Any]:
-    consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": f"reader-{uuid.uuid4()}",
-            "auto.offset.reset": "earliest",
-            "enable.auto.commit": False,
-            "enable.partition.eof": True,
-            "isolation.level": "read_committed",
-        }
-    )
-    consumer.subscribe([topic])
-    try:
-        return read_to_end(consumer, PARTITIONS, timeout=120)
-    finally:
-        consumer.close()
+    return live.read_committed(bootstrap, topic, PARTITIONS)
 
 
 @pytest.fixture
 def fakes() -> Iterator[tuple[FakeSlack, FakeJira, FakeLinear]]:
-    with FakeSlack() as slack, FakeJira() as jira, FakeLinear() as linear:
-        yield slack, jira, linear
+    with ticket_servers() as servers:
+        yield servers
 
 
 def test_sigkilled_roles_write_each_incident_once_and_ticket_it_once(
@@ -211,16 +118,7 @@ def test_sigkilled_roles_write_each_incident_once_and_ticket_it_once(
             "PAREIS_RUNTIME__STATIC_MEMBERSHIP": "true",
             "PAREIS_RUNTIME__INSTANCE_ID": "crash",
             "PAREIS_RUNTIME__HTTP_HOST": "127.0.0.1",
-            "PAREIS_TICKETS__SLACK__TOKEN": slack.token,
-            "PAREIS_TICKETS__SLACK__CHANNEL": CHANNEL_ID,
-            "PAREIS_TICKETS__SLACK__BASE_URL": slack.url + "/api/",
-            "PAREIS_TICKETS__JIRA__URL": jira.url,
-            "PAREIS_TICKETS__JIRA__EMAIL": "bot@example.com",
-            "PAREIS_TICKETS__JIRA__TOKEN": "jira-token",
-            "PAREIS_TICKETS__JIRA__PROJECT": "PAR",
-            "PAREIS_TICKETS__LINEAR__API_KEY": linear.api_key,
-            "PAREIS_TICKETS__LINEAR__TEAM_ID": TEAM_ID,
-            "PAREIS_TICKETS__LINEAR__URL": linear.url + "/graphql",
+            **ticket_env(slack, jira, linear),
             "PAREIS_LOG_JSON": "true",
         }
     )

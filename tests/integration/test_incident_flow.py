@@ -27,7 +27,8 @@ from pareis.datahub.registry import VendoredSchemaSource
 from pareis.roles.messages import TicketClose, TicketOpen, decode_effect
 from pareis.store.incidents_redis import RedisIncidentStore
 from tests.support import sample
-from tests.support.roles import committed, end_offsets, wait_until
+from tests.support.roles import caught_up as group_caught_up
+from tests.support.roles import wait_until
 from tests.support.stack import NewTopic, read_to_end
 
 pytestmark = pytest.mark.integration
@@ -81,9 +82,7 @@ def running(names: Sequence[str], settings: Settings) -> Iterator[None]:
 
 def caught_up(settings: Settings, role: str, topic: str) -> bool:
     group = f"{settings.kafka.group_prefix}-{role}"
-    kafka = settings.kafka.bootstrap_servers
-    done = {p: max(offset, 0) for p, offset in committed(kafka, group, topic, PARTITIONS).items()}
-    return done == end_offsets(kafka, topic, PARTITIONS)  # an empty partition has no committed offset
+    return group_caught_up(settings.kafka.bootstrap_servers, group, topic, PARTITIONS)
 
 
 def read_all(settings: Settings, topic: str, partitions: int = PARTITIONS) -> list[Any]:

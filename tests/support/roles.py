@@ -334,6 +334,13 @@ def end_offsets(bootstrap: str, topic: str, partitions: int) -> dict[int, int]:
         consumer.close()
 
 
+def caught_up(bootstrap: str, group: str, topic: str, partitions: int) -> bool:
+    """Whether ``group`` has committed the end of every partition of ``topic`` (an empty partition needs no
+    commit). For topics written without transactions: on a transactional one the end counts the commit markers."""
+    done = {p: max(offset, 0) for p, offset in committed(bootstrap, group, topic, partitions).items()}
+    return done == end_offsets(bootstrap, topic, partitions)
+
+
 def group_members(bootstrap: str, group: str) -> dict[str, list[int]]:
     """Member client host/id → assigned partitions, as the group coordinator sees them."""
     admin = _admin(bootstrap)

@@ -1,0 +1,168 @@
+"""Running Pareis as real processes against the local stack, from a test, and reading back what it did.
+
+* :class:`RoleProc` — ``pareis run <role>`` (``all`` for every role) as a subprocess configured by ``PAREIS_*``
+  variables, with its own telemetry port (readiness) and log file; kill, restart, SIGTERM.
+* :func:`role_env` — this process's environment without any ``PAREIS_*`` variable, plus the given settings;
+  :func:`ticket_env` — the settings pointing the three ticket tools at the fake servers of :func:`ticket_servers`.
+* :func:`private_db` — a flushed Redis database of the test's own (the shared one is flushed by other tests).
+* :func:`read_committed` — everything a ``read_committed`` consumer reads from a topic, to its end.
+* :func:`tickets_by_incident` — incident URN → the tickets each fake server holds for it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import uuid
+from collections import defaultdict
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+import redis
+from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+
+from tests.support.fake_jira import FakeJira
+from tests.support.fake_linear import TEAM_ID, FakeLinear
+from tests.support.fake_slack import CHANNEL_ID, FakeSlack
+from tests.support.roles import free_port
+from tests.support.stack import read_to_end
+
+ROOT = Path(__file__).resolve().parents[2]
+INCIDENT_URN = re.compile(r"urn:li:incident:pareis-[0-9a-f]{32}")
+
+
+class RoleProc:
+    """``pareis run <role>`` as a subprocess, with its own telemetry port (readiness) and log file."""
+
+    def __init__(self, role: str, env: dict[str, str], logs: Path) -> None:
+        self.role, self.env, self.logs = role, env, logs
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.port = 0
+        self.starts = 0
+
+    @property
+    def log_path(self) -> Path:
+        return self.logs / f"{self.role}-{self.starts}.log"
+
+    def start(self) -> None:
+        self.port = free_port()
+        self.starts += 1
+        env = {**self.env, "PAREIS_RUNTIME__HTTP_PORT": str(self.port)}
+        with self.log_path.open("wb") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "pareis.cli", "run", self.role],
+                cwd=ROOT,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+
+    def ready(self) -> bool:
+        assert self.proc is not None
+        if self.proc.poll() is not None:
+            raise AssertionError(f"{self.role} exited with {self.proc.returncode}; see {self.logs}")
+        try:
+            return httpx.get(f"http://127.0.0.1:{self.port}/readyz", timeout=5).status_code == 200
+        except httpx.TransportError:
+            return False
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        self.proc.kill()
+        self.proc.wait(30)
+
+    def stop(self, timeout_s: float = 60) -> int:
+        """SIGTERM, then the exit code (``subprocess.TimeoutExpired`` after ``timeout_s``)."""
+        assert self.proc is not None
+        self.proc.terminate()
+        return self.proc.wait(timeout_s)
+
+    def log_tail(self, lines: int = 40) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return f"(no log at {self.log_path})"
+        return f"---- last {lines} lines of {self.log_path} ----\n" + "\n".join(text.splitlines()[-lines:])
+
+
+def private_db(url: str, db: int) -> str:
+    """``url`` on database ``db``, flushed. The shared test database is flushed by every other test that asks for
+    it, and other tests may run at the same time as a long one."""
+    private = urlunsplit(urlsplit(url)._replace(path=f"/{db}"))
+    with redis.Redis.from_url(private) as client:
+        client.flushdb()
+    return private
+
+
+def role_env(settings: Mapping[str, str]) -> dict[str, str]:
+    """This process's environment minus every ``PAREIS_*`` variable, plus ``settings``, with the repo on the path."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("PAREIS_")}
+    return {**base, **settings, "PYTHONPATH": str(ROOT)}
+
+
+@contextmanager
+def ticket_servers() -> Iterator[tuple[FakeSlack, FakeJira, FakeLinear]]:
+    """The fake Slack, Jira and Linear servers, running in this process."""
+    with FakeSlack() as slack, FakeJira() as jira, FakeLinear() as linear:
+        yield slack, jira, linear
+
+
+def ticket_env(slack: FakeSlack, jira: FakeJira, linear: FakeLinear) -> dict[str, str]:
+    """``PAREIS_TICKETS__*`` settings for all three tools, against the fake servers."""
+    return {
+        "PAREIS_TICKETS__SLACK__TOKEN": slack.token,
+        "PAREIS_TICKETS__SLACK__CHANNEL": CHANNEL_ID,
+        "PAREIS_TICKETS__SLACK__BASE_URL": slack.url + "/api/",
+        "PAREIS_TICKETS__JIRA__URL": jira.url,
+        "PAREIS_TICKETS__JIRA__EMAIL": "bot@example.com",
+        "PAREIS_TICKETS__JIRA__TOKEN": "jira-token",
+        "PAREIS_TICKETS__JIRA__PROJECT": "PAR",
+        "PAREIS_TICKETS__LINEAR__API_KEY": linear.api_key,
+        "PAREIS_TICKETS__LINEAR__TEAM_ID": TEAM_ID,
+        "PAREIS_TICKETS__LINEAR__URL": linear.url + "/graphql",
+    }
+
+
+def tickets_by_incident(slack: FakeSlack, jira: FakeJira, linear: FakeLinear) -> dict[str, list[tuple[str, bool]]]:
+    """incident URN → [(tool, closed)] for every ticket each fake server holds.
+
+    Raises RuntimeError when a fake server changes its tickets during the read: read again.
+    """
+    found: dict[str, list[tuple[str, bool]]] = defaultdict(list)
+    for message in slack.top_level():
+        payload = message["metadata"]["event_payload"]
+        found[payload["incident_urn"]].append(("slack", payload["status"] == "resolved"))
+    for issue in jira.issues.values():
+        (urn,) = set(INCIDENT_URN.findall(json.dumps(issue["fields"]["description"])))
+        found[urn].append(("jira", issue["fields"]["status"]["statusCategory"]["key"] == "done"))
+    for issue in linear.issues.values():
+        (urn,) = set(INCIDENT_URN.findall(issue.get("description") or ""))
+        found[urn].append(("linear", issue["state"]["type"] == "completed"))
+    return found
+
+
+def read_committed(bootstrap: str, topic: str, partitions: int, timeout: float = 120) -> list[Any]:
+    """Every record of ``topic`` (``partitions`` partitions) a ``read_committed`` consumer reads to the end (the
+    last stable offset), read by assignment: no group, no rebalance."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"reader-{uuid.uuid4()}",
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+            "isolation.level": "read_committed",
+        }
+    )
+    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
+    try:
+        return read_to_end(consumer, partitions, timeout=timeout)
+    finally:
+        consumer.close()
