@@ -8,9 +8,10 @@ runtime, with the lineage index of ``bench/blast.py`` loaded in Redis.
 
 **Index.** The generated graph of ``bench/blast.py`` (its generator, imported) goes through the lineage role's
 handler into Redis (a dedicated database, default 7, flushed before and after with ``FLUSHDB ASYNC``, which does
-not block the shared server), under the roles' default key prefixes. Then, for every dataset an incident will be raised on, one ``assertionInfo`` (a column assertion on one
-random column) through the same handler, and one SUCCESS run a day earlier straight into the run history, so
-each incident opens with a blind window. Not timed as part of any latency.
+not block the shared server), under the roles' default key prefixes. Then, for every dataset an incident will be
+raised on, one ``assertionInfo`` (a column assertion on one random column) through the same handler, and one
+SUCCESS run a day earlier straight into the run history, so each incident opens with a blind window. Not timed
+as part of any latency.
 
 **Incidents by blast class.** A blast from a column reaches that column in every dataset of its lineage tree
 (see ``bench/blast.py``), so the incidents role's analysis costs what the tree's size makes it. Each phase draws
