@@ -412,7 +412,7 @@ def write_results(
         new = old.rstrip("\n") + "\n\n" + section
     else:
         end = old.find("\n## ", start + 1)
-        new = old[:start] + section + (old[end + 1 :] if end >= 0 else "")
+        new = old[:start] + section + ("\n" + old[end + 1 :] if end >= 0 else "")
     path.write_text(new)
 
 
