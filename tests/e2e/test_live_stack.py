@@ -10,7 +10,10 @@ tools against the fake servers of tests/support running in this process).
 After each step the test waits until the lineage, assertions and incidents roles have committed everything
 (consumer-group offsets equal to the topics' ends): the recorded steps are hours apart in the story, and the
 roles keep up in production. Waiting on committed offsets is a synchronisation on observable state, not a timing
-assumption. Each replay is its own `pareis replay` process, as each connector run is its own ingestion.
+assumption. Each replay is its own `pareis replay` process, as each connector run is its own ingestion. (Replayed
+all at once, the run history may already hold the repair when the failure is analysed — the incident is then
+opened and resolved in one step, never BLOCKED — and the assertions role may outrun the lineage index, which keys
+a run by its assertee alone: the caveat in pareis/roles/assertions.py.)
 
 Expectations come from the recording's manifest.yaml (its ``pareis_analyze`` block is what ``pareis analyze``
 answers on the whole recording) and from DESIGN §2–§3; the severities are stated as literals (see SEVERITY). One
@@ -249,7 +252,7 @@ def test_the_recorded_incident_through_the_live_stack(
     kafka_bootstrap: str,
     new_topic: NewTopic,
     new_group: str,
-    _redis_server_url: str,
+    _redis_server_url: str,  # not redis_url: that flushes the shared database 15; this test has its own
     fakes: tuple[FakeSlack, FakeJira, FakeLinear],
     tmp_path: Path,
 ) -> None:
