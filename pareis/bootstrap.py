@@ -75,7 +75,8 @@ def resolve_roles(names: Sequence[str], settings: Settings) -> list[Role]:
 # --- shared pieces of role pipelines ---------------------------------------------------------------------------------
 def schema_source(settings: Settings) -> SchemaSource:
     """The registry named in settings, else DataHub's internal-registry ids over the vendored schemas."""
-    from pareis.datahub.registry import RegistrySchemaSource, VendoredSchemaSource
+    from pareis.datahub.registry import VendoredSchemaSource
+    from pareis.kafka.schema_registry import RegistrySchemaSource
 
     url = settings.kafka.schema_registry_url
     if url:
@@ -478,7 +479,8 @@ def replayer(
     from pareis.datahub.aspects import is_timeseries
     from pareis.datahub.codec import Encoder
     from pareis.datahub.gms import ChangeLogEmulator
-    from pareis.datahub.registry import RegistrySchemaSource, VendoredSchemaSource
+    from pareis.datahub.registry import VendoredSchemaSource
+    from pareis.kafka.schema_registry import RegistrySchemaSource
     from pareis.replay import Replayer, proposal_clock
 
     topics = settings.kafka.topics
