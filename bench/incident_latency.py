@@ -498,6 +498,9 @@ class RunResult:
     txn_ping: list[float]
     metrics: dict[str, float]
     mcps_per_incident: dict[str, float]
+    windows: dict[str, tuple[float, float]]
+    """Per phase, (wall-clock start, end): from its first send to its last incident seen."""
+    stalls: list[str] = field(default_factory=list)
 
 
 PHASES = ("small", "burst", "medium", "large")
@@ -516,6 +519,7 @@ def run_setting(args: argparse.Namespace, setting: Setting, batches: dict[str, l
     pinger: TxnPinger | None = None
     done: dict[str, Phase] = {}
     mcps: dict[str, float] = {}
+    windows: dict[str, tuple[float, float]] = {}
     missing = 0
     try:
         sender = Sender(args.bootstrap, topics)
@@ -538,6 +542,7 @@ def run_setting(args: argparse.Namespace, setting: Setting, batches: dict[str, l
                 phase = one_at_a_time(name, sender, batches[name], n * 100_000, receiver, pipeline, topics.mcp)
             done[name] = phase
             missing += receiver.wait(_keys(phase, topics), 120, pipeline)
+            windows[name] = (time.time() - (time.perf_counter() - phase.began), time.time())
             time.sleep(0.5)  # the rest of the last transaction's records, for the per-incident count
             mcps[name] = (receiver.counts[topics.mcp] - before) / len(phase.incidents)
             if pinger is not None:
@@ -574,6 +579,7 @@ def run_setting(args: argparse.Namespace, setting: Setting, batches: dict[str, l
         txn,
         metrics,
         mcps,
+        windows,
     )
 
 
@@ -709,6 +715,23 @@ def machine() -> str:
     )
 
 
+def stalls(client: redis.Redis, result: RunResult, min_ms: int = 250) -> list[str]:
+    """The shared Redis server's slow commands (``SLOWLOG``, any client) of at least ``min_ms`` that ran during one
+    of ``result``'s phases: a stall of the server stalls both roles."""
+    out = []
+    for entry in client.slowlog_get(128):
+        start, ms = float(entry["start_time"]), int(entry["duration"]) // 1000
+        if ms < min_ms:
+            continue
+        for name, (began, ended) in result.windows.items():
+            if began - ms / 1000 <= start <= ended:
+                command = entry["command"]
+                text = command.decode(errors="replace") if isinstance(command, bytes) else str(command)
+                when = time.strftime("%H:%M:%S", time.localtime(start))
+                out.append(f"`{result.setting.name}` {name} phase: `{text.split()[0]}` of {ms:,} ms at {when}")
+    return out
+
+
 def code_version() -> str:
     """The commit of the working tree, and which files of ``pareis/`` and ``consumers/`` differ from it."""
 
@@ -820,6 +843,7 @@ def main() -> None:
                 "large": chosen["large"][i * args.large : (i + 1) * args.large],
             }
             results.append(run_setting(args, setting, batches))
+            results[-1].stalls = stalls(client, results[-1])
     finally:
         if not args.keep:
             client.flushdb(asynchronous=True)
@@ -850,6 +874,12 @@ def main() -> None:
         else f"Code: {code_before} at the start, {code_after} at the end (it changed during the run)."
     )
     notes.insert(0, verdict(results))
+    found = [stall for r in results for stall in r.stalls]
+    notes.append(
+        "Redis server stalls during a phase (its `SLOWLOG`, commands of any client ≥ 250 ms; the server is shared): "
+        + ("; ".join(found) if found else "none")
+        + "."
+    )
     notes.insert(1, reading(results))
     for n in notes:
         print(f"- {n}")
