@@ -117,27 +117,26 @@ def changelog_decoder(settings: Settings, aspects: Collection[str] | None = None
 
 
 # --- lineage role ----------------------------------------------------------------------------------------------
-def lineage_pipeline(settings: Settings) -> Pipeline[ChangeLog]:
-    """The lineage role (``consumers.lineage``): versioned change log → :class:`RedisLineageStore` at
-    ``settings.redis_url``.
+def lineage_pipeline(settings: Settings, ports: Embedded | None = None) -> Pipeline[ChangeLog]:
+    """The lineage role (``consumers.lineage``): versioned change log → ``ports.lineage``, or a
+    :class:`RedisLineageStore` at ``settings.redis_url``.
 
     The decoder keeps only the aspects :func:`~pareis.datahub.translate.translate` reads (filtered on the header,
-    before the aspect is decoded) and drops Pareis's own writes. Readiness pings Redis. Redis errors are
-    Retriable (unreachable, failing over) or Fatal (credentials, server errors), as the store translates them.
-    Nothing connects until the first batch or probe.
+    before the aspect is decoded) and drops Pareis's own writes. On Redis, readiness pings it and its errors are
+    Retriable (unreachable, failing over) or Fatal (credentials, server errors), as the store translates them;
+    nothing connects until the first batch or probe.
     """
     from pareis.datahub.translate import LINEAGE_ASPECTS
     from pareis.roles.lineage import LineageHandler
+
+    decode = changelog_decoder(settings, LINEAGE_ASPECTS)
+    if ports is not None:
+        return Pipeline(decode, LineageHandler(ports.lineage, settings.datahub))
     from pareis.store.lineage_redis import RedisLineageStore
 
     client = lineage_redis_client(settings.redis_url)
     handler = LineageHandler(RedisLineageStore(client), settings.datahub)
-    return Pipeline(
-        decode=changelog_decoder(settings, LINEAGE_ASPECTS),
-        handle=handler,
-        checks={"redis": redis_ping(client)},
-        close=client.close,
-    )
+    return Pipeline(decode, handler, checks={"redis": redis_ping(client)}, close=client.close)
 
 
 def lineage_redis_client(url: str) -> redis.Redis:
@@ -356,15 +355,8 @@ def embedded_pipelines(
     settings: Settings, ports: Embedded, names: Sequence[str] = ROLE_NAMES
 ) -> list[tuple[Role, Pipeline[Any]]]:
     """The roles ``names`` resolved against ``settings``, each with its pipeline built over ``ports``."""
-    from pareis.datahub.translate import LINEAGE_ASPECTS
-    from pareis.roles.lineage import LineageHandler
-
-    def lineage(settings: Settings, ports: Embedded) -> Pipeline[Any]:
-        # The lineage role's own decoder and handler (as lineage_pipeline builds them), over the given store.
-        return Pipeline(changelog_decoder(settings, LINEAGE_ASPECTS), LineageHandler(ports.lineage, settings.datahub))
-
     factories: dict[str, Callable[[Settings, Embedded], Pipeline[Any]]] = {
-        "lineage": lineage,
+        "lineage": lineage_pipeline,
         "assertions": assertions_pipeline,
         "incidents": incidents_pipeline,
         "effects": effects_pipeline,
