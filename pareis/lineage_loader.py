@@ -15,7 +15,7 @@ propagate as the store raises them (Redis: Retriable / Fatal).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -87,29 +87,26 @@ def load(
     emulator = ChangeLogEmulator(is_timeseries)
     clock = proposal_clock(default_ms)
     loaded = Loaded()
-    pending: list[LineageUpdate] = []
-    for proposal in proposals:
-        loaded.proposals += 1
-        logged = emulator.apply(proposal, clock(proposal))
-        if logged is None:
-            continue
-        loaded.changes += 1
-        change = to_changelog(logged)
-        try:
-            if logged.log == "timeseries":
-                if change.aspect_name == RUN_ASPECT and change.aspect is not None:
-                    loaded.runs.append(run_from_event(orjson.loads(change.aspect)))
+
+    def updates() -> Iterator[LineageUpdate | None]:
+        for proposal in proposals:
+            loaded.proposals += 1
+            logged = emulator.apply(proposal, clock(proposal))
+            if logged is None:
                 continue
-            update = foreign_update_of(change, own)
-        except (DecodeError, InvalidRun, orjson.JSONDecodeError) as exc:
-            raise MetadataFileError(f"{proposal.source}: {exc}") from exc
-        if update is not None:
-            pending.append(update)
-        if len(pending) >= batch:
-            loaded.outcomes.update(store.apply(pending))
-            pending = []
-    if pending:
-        loaded.outcomes.update(store.apply(pending))
+            loaded.changes += 1
+            change = to_changelog(logged)
+            try:
+                if logged.log == "timeseries":
+                    if change.aspect_name == RUN_ASPECT and change.aspect is not None:
+                        loaded.runs.append(run_from_event(orjson.loads(change.aspect)))
+                    continue
+                update = foreign_update_of(change, own)
+            except (DecodeError, InvalidRun, orjson.JSONDecodeError) as exc:
+                raise MetadataFileError(f"{proposal.source}: {exc}") from exc
+            yield update
+
+    _apply_in_batches(store, updates(), batch, loaded.outcomes)
     return loaded
 
 
@@ -128,18 +125,32 @@ def load_changes(
     """
     own = datahub or DatahubSettings()
     loaded = Loaded()
+
+    def updates() -> Iterator[LineageUpdate | None]:
+        for change in changes:
+            loaded.changes += 1
+            yield foreign_update_of(change, own)
+
+    _apply_in_batches(store, updates(), batch, loaded.outcomes)
+    return loaded
+
+
+def _apply_in_batches(
+    store: LineageStore, updates: Iterable[LineageUpdate | None], batch: int, outcomes: Counter[Outcome]
+) -> None:
+    """Apply the updates that are not None to ``store`` in order, ``batch`` per call, counting into ``outcomes``.
+
+    Each full batch is applied before the next update is drawn, so a lazy ``updates`` interleaves with the store.
+    """
     pending: list[LineageUpdate] = []
-    for change in changes:
-        loaded.changes += 1
-        update = foreign_update_of(change, own)
+    for update in updates:
         if update is not None:
             pending.append(update)
         if len(pending) >= batch:
-            loaded.outcomes.update(store.apply(pending))
+            outcomes.update(store.apply(pending))
             pending = []
     if pending:
-        loaded.outcomes.update(store.apply(pending))
-    return loaded
+        outcomes.update(store.apply(pending))
 
 
 def load_files(
