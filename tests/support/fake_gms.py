@@ -25,6 +25,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from datahub.emitter.serialization_helper import pre_json_transform
 
 from pareis.datahub.patch import apply_patch
+from tests.support.fake_http import local_url, serve_local, stop_local
 
 EMITTER_PROPERTIES = ("clientId", "clientVersion")
 """System-metadata properties acryl's REST emitter adds on its own; not part of what Pareis proposed."""
@@ -104,23 +105,17 @@ class FakeGms:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        serve = self._server.serve_forever
-        threading.Thread(target=serve, kwargs={"poll_interval": 0.02}, name="fake-gms", daemon=True).start()
+        self._server = serve_local(Handler, "fake-gms")
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+            stop_local(self._server)
             self._server = None
 
     @property
     def url(self) -> str:
-        assert self._server is not None, "server not started"
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return local_url(self._server)
 
     # --- what tests read and inject ---------------------------------------------------------------------------
     @property

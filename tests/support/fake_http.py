@@ -3,7 +3,8 @@
 Each fake (``fake_slack``, ``fake_jira``, ``fake_linear``) subclasses :class:`FakeServer` and implements
 :meth:`FakeServer.authenticate` and :meth:`FakeServer.handle`. The base records every request (tests assert on
 what the server received) and plays injected faults before the API logic runs: a status with the API's own
-error body, ``Retry-After`` on demand, for the next *n* matching requests.
+error body, ``Retry-After`` on demand, for the next *n* matching requests. :func:`serve_local`,
+:func:`stop_local` and :func:`local_url` are the server's lifecycle, shared with ``fake_gms``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,27 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 from urllib.parse import parse_qs, urlsplit
+
+
+def serve_local(handler: type[BaseHTTPRequestHandler], name: str) -> ThreadingHTTPServer:
+    """A server of ``handler`` on a free port of 127.0.0.1, serving in the daemon thread ``name``."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, name=name, daemon=True).start()
+    return server
+
+
+def stop_local(server: ThreadingHTTPServer) -> None:
+    """Stop serving and close the socket of a :func:`serve_local` server."""
+    server.shutdown()
+    server.server_close()
+
+
+def local_url(server: ThreadingHTTPServer | None) -> str:
+    """The root of a :func:`serve_local` server (no trailing slash)."""
+    assert server is not None, "server not started"
+    host, port = server.server_address[:2]
+    return f"http://{host!s}:{port}"
 
 
 @dataclass(frozen=True)
@@ -65,7 +87,6 @@ class FakeServer:
         self._requests: list[Recorded] = []
         self._faults: list[_Fault] = []
         self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     # --- lifecycle -------------------------------------------------------------------------------------------
     def start(self) -> Self:
@@ -83,18 +104,12 @@ class FakeServer:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, name=type(self).__name__, daemon=True
-        )
-        self._thread.start()
+        self._server = serve_local(Handler, type(self).__name__)
         return self
 
     def stop(self) -> None:
         if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+            stop_local(self._server)
             self._server = None
 
     def __enter__(self) -> Self:
@@ -105,9 +120,7 @@ class FakeServer:
 
     @property
     def url(self) -> str:
-        assert self._server is not None, "server not started"
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return local_url(self._server)
 
     # --- what tests use --------------------------------------------------------------------------------------
     @property
