@@ -64,4 +64,4 @@ stack-status:
 	deploy/local/stack.sh status
 
 clean:
-	rm -rf $(VENV) .stack .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .stack .pytest_cache .mypy_cache .ruff_cache $(DEMO_VENV) deploy/demo/.work pareis-demo-output
