@@ -284,12 +284,13 @@ def incidents_pipeline(settings: Settings, ports: Embedded | None = None) -> Pip
 
     client = lineage_redis_client(settings.redis_url)
     kafka_path = settings.datahub.write_path == "kafka"
+    tuning = settings.runtime.for_role("incidents")
     handler = incidents.IncidentsHandler(
         lineage=RedisLineageStore(client),
         runs=RedisRunHistory(client),
         incidents=RedisIncidentStore(client),
         # A transaction spans at most commit_every messages plus one batch; twice that is the journal's horizon.
-        journal=RedisStepJournal(client, keep=2 * (settings.runtime.commit_every + settings.runtime.batch_size)),
+        journal=RedisStepJournal(client, keep=2 * (tuning.commit_every + tuning.batch_size)),
         writer=KafkaWriter.from_source(schema_source(settings), topics.mcp) if kafka_path else None,
         datahub=settings.datahub,
         effects_topic=topics.effects,

@@ -43,7 +43,7 @@ def consumer_config(settings: Settings, role: Role) -> dict[str, Any]:
     ``max.poll.interval.ms`` must cover one batch (decode + handler + commit); the runtime keeps polling while it
     backs off, so a back-off never counts against it.
     """
-    run = settings.runtime
+    run = settings.runtime.for_role(role.name)
     batch_budget_ms = int(run.batch_timeout_s * 1000) + run.commit_interval_ms + 60_000
     config: dict[str, Any] = {
         **_base(settings),
@@ -73,7 +73,7 @@ def producer_config(settings: Settings, role: Role) -> dict[str, Any]:
     }
     if role.delivery is Delivery.EXACTLY_ONCE:
         config["transactional.id"] = transactional_id(settings, role)
-        config["transaction.timeout.ms"] = max(60_000, 4 * settings.runtime.commit_interval_ms)
+        config["transaction.timeout.ms"] = max(60_000, 4 * settings.runtime.for_role(role.name).commit_interval_ms)
     return {**config, **settings.kafka.properties}
 
 

@@ -98,7 +98,7 @@ class RoleRunner:
 
     # --- lifecycle -------------------------------------------------------------------------------------------
     def run(self) -> None:
-        run = self.settings.runtime
+        run = self.settings.runtime.for_role(self.role.name)
         role = self.role
         pipeline: Pipeline[Any] = role.build()
         for name, check in pipeline.checks.items():
@@ -137,7 +137,7 @@ class RoleRunner:
         self.log.info("stopped")
 
     def _loop(self, processor: BatchProcessor, beat: Any) -> None:
-        run = self.settings.runtime
+        run = self.settings.runtime.for_role(self.role.name)
         next_lag = time.monotonic() + _LAG_EVERY_S
         while not self.stop.is_set():
             beat()
@@ -260,7 +260,7 @@ class RoleRunner:
     # --- back-pressure -----------------------------------------------------------------------------------------
     def _back_off(self, exc: Retriable, attempt: int, beat: Any) -> bool:
         """Pause, wait while polling, and tell whether to retry (False: stopping, or nothing left to retry)."""
-        run = self.settings.runtime
+        run = self.settings.runtime.for_role(self.role.name)
         delay = backoff_delay(attempt, run.backoff_initial_s, run.backoff_max_s, exc.retry_after)
         self.log.warning("retriable failure; backing off", error=str(exc), attempt=attempt, delay_s=delay)
         self.metrics.backoffs.labels(self.role.name).inc()
