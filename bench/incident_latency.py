@@ -37,9 +37,12 @@ every two periods in its own transaction (begin, produce, commit → consume: th
 Both run during the small phase, for the ratio.
 
 **Settings.** Each runtime setting (``--settings``) is one subprocess with fresh topics: ``default`` is
-:class:`pareis.config.RuntimeSettings` as shipped; ``tuned`` lowers the batch timeout and the commit interval
-(``--tuned-batch-timeout-s``, ``--tuned-commit-interval-ms``). Per setting: a warm-up (not counted; it also waits
-for the groups to form), then the phases. Results print as Markdown; ``--write-results`` replaces the section.
+:class:`pareis.config.RuntimeSettings` as shipped (the incident path's roles have their own latency cadence);
+``throughput`` gives the assertions and incidents roles the batch timeout and commit interval of the throughput
+cadence instead (``--throughput-batch-timeout-s``, ``--throughput-commit-interval-ms``; by default the
+process-wide values, which the lineage role runs with), through ``PAREIS_RUNTIME__ROLES__<ROLE>__…``. Per
+setting: a warm-up (not counted; it also waits for the groups to form), then the phases. Results print as
+Markdown; ``--write-results`` replaces the section.
 """
 
 from __future__ import annotations
@@ -71,7 +74,7 @@ from prometheus_client.parser import text_string_to_metric_families
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import blast
-from pareis.config import DatahubSettings
+from pareis.config import DatahubSettings, RoleTuning, RuntimeSettings
 from pareis.core.incident_urn import incident_urn
 from pareis.core.runs import AssertionRun, ResultType
 from pareis.datahub.changelog import ChangeLog
@@ -88,6 +91,7 @@ DAY_MS = 86_400_000
 MARKER = b"bench:incident_latency:owner"
 OWN_PREFIXES = (b"pareis:", MARKER)
 CLASSES = ("small", "medium", "large")
+ROLES = ("assertions", "incidents")
 
 
 # --- the index -------------------------------------------------------------------------------------------------------
@@ -235,19 +239,32 @@ def delete_topics(admin: AdminClient, topics: Topics) -> None:
 
 @dataclass(frozen=True)
 class Setting:
-    """A runtime setting of the pipeline under test (``None``: :class:`pareis.config.RuntimeSettings`' default)."""
+    """A cadence of the two roles under test (``None``: as shipped, :class:`pareis.config.RuntimeSettings`)."""
 
     name: str
     batch_timeout_s: float | None = None
     commit_interval_ms: int | None = None
 
-    def env(self) -> dict[str, str]:
+    def tuning(self) -> dict[str, str]:
+        """The overrides, by ``RoleTuning`` field."""
         out = {}
         if self.batch_timeout_s is not None:
-            out["PAREIS_RUNTIME__BATCH_TIMEOUT_S"] = str(self.batch_timeout_s)
+            out["batch_timeout_s"] = str(self.batch_timeout_s)
         if self.commit_interval_ms is not None:
-            out["PAREIS_RUNTIME__COMMIT_INTERVAL_MS"] = str(self.commit_interval_ms)
+            out["commit_interval_ms"] = str(self.commit_interval_ms)
         return out
+
+    def env(self) -> dict[str, str]:
+        return {
+            f"PAREIS_RUNTIME__ROLES__{role.upper()}__{name.upper()}": value
+            for role in ROLES
+            for name, value in self.tuning().items()
+        }
+
+    def effective(self, role: str) -> RuntimeSettings:
+        """What ``role`` runs with under this setting, as the runtime resolves it."""
+        overrides = self.tuning()
+        return RuntimeSettings(roles={r: RoleTuning.model_validate(overrides) for r in ROLES}).for_role(role)
 
 
 def free_port() -> int:
@@ -629,15 +646,15 @@ def stats(values: list[float]) -> str:
 
 
 def describe(setting: Setting) -> str:
-    from pareis.config import RuntimeSettings
-
-    d = RuntimeSettings()
-    timeout = setting.batch_timeout_s if setting.batch_timeout_s is not None else d.batch_timeout_s
-    interval = setting.commit_interval_ms if setting.commit_interval_ms is not None else d.commit_interval_ms
-    return (
-        f"batch_size {d.batch_size}, batch_timeout_s {timeout:g}, commit_every {d.commit_every}, "
-        f"commit_interval_ms {interval}"
-    )
+    """The cadence the two roles run with under ``setting`` (the same for both, or each)."""
+    parts = []
+    for role in ROLES:
+        r = setting.effective(role)
+        parts.append(
+            f"batch_size {r.batch_size}, batch_timeout_s {r.batch_timeout_s:g}, commit_every {r.commit_every}, "
+            f"commit_interval_ms {r.commit_interval_ms}"
+        )
+    return parts[0] if len(set(parts)) == 1 else "; ".join(f"{role}: {p}" for role, p in zip(ROLES, parts, strict=True))
 
 
 def report(results: Sequence[RunResult], args: argparse.Namespace, sizes: dict[str, int]) -> str:
@@ -753,14 +770,18 @@ def verdict(results: Sequence[RunResult]) -> str:
 
 
 def reading(results: Sequence[RunResult]) -> str:
-    """Where the time goes, in words (the figures it names come from ``results``)."""
+    """Where the time goes, in words (the figures it names come from ``results`` and the settings)."""
     mcps = {c: max((r.mcps_per_incident.get(c, 0.0) for r in results), default=0.0) for c in CLASSES}
+    slow = max((r.setting.effective("incidents") for r in results), key=lambda r: r.commit_interval_ms)
+    fast = min((r.setting.effective("incidents") for r in results), key=lambda r: r.commit_interval_ms)
     return (
-        "Reading: the default settings put two floors under every incident. Each role's `consume` waits out "
-        "`batch_timeout_s` (0.2 s) unless `batch_size` messages are there, and the incidents role's transaction, "
-        "opened by its first output, commits `commit_interval_ms` (1 s) later: an incident waits about half of each "
-        "on average and up to all of them. The tuned setting removes most of that, for a commit every 50 ms while "
-        "busy (a few ms each) and a poll loop 50 times a second when idle. Medium and large blasts add the analysis "
+        f"Reading: a cadence of `batch_timeout_s` {slow.batch_timeout_s:g} s and `commit_interval_ms` "
+        f"{slow.commit_interval_ms} puts two floors under every incident. Each role's `consume` waits out the batch "
+        "timeout unless `batch_size` messages are there, and the incidents role's transaction, opened by its first "
+        "output, commits a commit interval later: an incident waits about half of each on average and up to all of "
+        f"them. {fast.batch_timeout_s:g} s and {fast.commit_interval_ms} ms remove most of that, for a commit every "
+        f"{fast.commit_interval_ms} ms while busy (a few ms each) and a poll loop {1 / fast.batch_timeout_s:.0f} "
+        "times a second when idle. Medium and large blasts add the analysis "
         "itself — the blast radius walked over Redis, then "
         f"~{mcps['medium']:,.0f} / ~{mcps['large']:,.0f} proposals (incident, tags, notes, properties of every "
         "affected model version) built, encoded, journaled and produced per incident — which no runtime setting "
@@ -804,9 +825,10 @@ def main() -> None:
     parser.add_argument("--large", type=int, default=6, help="large-blast incidents per setting, one at a time")
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--burst", type=int, default=1000, help="small-blast incidents produced at once")
-    parser.add_argument("--settings", default="default,tuned", help="comma-separated: default, tuned")
-    parser.add_argument("--tuned-batch-timeout-s", type=float, default=0.02)
-    parser.add_argument("--tuned-commit-interval-ms", type=int, default=50)
+    process = RuntimeSettings()
+    parser.add_argument("--settings", default="default,throughput", help="comma-separated: default, throughput")
+    parser.add_argument("--throughput-batch-timeout-s", type=float, default=process.batch_timeout_s)
+    parser.add_argument("--throughput-commit-interval-ms", type=int, default=process.commit_interval_ms)
     parser.add_argument("--bootstrap", default="127.0.0.1:9092")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/7", help="a database for this benchmark only")
     parser.add_argument("--seed", type=int, default=7)
@@ -818,7 +840,7 @@ def main() -> None:
     code_before = code_version()
     known = {
         "default": Setting("default"),
-        "tuned": Setting("tuned", args.tuned_batch_timeout_s, args.tuned_commit_interval_ms),
+        "throughput": Setting("throughput", args.throughput_batch_timeout_s, args.throughput_commit_interval_ms),
     }
     settings = [known[name] for name in args.settings.split(",")]
     p = blast.plan(args.scale)
@@ -861,8 +883,8 @@ def main() -> None:
         f"Command: `.venv/bin/python bench/incident_latency.py --scale {args.scale:g} --incidents {args.incidents} "
         f"--rate {args.rate:g} --medium {args.medium} --large {args.large} --burst {args.burst} "
         f"--settings {args.settings} "
-        f"--tuned-batch-timeout-s {args.tuned_batch_timeout_s:g} --tuned-commit-interval-ms "
-        f"{args.tuned_commit_interval_ms} --seed {args.seed} --write-results`",
+        f"--throughput-batch-timeout-s {args.throughput_batch_timeout_s:g} --throughput-commit-interval-ms "
+        f"{args.throughput_commit_interval_ms} --seed {args.seed} --write-results`",
         f"Machine: {machine()}; {kafka_version()}, Redis {client.info('server')['redis_version']}; "
         f"load average {load_before[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end; the whole run took "
         f"{wall / 60:.1f} min.",
