@@ -89,7 +89,8 @@ def changelog_decoder(settings: Settings, aspects: Collection[str] | None = None
 
     Filters (returns None) before the full decode when the aspect is not in ``aspects`` (None: keep all), and
     after it when the change is Pareis's own write coming back (``systemMetadata.pipelineName``). Errors are
-    DecodeErrors located at the message.
+    DecodeErrors located at the message. The prior value is skipped (``decode_mcl(..., previous=False)``):
+    ``previous_aspect`` is always None here, as no role reads it.
     """
     from pareis.datahub.codec import Decoder as Codec
 
@@ -103,7 +104,7 @@ def changelog_decoder(settings: Settings, aspects: Collection[str] | None = None
         try:
             if wanted is not None and codec.header(value).aspect_name not in wanted:
                 return None
-            change = codec.decode_mcl(value, raw.origin)
+            change = codec.decode_mcl(value, raw.origin, previous=False)
         except DecodeError as exc:
             if exc.origin is not None:
                 raise

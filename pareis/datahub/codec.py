@@ -10,7 +10,9 @@ Decoding, cheapest first:
   :mod:`pareis.datahub.prefix`), so a consumer can drop what it doesn't want before paying for the rest;
 * :meth:`Decoder.decode_mcl` / :meth:`Decoder.decode_mcp` / :meth:`Decoder.decode_platform_event` decode the
   whole record into a :class:`~pareis.datahub.changelog.ChangeLog` or
-  :class:`~pareis.datahub.changelog.PlatformEvent`; aspect JSON stays as bytes until asked for. A body written
+  :class:`~pareis.datahub.changelog.PlatformEvent`; aspect JSON stays as bytes until asked for.
+  ``decode_mcl(..., previous=False)`` skips the prior value (``previousAspectValue``/``previousSystemMetadata``)
+  for callers that never read it (the roles). A body written
   with the current schema is read by a reader compiled for it (:mod:`pareis.datahub.record_reader`); any other
   writer goes through fastavro's ``schemaless_reader(writer=by-id schema, reader=vendored current)``.
 
@@ -56,6 +58,8 @@ _CHANGE_LOG_FIELDS = frozenset(
         "created",
     }
 )
+# What ``decode_mcl(..., previous=False)`` reads: previousAspectValue is skipped too.
+_CURRENT_FIELDS = _CHANGE_LOG_FIELDS - {"previousAspectValue"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +72,7 @@ class _Plan:
     header_error: str | None
     compiled: RecordReader | None  # the compiled reader when no resolution is needed, else fastavro
     compiled_change_log: RecordReader | None  # the same, reading only what a ChangeLog holds
+    compiled_current: RecordReader | None  # the same again, skipping previousAspectValue as well
 
 
 class Decoder:
@@ -104,9 +109,16 @@ class Decoder:
         except (BadAvro, IndexError, ValueError) as exc:
             raise DecodeError("avro", f"schema id {sid}: header: {_describe(exc)}", origin) from exc
 
-    def decode_mcl(self, value: bytes, origin: Origin | None = None) -> ChangeLog:
-        """A MetadataChangeLog frame, in the current schema's shape."""
-        return _change_log(*self._record(value, schemas.MCL, origin, change_log=True), origin)
+    def decode_mcl(self, value: bytes, origin: Origin | None = None, *, previous: bool = True) -> ChangeLog:
+        """A MetadataChangeLog frame, in the current schema's shape.
+
+        With ``previous=False`` the caller says it never reads the prior value: ``previousAspectValue`` (and
+        ``previousSystemMetadata``, which a ChangeLog never holds) are skipped, not built, and ``previous_aspect``
+        is None whatever the frame carries. Skipped values are still bounds- and structure-checked (a truncated
+        or corrupt frame is a DecodeError), but their strings are not UTF-8-decoded. Writers left to fastavro
+        are decoded whole and the prior value dropped. The roles decode this way (:mod:`pareis.bootstrap`).
+        """
+        return _change_log(*self._record(value, schemas.MCL, origin, change_log=True, previous=previous), origin)
 
     def decode_mcp(self, value: bytes, origin: Origin | None = None) -> ChangeLog:
         """A MetadataChangeProposal frame (``previous_aspect`` and ``created`` are None)."""
@@ -127,13 +139,18 @@ class Decoder:
         return plan.writer.kind, self._record(value, plan.writer.kind, origin)[0]
 
     def _record(
-        self, value: bytes, kind: str, origin: Origin | None, *, change_log: bool = False
+        self, value: bytes, kind: str, origin: Origin | None, *, change_log: bool = False, previous: bool = True
     ) -> tuple[dict[str, Any], int]:
         sid = self.schema_id(value, origin)
         plan = self._plans.get(sid) or self._plan(sid, origin)
         if plan.writer.kind != kind:
             raise DecodeError("unknown-schema", f"schema id {sid} is {plan.writer.kind}, not {kind}", origin)
-        compiled = plan.compiled_change_log if change_log else plan.compiled
+        if not change_log:
+            compiled = plan.compiled
+        elif previous:
+            compiled = plan.compiled_change_log
+        else:
+            compiled = plan.compiled_current
         if compiled is not None:
             try:
                 record, end = compiled(value, FRAME_HEADER)
@@ -150,6 +167,8 @@ class Decoder:
                 raise DecodeError("unknown-schema", f"schema id {sid} does not describe a record", origin)
             record = decoded
             end = body.tell()
+            if not previous:
+                record["previousAspectValue"] = None
         left = len(value) - end
         if left:
             raise DecodeError("avro", f"schema id {sid}: {left} bytes left after the record", origin)
@@ -177,14 +196,16 @@ class Decoder:
                 header_error = str(exc)
         compiled: RecordReader | None = None
         compiled_change_log: RecordReader | None = None
+        compiled_current: RecordReader | None = None
         if reader is None:
             try:
                 compiled = compile_record_reader(writer.parsed)
                 if writer.kind != schemas.PLATFORM_EVENT:
                     compiled_change_log = compile_record_reader(writer.parsed, _CHANGE_LOG_FIELDS)
+                    compiled_current = compile_record_reader(writer.parsed, _CURRENT_FIELDS)
             except ValueError:  # logical or recursive types: fastavro reads those
-                compiled = compiled_change_log = None
-        plan = _Plan(writer, reader, header, header_error, compiled, compiled_change_log)
+                compiled = compiled_change_log = compiled_current = None
+        plan = _Plan(writer, reader, header, header_error, compiled, compiled_change_log, compiled_current)
         self._plans[sid] = plan
         return plan
 

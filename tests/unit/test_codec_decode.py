@@ -376,3 +376,72 @@ def test_off_schema_record_is_refused_on_encode() -> None:
         encoder.encode_mcl(status_mcl(unknownField=1))
     with pytest.raises(Poison):
         encoder.encode_mcl({"entityUrn": URN})
+
+
+system_metadatas = st.none() | st.fixed_dictionaries(
+    {"lastObserved": st.integers(min_value=-(2**63), max_value=2**63 - 1), "runId": texts},
+    optional={"version": st.none() | texts, "pipelineName": st.none() | texts},
+)
+generic_aspects = st.none() | st.fixed_dictionaries({"value": st.binary(max_size=300), "contentType": texts})
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    change_type=st.sampled_from(CHANGE_TYPES),
+    aspect=generic_aspects,
+    previous=generic_aspects,
+    system=system_metadatas,
+    previous_system=system_metadatas,
+    headers=st.none() | st.dictionaries(texts, texts, max_size=3),
+    audit=st.booleans(),
+    v1=st.booleans(),
+)
+def test_decode_without_previous_equals_the_full_decode_but_the_previous_fields(
+    change_type: str,
+    aspect: dict[str, Any] | None,
+    previous: dict[str, Any] | None,
+    system: dict[str, Any] | None,
+    previous_system: dict[str, Any] | None,
+    headers: dict[str, str] | None,
+    audit: bool,
+    v1: bool,
+) -> None:
+    record = status_mcl(
+        changeType=change_type,
+        aspect=aspect,
+        previousAspectValue=previous,
+        systemMetadata=system,
+        previousSystemMetadata=previous_system,
+        headers=headers,
+        auditHeader=AUDIT_HEADER if audit else None,
+    )
+    schema = schemas.vendored(schemas.V1_MCL).parsed if v1 else schemas.current(schemas.MCL).parsed
+    value = frame(2 if v1 else 18, schema, record)
+    decoder = Decoder(VendoredSchemaSource())
+    full = decoder.decode_mcl(value, ORIGIN)
+    lean = decoder.decode_mcl(value, ORIGIN, previous=False)
+    assert lean.previous_aspect is None
+    assert _fields(lean) == {**_fields(full), "previous_aspect": None}
+    assert lean.origin == ORIGIN
+    assert decoder.decode_mcl(value) == full  # the full plan is not replaced by the lean one
+
+
+def test_decode_without_previous_uses_a_second_compiled_plan(decoder: Decoder) -> None:
+    previous = {"value": b'{"removed":true}', "contentType": "application/json"}
+    value = current_frame(status_mcl(previousAspectValue=previous, previousSystemMetadata={"lastObserved": 1}))
+    assert decoder.decode_mcl(value).previous_aspect == b'{"removed":true}'
+    assert decoder.decode_mcl(value, previous=False).previous_aspect is None
+    plan = decoder._plans[18]
+    assert plan.compiled_change_log is not None and plan.compiled_current is not None
+    assert plan.compiled_current is not plan.compiled_change_log
+    record, end = plan.compiled_current(value, 5)
+    assert "previousAspectValue" not in record and "previousSystemMetadata" not in record and end == len(value)
+
+
+def test_decode_without_previous_still_refuses_a_truncated_prior_value(decoder: Decoder) -> None:
+    previous = {"value": b"x" * 50, "contentType": "application/json"}
+    value = current_frame(status_mcl(previousAspectValue=previous, previousSystemMetadata={"lastObserved": 1}))
+    for cut in range(len(value) - 1, 5, -7):
+        with pytest.raises(DecodeError) as exc:
+            decoder.decode_mcl(value[:cut], ORIGIN, previous=False)
+        assert reason(exc) == "avro" and exc.value.origin == ORIGIN

@@ -58,6 +58,7 @@ def _calls(decoder: Decoder) -> list[Callable[[bytes, Origin], Any]]:
     return [
         decoder.header,
         decoder.decode_mcl,
+        lambda v, o: decoder.decode_mcl(v, o, previous=False),
         decoder.decode_mcp,
         decoder.decode_platform_event,
         decoder.decode_record,

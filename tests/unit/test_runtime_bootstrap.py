@@ -40,6 +40,14 @@ def test_changelog_decoder_filters_on_the_aspect_before_decoding() -> None:
     assert change is not None and change.entity_urn == URN and change.aspect_json() == {"upstreams": []}
 
 
+def test_changelog_decoder_skips_the_prior_value() -> None:
+    record = mcl_record(entity_urn=URN, aspect_name="upstreamLineage", aspect={"upstreams": []}, previous_aspect={})
+    value = Encoder(VendoredSchemaSource(), TOPIC).encode_mcl(record)
+    change = bootstrap.changelog_decoder(Settings(), aspects={"upstreamLineage"})(raw(value))
+    assert change is not None and change.aspect_json() == {"upstreams": []}
+    assert change.previous_aspect is None  # no role reads it: decoded with previous=False
+
+
 def test_changelog_decoder_drops_pareis_own_writes() -> None:
     decode = bootstrap.changelog_decoder(Settings())
     assert decode(raw(frame("globalTags", {"tags": []}, pipeline="pareis"))) is None
