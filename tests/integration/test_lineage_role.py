@@ -26,7 +26,7 @@ from pareis.store.lineage import LineageStore, Record
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.lineage_redis import RedisLineageStore
 from tests.support.roles import committed, end_offsets
-from tests.support.stack import wait_for
+from tests.support.stack import wait_until
 
 pytestmark = pytest.mark.integration
 SAMPLE = Path(__file__).resolve().parents[2] / "deploy" / "demo" / "sample" / "timeline.json"
@@ -85,7 +85,7 @@ def test_role_on_replayed_sample_equals_the_loaded_index(
             offsets = committed(kafka_bootstrap, group, versioned, PARTITIONS)
             return all(offsets[p] == end for p, end in ends.items() if end > 0)
 
-        wait_for(f"group {group} to commit every offset of {versioned}", caught_up, timeout=90, interval=0.2)
+        wait_until(caught_up, 90, f"group {group} to commit every offset of {versioned}", every_s=0.2)
     finally:
         stop.set()
         runner.join(60)

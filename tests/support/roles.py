@@ -28,7 +28,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +41,9 @@ from pareis.errors import Retriable
 from pareis.kafka.records import Message, OutRecord, RawMessage
 from pareis.kafka.role import Delivery, Pipeline, Role
 from pareis.telemetry.logging import configure_logging
+from tests.support.stack import wait_until
+
+__all__ = ["wait_until"]  # re-exported: the tests import the poller from here too
 
 if TYPE_CHECKING:
     import httpx
@@ -167,18 +170,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def wait_until(condition: Callable[[], Any], timeout_s: float, what: str, every_s: float = 0.05) -> Any:
-    """Poll ``condition`` until it returns something truthy (returned), or fail after ``timeout_s``."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        result = condition()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout_s:.0f}s waiting for {what}")
-        time.sleep(every_s)
 
 
 class RoleProcess:

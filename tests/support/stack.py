@@ -18,7 +18,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message
@@ -43,8 +43,6 @@ REDIS_TEST_DB = 15
 # so that the failure is ours, with the log tail, rather than a bare timeout.
 STACK_UP_TIMEOUT_S = 540.0
 CHECK_TIMEOUT_S = 15.0
-
-T = TypeVar("T")
 
 
 class StackError(RuntimeError):
@@ -167,20 +165,18 @@ def check_postgres(dsn: str) -> None:
             raise StackError(f"select 1 returned {row!r}")
 
 
-def wait_for(what: str, probe: Callable[[], T | None], timeout: float = 30.0, interval: float = 0.1) -> T:
-    """Poll ``probe`` until it returns something other than None or False, and return that.
-
-    Raises ``TimeoutError`` naming ``what`` after ``timeout`` seconds. A readiness poll with a deadline, for the
-    places where a fixed sleep would otherwise stand in for synchronisation.
-    """
-    deadline = time.monotonic() + timeout
+def wait_until(condition: Callable[[], Any], timeout_s: float, what: str, every_s: float = 0.05) -> Any:
+    """Poll ``condition`` until it returns something truthy, and return that; AssertionError naming ``what`` after
+    ``timeout_s`` seconds. The readiness poll with a deadline every test uses where a fixed sleep would otherwise
+    stand in for synchronisation."""
+    deadline = time.monotonic() + timeout_s
     while True:
-        result = probe()
-        if result is not None and result is not False:
+        result = condition()
+        if result:
             return result
-        if time.monotonic() >= deadline:
-            raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(interval)
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s:.0f}s waiting for {what}")
+        time.sleep(every_s)
 
 
 def create_topic(admin: AdminClient, name: str, partitions: int, config: dict[str, str]) -> None:
@@ -202,7 +198,7 @@ def create_topic(admin: AdminClient, name: str, partitions: int, config: dict[st
             and all(p.leader >= 0 for p in topic.partitions.values())
         )
 
-    wait_for(f"topic {name} to have {partitions} partitions with leaders", ready)
+    wait_until(ready, 30.0, f"topic {name} to have {partitions} partitions with leaders", every_s=0.1)
 
 
 def delete_topics(admin: AdminClient, names: list[str]) -> None:
