@@ -46,6 +46,7 @@ from datahub.metadata import schema_classes as sc
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.machine import cpu_model
 from pareis.datahub.aspects import is_timeseries
 from pareis.datahub.codec import Decoder, Encoder, mcl_record
 from pareis.errors import DecodeError, Origin
@@ -469,14 +470,7 @@ def breakdown(registry: SchemaRegistryClient, frames: Frames, repeat: int) -> st
 
 
 def machine_notes() -> str:
-    cpu = "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = cpu_model()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     versions = ", ".join(
         f"{p} {importlib.metadata.version(p)}"

@@ -74,6 +74,7 @@ from prometheus_client.parser import text_string_to_metric_families
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import blast
+from bench.machine import cpu_model
 from pareis.config import DatahubSettings, RoleTuning, RuntimeSettings
 from pareis.core.incident_urn import incident_urn
 from pareis.core.runs import AssertionRun, ResultType
@@ -718,14 +719,7 @@ def report(results: Sequence[RunResult], args: argparse.Namespace, sizes: dict[s
 def machine() -> str:
     import confluent_kafka
 
-    cpu = "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = cpu_model()
     return (
         f"{cpu}, {os.cpu_count()} cores shared with other work, Python {platform.python_version()}, "
         f"confluent-kafka {confluent_kafka.__version__} (librdkafka {confluent_kafka.libversion()[0]})"
