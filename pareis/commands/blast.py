@@ -29,6 +29,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from pareis.analysis import CannotEvaluate
+
 if TYPE_CHECKING:
     from pareis.bootstrap import AnalysisSource
     from pareis.core.graph import LineageView
@@ -49,10 +51,6 @@ RedisOption = Annotated[
     str | None, typer.Option("--redis", help="the live index in Redis, e.g. redis://localhost:6379/0")
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="print the JSON contract instead of tables")]
-
-
-class CannotEvaluate(Exception):
-    """The command can't answer; the message is the one-line reason (exit 2)."""
 
 
 def dump(obj: Any) -> str:

@@ -4,7 +4,7 @@ after each step, and what changed observed.
 Nothing here is demo-only logic: the proposals go through :func:`pareis.bootstrap.replayer` (the GMS emulation of
 ``pareis replay``), the roles are the pipelines of :func:`pareis.bootstrap.embedded_runner` over
 :class:`~pareis.bootstrap.Embedded` in-memory ports, and the analysis shown is ``pareis analyze``'s
-(:func:`pareis.commands.analyze.incident_facts`) over the same stores the roles filled.
+(:func:`pareis.analysis.incident_facts`) over the same stores the roles filled.
 """
 
 from __future__ import annotations
@@ -113,8 +113,7 @@ class DemoSession:
 
     def facts(self, dataset: str) -> IncidentFacts | None:
         """``pareis analyze --dataset`` over the roles' own stores; None when the dataset never failed."""
-        from pareis.commands.analyze import incident_facts
-        from pareis.commands.blast import CannotEvaluate
+        from pareis.analysis import CannotEvaluate, incident_facts
 
         source = bootstrap.AnalysisSource(self.ports.lineage, self.ports.runs, lambda: None)
         try:
