@@ -30,6 +30,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pareis.analysis import CannotEvaluate
+from pareis.core.impact import ratio_text
 
 if TYPE_CHECKING:
     from pareis.bootstrap import AnalysisSource
@@ -179,7 +180,7 @@ def print_blast(console: Console, subject: str, blast: dict[str, Any]) -> None:
             m["urn"],
             m["group"] or "—",
             f"{len(m['poisoned_features'])}/{m['total_features']}",
-            f"{m['ratio']:.2f}",
+            ratio_text(m["ratio"]),
             m["severity"],
             m["precision"],
         )

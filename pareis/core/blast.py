@@ -28,7 +28,6 @@ from collections.abc import Iterable
 from pareis.core.fieldpath import canonical_column, column_urn, feature_name, parent_of, path_of
 from pareis.core.graph import (
     LineageView,
-    Memo,
     Names,
     Query,
     Rel,
@@ -36,6 +35,7 @@ from pareis.core.graph import (
     columns_of,
     dataset_children,
     downstream_columns,
+    memoised,
     related,
     sibling_columns,
     siblings_of,
@@ -65,7 +65,7 @@ def blast_radius(
     Raises :class:`UnknownAssertion` for an assertion the index does not define, and :class:`ValueError` for a
     column argument that is not a schemaField URN. Deterministic; every list in the result is sorted.
     """
-    memo = Memo(view)
+    memo = memoised(view)
     failing, table_seeds = _failing(memo, sorted(set(assertions)), columns, sorted(set(datasets)))
     ancestors, parents, twins = _ancestors(memo, failing)
     origins = _origins(ancestors, parents, twins)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from pareis.core.contamination import ModelVersion, trained_at
+from pareis.core.contamination import ModelVersion, known_time, trained_at
 from pareis.core.graph import Attr, LineageView, Query, Rel, union
 
 
@@ -154,7 +154,7 @@ def model_versions(view: LineageView, urns: Iterable[str]) -> dict[str, ModelVer
     started = runs(view, union({m: frozenset(i.training_runs) for m, i in infos.items()}))
     out = {}
     for m, info in infos.items():
-        starts = [s for r in info.training_runs if (s := started[r].started_ms) is not None]
+        starts = [s for r in info.training_runs if (s := started[r].started_ms) is not None and known_time(s)]
         when = trained_at(max(starts, default=None), info.created_ms, info.version_created_ms)
         out[m] = ModelVersion(urn=m, group=info.group, version=info.version, trained_at_ms=when)
     return out

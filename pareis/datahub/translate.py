@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pareis.core.fieldpath import COLUMN_PREFIX, entity_type, parent_of
-from pareis.core.graph import Attr, Rel
+from pareis.core.graph import REMOVABLE_TYPES, Attr, Rel
 from pareis.datahub import translate_ml
 from pareis.datahub.translate_shape import Shape, canonical_parent, is_plain_path
 from pareis.errors import DecodeError
@@ -25,9 +25,7 @@ Handler = Callable[[Shape, str, Mapping[str, Any]], Facts]
 UPSERTS = frozenset({"UPSERT", "CREATE", "UPDATE", "RESTATE", "CREATE_ENTITY"})
 """Change types carrying the aspect's whole new value (GMS logs PATCH proposals as UPSERT)."""
 
-FLAGGED_TYPES = frozenset(
-    {"dataset", "dataJob", "dataProcessInstance", "mlFeature", "mlFeatureTable", "mlModel", "mlModelGroup", "assertion"}
-)
+FLAGGED_TYPES = REMOVABLE_TYPES
 """Entity types whose ``status`` / ``deprecation`` the index keeps (the change log carries them for every type)."""
 
 

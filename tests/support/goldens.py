@@ -1,0 +1,88 @@
+"""Real DataHub metadata for tests: the golden files of DataHub's own ingestion tests (``tests/data/datahub-goldens``,
+copied verbatim with their provenance in its INDEX.md) and the small overlays of ``tests/data/overlays`` that supply
+what no golden has (a failing run, a run input, a second model version, a soft delete; each file says in its name).
+
+:func:`load` reads files into an in-memory index and run history exactly as ``--metadata`` does
+(:func:`pareis.lineage_loader.load_files`); :func:`incident` analyses a dataset's latest incident the way the
+incidents role does (:func:`pareis.roles.incidents.analysis_inputs`' rules: blast radius per failing assertion,
+every version of each affected group, failure classes), without any surface.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pareis.core import catalog
+from pareis.core.blast import blast_radius
+from pareis.core.graph import Memo
+from pareis.core.impact import BlastRadius
+from pareis.core.incident_urn import incident_urn
+from pareis.core.intents import AnalysisInputs, IncidentFacts, analyse
+from pareis.core.runs import AssertionRun
+from pareis.core.window import incidents
+from pareis.lineage_loader import load_files
+from pareis.roles.incidents import model_versions
+from pareis.store.lineage_memory import MemoryLineageStore
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+GOLDENS = DATA / "datahub-goldens"
+OVERLAYS = DATA / "overlays"
+DEMO = Path(__file__).resolve().parents[2] / "deploy" / "demo" / "recorded"
+
+
+def golden(name: str) -> Path:
+    """A golden file by its local name without ``.json`` (``"feast__feast_repository_mces_golden"``)."""
+    path = GOLDENS / f"{name}.json"
+    assert path.is_file(), path
+    return path
+
+
+def overlay(name: str) -> Path:
+    path = OVERLAYS / f"{name}.json"
+    assert path.is_file(), path
+    return path
+
+
+def every_golden() -> list[Path]:
+    """Every golden file, in path order (``v2021/`` included)."""
+    return sorted(GOLDENS.rglob("*.json"))
+
+
+@dataclass
+class Metadata:
+    """An index and the assertion runs, loaded from files."""
+
+    store: MemoryLineageStore
+    runs: list[AssertionRun]
+
+    def add(self, *paths: Path) -> Metadata:
+        """Lay more files over what is loaded (a later soft delete, a restore)."""
+        self.runs.extend(load_files(self.store, list(paths)).runs)
+        return self
+
+
+def load(*paths: Path) -> Metadata:
+    store = MemoryLineageStore()
+    return Metadata(store, list(load_files(store, list(paths)).runs))
+
+
+def incident(metadata: Metadata, dataset: str, assertions: Iterable[str] | None = None) -> IncidentFacts:
+    """The latest incident of ``dataset`` (its runs, or only those of ``assertions``), analysed as the role does."""
+    wanted = None if assertions is None else set(assertions)
+    view = Memo(metadata.store)
+    runs = tuple(r for r in metadata.runs if r.dataset == dataset and (wanted is None or r.assertion in wanted))
+    window = incidents(runs)[-1]
+    defs = catalog.assertions(view, window.assertions)
+    blast: dict[str, BlastRadius] = {
+        a: blast_radius(view, assertions=[a]) if a in defs else blast_radius(view, datasets=[dataset])
+        for a in window.assertions
+    }
+    inputs = AnalysisInputs(
+        runs=runs,
+        blast=blast,
+        versions=model_versions(view, blast.values()),
+        failure_classes={a: d.type for a, d in defs.items() if d.type},
+    )
+    return analyse(incident_urn(dataset, window.first_failure_ms), dataset, window, inputs)
