@@ -12,8 +12,11 @@
    downstream dataset, and from there to everything downstream of it at table level (DESIGN §2.1, "used where no
    column edges exist"). Table-level datasets are listed with the others.
 5. **Features**: linked to a column in A (precision ``column``); or by a dataset source whose same-name column
-   (case-insensitive) is in A (``column``); or by a dataset source without such a column, to a dataset with a
-   column in A, or by any source to a table-level dataset (``table``).
+   (case-insensitive) is in A (``column``) — for a source without a known schema, the column of that name,
+   failing when A holds it; or by a dataset source whose schema lacks such a column, to a dataset with a column
+   in A, or by any source to a table-level dataset (``table``). A primary key (``mlPrimaryKey``) is linked like a
+   feature; a poisoned key poisons every feature of every feature table keyed by it (the table's point-in-time
+   join breaks), at the key's precision.
 6. **Models**: consuming an affected feature (precision ``table`` when any of its poisoned features is only
    linked at table precision), or listing no features and trained by a run or job reading an affected dataset
    (``table``). Ratio and severity are :class:`~pareis.core.impact.ModelImpact`'s.
@@ -188,7 +191,11 @@ def _table_level(view: LineageView, with_columns: set[str], seeds: set[str]) -> 
 def _features(
     view: LineageView, affected: set[str], with_columns: set[str], table_level: set[str]
 ) -> dict[str, Precision]:
-    """Affected features and the best precision of the evidence for each."""
+    """Affected features and the best precision of the evidence for each.
+
+    Primary keys (``mlPrimaryKey``) are linked to their sources exactly like features; a poisoned key poisons every
+    feature of every feature table keyed by it, at the key's precision. Keys themselves are not listed.
+    """
     found: dict[str, Precision] = {}
 
     def mark(feature: str, precision: Precision) -> None:
@@ -200,21 +207,46 @@ def _features(
             mark(f, "column")
     datasets = with_columns | table_level
     by_source = related(view, Rel.FEATURE_SOURCE, datasets)
-    schemas = columns_of(view, [d for d in datasets if by_source[d]])
-    for d in sorted(d for d in datasets if by_source[d]):
+    sourced = sorted(d for d in datasets if by_source[d])
+    schemas = columns_of(view, sourced)
+    hit: dict[str, set[str]] = {}
+    for c in affected:
+        hit.setdefault(parent_of(c), set()).add(c)
+    for d in sourced:
         names = Names(schemas[d])
+        hits = Names(hit.get(d, ()))
         for f in by_source[d]:
-            named = names.match(feature_name(f))
-            if named and affected.intersection(named):
-                mark(f, "column")
-            elif not named and d in with_columns:
+            name = feature_name(f)
+            if not schemas[d]:
+                # No known schema (Feast never emits one): the feature is the column of its name, known to be
+                # failing from the assertions that name it.
+                if hits.match(name):
+                    mark(f, "column")
+            elif named := names.match(name):
+                if affected.intersection(named):
+                    mark(f, "column")
+            elif d in with_columns:
                 mark(f, "table")
             if d in table_level:
                 mark(f, "table")
     for feats in related(view, Rel.FEATURE_DATASET, table_level).values():
         for f in feats:
             mark(f, "table")
+    keys = sorted(k for k in found if _is_key(k))
+    if keys:
+        tables = related(view, Rel.TABLE_KEY, keys, reverse=True)
+        members = related(view, Rel.TABLE_FEATURE, union(tables))
+        for k in keys:
+            for t in sorted(tables[k]):
+                for f in members[t]:
+                    mark(f, found[k])
+        for k in keys:
+            del found[k]
     return found
+
+
+def _is_key(urn: str) -> bool:
+    return urn.startswith("urn:li:mlPrimaryKey:")
 
 
 def _models(view: LineageView, features: dict[str, Precision], datasets: set[str]) -> list[ModelImpact]:

@@ -30,6 +30,7 @@ LINEAGE_ASPECTS = frozenset(
         "dataJobInputOutput",
         "siblings",
         "mlFeatureProperties",
+        "mlPrimaryKeyProperties",
         "mlFeatureTableProperties",
         "mlModelProperties",
         "mlModelGroupProperties",

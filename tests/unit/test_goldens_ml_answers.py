@@ -159,3 +159,73 @@ def test_a_training_run_created_at_zero_is_an_unknown_time_never_clean_never_the
         (vertex("1_2"), Verdict.UNKNOWN, None),
     ]
     assert group.safe_rollback is not None and group.safe_rollback.urn == vertex("1_1")
+
+
+# Feast golden: six features over the parquet source ``driver_stats_with_string.parquet`` (no schema: Feast's connector
+# never emits one) and the request source ``vals_to_add``; the table ``driver_hourly_stats`` is keyed by the primary
+# key ``driver_id`` (source: the parquet file). The overlay adds three models and failing tests on the parquet's
+# ``conv_rate`` and ``driver_id`` columns and on the request source as a whole:
+#   trips_model: acc_rate, avg_daily_trips
+#   conv_model:  conv_rate, acc_rate, avg_daily_trips, conv_rate_plus_val1
+#   plus_model:  conv_rate_plus_val1, conv_rate_plus_val2, conv_rate, acc_rate
+PARQUET = "urn:li:dataset:(urn:li:dataPlatform:file,data.driver_stats_with_string.parquet,PROD)"
+REQUEST = "urn:li:dataset:(urn:li:dataPlatform:request,vals_to_add,PROD)"
+
+
+def feast_test(name: str) -> str:
+    return f"urn:li:assertion:pareis-overlay-feast-{name}"
+
+
+def feast_feature(table: str, name: str) -> str:
+    return f"urn:li:mlFeature:(feature_store.{table},{name})"
+
+
+def feast_model(name: str) -> str:
+    return f"urn:li:mlModel:(urn:li:dataPlatform:feast,{name},PROD)"
+
+
+@pytest.fixture(scope="module")
+def feast() -> Metadata:
+    return load(golden("feast__feast_repository_mces_golden"), overlay("feast_models_and_failing_sources"))
+
+
+def feast_impacts(metadata: Metadata, test: str) -> dict[str, tuple[int, int, float | None, str, str]]:
+    blast = blast_radius(metadata.store, assertions=[feast_test(test)])
+    return {
+        m.urn.split(",")[1]: (len(m.poisoned_features), m.total_features, m.ratio, m.severity.value, m.precision)
+        for m in blast.models
+    }
+
+
+def test_a_schemaless_source_links_each_feature_to_the_column_of_its_name(feast: Metadata) -> None:
+    blast = blast_radius(feast.store, assertions=[feast_test("conv-rate-not-null")])
+    assert blast.features == (feast_feature("driver_hourly_stats", "conv_rate"),)
+    # trips_model never reads conv_rate: not affected (before: all six features at table precision, HIGH).
+    assert feast_impacts(feast, "conv-rate-not-null") == {
+        "conv_model": (1, 4, 0.25, "MEDIUM", "column"),
+        "plus_model": (1, 4, 0.25, "MEDIUM", "column"),
+    }
+    facts = incident(feast, PARQUET, [feast_test("conv-rate-not-null")])
+    assert feast_model("trips_model") not in facts.at_risk
+
+
+def test_a_failing_primary_key_poisons_every_feature_of_the_tables_keyed_by_it(feast: Metadata) -> None:
+    blast = blast_radius(feast.store, assertions=[feast_test("driver-id-not-null")])
+    assert blast.features == tuple(
+        feast_feature("driver_hourly_stats", f) for f in ("acc_rate", "avg_daily_trips", "conv_rate", "string_feature")
+    )
+    assert feast_impacts(feast, "driver-id-not-null") == {
+        "conv_model": (3, 4, 0.75, "HIGH", "column"),
+        "plus_model": (2, 4, 0.5, "HIGH", "column"),
+        "trips_model": (2, 2, 1.0, "HIGH", "column"),
+    }
+
+
+def test_at_table_precision_the_ratio_is_still_poisoned_over_total(feast: Metadata) -> None:
+    # The request source has no schema and its test names no field: the whole dataset fails at table level.
+    assert feast_impacts(feast, "request-rows") == {
+        "conv_model": (1, 4, 0.25, "HIGH", "table"),
+        "plus_model": (2, 4, 0.5, "HIGH", "table"),
+    }
+    model = blast_radius(feast.store, assertions=[feast_test("request-rows")]).to_json()["models"][1]
+    assert (model["ratio"], model["severity"], model["precision"]) == (0.5, "HIGH", "table")
