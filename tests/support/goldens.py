@@ -63,9 +63,10 @@ class Metadata:
         return self
 
 
-def load(*paths: Path) -> Metadata:
+def load(*paths: Path, hooks: bool = True) -> Metadata:
+    """``hooks=False``: without GMS's sibling hook (for files that already hold what it writes)."""
     store = MemoryLineageStore()
-    return Metadata(store, list(load_files(store, list(paths)).runs))
+    return Metadata(store, list(load_files(store, list(paths), hooks=hooks).runs))
 
 
 def incident(metadata: Metadata, dataset: str, assertions: Iterable[str] | None = None) -> IncidentFacts:
