@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from pareis.core.graph import Memo, Rel, siblings_of
 from pareis.core.incident_urn import incident_urn
@@ -90,29 +91,32 @@ PG2 = "urn:li:dataset:(urn:li:dataPlatform:postgres,shop.raw.orders_v2,PROD)"
 DBT_MODEL = "urn:li:dataset:(urn:li:dataPlatform:dbt,shop.stg.orders,PROD)"
 
 
-def hook(entity: str, aspect: str, values: dict[tuple[str, str], dict[str, object]], change: str = "UPSERT") -> object:
+Values = dict[tuple[str, str], dict[str, Any]]
+
+
+def hook(entity: str, aspect: str, values: Values, change: str = "UPSERT") -> object:
     return sibling_proposals("dataset", entity, aspect, change, lambda u, a: values.get((u, a)), lambda u: u != PG2)
 
 
-def lineage(*ups: str) -> dict[str, object]:
+def lineage(*ups: str) -> dict[str, Any]:
     return {"upstreams": [{"dataset": u, "type": "TRANSFORMED"} for u in ups]}
 
 
 def test_the_hooks_rules() -> None:
     assert platform_of(DBT_SRC) == "dbt" and platform_of(PG) == "postgres" and platform_of("urn:li:tag:x") is None
-    source = {(DBT_SRC, "subTypes"): {"typeNames": ["Source"]}, (DBT_SRC, "upstreamLineage"): lineage(PG)}
+    source: Values = {(DBT_SRC, "subTypes"): {"typeNames": ["Source"]}, (DBT_SRC, "upstreamLineage"): lineage(PG)}
     both = [(DBT_SRC, {"siblings": [PG], "primary": True}), (PG, {"siblings": [DBT_SRC], "primary": False})]
     assert hook(DBT_SRC, "upstreamLineage", source) == both
     assert hook(DBT_SRC, "subTypes", source) == both  # whichever of the two aspects arrives last
     assert hook(DBT_SRC, "upstreamLineage", source, "DELETE") == []
     # A dbt model (not a source) is linked from its table's side only.
-    model = {(DBT_SRC, "subTypes"): {"typeNames": ["Model"]}, (DBT_SRC, "upstreamLineage"): lineage(PG)}
+    model: Values = {(DBT_SRC, "subTypes"): {"typeNames": ["Model"]}, (DBT_SRC, "upstreamLineage"): lineage(PG)}
     assert hook(DBT_SRC, "upstreamLineage", model) == []
     # A source with two upstreams, or whose upstream is dbt, is not linked.
     assert hook(DBT_SRC, "upstreamLineage", {**source, (DBT_SRC, "upstreamLineage"): lineage(PG, PG2)}) == []
     assert hook(DBT_SRC, "upstreamLineage", {**source, (DBT_SRC, "upstreamLineage"): lineage(DBT_MODEL)}) == []
     # A table with exactly one dbt upstream is linked; the stale siblings it listed are dropped.
-    table = {(PG, "upstreamLineage"): lineage(DBT_MODEL, PG2), (PG, "siblings"): {"siblings": [PG2]}}
+    table: Values = {(PG, "upstreamLineage"): lineage(DBT_MODEL, PG2), (PG, "siblings"): {"siblings": [PG2]}}
     assert hook(PG, "upstreamLineage", table) == [
         (DBT_MODEL, {"siblings": [PG], "primary": True}),
         (PG, {"siblings": [DBT_MODEL], "primary": False}),
@@ -120,5 +124,5 @@ def test_the_hooks_rules() -> None:
     assert hook(PG, "upstreamLineage", {(PG, "upstreamLineage"): lineage(DBT_MODEL, DBT_SRC)}) == []
     assert hook(PG, "subTypes", table) == []
     # Already linked both ways: nothing written.
-    linked = {**table, (PG, "siblings"): {"siblings": [DBT_MODEL]}, (DBT_MODEL, "siblings"): {"siblings": [PG]}}
+    linked: Values = {**table, (PG, "siblings"): {"siblings": [DBT_MODEL]}, (DBT_MODEL, "siblings"): {"siblings": [PG]}}
     assert hook(PG, "upstreamLineage", linked) == []
