@@ -63,6 +63,6 @@ def incident_facts(source: AnalysisSource, *, assertion: str | None, dataset: st
         runs=timeline,
         blast=blast,
         versions=model_versions(view, blast.values()),
-        failure_classes={a: d.type for a, d in defs.items() if d.type},
+        failure_classes=catalog.failure_classes(defs),
     )
     return analyse(incident_urn(key, window.first_failure_ms), key, window, inputs)

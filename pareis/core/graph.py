@@ -89,6 +89,7 @@ class Attr(StrEnum):
     RUN_NAME = "run.name"  # dataProcessInstanceProperties.name
     RUN_STARTED_MS = "run.started_ms"  # dataProcessInstanceProperties.created.time
     ASSERTION_TYPE = "assertion.type"  # assertionInfo.type
+    ASSERTION_DIMENSION = "assertion.dimension"  # assertionInfo → pareis.core.dimension.dimension
 
 
 class Query(NamedTuple):

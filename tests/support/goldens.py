@@ -23,6 +23,7 @@ from pareis.core.intents import AnalysisInputs, IncidentFacts, analyse
 from pareis.core.runs import AssertionRun
 from pareis.core.window import incidents
 from pareis.lineage_loader import load_files
+from pareis.roles.assertions import canonical, sibling_classes
 from pareis.roles.incidents import model_versions
 from pareis.store.lineage_memory import MemoryLineageStore
 
@@ -70,20 +71,24 @@ def load(*paths: Path, hooks: bool = True) -> Metadata:
 
 
 def incident(metadata: Metadata, dataset: str, assertions: Iterable[str] | None = None) -> IncidentFacts:
-    """The latest incident of ``dataset`` (its runs, or only those of ``assertions``), analysed as the role does."""
+    """The latest incident of ``dataset``'s sibling class (the runs of its assertions, or only of ``assertions``),
+    keyed and analysed as the incidents role does."""
     wanted = None if assertions is None else set(assertions)
     view = Memo(metadata.store)
-    runs = tuple(r for r in metadata.runs if r.dataset == dataset and (wanted is None or r.assertion in wanted))
+    members = sibling_classes(view, [dataset])[dataset]
+    runs = tuple(r for r in metadata.runs if r.dataset in members and (wanted is None or r.assertion in wanted))
     window = incidents(runs)[-1]
     defs = catalog.assertions(view, window.assertions)
+    assertees = {r.assertion: r.dataset for r in runs}
     blast: dict[str, BlastRadius] = {
-        a: blast_radius(view, assertions=[a]) if a in defs else blast_radius(view, datasets=[dataset])
+        a: blast_radius(view, assertions=[a]) if a in defs else blast_radius(view, datasets=[assertees[a]])
         for a in window.assertions
     }
     inputs = AnalysisInputs(
         runs=runs,
         blast=blast,
         versions=model_versions(view, blast.values()),
-        failure_classes={a: d.type for a, d in defs.items() if d.type},
+        failure_classes=catalog.failure_classes(defs),
     )
-    return analyse(incident_urn(dataset, window.first_failure_ms), dataset, window, inputs)
+    key = canonical(members)
+    return analyse(incident_urn(key, window.first_failure_ms), key, window, inputs)

@@ -67,7 +67,8 @@ def test_offline_analysis_predicts_the_live_incident_key_and_urn() -> None:
         dbt_orders = jaffle("dbt", "orders")
         key = incident_keys(Memo(metadata.store), [dbt_orders])[dbt_orders]
         facts = incident(metadata, dbt_orders, [NOT_NULL_AMOUNT])
-        answers.append((key, incident_urn(key, facts.window.first_failure_ms), facts.blast.to_json()))
+        assert (facts.dataset, facts.urn) == (key, incident_urn(key, facts.window.first_failure_ms))
+        answers.append((key, facts.urn, facts.blast.to_json()))
     assert answers[0] == answers[1]
     assert answers[0][0] == jaffle("postgres", "orders")
 
