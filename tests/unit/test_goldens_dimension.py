@@ -68,7 +68,7 @@ def test_every_golden_assertion_is_classified_by_the_test_it_runs(name: str) -> 
     defs = catalog.assertions(Memo(metadata.store), infos)
     for urn, info in infos.items():
         sub = info.get("datasetAssertion") or info.get("customAssertion") or {}
-        test_name = sub.get("nativeType") or sub.get("type")
+        test_name = str(sub.get("nativeType") or sub.get("type"))
         assert defs[urn].dimension == dimension(info) == expected(test_name), (urn, test_name)
 
 
