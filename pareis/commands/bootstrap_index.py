@@ -36,6 +36,7 @@ def bootstrap_index(
 ) -> None:
     """Load the Redis lineage index and run history (default: settings') from files or from DataHub GMS."""
     from pareis import bootstrap
+    from pareis.compose.datahub import datahub_graph
     from pareis.config import load_settings
     from pareis.datahub.metadata_file import MetadataFileError
     from pareis.errors import Fatal, Poison, Retriable
@@ -51,7 +52,7 @@ def bootstrap_index(
         if datahub is not None:
             from pareis.datahub.gms_snapshot import GmsSnapshot
 
-            graph = bootstrap.datahub_graph(datahub, token)
+            graph = datahub_graph(datahub, token)
             try:
                 snapshot = GmsSnapshot(graph)
                 loaded = load_changes(target.lineage, snapshot.all_changes())

@@ -76,7 +76,7 @@ class Harness:
             runs=self.runs,
             incidents=self.incidents,
             journal=self.journal,
-            writer=self.writer,
+            writer=self.writer if write_path == "kafka" else None,  # the route pareis.compose.datahub chooses
             datahub=self.settings,
             effects_topic=EFFECTS,
         )
