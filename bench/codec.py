@@ -49,8 +49,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.machine import cpu_model
 from pareis.datahub.aspects import is_timeseries
 from pareis.datahub.codec import Decoder, Encoder, mcl_record
+from pareis.datahub.schema_registry import RegistrySchemaSource
 from pareis.errors import DecodeError, Origin
-from pareis.kafka.schema_registry import RegistrySchemaSource
 
 VERSIONED = "MetadataChangeLog_Versioned_v1"
 TIMESERIES = "MetadataChangeLog_Timeseries_v1"

@@ -47,9 +47,9 @@ from pareis.config import KafkaSettings, RuntimeSettings, Settings, Topics
 from pareis.datahub.codec import Decoder, Encoder, mcl_record
 from pareis.datahub.registry import VendoredSchemaSource
 from pareis.datahub.translate import LINEAGE_ASPECTS
-from pareis.kafka.records import Message, OutRecord
 from pareis.kafka.role import Delivery, Pipeline, Role
 from pareis.kafka.runner import RoleRunner
+from pareis.model.records import Message, OutRecord
 from pareis.telemetry.health import Health
 from pareis.telemetry.metrics import RuntimeMetrics
 

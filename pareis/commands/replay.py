@@ -35,8 +35,6 @@ def replay(
     """Publish FILEs to the change-log topics as GMS would (routing, keys, previous values, system metadata)."""
     from pareis.compose import replay as wiring
     from pareis.config import load_settings
-    from pareis.kafka.memory import MemoryBroker
-    from pareis.replay import Sink
 
     settings = load_settings()
     if bootstrap_servers:
@@ -48,7 +46,7 @@ def replay(
     if timeseries_topic:
         settings.kafka.topics.mcl_timeseries = timeseries_topic
     try:
-        sink: Sink = MemoryBroker() if memory else wiring.kafka_sink(settings)
+        sink = wiring.sink(settings, memory=memory)
         replayer = wiring.replayer(settings, sink, default_ms=at or int(time.time() * 1000), speed=speed)
         report = replayer.run_files(files)
     except Poison as exc:

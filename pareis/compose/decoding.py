@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 from pareis.config import Settings
 from pareis.errors import DecodeError
-from pareis.kafka.records import RawMessage
 from pareis.kafka.role import Decoder
+from pareis.model.records import RawMessage
 
 if TYPE_CHECKING:
     from pareis.datahub.changelog import ChangeLog
@@ -19,7 +19,7 @@ def schema_source(settings: Settings, *, register: bool = False) -> SchemaSource
     """The registry named in settings (``register``: registering subjects as DataHub's emitters do), else
     DataHub's internal-registry ids over the vendored schemas."""
     from pareis.datahub.registry import VendoredSchemaSource
-    from pareis.kafka.schema_registry import RegistrySchemaSource
+    from pareis.datahub.schema_registry import RegistrySchemaSource
 
     url = settings.kafka.schema_registry_url
     if url:

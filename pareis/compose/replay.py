@@ -45,6 +45,15 @@ def replayer(
     )
 
 
+def sink(settings: Settings, *, memory: bool = False) -> Sink:
+    """Where ``pareis replay`` publishes: an in-process broker (``memory``), else :func:`kafka_sink`."""
+    if memory:
+        from pareis.kafka.memory import MemoryBroker
+
+        return MemoryBroker()
+    return kafka_sink(settings)
+
+
 def kafka_sink(settings: Settings) -> Sink:
     """A publisher to the configured brokers (idempotent, acks=all)."""
     from pareis.kafka.publisher import KafkaPublisher

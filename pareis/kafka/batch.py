@@ -22,8 +22,8 @@ import structlog
 
 from pareis.errors import Fatal, Poison, Retriable
 from pareis.kafka.dlq import dead_letter
-from pareis.kafka.records import Message, OutRecord, RawMessage
 from pareis.kafka.role import Pipeline
+from pareis.model.records import Message, OutRecord, RawMessage
 
 log = structlog.get_logger(__name__)
 

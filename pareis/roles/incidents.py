@@ -42,7 +42,7 @@ from pareis.core.runs import ResultType
 from pareis.datahub.incident_writes import incident_link, intent_mcps
 from pareis.datahub.writer import DatahubWriter, Mcp
 from pareis.errors import Fatal
-from pareis.kafka.records import Message, OutRecord, RawMessage
+from pareis.model.records import Message, OutRecord, RawMessage
 from pareis.roles.assertions import sibling_classes
 from pareis.roles.messages import (
     DatahubWrite,

@@ -39,8 +39,8 @@ from pareis.compose.decoding import changelog_decoder
 from pareis.compose.process import run_roles
 from pareis.config import KafkaSettings, RuntimeSettings, Settings, Topics
 from pareis.errors import Retriable
-from pareis.kafka.records import Message, OutRecord, RawMessage
 from pareis.kafka.role import Delivery, Pipeline, Role
+from pareis.model.records import Message, OutRecord, RawMessage
 from pareis.telemetry.logging import configure_logging
 from tests.support.stack import wait_until
 

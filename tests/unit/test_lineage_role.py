@@ -26,9 +26,9 @@ from pareis.datahub.translate import LINEAGE_ASPECTS
 from pareis.errors import DecodeError, Fatal, Origin, Retriable
 from pareis.kafka.batch import BatchProcessor
 from pareis.kafka.memory import MemoryBroker
-from pareis.kafka.records import Message, RawMessage
 from pareis.kafka.role import Pipeline
 from pareis.lineage_loader import load_files
+from pareis.model.records import Message, RawMessage
 from pareis.replay import Replayer, proposal_clock
 from pareis.roles.lineage import LineageHandler, update_of
 from pareis.store.lineage import Outcome, Record, Stamp

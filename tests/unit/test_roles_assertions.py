@@ -16,7 +16,7 @@ from pareis.datahub.registry import VendoredSchemaSource
 from pareis.errors import DecodeError
 from pareis.kafka.batch import BatchProcessor
 from pareis.kafka.dlq import ERROR_REASON
-from pareis.kafka.records import Message, RawMessage, header
+from pareis.model.records import Message, RawMessage, header
 from pareis.roles.assertions import (
     AssertionsHandler,
     ObservedRun,

@@ -30,7 +30,7 @@ from pareis.datahub.writer import Mcp, MemoryWriter
 from pareis.kafka.dlq import ROLE
 from pareis.kafka.embedded import RoleReport
 from pareis.kafka.memory import MemoryBroker
-from pareis.kafka.records import header
+from pareis.model.records import header
 from pareis.roles.messages import TicketClose, TicketOpen, decode_effect, decode_signal
 from pareis.tickets.memory import MemoryTicketer
 from tests.support import sample

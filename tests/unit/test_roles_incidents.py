@@ -26,8 +26,8 @@ from pareis.datahub.codec import Decoder, Encoder
 from pareis.datahub.registry import VendoredSchemaSource
 from pareis.datahub.writer import DatahubWriter, KafkaWriter, MemoryWriter
 from pareis.errors import Fatal
-from pareis.kafka.records import Message, OutRecord
 from pareis.lineage_loader import load_files
+from pareis.model.records import Message, OutRecord
 from pareis.roles.effects import proposal
 from pareis.roles.incidents import IncidentsHandler, model_versions
 from pareis.roles.messages import DatahubWrite, RunSignal, TicketClose, TicketOpen, decode_effect

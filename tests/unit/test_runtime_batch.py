@@ -9,8 +9,8 @@ import pytest
 from pareis.errors import DecodeError, Fatal, Poison, Retriable
 from pareis.kafka import dlq
 from pareis.kafka.batch import BatchProcessor
-from pareis.kafka.records import Message, OutRecord, RawMessage, header
 from pareis.kafka.role import Pipeline
+from pareis.model.records import Message, OutRecord, RawMessage, header
 
 
 def raw(offset: int, value: bytes | None, partition: int = 0, key: bytes | None = b"k") -> RawMessage:

@@ -10,7 +10,7 @@ from pareis.config import Settings
 from pareis.datahub.codec import Encoder, mcl_record
 from pareis.datahub.registry import VendoredSchemaSource
 from pareis.errors import DecodeError
-from pareis.kafka.records import RawMessage
+from pareis.model.records import RawMessage
 
 TOPIC = "MetadataChangeLog_Versioned_v1"
 URN = "urn:li:dataset:(urn:li:dataPlatform:snowflake,db.s.orders,PROD)"
