@@ -19,12 +19,12 @@ from pareis.core.blast import blast_radius
 from pareis.core.graph import Memo
 from pareis.core.impact import BlastRadius
 from pareis.core.incident_urn import incident_urn
+from pareis.core.inputs import model_versions
 from pareis.core.intents import AnalysisInputs, IncidentFacts, analyse
+from pareis.core.keys import canonical, sibling_classes
 from pareis.core.runs import AssertionRun
 from pareis.core.window import incidents
 from pareis.lineage_loader import load_files
-from pareis.roles.assertions import canonical, sibling_classes
-from pareis.roles.incidents import model_versions
 from pareis.store.lineage_memory import MemoryLineageStore
 
 DATA = Path(__file__).resolve().parents[1] / "data"

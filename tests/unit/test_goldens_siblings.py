@@ -20,8 +20,8 @@ from typing import Any
 
 from pareis.core.graph import Memo, Rel, siblings_of
 from pareis.core.incident_urn import incident_urn
+from pareis.core.keys import incident_keys
 from pareis.datahub.sibling_hook import platform_of, sibling_proposals
-from pareis.roles.assertions import incident_keys
 from tests.support.goldens import Metadata, golden, incident, load, overlay
 
 NOT_NULL_AMOUNT = "urn:li:assertion:bbd78a070092f54313153abec49f6f31"
