@@ -57,7 +57,9 @@ class LoggedChange:
 
 @dataclass
 class _Current:
-    value: dict[str, Any]
+    """What GMS remembers of an aspect: its JSON only (parsed again on the rare reads, PATCH and the sibling hook),
+    so that a large load holds one compact copy of each current value."""
+
     json: bytes
     system_metadata: dict[str, Any]
     version: int
@@ -104,7 +106,7 @@ class ChangeLogEmulator:
     def current(self, entity: str, aspect_name: str) -> dict[str, Any] | None:
         """The current value of a versioned aspect, None when it has none."""
         found = self._current.get((entity, aspect_name))
-        return None if found is None else found.value
+        return None if found is None else orjson.loads(found.json)
 
     def apply(self, proposal: Proposal, now_ms: int, *, actor: str | None = None) -> LoggedChange | None:
         """The change logged for ``proposal`` at ``now_ms`` (by ``actor``, default :attr:`actor`), or None when GMS
@@ -121,19 +123,19 @@ class ChangeLogEmulator:
             value, value_json, change_type = None, None, "DELETE"
         else:
             value = (
-                apply_patch(proposal.aspect_name, previous.value if previous else None, proposal.aspect)
+                apply_patch(proposal.aspect_name, orjson.loads(previous.json) if previous else None, proposal.aspect)
                 if proposal.is_patch
                 else proposal.aspect
             )
             value_json = orjson.dumps(value)
-            if previous is not None and value == previous.value:
+            if previous is not None and value_json == previous.json:
                 if proposal.aspect_name not in LINEAGE_ASPECTS:
                     return None
                 change_type = "RESTATE"
             if not timeseries:
                 version = previous.version + (change_type != "RESTATE") if previous else 1
                 system_metadata["version"] = str(version)
-                self._current[key] = _Current(value, value_json, system_metadata, version)
+                self._current[key] = _Current(value_json, system_metadata, version)
                 self._entities.add(proposal.entity_urn)
         record: dict[str, Any] = {
             "entityType": proposal.entity_type,
