@@ -92,6 +92,7 @@ def blast_radius(
         datasets=tuple(sorted(with_columns | table_level)),
         features=tuple(sorted(features)),
         models=tuple(models),
+        table_features=tuple(sorted(f for f, precision in features.items() if precision == "table")),
     )
 
 

@@ -92,6 +92,9 @@ class BlastRadius:
     features: tuple[str, ...]
     models: tuple[ModelImpact, ...] = field(default_factory=tuple)
     failed_rows: int | None = None
+    table_features: tuple[str, ...] = ()
+    """The affected features linked only at table precision (a dataset source whose schema lacks their name, or a
+    dataset failing as a whole): those whose models get HIGH whatever their ratio."""
 
     @property
     def severity(self) -> Severity:
@@ -107,4 +110,5 @@ class BlastRadius:
             "models": [m.to_json() for m in sorted(self.models, key=lambda m: m.urn)],
             "severity": self.severity.value,
             "failed_rows": self.failed_rows,
+            "table_precision_features": sorted(self.table_features),
         }
