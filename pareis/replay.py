@@ -37,15 +37,22 @@ class Encoder(Protocol):
 
 @dataclass
 class ReplayReport:
-    """What a replay did: records published per topic, proposals GMS would not have logged."""
+    """What a replay did: records published per topic, proposals GMS would not have logged, and the changes GMS's
+    sibling hook wrote on top of the proposals."""
 
     published: Counter[str] = field(default_factory=Counter)
     unchanged: int = 0
     proposals: int = 0
+    hook_writes: int = 0
 
     def lines(self) -> list[str]:
         out = [f"{topic}: {count}" for topic, count in sorted(self.published.items())]
-        return [f"proposals read: {self.proposals}", *out, f"no-op writes (not logged): {self.unchanged}"]
+        return [
+            f"proposals read: {self.proposals}",
+            *out,
+            f"no-op writes (not logged): {self.unchanged}",
+            f"siblings written by the sibling hook: {self.hook_writes}",
+        ]
 
 
 @dataclass
@@ -79,6 +86,7 @@ class Replayer:
             changes = self.emulator.log(proposal, now_ms)
             if not changes:
                 report.unchanged += 1
+            report.hook_writes += max(0, len(changes) - 1)
             for change in changes:
                 topic = self.topics[change.log]
                 self.sink.publish(topic, change.key.encode(), self.encoder.encode_mcl(change.record, topic))
