@@ -168,6 +168,7 @@ class _Spread:
                 self.hops.update(self.step(todo))
                 self.twins.update(sibling_columns(self.view, todo))
                 self.up.update(self.contained.enclosing(todo))
+            self.contained.load({parent_of(c) for c in frontier})  # one batch for the containment reads below
             whole = {c for c in frontier if "" in new[c]}
             nested = self.contained.nested(whole)
             pending = {}
