@@ -16,6 +16,7 @@ import functools
 import os
 import subprocess
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
@@ -36,8 +37,6 @@ LOCAL_KAFKA = "127.0.0.1:9092"
 LOCAL_REDIS = "redis://127.0.0.1:6379"
 LOCAL_POSTGRES = "postgresql://pareis:pareis@127.0.0.1:5432/pareis"
 
-REDIS_TEST_DB = 15
-"""The Redis database the fixtures flush and hand out, unless the override URL names one."""
 
 # A cold start may fetch the Kafka jars and apt-get install Redis or Postgres; stay under pytest-timeout's 600 s
 # so that the failure is ours, with the log tail, rather than a bare timeout.
@@ -112,13 +111,57 @@ def kafka_endpoint() -> str:
 
 
 @functools.cache
+def session_id() -> str:
+    """This test session's id (its Redis lease holds it)."""
+    return f"{os.getpid()}-{uuid.uuid4().hex}"
+
+
+@functools.cache
 def redis_endpoint() -> str:
-    """URL of a Redis server that answers PING, with the test database in its path (cached)."""
+    """URL of a Redis server that answers PING, with this session's database in its path (cached): the one the
+    override URL names, else one leased from :data:`tests.support.redis_lease.POOL` for this session."""
     override = os.environ.get(REDIS_ENV)
     if not override:
         stack_up("redis")
-    url = with_redis_db(override or LOCAL_REDIS, REDIS_TEST_DB)
-    return _checked("redis", REDIS_ENV, url, check_redis)
+    server = _checked("redis", REDIS_ENV, override or LOCAL_REDIS, check_redis)
+    if redis_db(server) is not None:
+        return server
+    from tests.support import redis_lease
+
+    with redis_registry(server) as registry:
+        try:
+            db = redis_lease.claim(registry, session_id())
+        except redis_lease.NoFreeDatabase as exc:
+            raise StackError(str(exc)) from exc
+    return with_redis_db(server, db)
+
+
+def redis_registry(url: str) -> Any:
+    """A client on the lease registry database of the server at ``url`` (:mod:`tests.support.redis_lease`)."""
+    import redis
+
+    from tests.support import redis_lease
+
+    registry = urlunsplit(urlsplit(url)._replace(path=f"/{redis_lease.REGISTRY_DB}"))
+    return redis.Redis.from_url(registry, socket_timeout=CHECK_TIMEOUT_S)
+
+
+def release_redis_db(url: str) -> None:
+    """Give back the database this session leased in :func:`redis_endpoint` (a no-op when it holds no lease on
+    it: the override URL named the database)."""
+    from tests.support import redis_lease
+
+    db = redis_db(url)
+    if db is None:
+        return
+    with redis_registry(url) as registry:
+        redis_lease.release(registry, session_id(), db)
+
+
+def redis_db(url: str) -> int | None:
+    """The database a Redis URL names, or None."""
+    path = urlsplit(url).path.strip("/")
+    return int(path) if path else None
 
 
 @functools.cache

@@ -221,6 +221,7 @@ def observed(blast: BlastRadius) -> dict[str, Any]:
     }
 
 
+@pytest.mark.slow  # hundreds of Hypothesis examples: `make test` runs it, `make unit` does not
 @settings(max_examples=300, deadline=None)
 @given(worlds())
 def test_blast_radius_matches_the_oracle(world: World) -> None:
@@ -242,6 +243,7 @@ def acyclic(world: World) -> World:
     return World(world.widths, fgl, world.table_edges, set(), world.features, world.models, world.failing)
 
 
+@pytest.mark.slow  # hundreds of Hypothesis examples: `make test` runs it, `make unit` does not
 @settings(max_examples=200, deadline=None)
 @given(worlds())
 def test_in_a_dag_the_affected_columns_are_the_origins_and_their_descendants(world: World) -> None:
