@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from pareis.core.blast import blast_radius
 from pareis.core.impact import BlastRadius
-from pareis.datahub.translate import translate
+from pareis.datahub.translate import lineage_update
 from pareis.store.lineage import LineageStore, Stamp
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.lineage_redis import RedisLineageStore
@@ -86,7 +86,7 @@ def worlds(draw: st.DrawFn) -> World:
 
 def load(world: World, store: LineageStore) -> None:
     def put(entity: str, aspect: str, value: dict[str, Any]) -> None:
-        update = translate(entity, aspect, "UPSERT", value, Stamp(1, 0))
+        update = lineage_update(entity, aspect, "UPSERT", value, Stamp(1, 0))
         assert update is not None
         store.apply([update])
 
