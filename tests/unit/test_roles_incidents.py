@@ -130,7 +130,7 @@ def test_the_first_failure_opens_the_incident_with_the_sample_analysis(sample_li
 
     (ticket,) = effects_of(out)
     assert isinstance(ticket, TicketOpen) and ticket.incident == INCIDENT
-    assert ticket.severity.value == "MEDIUM"
+    assert ticket.ticket.severity.value == "MEDIUM"
     assert [r.key for r in out if r.topic == EFFECTS] == [INCIDENT.encode()]
     info = next(a for urn, name, a in mcp_aspects(out) if name == "incidentInfo")
     assert info["priority"] == 2 and info["status"]["state"] == "ACTIVE"
