@@ -73,7 +73,7 @@ def analysis_inputs(view: LineageView, runs: RunHistory, state: IncidentState, s
         assertions.update(runs.assertions_of(member))
     if state.incident is not None:
         # The tracked incident's assertions even if the sibling class shrank since: its opening run must be read.
-        assertions.update(state.incident.published.get("assertions", ()))
+        assertions.update(state.incident.published.assertions)
     floor = history_floor(state)
     if floor is not None and signal.run.timestamp_ms < floor:
         # A late run (signals of different assertions travel on different partitions): read from its own time,
