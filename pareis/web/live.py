@@ -32,6 +32,11 @@ class Follower:
         self._token = ""
         self._changed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._closed = False
+
+    def close(self) -> None:
+        """End every stream within half a second (thread-safe): a server stopping must not wait for its clients."""
+        self._closed = True
 
     async def start(self) -> None:
         self._token = await self._read()
@@ -66,10 +71,11 @@ class Follower:
     async def changes(self, since: str | None) -> AsyncIterator[str]:
         """Change numbers as they happen, starting with the current one when it differs from ``since``."""
         last = since
-        while True:
+        while not self._closed:
             changed = self._changed  # taken before the check: a change after it sets this very event
             if str(self.seq) != last:
                 last = str(self.seq)
                 yield last
                 continue
-            await changed.wait()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(changed.wait(), timeout=0.5)

@@ -51,5 +51,8 @@ def serving(app: Any, host: str = "127.0.0.1") -> Iterator[str]:
         port = server.servers[0].sockets[0].getsockname()[1]
         yield f"http://{host}:{port}"
     finally:
+        follower = getattr(getattr(app, "state", None), "follower", None)
+        if follower is not None:
+            follower.close()  # end the event streams first, so the server stops at once
         server.should_exit = True
         thread.join(10)

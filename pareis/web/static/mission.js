@@ -54,6 +54,10 @@
     container.setAttribute("data-models", String(cy.nodes("[kind = 'model']").length));
   };
 
+  // The live stream's state on its element (data-live="open" | "error"), for people and tests alike.
+  document.addEventListener("htmx:sseOpen", function (evt) { evt.target.setAttribute("data-live", "open"); });
+  document.addEventListener("htmx:sseError", function (evt) { evt.target.setAttribute("data-live", "error"); });
+
   document.addEventListener("click", function (evt) {
     var button = evt.target.closest ? evt.target.closest("button[data-copy]") : null;
     if (!button) { return; }
