@@ -53,13 +53,15 @@ def create_app(
     guard: contextlib.AbstractContextManager[Any] | None = None,
     poll_s: float = 0.25,
     collapse_over: int | None = None,
+    list_ttl_s: float = 10.0,
 ) -> Starlette:
     """Mission Control over ``sources`` (opened and closed by the caller).
 
     ``token``: required on every page and API call when given (:mod:`pareis.web.guard`). ``clock``: the evaluation
     time of the gate and reliability answers (ms). ``guard``: held around every answer (see :mod:`pareis.web.pages`).
     ``poll_s``: how often the live follower reads the change token. ``collapse_over``: columns past which the blast
-    graph is drawn by dataset (default :data:`pareis.answers.graph.COLLAPSE_OVER`).
+    graph is drawn by dataset (default :data:`pareis.answers.graph.COLLAPSE_OVER`). ``list_ttl_s``: how long the
+    incident list is reused while nothing changes (:meth:`pareis.web.pages.Context.incidents`; 0: never).
     """
 
     def revision() -> str:
@@ -69,7 +71,7 @@ def create_app(
             return incidents_revision(sources)
 
     follower = Follower(revision, interval_s=poll_s)
-    ctx = pages.Context(sources, clock, guard, collapse_over, token=lambda: str(follower.seq))
+    ctx = pages.Context(sources, clock, guard, collapse_over, token=lambda: str(follower.seq), list_ttl_s=list_ttl_s)
     registry = CollectorRegistry()
     requests = Counter("pareis_web_requests", "HTTP requests served", ["route", "status"], registry=registry)
     seconds = Histogram("pareis_web_request_seconds", "Time to answer a request", ["route"], registry=registry)

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 from jinja2 import Environment, FileSystemLoader, select_autoescape
@@ -26,8 +27,12 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
+from pareis.answers.incidents import IncidentSummary
 from pareis.answers.sources import CannotEvaluate, Sources, SourceUnavailable
 from pareis.web import present
+
+if TYPE_CHECKING:
+    from pareis.answers.dossier import IncidentDossier
 
 T = TypeVar("T")
 HERE = Path(__file__).parent
@@ -50,7 +55,25 @@ class Context:
     guard: contextlib.AbstractContextManager[Any] | None = None
     collapse_over: int | None = None
     token: Callable[[], str] = field(default=lambda: "")
+    list_ttl_s: float = 10.0
     env: Environment = field(default_factory=environment)
+    _listed: tuple[str, float, list[IncidentSummary]] | None = None
+
+    async def incidents(self) -> list[IncidentSummary]:
+        """:func:`~pareis.answers.incidents.incident_list`, reused while the change token stays the same and the
+        answer is younger than ``list_ttl_s`` (0: never reused). The list is derived from the whole run history —
+        one analysis per incident — while the token moves whenever the incidents role writes, so between writes
+        every page and re-fetch shares one answer; the age bound covers what the token can't see (lineage
+        changes to resolved incidents)."""
+        from pareis.answers.incidents import incident_list
+
+        token, now = self.token(), time.monotonic()
+        cached = self._listed
+        if cached is not None and cached[0] == token and now - cached[1] < self.list_ttl_s:
+            return cached[2]
+        rows = await self.ask(_reading(lambda: incident_list(self.sources)))
+        self._listed = (token, now, rows)
+        return rows
 
     async def ask(self, question: Callable[[], T]) -> T:
         def guarded() -> T:
@@ -124,9 +147,7 @@ def _matching(rows: list[Any], filters: dict[str, str]) -> list[Any]:
 
 
 async def _incident_rows(ctx: Context, request: Request) -> tuple[list[Any], dict[str, str]]:
-    from pareis.answers.incidents import incident_list
-
-    rows = await ctx.ask(_reading(lambda: incident_list(ctx.sources)))
+    rows = await ctx.incidents()
     filters = _filters(request)
     return _matching(rows, filters), filters
 
@@ -163,12 +184,18 @@ async def incidents_api(ctx: Context, request: Request) -> Response:
 # -- Incident ----------------------------------------------------------------------------------------------------
 
 
+async def _dossier(ctx: Context, urn: str) -> IncidentDossier:
+    from pareis.answers.dossier import dossier_of
+
+    summary = next((s for s in await ctx.incidents() if s.urn == urn), None)
+    if summary is None:
+        raise CannotEvaluate(f"no incident {urn} in the run history")
+    return await ctx.ask(_reading(lambda: dossier_of(ctx.sources, summary, collapse_over=ctx.collapse_over)))
+
+
 @answering
 async def incident_page(ctx: Context, request: Request) -> Response:
-    from pareis.answers.dossier import dossier
-
-    urn = request.path_params["urn"]
-    d = await ctx.ask(_reading(lambda: dossier(ctx.sources, urn, collapse_over=ctx.collapse_over)))
+    d = await _dossier(ctx, request.path_params["urn"])
     facts = d.answer.facts
     answer = d.answer.to_json()
     retrain = dict(facts.retrain)
@@ -188,11 +215,7 @@ async def incident_page(ctx: Context, request: Request) -> Response:
 
 @answering
 async def incident_api(ctx: Context, request: Request) -> Response:
-    from pareis.answers.dossier import dossier
-
-    urn = request.path_params["urn"]
-    d = await ctx.ask(_reading(lambda: dossier(ctx.sources, urn, collapse_over=ctx.collapse_over)))
-    return _json(d.to_json())
+    return _json((await _dossier(ctx, request.path_params["urn"])).to_json())
 
 
 # -- Models ------------------------------------------------------------------------------------------------------
