@@ -9,8 +9,10 @@ feature → model. Layers: a column's depth is its longest column-edge distance 
 past the deepest column, models one past the features; within a layer nodes are sorted by id.
 
 Past ``collapse_over`` columns the graph is collapsed by dataset: one node per dataset standing for its affected
-columns (``count``; ``role`` the strongest of its columns), column edges mapped to dataset edges, self-loops dropped.
-So a 10,000-column blast stays readable and small to send. The JSON (nodes and edges sorted) is the contract.
+columns (``count``; ``role`` the strongest of its columns, ``layer`` the shallowest), column edges mapped to dataset
+edges, self-loops dropped; past ``collapse_over`` datasets as well, by schema (platform and the dataset name without
+its last segment). So a 10,000-column blast stays readable, small to send and quick to draw. The JSON (nodes and
+edges sorted) is the contract.
 """
 
 from __future__ import annotations
@@ -27,17 +29,18 @@ COLLAPSE_OVER = 150
 """Default: past this many affected columns, columns are drawn as one node per dataset."""
 
 _ROLE_RANK = {"failing": 0, "origin": 1, "affected": 2}
+_DATASET = "urn:li:dataset:(urn:li:dataPlatform:"
 
 
 @dataclass(frozen=True)
 class Node:
     id: str
-    kind: str  # column | dataset | feature | model
+    kind: str  # column | dataset | schema | feature | model
     label: str
     role: str  # failing | origin | affected | feature | model
     layer: int
     severity: str | None = None  # models: their severity
-    count: int = 1  # dataset nodes of a collapsed graph: how many affected columns they stand for
+    count: int = 1  # dataset and schema nodes: how many affected columns they stand for
     dataset: str | None = None  # columns: their dataset
 
     def to_json(self) -> dict[str, Any]:
@@ -65,16 +68,21 @@ class Edge:
 
 @dataclass(frozen=True)
 class BlastGraph:
-    """The drawable blast radius; ``collapsed`` when columns were grouped by dataset."""
+    """The drawable blast radius; ``level``: what a node of the data stands for (column, dataset or schema)."""
 
     nodes: tuple[Node, ...]
     edges: tuple[Edge, ...]
-    collapsed: bool
+    level: str
     columns: int
+
+    @property
+    def collapsed(self) -> bool:
+        return self.level != "column"
 
     def to_json(self) -> dict[str, Any]:
         return {
             "collapsed": self.collapsed,
+            "level": self.level,
             "columns": self.columns,
             "edges": [e.to_json() for e in self.edges],
             "nodes": [n.to_json() for n in self.nodes],
@@ -121,23 +129,31 @@ def blast_graph(view: LineageView, radius: BlastRadius, *, collapse_over: int = 
     depth = _depths(columns, column_edges)
     top = max(depth.values(), default=-1)
     roles = {c: _role(c, radius) for c in columns}
-    collapsed = len(columns) > collapse_over
+    level = "column" if len(columns) <= collapse_over else "dataset" if len(by_dataset) <= collapse_over else "schema"
     nodes: list[Node] = []
     edges: set[Edge] = set()
-    if collapsed:
-        for dataset, members in by_dataset.items():
-            role = min((roles[c] for c in members), key=_ROLE_RANK.__getitem__)
-            layer = min(depth[c] for c in members)
-            nodes.append(Node(dataset, "dataset", _dataset_name(dataset), role, layer, count=len(members)))
-        edges |= {Edge(parent_of(a), parent_of(b), "column") for a, b in column_edges if parent_of(a) != parent_of(b)}
-        edges |= {Edge(parent_of(c), f, "feature_source") for c, f in feature_edges}
-    else:
+    if level == "column":
         for c in sorted(columns):
             label = f"{_dataset_name(parent_of(c))}.{path_of(c)}"
             nodes.append(Node(c, "column", label, roles[c], depth[c], dataset=parent_of(c)))
         edges |= {Edge(a, b, "column") for a, b in column_edges}
         edges |= {Edge(a, b, "sibling") for a, b in sibling_edges}
         edges |= {Edge(c, f, "feature_source") for c, f in feature_edges}
+    else:
+        # One node per dataset, or past the threshold of datasets too, per schema (the dataset name's prefix).
+        group_of = {c: parent_of(c) if level == "dataset" else _schema_of(parent_of(c)) for c in columns}
+        members: dict[str, list[str]] = {}
+        for c in sorted(columns):
+            members.setdefault(group_of[c], []).append(c)
+        for group, cols in members.items():
+            role = min((roles[c] for c in cols), key=_ROLE_RANK.__getitem__)
+            layer = min(depth[c] for c in cols)
+            label = _dataset_name(group) if level == "dataset" else _schema_name(group)
+            if level == "schema":
+                label += f" · {len({parent_of(c) for c in cols}):,} datasets"
+            nodes.append(Node(group, level, label, role, layer, count=len(cols)))
+        edges |= {Edge(group_of[a], group_of[b], "column") for a, b in column_edges if group_of[a] != group_of[b]}
+        edges |= {Edge(group_of[c], f, "feature_source") for c, f in feature_edges}
     nodes += [Node(f, "feature", _feature_name(f), "feature", top + 1) for f in sorted(features)]
     nodes += [
         Node(urn, "model", _tail(urn), "model", top + 2, severity=m.severity.value) for urn, m in sorted(models.items())
@@ -146,7 +162,7 @@ def blast_graph(view: LineageView, radius: BlastRadius, *, collapse_over: int = 
     return BlastGraph(
         tuple(sorted(nodes, key=lambda n: (n.layer, n.id))),
         tuple(sorted(edges, key=lambda e: (e.source, e.target, e.rel))),
-        collapsed,
+        level,
         len(columns),
     )
 
@@ -195,10 +211,24 @@ def _tail(urn: str) -> str:
 
 def _dataset_name(urn: str) -> str:
     """``urn:li:dataset:(urn:li:dataPlatform:dbt,retail.analytics.x,PROD)`` → ``x (dbt)``."""
-    if urn.startswith("urn:li:dataset:(urn:li:dataPlatform:") and urn.count(",") >= 2:
-        platform, name = urn[len("urn:li:dataset:(urn:li:dataPlatform:") : -1].split(",")[:2]
+    if urn.startswith(_DATASET) and urn.count(",") >= 2:
+        platform, name = urn[len(_DATASET) : -1].split(",")[:2]
         return f"{name.rsplit('.', 1)[-1]} ({platform})"
     return _tail(urn)
+
+
+def _schema_of(dataset: str) -> str:
+    """The schema a dataset belongs to, as a pseudo-URN: ``(platform, name without its last segment)``."""
+    if dataset.startswith(_DATASET) and dataset.count(",") >= 2:
+        platform, name = dataset[len(_DATASET) : -1].split(",")[:2]
+        return f"schema:{platform}:{name.rsplit('.', 1)[0] if '.' in name else ''}"
+    return "schema::"
+
+
+def _schema_name(schema: str) -> str:
+    """``schema:postgres:bench.schema_003`` → ``bench.schema_003 (postgres)``."""
+    _, platform, name = schema.split(":", 2)
+    return f"{name or '(no schema)'} ({platform})"
 
 
 def _feature_name(urn: str) -> str:

@@ -58,6 +58,7 @@ class Context:
     list_ttl_s: float = 10.0
     env: Environment = field(default_factory=environment)
     _listed: tuple[str, float, list[IncidentSummary]] | None = None
+    _dossiers: dict[str, tuple[str, float, IncidentDossier]] = field(default_factory=dict)
 
     async def incidents(self) -> list[IncidentSummary]:
         """:func:`~pareis.answers.incidents.incident_list`, reused while the change token stays the same and the
@@ -184,13 +185,25 @@ async def incidents_api(ctx: Context, request: Request) -> Response:
 # -- Incident ----------------------------------------------------------------------------------------------------
 
 
+DOSSIERS = 16
+"""How many incident dossiers a server keeps, under the same rule as the list (same change token, young enough)."""
+
+
 async def _dossier(ctx: Context, urn: str) -> IncidentDossier:
     from pareis.answers.dossier import dossier_of
 
+    token, now = ctx.token(), time.monotonic()
+    cached = ctx._dossiers.get(urn)
+    if cached is not None and cached[0] == token and now - cached[1] < ctx.list_ttl_s:
+        return cached[2]
     summary = next((s for s in await ctx.incidents() if s.urn == urn), None)
     if summary is None:
         raise CannotEvaluate(f"no incident {urn} in the run history")
-    return await ctx.ask(_reading(lambda: dossier_of(ctx.sources, summary, collapse_over=ctx.collapse_over)))
+    found = await ctx.ask(_reading(lambda: dossier_of(ctx.sources, summary, collapse_over=ctx.collapse_over)))
+    if len(ctx._dossiers) >= DOSSIERS:
+        ctx._dossiers.pop(min(ctx._dossiers, key=lambda u: ctx._dossiers[u][1]))
+    ctx._dossiers[urn] = (token, now, found)
+    return found
 
 
 @answering

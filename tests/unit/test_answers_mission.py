@@ -28,6 +28,7 @@ class Seen:
     analysed: IncidentAnswer
     redrawn: BlastGraph
     collapsed: BlastGraph
+    by_schema: BlastGraph
     models: ModelsAnswer
     unknown: str
     resolved: list[IncidentSummary]
@@ -54,7 +55,8 @@ def seen() -> Seen:
         during,
         analysis(state.sources, dataset=listed[0].dataset),
         blast_graph(state.sources.lineage, radius),
-        blast_graph(state.sources.lineage, radius, collapse_over=5),
+        blast_graph(state.sources.lineage, radius, collapse_over=15),  # 22 columns, 14 datasets
+        blast_graph(state.sources.lineage, radius, collapse_over=1),
         models(state.sources),
         unknown,
         [],
@@ -94,6 +96,15 @@ def test_past_the_threshold_columns_collapse_into_their_datasets(seen: Seen) -> 
     assert sum(n.count for n in datasets) == len(radius.columns)
     assert all(e.source != e.target for e in graph.edges)
     assert counts(graph)["model"] == 6 and not seen.during.graph.collapsed
+    # Past the threshold of datasets too: one node per schema (retail.raw, retail.analytics on each platform).
+    schemas = [n for n in seen.by_schema.nodes if n.kind == "schema"]
+    assert seen.by_schema.level == "schema" and sum(n.count for n in schemas) == len(radius.columns)
+    assert sorted(n.label.split(" · ")[0] for n in schemas) == [
+        "retail.analytics (dbt)",
+        "retail.analytics (postgres)",
+        "retail.raw (dbt)",
+        "retail.raw (postgres)",
+    ]
 
 
 def test_a_dossier_is_the_analysis_of_that_incident_plus_live_state(seen: Seen) -> None:

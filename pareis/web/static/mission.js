@@ -10,7 +10,7 @@
     graph.nodes.forEach(function (n) {
       var i = perLayer[n.layer] = (perLayer[n.layer] || 0) + 1;
       var colour = n.kind === "model" ? colours[n.severity || "NONE"] : colours[n.role] || "#98a2b3";
-      var label = n.kind === "dataset" ? n.label + " (" + n.count + ")" : n.label;
+      var label = n.kind === "dataset" || n.kind === "schema" ? n.label + " · " + n.count + " col" : n.label;
       out.push({ group: "nodes", data: { id: n.id, label: label, kind: n.kind, role: n.role, colour: colour,
                  severity: n.severity || "" }, position: { x: n.layer * 260, y: i * 46 } });
     });
@@ -25,17 +25,21 @@
     if (!container || !data || typeof cytoscape !== "function") { return; }
     var started = performance.now();
     var graph = JSON.parse(data.textContent);
+    var big = graph.nodes.length + graph.edges.length > 600;
     var cy = cytoscape({
       container: container, elements: elements(graph), layout: { name: "preset", fit: true, padding: 20 },
-      minZoom: 0.05, maxZoom: 3,
+      minZoom: 0.05, maxZoom: 3, textureOnViewport: true, hideEdgesOnViewport: true,
       style: [
         { selector: "node", style: { "background-color": "data(colour)", label: "data(label)", "font-size": 10,
-          "text-valign": "center", "text-halign": "right", "text-margin-x": 4, width: 14, height: 14 } },
+          "text-valign": "center", "text-halign": "right", "text-margin-x": 4, width: 14, height: 14,
+          "min-zoomed-font-size": 6 } },
         { selector: "node[kind = 'model']", style: { shape: "round-rectangle", width: 22, height: 16, "font-weight": "bold" } },
         { selector: "node[kind = 'feature']", style: { shape: "diamond", width: 16, height: 16 } },
-        { selector: "node[kind = 'dataset']", style: { shape: "barrel", width: 22, height: 18 } },
-        { selector: "edge", style: { width: 1, "line-color": "#c8ccd4", "curve-style": "bezier",
-          "target-arrow-shape": "triangle", "target-arrow-color": "#c8ccd4", "arrow-scale": 0.6 } },
+        { selector: "node[kind = 'dataset'], node[kind = 'schema']", style: { shape: "barrel", width: 22, height: 18 } },
+        // Straight edges with arrows on small graphs; past a few hundred, haystack lines (cytoscape's fastest).
+        { selector: "edge", style: big ? { width: 1, "line-color": "#c8ccd4", "curve-style": "haystack" } :
+          { width: 1, "line-color": "#c8ccd4", "curve-style": "straight", "target-arrow-shape": "triangle",
+            "target-arrow-color": "#c8ccd4", "arrow-scale": 0.6 } },
         { selector: "edge[rel = 'sibling']", style: { "line-style": "dashed", "target-arrow-shape": "none" } },
         { selector: ".hl", style: { "line-color": "#101828", "target-arrow-color": "#101828", width: 2 } }
       ]
