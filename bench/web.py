@@ -86,7 +86,7 @@ def build(scale: float, incidents: int, seed: int) -> tuple[Sources, str, int, f
     rng = random.Random(seed)
     large_start, large_size = classes["large"][0]
     small_pool = [start + i for start, size in classes["small"] for i in range(size)]
-    chosen = [large_start + rng.randrange(large_size)] + rng.sample(small_pool, incidents - 1)
+    chosen = [large_start + rng.randrange(large_size), *rng.sample(small_pool, incidents - 1)]
     store, runs = MemoryLineageStore(), MemoryRunHistory()
     handler = LineageHandler(store, DatahubSettings())
     started = time.perf_counter()
