@@ -40,12 +40,14 @@ def _register() -> None:
     from pareis.commands.bootstrap_index import bootstrap_index
     from pareis.commands.demo import demo
     from pareis.commands.replay import replay
+    from pareis.commands.serve import serve
 
     app.command("analyze")(analyze)
     app.command("blast")(blast)
     app.command("bootstrap")(bootstrap_index)
     app.command("demo")(demo)
     app.command("replay")(replay)
+    app.command("serve")(serve)
 
 
 def main() -> None:
