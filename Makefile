@@ -27,8 +27,9 @@ test: install stack-up browser lint
 browser:
 	deploy/local/browser.sh
 
+## The pure tier: no service (Kafka, Redis, Postgres) and nothing slow.
 unit: install
-	$(BIN)/pytest tests/unit
+	$(BIN)/pytest -m "unit and not slow" -q
 
 # $(wildcard): a folder with no tracked file yet (bench/) doesn't exist in a fresh clone, and ruff fails on it.
 LINT_DIRS := $(wildcard pareis consumers tests bench)

@@ -89,7 +89,7 @@ def description(facts: IncidentFacts) -> str:
 def update_comment(changes: Mapping[str, tuple[Any, Any]]) -> str:
     """One line per changed fact: ``name: old → new`` for values, ``+added -removed`` for lists.
 
-    ``blast`` values are digests (see :func:`pareis.core.lifecycle.summary`), so only the fact of a change is said.
+    ``blast`` values are digests (see :class:`pareis.core.lifecycle.Published`), so only the fact of a change is said.
     """
     lines = ["Pareis updated this incident:"]
     for name in sorted(changes):

@@ -24,7 +24,7 @@ from pareis.datahub.metadata_file import JSON_CONTENT_TYPE, Proposal
 from pareis.datahub.patch import apply_patch
 
 # Aspects with a lineage relationship: GMS re-logs them on a no-op write as RESTATE (reference §2).
-LINEAGE_ASPECTS = frozenset(
+RESTATED_ASPECTS = frozenset(
     {
         "upstreamLineage",
         "dataJobInputOutput",
@@ -90,7 +90,7 @@ class ChangeLogEmulator:
             )
             value_json = orjson.dumps(value)
             if previous is not None and value == previous.value:
-                if proposal.aspect_name not in LINEAGE_ASPECTS:
+                if proposal.aspect_name not in RESTATED_ASPECTS:
                     return None
                 change_type = "RESTATE"
             if not timeseries:

@@ -1,6 +1,6 @@
 """Change-log aspects → lineage index updates (DESIGN §1, §2.1).
 
-:func:`translate` turns one aspect value of one entity, as raw Pegasus JSON (the lineage role parses it with
+:func:`lineage_update` turns one aspect value of one entity, as raw Pegasus JSON (the lineage role parses it with
 orjson; no avrogen classes, for speed), into one :class:`~pareis.store.lineage.LineageUpdate` replacing what
 that (entity, aspect) contributes. Column URNs come out canonical (:mod:`pareis.core.fieldpath`): v2 field
 paths reduced to simple ones, reserved characters percent-encoded as DataHub's builders do.
@@ -44,7 +44,7 @@ def stamp_of(system_metadata: Mapping[str, Any] | None, created: Mapping[str, An
     return Stamp(version, time)
 
 
-def translate(entity: str, aspect_name: str, change_type: str, aspect: Any, stamp: Stamp) -> LineageUpdate | None:
+def lineage_update(entity: str, aspect_name: str, change_type: str, aspect: Any, stamp: Stamp) -> LineageUpdate | None:
     """The update one aspect value makes to the lineage index; None when it contributes nothing to it (not a
     lineage aspect, or ``status``/``deprecation`` of an entity type outside :data:`FLAGGED_TYPES`).
 
@@ -271,4 +271,4 @@ HANDLERS: Mapping[str, Handler] = {
 }
 
 LINEAGE_ASPECTS: frozenset[str] = frozenset(HANDLERS)
-"""The aspect names :func:`translate` reads; filter on these before decoding an MCL's aspect JSON."""
+"""The aspect names :func:`lineage_update` reads; filter on these before decoding an MCL's aspect JSON."""

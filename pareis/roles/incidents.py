@@ -53,6 +53,7 @@ from pareis.roles.messages import (
 from pareis.store.incidents import IncidentStore
 from pareis.store.journal import JournalEntry, Position, StepJournal
 from pareis.store.runs import RunHistory
+from pareis.tickets.port import IncidentTicket
 
 
 def decode(raw: RawMessage) -> RunSignal:
@@ -72,7 +73,7 @@ def analysis_inputs(view: LineageView, runs: RunHistory, state: IncidentState, s
         assertions.update(runs.assertions_of(member))
     if state.incident is not None:
         # The tracked incident's assertions even if the sibling class shrank since: its opening run must be read.
-        assertions.update(state.incident.published.get("assertions", ()))
+        assertions.update(state.incident.published.assertions)
     floor = history_floor(state)
     if floor is not None and signal.run.timestamp_ms < floor:
         # A late run (signals of different assertions travel on different partitions): read from its own time,
@@ -88,7 +89,7 @@ def ticket_effect(intent: Intent, settings: DatahubSettings) -> Effect:
     effect_id = f"{intent.effect_id}/ticket"
     if isinstance(intent, Open):
         url = incident_link(facts, settings) if settings.ui_url else None
-        return TicketOpen(effect_id, facts.urn, intent.title, intent.description, facts.severity, url)
+        return TicketOpen(effect_id, IncidentTicket(facts.urn, intent.title, intent.description, facts.severity, url))
     if isinstance(intent, Update):
         return TicketComment(effect_id, facts.urn, intent.comment)
     assert isinstance(intent, Resolve)

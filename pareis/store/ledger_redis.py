@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import redis
 
-from pareis.errors import Fatal, Retriable
 from pareis.store.ledger import _check
+from pareis.store.redis_errors import translated
 
 DEFAULT_PREFIX = "pareis:ledger:effect:"
 DEFAULT_TTL_S = 30 * 24 * 3600
@@ -32,22 +32,10 @@ class RedisLedger:
         self._ttl_s = ttl_s
 
     def seen(self, effect_id: str) -> bool:
-        try:
+        with translated():
             return bool(self._redis.exists(self._prefix + effect_id))
-        except redis.RedisError as error:
-            raise _translate(error) from error
 
     def record(self, effect_id: str) -> None:
         _check(effect_id)
-        try:
+        with translated():
             self._redis.set(self._prefix + effect_id, b"1", ex=self._ttl_s)
-        except redis.RedisError as error:
-            raise _translate(error) from error
-
-
-def _translate(error: redis.RedisError) -> Exception:
-    if isinstance(error, redis.AuthenticationError):
-        return Fatal(f"redis refused the credentials: {error}")
-    if isinstance(error, redis.ConnectionError | redis.TimeoutError | redis.ReadOnlyError):
-        return Retriable(f"redis unavailable: {error}")
-    return Fatal(f"redis error: {error}")

@@ -109,7 +109,7 @@ def test_signals_are_keyed_by_the_canonical_sibling(flow: Flow) -> None:
 
 
 def test_the_blast_radius_is_churn_and_ltv_through_two_features(flow: Flow) -> None:
-    (opened,) = [e for e in map(decode_effect, flow.values("pareis.effects.v1")) if isinstance(e, TicketOpen)]
+    (opened,) = [e.ticket for e in map(decode_effect, flow.values("pareis.effects.v1")) if isinstance(e, TicketOpen)]
     assert opened.severity.value == "MEDIUM"
     for urn in CHURN:
         assert f"- {urn}: MEDIUM, 2/6 feature(s) poisoned" in opened.body

@@ -11,7 +11,7 @@ from datahub.emitter.serialization_helper import pre_json_transform
 from datahub.ingestion.source.dbt.dbt_tests import _make_custom_assertion_info
 
 from pareis.core.graph import Attr, Rel
-from pareis.datahub.translate import LINEAGE_ASPECTS, stamp_of, translate
+from pareis.datahub.translate import LINEAGE_ASPECTS, lineage_update, stamp_of
 from pareis.errors import DecodeError, Poison
 from pareis.store.lineage import Facts, LineageUpdate, Stamp
 
@@ -28,7 +28,7 @@ def wire(aspect: Any) -> dict[str, Any]:
 
 
 def facts(entity: str, aspect: Any, name: str | None = None) -> Facts:
-    update = translate(entity, name or aspect.ASPECT_NAME, "UPSERT", wire(aspect), STAMP)
+    update = lineage_update(entity, name or aspect.ASPECT_NAME, "UPSERT", wire(aspect), STAMP)
     assert update is not None and update.facts is not None
     return update.facts
 
@@ -226,29 +226,29 @@ def test_status_and_deprecation_are_flags() -> None:
 
 
 def test_status_of_entities_outside_the_index_is_ignored() -> None:
-    assert translate("urn:li:corpuser:jdoe", "status", "UPSERT", {"removed": True}, STAMP) is None
+    assert lineage_update("urn:li:corpuser:jdoe", "status", "UPSERT", {"removed": True}, STAMP) is None
 
 
 def test_non_lineage_aspects_are_ignored() -> None:
-    assert translate(RAW, "globalTags", "UPSERT", {"tags": []}, STAMP) is None
+    assert lineage_update(RAW, "globalTags", "UPSERT", {"tags": []}, STAMP) is None
 
 
 def test_delete_removes_whatever_the_aspect_was() -> None:
-    assert translate(STG, "upstreamLineage", "DELETE", None, STAMP) == LineageUpdate(
+    assert lineage_update(STG, "upstreamLineage", "DELETE", None, STAMP) == LineageUpdate(
         STG, "upstreamLineage", STAMP, None
     )
 
 
 def test_restate_carries_the_whole_value() -> None:
     aspect = wire(dh.SiblingsClass(siblings=[STG], primary=False))
-    update = translate(DBT, "siblings", "RESTATE", aspect, STAMP)
+    update = lineage_update(DBT, "siblings", "RESTATE", aspect, STAMP)
     assert update == LineageUpdate(DBT, "siblings", STAMP, Facts.of({(Rel.SIBLING, DBT, STG)}))
 
 
 @pytest.mark.parametrize("change_type", ["PATCH", "BOGUS"])
 def test_change_types_without_a_whole_value_are_poison(change_type: str) -> None:
     with pytest.raises(DecodeError, match="carries no value"):
-        translate(DBT, "siblings", change_type, [{"op": "add"}], STAMP)
+        lineage_update(DBT, "siblings", change_type, [{"op": "add"}], STAMP)
 
 
 @pytest.mark.parametrize(
@@ -276,13 +276,13 @@ def test_change_types_without_a_whole_value_are_poison(change_type: str) -> None
 )  # fmt: skip
 def test_malformed_aspects_are_poison_naming_the_path(aspect_name: str, value: Any, where: str) -> None:
     with pytest.raises(DecodeError, match=where) as caught:
-        translate(STG, aspect_name, "UPSERT", value, STAMP)
+        lineage_update(STG, aspect_name, "UPSERT", value, STAMP)
     assert caught.value.reason == "aspect-shape"
 
 
 def test_an_entity_that_is_not_a_urn_is_poison() -> None:
     with pytest.raises(DecodeError, match="not a URN"):
-        translate("orders", "siblings", "UPSERT", {"siblings": []}, STAMP)
+        lineage_update("orders", "siblings", "UPSERT", {"siblings": []}, STAMP)
 
 
 def test_stamp_prefers_the_system_version_and_the_created_time() -> None:
