@@ -17,6 +17,8 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 
+from pareis.core.impact import ratio_text
+
 if TYPE_CHECKING:
     from pareis.core.intents import IncidentFacts
     from pareis.demo.session import StepOutcome
@@ -130,7 +132,7 @@ def _print_blast(console: Console, facts: IncidentFacts) -> None:
         blast.add_row(
             _short(m.urn),
             f"{len(m.poisoned_features)}/{m.total_features} {features}",
-            f"{m.ratio:.2f}",
+            ratio_text(m.ratio),
             f"[{style}]{m.severity.value}[/]",
             m.precision,
         )

@@ -48,6 +48,7 @@ ENTITY_ASPECTS: Mapping[str, tuple[str, ...]] = {
         "status",
     ),
     "mlFeature": ("mlFeatureProperties", "status", "deprecation"),
+    "mlPrimaryKey": ("mlPrimaryKeyProperties", "status", "deprecation"),
     "mlFeatureTable": ("mlFeatureTableProperties", "status", "deprecation"),
     "mlModelGroup": ("mlModelGroupProperties", "status", "deprecation"),
     "mlModel": ("mlModelProperties", "versionProperties", "status", "deprecation"),

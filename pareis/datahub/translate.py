@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pareis.core.dimension import dimension
 from pareis.core.fieldpath import COLUMN_PREFIX, entity_type, parent_of
-from pareis.core.graph import Attr, Rel
+from pareis.core.graph import REMOVABLE_TYPES, Attr, Rel
 from pareis.datahub import translate_ml
 from pareis.datahub.translate_shape import Shape, canonical_parent, is_plain_path
 from pareis.errors import DecodeError
@@ -25,9 +26,7 @@ Handler = Callable[[Shape, str, Mapping[str, Any]], Facts]
 UPSERTS = frozenset({"UPSERT", "CREATE", "UPDATE", "RESTATE", "CREATE_ENTITY"})
 """Change types carrying the aspect's whole new value (GMS logs PATCH proposals as UPSERT)."""
 
-FLAGGED_TYPES = frozenset(
-    {"dataset", "dataJob", "dataProcessInstance", "mlFeature", "mlFeatureTable", "mlModel", "mlModelGroup", "assertion"}
-)
+FLAGGED_TYPES = REMOVABLE_TYPES
 """Entity types whose ``status`` / ``deprecation`` the index keeps (the change log carries them for every type)."""
 
 
@@ -188,7 +187,8 @@ def siblings(shape: Shape, entity: str, aspect: Mapping[str, Any]) -> Facts:
 
 
 def assertion_info(shape: Shape, entity: str, aspect: Mapping[str, Any]) -> Facts:
-    """What an assertion checks: its dataset(s) and, if it names any, its columns.
+    """What an assertion checks: its dataset(s) and, if it names any, its columns; its type and the data-quality
+    dimension it tests (:func:`pareis.core.dimension.dimension`).
 
     Fields come from ``datasetAssertion.fields``, ``customAssertion.field``/``fields`` (dbt; a dbt column test
     without them falls back to ``nativeParameters.column_name``) and ``fieldAssertion`` (``fieldPath`` or the
@@ -232,7 +232,10 @@ def assertion_info(shape: Shape, entity: str, aspect: Mapping[str, Any]) -> Fact
     edges: set[Edge] = {(Rel.ASSERTS, entity, d) for d in datasets}
     edges.update((Rel.ASSERTS_COLUMN, entity, c) for c in columns)
     kind = shape.opt_str(aspect, "type", "")
-    return Facts.of(edges, {Attr.ASSERTION_TYPE: kind} if kind else {})
+    attrs = {Attr.ASSERTION_DIMENSION: dimension(aspect)}
+    if kind:
+        attrs[Attr.ASSERTION_TYPE] = kind
+    return Facts.of(edges, attrs)
 
 
 def _field_paths(shape: Shape, sub: Mapping[str, Any]) -> set[str]:

@@ -42,7 +42,8 @@ def fgl(up_type: str, ups: list[str], downs: list[str]) -> dh.FineGrainedLineage
 
 
 def test_lineage_aspects_are_those_of_the_design() -> None:
-    design = """upstreamLineage schemaMetadata siblings dataJobInputOutput mlFeatureProperties
+    # §1's list, plus mlPrimaryKeyProperties (feature-table keys, §2.1).
+    design = """upstreamLineage schemaMetadata siblings dataJobInputOutput mlFeatureProperties mlPrimaryKeyProperties
         mlFeatureTableProperties mlModelProperties mlModelGroupProperties versionProperties
         dataProcessInstanceProperties dataProcessInstanceInput dataProcessInstanceOutput assertionInfo status
         deprecation"""
@@ -135,15 +136,15 @@ def test_siblings_link_dbt_node_and_warehouse_table() -> None:
 
 
 @pytest.mark.parametrize(
-    ("test", "column", "expected_fields"),
+    ("test", "column", "expected_fields", "dimension"),
     [
-        ("not_null", "order_id", {"order_id"}),
-        ("relationships", "customer_id", {"customer_id"}),
-        ("unique", None, set()),
+        ("not_null", "order_id", {"order_id"}, "completeness"),
+        ("relationships", "customer_id", {"customer_id"}, "referential integrity"),
+        ("unique", None, set(), "uniqueness"),
     ],
 )
 def test_dbt_custom_assertion_names_its_dataset_and_column(
-    test: str, column: str | None, expected_fields: set[str]
+    test: str, column: str | None, expected_fields: set[str], dimension: str
 ) -> None:
     fields = [make_schema_field_urn(DBT, column)] if column else []
     scope = "DATASET_COLUMN" if column else "DATASET_ROWS"
@@ -152,7 +153,8 @@ def test_dbt_custom_assertion_names_its_dataset_and_column(
     )
     aspect = dh.AssertionInfoClass(type="CUSTOM", customAssertion=info)
     expected = {(Rel.ASSERTS, ASSERTION, DBT)} | {(Rel.ASSERTS_COLUMN, ASSERTION, col(DBT, f)) for f in expected_fields}
-    assert facts(ASSERTION, aspect) == Facts.of(expected, {Attr.ASSERTION_TYPE: "CUSTOM"})
+    attrs = {Attr.ASSERTION_TYPE: "CUSTOM", Attr.ASSERTION_DIMENSION: dimension}
+    assert facts(ASSERTION, aspect) == Facts.of(expected, attrs)
 
 
 def test_dbt_column_test_without_fields_falls_back_to_native_column_name() -> None:
@@ -204,7 +206,8 @@ def test_freshness_assertion_covers_its_dataset() -> None:
         type="FRESHNESS",
         freshnessAssertion=dh.FreshnessAssertionInfoClass(type="DATASET_CHANGE", entity=RAW, schedule=schedule),
     )
-    assert facts(ASSERTION, aspect) == Facts.of({(Rel.ASSERTS, ASSERTION, RAW)}, {Attr.ASSERTION_TYPE: "FRESHNESS"})
+    attrs = {Attr.ASSERTION_TYPE: "FRESHNESS", Attr.ASSERTION_DIMENSION: "freshness"}
+    assert facts(ASSERTION, aspect) == Facts.of({(Rel.ASSERTS, ASSERTION, RAW)}, attrs)
 
 
 def test_assertion_without_a_target_is_poison() -> None:
