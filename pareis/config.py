@@ -46,6 +46,9 @@ class KafkaSettings(BaseModel):
     properties: dict[str, str] = Field(default_factory=dict)
     """Extra librdkafka properties (security.protocol, sasl.*, …), applied to every client."""
     topics: Topics = Field(default_factory=Topics)
+    dlq_max_bytes: int = Field(default=900_000, ge=1024)
+    """Upper bound of a dead letter (key, value and headers); a larger poison message keeps as much of its value
+    as fits, marked truncated. Keep it below the DLQ topic's ``max.message.bytes`` (1 MB by default)."""
 
 
 class RoleTuning(BaseModel):
