@@ -276,7 +276,7 @@ def incidents_pipeline(settings: Settings, ports: Embedded | None = None) -> Pip
             datahub=settings.datahub,
             effects_topic=topics.effects,
         )
-        return Pipeline(incidents.decode, handler)
+        return Pipeline(incidents.decode, handler, committed=handler.committed)
     from pareis.datahub.writer import KafkaWriter
     from pareis.store.incidents_redis import RedisIncidentStore
     from pareis.store.journal_redis import RedisStepJournal
@@ -296,7 +296,9 @@ def incidents_pipeline(settings: Settings, ports: Embedded | None = None) -> Pip
         datahub=settings.datahub,
         effects_topic=topics.effects,
     )
-    return Pipeline(incidents.decode, handler, checks={"redis": redis_ping(client)}, close=client.close)
+    return Pipeline(
+        incidents.decode, handler, checks={"redis": redis_ping(client)}, close=client.close, committed=handler.committed
+    )
 
 
 def effects_pipeline(settings: Settings, ports: Embedded | None = None) -> Pipeline[Effect]:

@@ -74,6 +74,7 @@ class Checkpoint:
         deadline_s: float = 60.0,
         stop: threading.Event | None = None,
         on_commit: Observer = _ignore,
+        on_committed: Callable[[Mapping[PartitionKey, int]], None] = lambda _: None,
     ) -> None:
         self.consumer = consumer
         self.producer = producer
@@ -83,6 +84,8 @@ class Checkpoint:
         self.deadline_s = deadline_s
         self.stop = stop or threading.Event()
         self.on_commit = on_commit
+        self.on_committed = on_committed
+        """Told the offsets each commit made durable."""
         self.pending: dict[PartitionKey, int] = {}
         self.uncommitted = 0
         self._delivery_errors: list[KafkaError] = []
@@ -220,9 +223,11 @@ class AtLeastOnce(Checkpoint):
                 raise translate(err, f"committing {tp.topic}[{tp.partition}]")
             # Keep it for the next commit; a later offset of the same partition supersedes it.
             key = (tp.topic, tp.partition)
-            self.pending.setdefault(key, committed[key])
+            self.pending.setdefault(key, committed.pop(key))
             log.warning("offset commit failed", topic=tp.topic, partition=tp.partition, error=err.str())
         self.on_commit(time.perf_counter() - started)
+        if committed:
+            self.on_committed(committed)
 
 
 class ExactlyOnce(Checkpoint):
@@ -272,10 +277,13 @@ class ExactlyOnce(Checkpoint):
             self.abort()
             raise AbortTransaction(str(exc)) from exc
         self.in_transaction = False
+        committed = dict(self.pending)
         self.pending.clear()
         self.uncommitted = 0
         self._delivery_errors.clear()
         self.on_commit(time.perf_counter() - started)
+        if committed:
+            self.on_committed(committed)
 
     def abort(self) -> None:
         super().abort()

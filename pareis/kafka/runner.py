@@ -28,7 +28,7 @@ import structlog
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition
 
 from pareis.config import Settings
-from pareis.errors import Fatal, Retriable
+from pareis.errors import Fatal, PareisError, Retriable
 from pareis.kafka import clients
 from pareis.kafka.batch import BatchProcessor, BatchResult, PartitionKey
 from pareis.kafka.checkpoint import AtLeastOnce, Checkpoint, DeliveryFailed, ExactlyOnce
@@ -119,6 +119,7 @@ class RoleRunner:
             "commit_interval_s": run.commit_interval_ms / 1000,
             "stop": self.stop,
             "on_commit": commit_seconds.observe,
+            "on_committed": self._committed_hook(pipeline),
         }
         if role.delivery is Delivery.EXACTLY_ONCE:
             eos = ExactlyOnce(self.consumer, producer, **common)
@@ -258,6 +259,15 @@ class RoleRunner:
             return
         self.checkpoint.commit()
         self.delivery_failures = 0
+
+    def _committed_hook(self, pipeline: Pipeline[Any]) -> Any:
+        def committed(offsets: Any) -> None:
+            try:
+                pipeline.committed(offsets)
+            except PareisError as exc:  # the next commit's call covers these offsets again
+                self.log.warning("post-commit release failed", error=str(exc))
+
+        return committed
 
     def _count(self, result: BatchResult) -> None:
         name, tally, m = self.role.name, result.tally, self.metrics

@@ -30,6 +30,7 @@ from pareis.kafka.embedded import RoleReport
 from pareis.kafka.memory import MemoryBroker
 from pareis.kafka.records import header
 from pareis.roles.messages import TicketClose, TicketOpen, decode_effect, decode_signal
+from pareis.store.journal import MemoryStepJournal
 from pareis.tickets.memory import MemoryTicketer
 from tests.support import sample
 
@@ -97,6 +98,11 @@ def test_one_incident_keyed_by_the_warehouse_sibling_is_opened_then_resolved(flo
     assert opened["startedAt"] == T0 + 6 * DAY and opened["status"]["lastUpdated"]["time"] == T0 + 6 * DAY
     assert infos[1]["status"]["lastUpdated"]["time"] == T0 + 8 * DAY
     assert opened["source"]["sourceUrn"] == sample.assertion("not_null_unit_price")
+
+
+def test_the_journal_is_released_once_its_signals_are_committed(flow: Flow) -> None:
+    assert isinstance(flow.ports.journal, MemoryStepJournal)
+    assert len(flow.ports.journal) == 0, "every signal is committed: nothing can be redone"
 
 
 def test_signals_are_keyed_by_the_canonical_sibling(flow: Flow) -> None:
