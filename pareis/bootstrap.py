@@ -137,7 +137,9 @@ def lineage_pipeline(settings: Settings, ports: Embedded | None = None) -> Pipel
 
     client = lineage_redis_client(settings.redis_url)
     handler = LineageHandler(RedisLineageStore(client), settings.datahub)
-    return Pipeline(decode, handler, checks={"redis": redis_ping(client)}, close=client.close)
+    return Pipeline(
+        decode, handler, checks={"redis": redis_ping(client)}, start=redis_preflight(client), close=client.close
+    )
 
 
 def lineage_redis_client(url: str) -> redis.Redis:
@@ -145,6 +147,17 @@ def lineage_redis_client(url: str) -> redis.Redis:
     import redis
 
     return redis.Redis.from_url(url, socket_timeout=10, socket_connect_timeout=5, health_check_interval=30)
+
+
+def redis_preflight(client: redis.Redis) -> Callable[[], None]:
+    """A role's start-up check of its Redis: refuse to start (Fatal) unless nothing can be evicted
+    (:func:`~pareis.store.redis_policy.require_noeviction`); Retriable, naming the server, when unreachable."""
+    from pareis.store.redis_policy import require_noeviction
+
+    def preflight() -> None:
+        require_noeviction(client)
+
+    return preflight
 
 
 def redis_ping(client: redis.Redis) -> Check:
@@ -255,7 +268,9 @@ def assertions_pipeline(settings: Settings, ports: Embedded | None = None) -> Pi
 
     client = lineage_redis_client(settings.redis_url)
     handler = AssertionsHandler(RedisRunHistory(client), RedisLineageStore(client), signals)
-    return Pipeline(decode, handler, checks={"redis": redis_ping(client)}, close=client.close)
+    return Pipeline(
+        decode, handler, checks={"redis": redis_ping(client)}, start=redis_preflight(client), close=client.close
+    )
 
 
 def incidents_pipeline(settings: Settings, ports: Embedded | None = None) -> Pipeline[RunSignal]:
@@ -297,7 +312,12 @@ def incidents_pipeline(settings: Settings, ports: Embedded | None = None) -> Pip
         effects_topic=topics.effects,
     )
     return Pipeline(
-        incidents.decode, handler, checks={"redis": redis_ping(client)}, close=client.close, committed=handler.committed
+        incidents.decode,
+        handler,
+        checks={"redis": redis_ping(client)},
+        start=redis_preflight(client),
+        close=client.close,
+        committed=handler.committed,
     )
 
 
@@ -326,7 +346,7 @@ def effects_pipeline(settings: Settings, ports: Embedded | None = None) -> Pipel
             client.close()
 
     handler = EffectsHandler(TicketDelivery(ticketers_from_settings(settings.tickets), ledger), ledger, rest)
-    return Pipeline(decode, handler, checks={"redis": redis_ping(client)}, close=close)
+    return Pipeline(decode, handler, checks={"redis": redis_ping(client)}, start=redis_preflight(client), close=close)
 
 
 def write_definitions(settings: Settings, ports: Embedded | None = None) -> None:

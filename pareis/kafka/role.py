@@ -12,6 +12,8 @@ Contracts the runtime relies on:
   redoes the batch one message at a time to find and dead-letter the culprits), :class:`~pareis.errors.Fatal`
   to stop the process.
 * **checks**: readiness probes, each ``() -> None`` raising when its dependency is unreachable.
+* **start**: called once before the role joins its group; raises :class:`~pareis.errors.Fatal` to refuse to
+  start (an unsafe dependency, e.g. an evicting Redis) or Retriable when a dependency is unreachable.
 * **committed** ``(Mapping[(topic, partition), next offset]) -> None``: called after offsets were committed (the
   input before them will not be redone), e.g. to release what was kept for a redo. Its errors are logged, not
   raised: the next commit's call covers the same offsets again.
@@ -62,6 +64,7 @@ class Pipeline(Generic[T]):
     handle: Handler[T]
     checks: Mapping[str, Check] = field(default_factory=dict)
     close: Callable[[], None] = _nothing
+    start: Callable[[], None] = _nothing
     committed: Callable[[Mapping[tuple[str, int], int]], None] = _ignore
 
 

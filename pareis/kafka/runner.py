@@ -105,6 +105,11 @@ class RoleRunner:
         run = self.settings.runtime.for_role(self.role.name)
         role = self.role
         pipeline: Pipeline[Any] = role.build()
+        try:
+            pipeline.start()
+        except BaseException:
+            pipeline.close()
+            raise
         for name, check in pipeline.checks.items():
             self.health.check(f"{role.name}.{name}", check)
         self.health.gate(f"{role.name}.joined", False)
