@@ -1,19 +1,25 @@
-"""Outputs that cannot be delivered, on the real broker: nothing past their input is committed, and once the
-destination is back the outputs arrive (issue 11, points 1 and 2)."""
+"""Faults of a role's dependencies on the real broker: outputs that cannot be delivered (nothing past their input is
+committed; once the destination is back the outputs arrive), a poison message too large for the DLQ, and a schema
+registry answering garbage (issue 11, points 1, 2 and 5)."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import uuid
 from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
+from typing import Any
 
 import pytest
 from confluent_kafka.admin import AdminClient
 
+from pareis.datahub import schemas
 from pareis.kafka import dlq
 from tests.integration.test_runtime_poison import good
-from tests.support.roles import RoleProcess, committed, produce, read_topic, wait_until
+from tests.support.fake_http import local_url, serve_local, stop_local
+from tests.support.roles import RoleProcess, committed, end_offsets, produce, read_topic, wait_until
 from tests.support.stack import create_topic, delete_topics
 
 pytestmark = pytest.mark.integration
@@ -90,3 +96,51 @@ def test_a_poison_message_too_large_for_the_dlq_is_dead_lettered_bounded(
     assert letters[0].key() == b"big"
     assert 0 < len(letters[0].value()) < 1_000_000
     assert huge.startswith(letters[0].value()), "as much of the payload as fits, from its start"
+
+
+class Registry(BaseHTTPRequestHandler):
+    """A schema registry serving DataHub's internal ids, or (``html``) an SSO page with status 200."""
+
+    html = True
+    requests = 0
+
+    def do_GET(self) -> None:
+        type(self).requests += 1
+        schema_id = int(self.path.rstrip("/").rsplit("/", 1)[-1]) if "/schemas/ids/" in self.path else -1
+        if type(self).html:
+            body, kind = b"<html><body>Sign in to continue</body></html>", "text/html"
+        else:
+            text = schemas.text(schemas.INTERNAL_IDS[schema_id])
+            body, kind = json.dumps({"schema": text}).encode(), "application/vnd.schemaregistry.v1+json"
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_: Any) -> None:
+        return None
+
+
+def test_a_registry_answering_html_holds_the_input_instead_of_dead_lettering_it(
+    kafka_bootstrap: str, new_topic: Callable[..., str], new_group: str, tmp_path: Path
+) -> None:
+    source, output, dead = new_topic(), new_topic(), new_topic()
+    produce(kafka_bootstrap, source, [(b"k", good(i)) for i in range(3)])
+    Registry.html, Registry.requests = True, 0
+    server = serve_local(Registry, "fake-registry")
+    try:
+        args = ("--input", source, "--output", output, "--dlq", dead, "--group", new_group)
+        with RoleProcess("datahub", tmp_path, *args, "--schema-registry", local_url(server)) as role:
+            wait_until(lambda: role.metric("pareis_errors_total") >= 2, 60, "the registry failure retried")
+            assert role.metric("pareis_messages_dead_lettered_total") == 0
+            assert committed(kafka_bootstrap, new_group, source, 1)[0] < 0, "nothing committed"
+            Registry.html = False
+            outputs = read_topic(kafka_bootstrap, output, 3)
+            wait_until(lambda: committed(kafka_bootstrap, new_group, source, 1)[0] == 3, 60, "all committed")
+            assert role.metric("pareis_messages_dead_lettered_total") == 0
+            assert role.terminate(15) == 0
+    finally:
+        stop_local(server)
+    assert len(outputs) == 3
+    assert end_offsets(kafka_bootstrap, dead, 1) == {0: 0}, "nothing dead-lettered"
