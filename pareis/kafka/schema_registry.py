@@ -6,10 +6,11 @@ Writer schemas are fetched by id and parsed once per id; encoding registers (or 
 
 Errors leave here as :mod:`pareis.errors` types. Only the registry's own answer that an id does not exist (404 with
 a registry error code, 404xx) makes a message poison (``DecodeError("unknown-schema")``); refused credentials
-(401/403) and a refused registration (409/422) are :class:`Fatal`. Every other failure of a registry call is the registry's, not the message's, and
-:class:`Retriable`: unreachable, a timeout, any other status, a 404 from something that is not the registry (a proxy),
-a 200 whose body is not the registry's JSON (an SSO or proxy page), a schema text that does not parse. Treating those
-as poison would dead-letter and commit every message whose schema id is not cached yet — at start-up, all of them.
+(401/403) and a refused registration (409/422) are :class:`Fatal`. Every other failure of a registry call is the
+registry's, not the message's, and :class:`Retriable`: unreachable, a timeout, any other status, a 404 from something
+that is not the registry (a proxy), a 200 whose body is not the registry's JSON (an SSO or proxy page), a schema text
+that does not parse. Treating those as poison would dead-letter and commit every message whose schema id is not
+cached yet — at start-up, all of them.
 """
 
 from __future__ import annotations
