@@ -332,8 +332,9 @@ def effects_pipeline(settings: Settings, ports: Embedded | None = None) -> Pipel
         return Pipeline(decode, handler)
     from pareis.datahub.rest import RestWriter
     from pareis.store.ledger_redis import RedisLedger
-    from pareis.tickets.factory import ticketers_from_settings
+    from pareis.tickets.factory import configured_ticketers
 
+    ticketers = configured_ticketers(settings.tickets)  # first: refuse to start before connecting anything
     client = lineage_redis_client(settings.redis_url)
     ledger = RedisLedger(client)
     rest = RestWriter.from_settings(settings.datahub) if settings.datahub.write_path == "rest" else None
@@ -345,7 +346,7 @@ def effects_pipeline(settings: Settings, ports: Embedded | None = None) -> Pipel
         finally:
             client.close()
 
-    handler = EffectsHandler(TicketDelivery(ticketers_from_settings(settings.tickets), ledger), ledger, rest)
+    handler = EffectsHandler(TicketDelivery(ticketers, ledger), ledger, rest)
     return Pipeline(decode, handler, checks={"redis": redis_ping(client)}, start=redis_preflight(client), close=close)
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import httpx
+import structlog
 
 from pareis.config import TicketSettings
+from pareis.errors import Fatal
 from pareis.tickets.jira import JiraTicketer
 from pareis.tickets.linear import LinearTicketer
 from pareis.tickets.port import Ticketer
@@ -25,4 +27,24 @@ def ticketers_from_settings(settings: TicketSettings, *, http: httpx.Client | No
         ticketers.append(JiraTicketer.from_settings(settings.jira, http=http))
     if settings.linear.api_key is not None or settings.linear.team_id:
         ticketers.append(LinearTicketer.from_settings(settings.linear, http=http))
+    return ticketers
+
+
+def configured_ticketers(settings: TicketSettings, *, http: httpx.Client | None = None) -> list[Ticketer]:
+    """:func:`ticketers_from_settings` for the effects role, which must know where its ticket effects go.
+
+    :class:`~pareis.errors.Fatal` when no tool is configured unless ``tickets.no_tools`` says so explicitly (a
+    typo in a tool's settings must not turn every ticket into a no-op), and when both are set; the tools are
+    logged either way.
+    """
+    ticketers = ticketers_from_settings(settings, http=http)
+    tools = [t.tool for t in ticketers]
+    if settings.no_tools and ticketers:
+        raise Fatal(f"tickets.no_tools is true but ticket tools are configured: {', '.join(tools)}")
+    if not ticketers and not settings.no_tools:
+        raise Fatal(
+            "no ticket tool is configured (tickets.slack, tickets.jira or tickets.linear); "
+            "set PAREIS_TICKETS__NO_TOOLS=true to run the effects role without one"
+        )
+    structlog.get_logger(__name__).info("ticket tools", tools=tools or "none (tickets.no_tools)")
     return ticketers

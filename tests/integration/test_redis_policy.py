@@ -12,7 +12,7 @@ import pytest
 import redis
 
 from pareis import bootstrap
-from pareis.config import Settings
+from pareis.config import Settings, TicketSettings
 from pareis.errors import Fatal
 from pareis.store.redis_policy import require_noeviction
 from tests.support.roles import free_port, wait_until
@@ -71,7 +71,7 @@ def test_every_role_on_redis_checks_the_policy_before_it_starts(
     redis_server: Callable[[str], str], factory: str
 ) -> None:
     url = redis_server("allkeys-lru")
-    settings = Settings(redis_url=url)
+    settings = Settings(redis_url=url, tickets=TicketSettings(no_tools=True))
     pipeline = getattr(bootstrap, f"{factory}_pipeline")(settings)
     try:
         with pytest.raises(Fatal, match="allkeys-lru"):
