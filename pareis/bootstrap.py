@@ -131,11 +131,11 @@ def lineage_pipeline(settings: Settings, ports: Embedded | None = None) -> Pipel
 
     decode = changelog_decoder(settings, LINEAGE_ASPECTS)
     if ports is not None:
-        return Pipeline(decode, LineageHandler(ports.lineage, settings.datahub))
+        return Pipeline(decode, LineageHandler(ports.lineage, settings.datahub, settings.kafka.topics.dlq))
     from pareis.store.lineage_redis import RedisLineageStore
 
     client = lineage_redis_client(settings.redis_url)
-    handler = LineageHandler(RedisLineageStore(client), settings.datahub)
+    handler = LineageHandler(RedisLineageStore(client), settings.datahub, settings.kafka.topics.dlq)
     return Pipeline(
         decode, handler, checks={"redis": redis_ping(client)}, start=redis_preflight(client), close=client.close
     )

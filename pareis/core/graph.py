@@ -70,6 +70,7 @@ class Attr(StrEnum):
     RUN_NAME = "run.name"  # dataProcessInstanceProperties.name
     RUN_STARTED_MS = "run.started_ms"  # dataProcessInstanceProperties.created.time
     ASSERTION_TYPE = "assertion.type"  # assertionInfo.type
+    LINEAGE_INCOMPLETE = "lineage.incomplete"  # upstreamLineage: the entries not indexed, JSON [[where, why], …]
 
 
 class Query(NamedTuple):
