@@ -197,6 +197,13 @@ class Settings(BaseSettings):
     log_level: str = "INFO"
     log_json: bool = True
 
+    @field_validator("log_level")
+    @classmethod
+    def _a_level(cls, level: str) -> str:
+        if level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+            raise ValueError("not a log level (DEBUG, INFO, WARNING, ERROR, CRITICAL)")
+        return level.upper()
+
     @classmethod
     def settings_customise_sources(
         cls,

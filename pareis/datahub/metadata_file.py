@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from avro.errors import AvroException
 from datahub.emitter.mcp import MetadataChangeProposalWrapper
 from datahub.emitter.mcp_builder import mcps_from_mce
 from datahub.emitter.serialization_helper import pre_json_transform
@@ -72,8 +71,11 @@ def read_proposals(paths: Iterable[str | Path]) -> Iterator[Proposal]:
             raise MetadataFileError(f"{path}: no such file")
         try:
             items = list(read_metadata_file(path))
-        except (OSError, ValueError, KeyError, TypeError, AssertionError, AvroException) as exc:
-            raise MetadataFileError(f"{path}: not DataHub file-format metadata: {exc}") from exc
+        except RecursionError as exc:
+            raise MetadataFileError(f"{path}: not DataHub file-format metadata: nested too deeply") from exc
+        except Exception as exc:  # acryl's reader fails on malformed input with any class (AttributeError, …)
+            detail = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+            raise MetadataFileError(f"{path}: not DataHub file-format metadata: {detail}") from exc
         for index, item in enumerate(items):
             source = f"{path}#{index}"
             for mcp in _as_proposals(item):
