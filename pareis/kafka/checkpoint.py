@@ -42,7 +42,7 @@ from pareis.kafka.classify import (
     translate,
     translate_exception,
 )
-from pareis.kafka.records import OutRecord
+from pareis.model.records import OutRecord
 
 log = structlog.get_logger(__name__)
 

@@ -14,7 +14,7 @@ import hashlib
 from collections.abc import Sequence
 
 from pareis.errors import DecodeError
-from pareis.kafka.records import OutRecord, RawMessage
+from pareis.model.records import OutRecord, RawMessage
 
 SOURCE_TOPIC = "pareis.dlq.source.topic"
 SOURCE_PARTITION = "pareis.dlq.source.partition"

@@ -37,7 +37,7 @@ from pareis.datahub.marks import is_own_write
 from pareis.datahub.translate import stamp_of, translate
 from pareis.errors import DecodeError
 from pareis.kafka.dlq import dead_letter
-from pareis.kafka.records import Message, OutRecord, RawMessage
+from pareis.model.records import Message, OutRecord, RawMessage
 from pareis.store.lineage import LineageStore, LineageUpdate, Outcome
 
 

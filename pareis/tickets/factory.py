@@ -30,21 +30,19 @@ def ticketers_from_settings(settings: TicketSettings, *, http: httpx.Client | No
     return ticketers
 
 
-def configured_ticketers(settings: TicketSettings, *, http: httpx.Client | None = None) -> list[Ticketer]:
-    """:func:`ticketers_from_settings` for the effects role, which must know where its ticket effects go.
+def check_ticket_tools(settings: TicketSettings) -> list[str]:
+    """The configured tools' names, logged, for the effects role, which must know where its ticket effects go.
 
     :class:`~pareis.errors.Fatal` when no tool is configured unless ``tickets.no_tools`` says so explicitly (a
-    typo in a tool's settings must not turn every ticket into a no-op), and when both are set; the tools are
-    logged either way.
+    typo in a tool's settings must not turn every ticket into a no-op), and when both are set.
     """
-    ticketers = ticketers_from_settings(settings, http=http)
-    tools = [t.tool for t in ticketers]
-    if settings.no_tools and ticketers:
+    tools = [t.tool for t in ticketers_from_settings(settings)]
+    if settings.no_tools and tools:
         raise Fatal(f"tickets.no_tools is true but ticket tools are configured: {', '.join(tools)}")
-    if not ticketers and not settings.no_tools:
+    if not tools and not settings.no_tools:
         raise Fatal(
             "no ticket tool is configured (tickets.slack, tickets.jira or tickets.linear); "
             "set PAREIS_TICKETS__NO_TOOLS=true to run the effects role without one"
         )
     structlog.get_logger(__name__).info("ticket tools", tools=tools or "none (tickets.no_tools)")
-    return ticketers
+    return tools

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from pareis import bootstrap
+from pareis.compose import roles
 from pareis.config import Settings, TicketSettings
 from pareis.errors import Fatal
 from pareis.store.redis_policy import require_noeviction
@@ -72,7 +72,7 @@ def test_every_role_on_redis_checks_the_policy_before_it_starts(
 ) -> None:
     url = redis_server("allkeys-lru")
     settings = Settings(redis_url=url, tickets=TicketSettings(no_tools=True))
-    pipeline = getattr(bootstrap, f"{factory}_pipeline")(settings)
+    pipeline = getattr(roles, f"{factory}_pipeline")(settings)
     try:
         with pytest.raises(Fatal, match="allkeys-lru"):
             pipeline.start()

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from pareis import bootstrap, cli
+from pareis import cli
+from pareis.compose import process
+from pareis.compose.replay import replayer
 from pareis.config import Settings
 from pareis.datahub.metadata_file import MetadataFileError
 from pareis.kafka.memory import MemoryBroker
@@ -102,13 +104,14 @@ def test_a_port_in_use_is_exit_2_naming_it(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, busy_port: int
 ) -> None:
     monkeypatch.setenv("PAREIS_RUNTIME__HTTP_PORT", str(busy_port))
+    # Logging stays as the suite configured it (run() would bind it to this test's captured, soon closed, stream).
+    monkeypatch.setattr(process, "configure_logging", lambda *_: None)
     code, err = run(capsys, "run", "lineage")
     assert code == 2 and f":{busy_port} (runtime.http_port)" in one_line(err)
 
 
 def test_replay_validates_every_file_before_publishing(files: dict[str, Path]) -> None:
     broker = MemoryBroker()
-    replayer = bootstrap.replayer(Settings(), broker, default_ms=0)
     with pytest.raises(MetadataFileError):
-        replayer.run_files([files["good"], files["shape"]])
+        replayer(Settings(), broker, default_ms=0).run_files([files["good"], files["shape"]])
     assert broker.size(Settings().kafka.topics.mcl_versioned) == 0, "nothing of the good file was published"

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 import structlog.testing
 
-from pareis import bootstrap
+from pareis.compose.roles import effects_pipeline
 from pareis.config import Settings, SettingsError, TicketSettings, load_settings
 from pareis.errors import Fatal
-from pareis.tickets.factory import configured_ticketers
+from pareis.tickets.factory import check_ticket_tools
 
 
 def test_the_incident_path_is_tuned_for_latency_and_lineage_for_throughput() -> None:
@@ -108,12 +108,12 @@ def test_tooling_variables_are_not_settings(monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_no_ticket_tool_must_be_explicit_and_the_tools_are_logged() -> None:
     with pytest.raises(Fatal, match="PAREIS_TICKETS__NO_TOOLS"):
-        configured_ticketers(TicketSettings())
+        check_ticket_tools(TicketSettings())
     with pytest.raises(Fatal, match="no ticket tool"):
-        bootstrap.effects_pipeline(Settings())
+        effects_pipeline(Settings())
     with structlog.testing.capture_logs() as logs:
-        assert configured_ticketers(TicketSettings(no_tools=True)) == []
-        configured_ticketers(TicketSettings(slack={"token": "xoxb-1", "channel": "C1"}))  # type: ignore[arg-type]
+        assert check_ticket_tools(TicketSettings(no_tools=True)) == []
+        check_ticket_tools(TicketSettings(slack={"token": "xoxb-1", "channel": "C1"}))  # type: ignore[arg-type]
     assert [e["tools"] for e in logs if e["event"] == "ticket tools"] == ["none (tickets.no_tools)", ["slack"]]
     with pytest.raises(Fatal, match="slack"):
-        configured_ticketers(TicketSettings(no_tools=True, slack={"token": "xoxb-1", "channel": "C1"}))  # type: ignore[arg-type]
+        check_ticket_tools(TicketSettings(no_tools=True, slack={"token": "xoxb-1", "channel": "C1"}))  # type: ignore[arg-type]

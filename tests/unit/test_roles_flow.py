@@ -20,7 +20,9 @@ from typing import Any
 import orjson
 import pytest
 
-from pareis import bootstrap
+from pareis.compose.ports import Ports
+from pareis.compose.replay import replayer
+from pareis.compose.roles import embedded_runner
 from pareis.config import DatahubSettings, Settings
 from pareis.core.blast import blast_radius
 from pareis.core.incident_urn import incident_urn
@@ -30,8 +32,8 @@ from pareis.datahub.writer import Mcp, MemoryWriter
 from pareis.kafka.dlq import ERROR_REASON, ROLE
 from pareis.kafka.embedded import RoleReport
 from pareis.kafka.memory import MemoryBroker
-from pareis.kafka.records import header
 from pareis.lineage_loader import load_files
+from pareis.model.records import header
 from pareis.roles.messages import TicketClose, TicketOpen, decode_effect, decode_signal
 from pareis.store.journal import MemoryStepJournal
 from pareis.store.lineage_memory import MemoryLineageStore
@@ -57,11 +59,11 @@ class Flow:
         self.replay()
         if garbage:
             self.broker.append(self.settings.kafka.topics.mcl_timeseries, b"urn:li:assertion:x", b"\x00garbage")
-        self.ports = bootstrap.Embedded.in_memory([MemoryTicketer(t) for t in TOOLS])
-        self.runner = bootstrap.embedded_runner(self.settings, self.broker, self.ports)
+        self.ports = Ports.in_memory([MemoryTicketer(t) for t in TOOLS])
+        self.runner = embedded_runner(self.settings, self.broker, self.ports)
 
     def replay(self) -> None:
-        bootstrap.replayer(self.settings, self.broker, default_ms=0).run_files([self.timeline])
+        replayer(self.settings, self.broker, default_ms=0).run_files([self.timeline])
 
     def run(self) -> dict[str, RoleReport]:
         return self.runner.run()

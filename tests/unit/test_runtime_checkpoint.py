@@ -18,7 +18,7 @@ from pareis.errors import Fatal, Poison, Retriable
 from pareis.kafka import dlq
 from pareis.kafka.checkpoint import AtLeastOnce, DeliveryFailed, ExactlyOnce
 from pareis.kafka.classify import AbortTransaction
-from pareis.kafka.records import OutRecord, RawMessage
+from pareis.model.records import OutRecord, RawMessage
 
 
 def fail(code: int, **flags: bool) -> KafkaException:
