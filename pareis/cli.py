@@ -7,9 +7,18 @@ unreadable file).
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
+# Never print locals (they hold settings and tokens) nor a traceback: failures are one line (main()).
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    help=__doc__,
+    pretty_exceptions_enable=False,
+    pretty_exceptions_show_locals=False,
+)
 
 
 @app.callback()
@@ -50,9 +59,20 @@ def _register() -> None:
     app.command("serve")(serve)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    """Run the command line; whatever escapes a command is one line on stderr and exit 2 or 1
+    (:mod:`pareis.commands.failure`). Usage errors are typer's (exit 2)."""
+    from pareis.commands.failure import report
+
     _register()
-    app()
+    args = sys.argv[1:] if argv is None else argv
+    command = next((a for a in args if not a.startswith("-")), None)
+    try:
+        app(args=args, prog_name="pareis")
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as error:  # typer re-raises what a command raised: report it, never a traceback
+        sys.exit(report(command, error))
 
 
 if __name__ == "__main__":

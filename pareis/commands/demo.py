@@ -64,6 +64,10 @@ def demo(
     console = Console()
     files = timeline or default_timeline()
     steps = steps_of(files)
+    try:  # before the run, so that a bad --out fails at once and not after the whole scenario
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OSError(exc.errno, f"--out {out}: cannot create the folder: {exc.strerror}") from exc
     console.rule("[bold]Pareis demo")
     console.print(f"timeline: {', '.join(str(f.relative_to(ROOT) if f.is_relative_to(ROOT) else f) for f in files)}")
     console.print(f"{len(steps)} steps · roles: lineage → assertions → incidents → effects (in-memory backends)")

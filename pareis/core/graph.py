@@ -90,6 +90,7 @@ class Attr(StrEnum):
     RUN_STARTED_MS = "run.started_ms"  # dataProcessInstanceProperties.created.time
     ASSERTION_TYPE = "assertion.type"  # assertionInfo.type
     ASSERTION_DIMENSION = "assertion.dimension"  # assertionInfo → pareis.core.dimension.dimension
+    LINEAGE_INCOMPLETE = "lineage.incomplete"  # upstreamLineage: the entries not indexed, JSON [[where, why], …]
 
 
 class Query(NamedTuple):

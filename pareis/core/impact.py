@@ -92,6 +92,9 @@ class BlastRadius:
     features: tuple[str, ...]
     models: tuple[ModelImpact, ...] = field(default_factory=tuple)
     failed_rows: int | None = None
+    incomplete: tuple[str, ...] = ()
+    """Datasets of the radius whose lineage is only partly indexed (an entry of their lineage aspect was
+    malformed and dead-lettered): the radius may be larger than it shows."""
 
     @property
     def severity(self) -> Severity:
@@ -107,4 +110,5 @@ class BlastRadius:
             "models": [m.to_json() for m in sorted(self.models, key=lambda m: m.urn)],
             "severity": self.severity.value,
             "failed_rows": self.failed_rows,
+            **({"lineage_incomplete": sorted(self.incomplete)} if self.incomplete else {}),
         }

@@ -53,6 +53,11 @@ def description(facts: IncidentFacts) -> str:
         f"Blind window: last known good {good}, first failure {iso(w.first_failure_ms)}; "
         + ("still failing." if w.is_open else f"healed {iso(w.healed_ms)}."),
     ]
+    if blast.incomplete:
+        lines.append(
+            f"Lineage incomplete: part of the lineage of {', '.join(blast.incomplete[:_MAX_LISTED])} could not be "
+            "indexed (see the dead-letter topic); the blast radius may be larger."
+        )
     if blast.models:
         lines.append("")
         lines.append("Models at risk:")

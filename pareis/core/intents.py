@@ -291,6 +291,7 @@ def merge_blast(radii: Iterable[BlastRadius], failed_rows: int | None) -> BlastR
         features=union("features"),
         models=tuple(models[urn] for urn in sorted(models)),
         failed_rows=failed_rows,
+        incomplete=union("incomplete"),
     )
 
 

@@ -10,6 +10,7 @@ Dataset-side aspects live here; ML aspects in :mod:`pareis.datahub.translate_ml`
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -72,7 +73,7 @@ _FAST_UP_TYPES = frozenset({"FIELD_SET", "DATASET"})
 _DOWN_TYPES = frozenset({"FIELD", "FIELD_SET"})
 
 
-def _fine_grained(shape: Shape, owner: Mapping[str, Any], edges: set[Edge]) -> None:
+def _fine_grained(shape: Shape, owner: Mapping[str, Any], edges: set[Edge]) -> list[tuple[str, str]]:
     """Edges of ``fineGrainedLineages``: each upstream × each downstream.
 
     An upstream is classified by its URN (a schemaField → column edge; any other entity → whole-dataset edge),
@@ -81,10 +82,21 @@ def _fine_grained(shape: Shape, owner: Mapping[str, Any], edges: set[Edge]) -> N
     Each entry is first read on a fast path that accepts only the common, valid shape (canonical column URNs,
     known types) and adds exactly what the checked reading :func:`_fine_grained_entry` would; anything else is
     left to that reading, which validates it and names what is wrong.
+
+    A malformed entry is skipped, never the whole aspect: the valid entries are indexed and the bad ones returned
+    as ``(where, why)`` (one bad entry must not shrink every blast radius through the others).
     """
+    bad: list[tuple[str, str]] = []
     for i, fgl in enumerate(shape.objs(owner, "fineGrainedLineages", "")):
         if not _fine_grained_fast(fgl, edges):
-            _fine_grained_entry(shape, fgl, f"fineGrainedLineages[{i}]", edges)
+            where, found = f"fineGrainedLineages[{i}]", set[Edge]()
+            try:
+                _fine_grained_entry(shape, fgl, where, found)
+            except DecodeError as error:
+                bad.append((where, error.detail))
+                continue
+            edges |= found
+    return bad
 
 
 def _fine_grained_fast(fgl: Mapping[str, Any], edges: set[Edge]) -> bool:
@@ -152,8 +164,13 @@ def upstream_lineage(shape: Shape, entity: str, aspect: Mapping[str, Any]) -> Fa
     edges: set[Edge] = set()
     for i, up in enumerate(shape.objs(aspect, "upstreams", "", required=True)):
         edges.add((Rel.DATASET, shape.urn(up.get("dataset"), f"upstreams[{i}].dataset"), entity))
-    _fine_grained(shape, aspect, edges)
-    return Facts.of(edges)
+    bad = _fine_grained(shape, aspect, edges)
+    return Facts.of(edges, {Attr.LINEAGE_INCOMPLETE: incomplete_value(bad)} if bad else None)
+
+
+def incomplete_value(bad: list[tuple[str, str]]) -> str:
+    """The :data:`~pareis.core.graph.Attr.LINEAGE_INCOMPLETE` value: JSON ``[[where, why], …]``."""
+    return json.dumps([[where, why[:300]] for where, why in bad], separators=(",", ":"), ensure_ascii=False)
 
 
 def data_job_input_output(shape: Shape, entity: str, aspect: Mapping[str, Any]) -> Facts:
@@ -162,8 +179,8 @@ def data_job_input_output(shape: Shape, entity: str, aspect: Mapping[str, Any]) 
     outputs = shape.urns(aspect, "outputDatasets", "") + shape.edge_targets(aspect, "outputDatasetEdges", "")
     edges.update((Rel.READS, d, entity) for d in inputs)
     edges.update((Rel.WRITES, entity, d) for d in outputs)
-    _fine_grained(shape, aspect, edges)
-    return Facts.of(edges)
+    bad = _fine_grained(shape, aspect, edges)
+    return Facts.of(edges, {Attr.LINEAGE_INCOMPLETE: incomplete_value(bad)} if bad else None)
 
 
 def schema_metadata(shape: Shape, entity: str, aspect: Mapping[str, Any]) -> Facts:

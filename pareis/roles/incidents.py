@@ -22,13 +22,14 @@ Per signal (in offset order; several signals of one dataset in a batch chain in 
 After the whole batch is computed, the journal entries (each step that changed a state, with its outputs) and
 then the new states are written (journal first: a crash between the two must still find the journal). The
 runtime then produces the outputs and commits the input offsets in one transaction; a redo replays the journal,
-so it produces the same records, byte for byte.
+so it produces the same records, byte for byte. Once the transaction committed, the runtime calls
+:meth:`IncidentsHandler.committed`, which releases the journal entries below the committed offsets.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from pareis.config import DatahubSettings
 from pareis.core.graph import LineageView, Memo
@@ -166,6 +167,12 @@ class IncidentsHandler:
         for state in changed.values():
             self._incidents.put(state)
         return out
+
+    def committed(self, offsets: Mapping[tuple[str, int], int]) -> None:
+        """The runtime committed ``offsets`` (the next offset per input partition): the journal entries below
+        them can never be redone, so they are released (:meth:`~pareis.store.journal.StepJournal.release`)."""
+        for (topic, partition), below in sorted(offsets.items()):
+            self._journal.release(topic, partition, below)
 
     def _outputs(self, intent: Intent) -> list[OutRecord]:
         mcps = intent_mcps(intent, self._datahub)

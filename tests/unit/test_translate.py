@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 import datahub.metadata.schema_classes as dh
@@ -260,17 +262,6 @@ def test_change_types_without_a_whole_value_are_poison(change_type: str) -> None
         ("upstreamLineage", {"upstreams": "x"}, "upstreams: expected an array"),
         ("upstreamLineage", {"upstreams": [{"type": "COPY"}]}, r"upstreams\[0\].dataset: expected a URN"),
         ("upstreamLineage", {}, "upstreams: required array missing"),
-        (
-            "upstreamLineage",
-            {"upstreams": [], "fineGrainedLineages": [{"upstreamType": "FIELD_SET", "downstreamType": "FIELD",
-                                                       "downstreams": [RAW]}]},
-            r"fineGrainedLineages\[0\].downstreams\[0\]: not a schemaField URN",
-        ),
-        (
-            "upstreamLineage",
-            {"upstreams": [], "fineGrainedLineages": [{"upstreamType": "SOMETHING", "downstreamType": "FIELD"}]},
-            "unknown value 'SOMETHING'",
-        ),
         ("schemaMetadata", {"fields": [{"fieldPath": 3}]}, r"fields\[0\].fieldPath: expected a string"),
         ("siblings", [STG], "expected an object"),
         ("status", {"removed": "yes"}, "removed: expected a boolean"),
@@ -281,6 +272,33 @@ def test_malformed_aspects_are_poison_naming_the_path(aspect_name: str, value: A
     with pytest.raises(DecodeError, match=where) as caught:
         lineage_update(STG, aspect_name, "UPSERT", value, STAMP)
     assert caught.value.reason == "aspect-shape"
+
+
+@pytest.mark.parametrize(
+    ("bad", "where"),
+    [
+        ({"upstreamType": "FIELD_SET", "downstreamType": "FIELD", "downstreams": [RAW]},
+         r"fineGrainedLineages\[1\].downstreams\[0\]: not a schemaField URN"),
+        ({"upstreamType": "SOMETHING", "downstreamType": "FIELD"}, "unknown value 'SOMETHING'"),
+        ({"upstreamType": "FIELD_SET", "downstreamType": "FIELD", "downstreams": [col(STG, "id")],
+          "upstreams": [col(RAW, "id"), 7]}, r"upstreams\[1\]"),
+    ],
+)  # fmt: skip
+def test_a_malformed_fine_grained_entry_is_skipped_and_named_the_valid_ones_indexed(
+    bad: dict[str, Any], where: str
+) -> None:
+    good = {"upstreamType": "FIELD_SET", "downstreamType": "FIELD", "upstreams": [col(RAW, "a")],
+            "downstreams": [col(STG, "a")]}  # fmt: skip
+    value = {"upstreams": [{"dataset": RAW}], "fineGrainedLineages": [good, bad]}
+    update = translate(STG, "upstreamLineage", "UPSERT", value, STAMP)
+    assert update is not None and update.facts is not None
+    assert (Rel.COLUMN, col(RAW, "a"), col(STG, "a")) in update.facts.edges
+    assert (Rel.DATASET, RAW, STG) in update.facts.edges
+    assert not any(col(RAW, "id") in edge for edge in update.facts.edges), "nothing of the bad entry"
+    ((at, why),) = json.loads(update.facts.attrs[Attr.LINEAGE_INCOMPLETE])
+    assert at == "fineGrainedLineages[1]" and re.search(where, why)
+    clean = translate(STG, "upstreamLineage", "UPSERT", {**value, "fineGrainedLineages": [good]}, STAMP)
+    assert clean is not None and clean.facts is not None and Attr.LINEAGE_INCOMPLETE not in clean.facts.attrs
 
 
 def test_an_entity_that_is_not_a_urn_is_poison() -> None:
