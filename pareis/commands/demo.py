@@ -170,4 +170,7 @@ def _print_gate(console: Console, gate: StepGate) -> None:
         if check.status.value == "PASS":
             continue
         colour = "bold red" if check.status.value == "FAIL" else "yellow"
-        console.print(f"    [{colour}]{check.status.value}[/] {check.id}: {check.reason}", highlight=False)
+        reason = check.reason
+        for urn in check.evidence:
+            reason = reason.replace(urn, _short(urn))
+        console.print(f"    [{colour}]{check.status.value}[/] {check.id}: {reason}", highlight=False)

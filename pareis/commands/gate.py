@@ -177,8 +177,10 @@ def decision_line(answer: GateAnswer) -> str:
 def print_text(console: Console, answer: GateAnswer) -> None:
     """The rich table and the decision line."""
     table = Table(title=f"Retrain gate · {answer.evaluated}", title_justify="left")
-    for name in ("check", "status", "reason", "evidence"):
-        table.add_column(name, overflow="fold")
+    table.add_column("check", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("reason", overflow="fold", ratio=1)
+    table.add_column("evidence", overflow="fold", ratio=1)
     for c in answer.result.checks:
         style = STYLE[c.status.value]
         table.add_row(c.id, f"[{style}]{c.status.value}[/]", c.reason, "\n".join(c.evidence))

@@ -216,11 +216,11 @@ def no_active_incident(g: GateInputs) -> Check:
         return Check(CHECK_IDS[0], Status.PASS, why)
     urns = _sorted(i.urn for i in active)
     datasets = _sorted(i.dataset for i in active)
-    how = "its blast radius" if any(i.in_blast for i in active) else "its group"
+    how = "it is in the blast radius" if any(i.in_blast for i in active) else "a version of its group is"
     return Check(
         CHECK_IDS[0],
         Status.FAIL,
-        f"{len(urns)} active incident(s) on {_names(datasets)} reach {how}",
+        f"{len(urns)} active incident(s) on {_names(datasets)} reach it ({how})",
         _sorted((*urns, *datasets)),
     )
 
@@ -324,29 +324,22 @@ def latest_version_clean(g: GateInputs) -> Check:
     rollback = _rollback(g.incidents)
     cure = f"; safe rollback: {rollback.urn}" if rollback else "; no safe rollback"
     if contaminated:
+        evidence = _sorted((g.evaluated, *contaminated, *([rollback.urn] if rollback else [])))
         if g.is_group:
-            return Check(
-                CHECK_IDS[7],
-                Status.WARN,
-                f"newest version {g.evaluated} trained on poisoned data; retraining on clean data is the cure" + cure,
-                _sorted((g.evaluated, *contaminated, *([rollback.urn] if rollback else []))),
-            )
-        return Check(
-            CHECK_IDS[7],
-            Status.FAIL,
-            f"{g.evaluated} is CONTAMINATED in {len(contaminated)} incident(s)" + cure,
-            _sorted((g.evaluated, *contaminated, *([rollback.urn] if rollback else []))),
-        )
+            why = "the newest version trained on poisoned data; retraining on clean data is the cure"
+            return Check(CHECK_IDS[7], Status.WARN, why + cure, evidence)
+        why = f"the version is CONTAMINATED in {len(contaminated)} incident(s)"
+        return Check(CHECK_IDS[7], Status.FAIL, why + cure, evidence)
     if unknown:
         return Check(
             CHECK_IDS[7],
             Status.WARN,
-            f"{len(unknown)} incident(s) reached {g.evaluated} but its training time is unknown",
+            f"{len(unknown)} incident(s) reached the version but its training time is unknown",
             _sorted((g.evaluated, *unknown)),
         )
     if g.incidents:
-        return Check(CHECK_IDS[7], Status.PASS, f"{g.evaluated} is CLEAN in every incident that reached it")
-    return Check(CHECK_IDS[7], Status.PASS, f"no incident reached {g.evaluated}")
+        return Check(CHECK_IDS[7], Status.PASS, f"CLEAN in each of the {len(g.incidents)} incident(s) that reached it")
+    return Check(CHECK_IDS[7], Status.PASS, "no incident reached the version")
 
 
 def reliability_above_threshold(g: GateInputs, min_score: float) -> Check:
