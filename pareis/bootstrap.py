@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from pareis.kafka.embedded import EmbeddedRunner
     from pareis.kafka.memory import MemoryBroker
     from pareis.replay import Replayer, Sink
-    from pareis.roles.assertions import ObservedRun
+    from pareis.roles.assertions import Observed
     from pareis.roles.messages import Effect, RunSignal
     from pareis.store.incidents import IncidentStore
     from pareis.store.journal import StepJournal
@@ -196,12 +196,13 @@ class Embedded:
         )
 
 
-def assertions_pipeline(settings: Settings, ports: Embedded | None = None) -> Pipeline[ObservedRun]:
+def assertions_pipeline(settings: Settings, ports: Embedded | None = None) -> Pipeline[Observed]:
     """The assertions role (``consumers.assertions``): run events → run history + signals, over ``ports`` or
     Redis at ``settings.redis_url`` (run history and lineage index)."""
+    from pareis.core.runs import OPERATION_ASPECT
     from pareis.roles.assertions import ASPECT, AssertionsHandler, run_decoder
 
-    decode = run_decoder(changelog_decoder(settings, {ASPECT}))
+    decode = run_decoder(changelog_decoder(settings, {ASPECT, OPERATION_ASPECT}))
     signals = settings.kafka.topics.signals
     if ports is not None:
         return Pipeline(decode, AssertionsHandler(ports.runs, ports.lineage, signals))

@@ -319,13 +319,10 @@ def _upstream_assertions(
 
 
 def _modified(sources: Sources, datasets: Iterable[str], at_ms: int) -> Mapping[str, int]:
-    """The latest ``operation`` time at or before ``at_ms`` of each dataset that has one."""
-    latest = getattr(sources.runs, "last_modified", None)
-    if latest is None:
-        return {}
+    """The latest recorded change (``operation``) at or before ``at_ms`` of each dataset that has one."""
     out = {}
     for d in datasets:
-        when = latest(d, at_ms)
+        when = sources.runs.last_operation(d, at_ms)
         if when is not None:
             out[d] = when
     return out

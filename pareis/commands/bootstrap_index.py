@@ -62,6 +62,8 @@ def bootstrap_index(
             assert metadata is not None
             loaded = load_files(target.lineage, metadata)
         new_runs = sum(target.runs.record(run) for run in loaded.runs)
+        for dataset, changed in loaded.operations:
+            target.runs.record_operation(dataset, changed)
     except (MetadataFileError, Poison) as exc:
         err.print(f"pareis bootstrap: {exc}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2) from exc
@@ -79,3 +81,5 @@ def bootstrap_index(
         print(f"  aspects read: {loaded.changes}")
     print(f"  lineage updates: {loaded.updates} ({outcomes})")
     print(f"  assertion runs: {len(loaded.runs)} ({new_runs} new)")
+    if loaded.operations:
+        print(f"  dataset operations: {len(loaded.operations)}")

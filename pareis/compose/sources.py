@@ -98,8 +98,11 @@ def _file_sources(paths: list[str]) -> Sources:
     from pareis.store.runs_memory import MemoryRunHistory
 
     store, history = MemoryLineageStore(), MemoryRunHistory()
-    for run in load_files(store, paths).runs:
+    loaded = load_files(store, paths)
+    for run in loaded.runs:
         history.record(run)
+    for dataset, changed in loaded.operations:
+        history.record_operation(dataset, changed)
     return Sources(store, history, None, origin="metadata: " + ", ".join(paths))
 
 

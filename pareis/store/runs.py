@@ -51,6 +51,15 @@ class RunHistory(Protocol):
         (timestamp, assertion)."""
         ...
 
+    def record_operation(self, dataset: str, time_ms: int) -> bool:
+        """Note that ``dataset``'s data changed at ``time_ms`` (an ``operation`` aspect: its
+        ``lastUpdatedTimestamp``, else its timestamp); True if that time was not recorded for it yet."""
+        ...
+
+    def last_operation(self, dataset: str, at_ms: int) -> int | None:
+        """The latest recorded change time of ``dataset`` at or before ``at_ms``; None when none is."""
+        ...
+
 
 def check_range(start_ms: int | None, end_ms: int | None) -> None:
     """ValueError for an inverted range: always a caller's bug."""

@@ -17,6 +17,7 @@ class MemoryRunHistory:
         self._lock = threading.Lock()
         self._runs: dict[str, list[AssertionRun]] = {}
         self._assertions: dict[str, set[str]] = {}
+        self._operations: dict[str, list[int]] = {}
 
     def record(self, run: AssertionRun) -> bool:
         with self._lock:
@@ -65,6 +66,21 @@ class MemoryRunHistory:
                 if seed is not None:
                     found.append(seed)
         return ordered(found)
+
+    def record_operation(self, dataset: str, time_ms: int) -> bool:
+        with self._lock:
+            times = self._operations.setdefault(dataset, [])
+            at = bisect_left(times, time_ms)
+            if at < len(times) and times[at] == time_ms:
+                return False
+            times.insert(at, time_ms)
+            return True
+
+    def last_operation(self, dataset: str, at_ms: int) -> int | None:
+        with self._lock:
+            times = self._operations.get(dataset, [])
+            at = bisect_right(times, at_ms)
+            return times[at - 1] if at else None
 
 
 def _time(run: AssertionRun) -> int:

@@ -6,6 +6,7 @@ update them together)::
     <prefix>{<assertion>}:all       every run            ZSET  member = run JSON (sorted keys), score = ts
     <prefix>{<assertion>}:counting  SUCCESS and FAILURE  ZSET  same members
     <prefix>dataset:<dataset>       assertions run on it SET
+    <prefix>operation:<dataset>     its data's change times  ZSET  member = score = time (ms)
 
 Members are the runs themselves, so every query is one ``ZRANGEBYSCORE`` with no second lookup. Timestamps
 are exact as scores up to 2**53 ms. Recording is a Lua script (check the timestamp, add to both sets) so a
@@ -95,6 +96,26 @@ class RedisRunHistory:
         with translated():
             replies = pipe.execute()
         return ordered(self._decode(key, m) for key, members in zip(keys, replies, strict=True) for m in members)
+
+    def record_operation(self, dataset: str, time_ms: int) -> bool:
+        with translated():
+            added = self._redis.zadd(self._operation_key(dataset), {str(time_ms): time_ms})
+        return bool(added)
+
+    def last_operation(self, dataset: str, at_ms: int) -> int | None:
+        key = self._operation_key(dataset)
+        with translated():
+            found = self._redis.zrevrangebyscore(key, at_ms, "-inf", start=0, num=1)
+        if not found:
+            return None
+        member = found[0]
+        text = _text(member) if isinstance(member, bytes | str) else repr(member)
+        if not text.lstrip("-").isdigit():
+            raise Fatal(f"corrupt operation time in redis key {key}: {text!r}")
+        return int(text)
+
+    def _operation_key(self, dataset: str) -> str:
+        return f"{self._prefix}operation:{dataset}"
 
     def _key(self, assertion: str, kind: str) -> str:
         return f"{self._prefix}{{{assertion}}}:{kind}"

@@ -142,6 +142,14 @@ def test_one_overlay_fails_one_check(overlay: str, check: str, evidence: list[st
     assert failing == {check: evidence}
 
 
+def test_a_dataset_changed_after_its_assertions_ran_is_not_fresh() -> None:
+    """DataHub's circuit-breaker rule: an ``operation`` (lastUpdatedTimestamp 06:40) after the 06:00 runs."""
+    got = answer(sc.CHURN, "modified.json", code=1)
+    assert checks(got)["assertions_fresh"] == ("FAIL", sorted([sc.A_COUNT, sc.A_ROWS, sc.A_TOTAL, sc.FEATURES]))
+    before = answer(sc.CHURN, "modified.json", extra=["--at", str(sc.DAY4 + 6 * sc.HOUR + 39 * sc.MINUTE)], code=0)
+    assert status(before, "assertions_fresh") == "PASS"
+
+
 def test_an_error_run_does_not_hide_the_last_verdict() -> None:
     got = answer(sc.CHURN, "error.json", code=1)
     assert status(got, "upstream_assertions_passing") == "PASS"  # ERROR says nothing about the data

@@ -155,3 +155,19 @@ def test_redis_store_reports_corrupt_data_and_wrong_types_as_fatal(redis_client:
     redis_client.set("t:{" + B + "}:all", "a string")
     with pytest.raises(Fatal, match="WRONGTYPE"):
         store.latest(B, 10)
+
+
+def test_operations_record_when_a_dataset_changed(store: RunHistory) -> None:
+    assert store.last_operation(DS, 10_000) is None
+    assert store.record_operation(DS, 300) is True
+    assert store.record_operation(DS, 100) is True
+    assert store.record_operation(DS, 300) is False  # the same change time again: a redelivery
+    store.record_operation(OTHER, 200)
+    assert store.last_operation(DS, 99) is None
+    assert store.last_operation(DS, 100) == 100  # at or before
+    assert store.last_operation(DS, 299) == 100
+    assert store.last_operation(DS, 10_000) == 300
+    assert store.last_operation(OTHER, 10_000) == 200
+    # Operations are not runs: they never show up as assertions or datasets with runs.
+    assert store.assertions_of(DS) == []
+    assert store.datasets() == []
