@@ -27,14 +27,16 @@ from pareis.store.runs import RunHistory
 
 
 def incident_facts_at(view: Memo, runs: RunHistory, at_ms: int) -> list[IncidentFacts]:
-    """The analysis of every incident the run history describes up to ``at_ms``, by key then first failure."""
-    classes = sibling_classes(view, runs.datasets())
-    members: dict[str, set[str]] = {}
-    for dataset, group in classes.items():
-        members.setdefault(canonical(group), set()).add(dataset)
+    """The analysis of every incident the run history describes up to ``at_ms``, by key then first failure.
+
+    Only a sibling class with a FAILURE run can have an incident, so only the classes of
+    :meth:`~pareis.store.runs.RunHistory.failed_datasets` are read (each with every member's assertions).
+    """
+    classes = sibling_classes(view, runs.failed_datasets())
+    members: dict[str, frozenset[str]] = {canonical(group): group for group in classes.values()}
     out: list[IncidentFacts] = []
     for key in sorted(members):
-        names = {a for member in members[key] for a in runs.assertions_of(member)}
+        names = {a for member in sorted(members[key]) for a in runs.assertions_of(member)}
         timeline = tuple(r for r in runs.timeline(names, None) if r.timestamp_ms <= at_ms)
         for window in incidents(timeline):
             inputs = analysis_inputs(view, timeline, window.runs)

@@ -41,6 +41,11 @@ class RunHistory(Protocol):
         """Every dataset with at least one recorded run, sorted (the read side's incident list)."""
         ...
 
+    def failed_datasets(self) -> list[str]:
+        """Every dataset that a FAILURE run was ever recorded for (or offered for: a duplicate that was not kept
+        counts too), sorted. Only these can have incidents: one read instead of :meth:`datasets`' whole scan."""
+        ...
+
     def assertions_of(self, dataset: str) -> list[str]:
         """The assertions that have runs whose assertee is ``dataset``, sorted."""
         ...

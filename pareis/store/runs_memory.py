@@ -6,7 +6,7 @@ import threading
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 
-from pareis.core.runs import AssertionRun
+from pareis.core.runs import AssertionRun, ResultType
 from pareis.store.runs import check_range, ordered
 
 
@@ -18,10 +18,13 @@ class MemoryRunHistory:
         self._runs: dict[str, list[AssertionRun]] = {}
         self._assertions: dict[str, set[str]] = {}
         self._operations: dict[str, list[int]] = {}
+        self._failed: set[str] = set()
 
     def record(self, run: AssertionRun) -> bool:
         with self._lock:
             self._assertions.setdefault(run.dataset, set()).add(run.assertion)
+            if run.result is ResultType.FAILURE:
+                self._failed.add(run.dataset)
             runs = self._runs.setdefault(run.assertion, [])
             at = bisect_left(runs, run.timestamp_ms, key=_time)
             if at < len(runs) and runs[at].timestamp_ms == run.timestamp_ms:
@@ -52,6 +55,10 @@ class MemoryRunHistory:
     def datasets(self) -> list[str]:
         with self._lock:
             return sorted(self._assertions)
+
+    def failed_datasets(self) -> list[str]:
+        with self._lock:
+            return sorted(self._failed)
 
     def assertions_of(self, dataset: str) -> list[str]:
         with self._lock:

@@ -7,6 +7,7 @@ update them together)::
     <prefix>{<assertion>}:counting  SUCCESS and FAILURE  ZSET  same members
     <prefix>dataset:<dataset>       assertions run on it SET
     <prefix>operation:<dataset>     its data's change times  ZSET  member = score = time (ms)
+    <prefix>failed                  datasets with a FAILURE  SET
 
 Members are the runs themselves, so every query is one ``ZRANGEBYSCORE`` with no second lookup. Timestamps
 are exact as scores up to 2**53 ms. Recording is a Lua script (check the timestamp, add to both sets) so a
@@ -20,7 +21,7 @@ from collections.abc import Iterable
 
 import redis
 
-from pareis.core.runs import AssertionRun, InvalidRun
+from pareis.core.runs import AssertionRun, InvalidRun, ResultType
 from pareis.errors import Fatal
 from pareis.store.redis_errors import translated
 from pareis.store.runs import check_range, ordered
@@ -48,6 +49,8 @@ class RedisRunHistory:
         with translated():
             # The dataset index first and unconditionally: a retry after a crash between the two still adds it.
             self._redis.sadd(self._dataset_key(run.dataset), run.assertion)
+            if run.result is ResultType.FAILURE:
+                self._redis.sadd(self._prefix + "failed", run.dataset)
             added = self._record(
                 keys=[self._key(run.assertion, "all"), self._key(run.assertion, "counting")],
                 args=[run.timestamp_ms, member, "1" if run.counts else "0"],
@@ -77,6 +80,11 @@ class RedisRunHistory:
         with translated():
             keys = self._redis.scan_iter(match=_glob_escape(head) + "*", count=1000)
             return sorted({_text(k)[len(head) :] for k in keys})
+
+    def failed_datasets(self) -> list[str]:
+        with translated():
+            members = self._redis.smembers(self._prefix + "failed")
+        return sorted(_text(m) for m in members)
 
     def assertions_of(self, dataset: str) -> list[str]:
         with translated():

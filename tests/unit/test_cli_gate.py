@@ -260,3 +260,18 @@ def test_cannot_evaluate_is_exit_2_with_one_line_and_the_json_object(args: list[
     assert got["decision"] == "CANNOT_EVALUATE" and got["exit_code"] == 2 and reason in got["reason"]
     plain = invoke(*args)
     assert plain.exit_code == 2 and plain.stdout == "" and "Traceback" not in plain.stderr
+
+
+@pytest.mark.integration
+def test_the_live_redis_index_gives_the_same_answer_as_the_files(redis_url: str) -> None:
+    from pareis import cli
+
+    invoke("--help")  # registers the commands
+    overlays = ("failing.json", "healed.json", "contaminated.json", "modified.json")
+    loaded = CliRunner().invoke(cli.app, ["bootstrap", *files(*overlays), "--redis", redis_url])
+    assert loaded.exit_code == 0, loaded.output
+    for model in (sc.CHURN, CHURN_3, LTV_1):
+        live = invoke("--model", model, "--redis", redis_url, "--at", str(sc.AT), "--json")
+        VALIDATOR.validate(json.loads(live.stdout))
+        assert live.stdout == invoke("--model", model, *files(*overlays), "--at", str(sc.AT), "--json").stdout
+        assert live.exit_code in (0, 1)

@@ -171,3 +171,13 @@ def test_operations_record_when_a_dataset_changed(store: RunHistory) -> None:
     # Operations are not runs: they never show up as assertions or datasets with runs.
     assert store.assertions_of(DS) == []
     assert store.datasets() == []
+
+
+def test_failed_datasets_are_those_a_failure_was_recorded_for(store: RunHistory) -> None:
+    store.record(run(A, 1, S))
+    store.record(run(B, 2, E, dataset=OTHER))
+    assert store.failed_datasets() == []
+    store.record(run(A, 3, F))
+    store.record(run(B, 4, F, dataset=OTHER))
+    store.record(run(A, 5, F))
+    assert store.failed_datasets() == sorted([DS, OTHER])
