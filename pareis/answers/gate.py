@@ -25,7 +25,7 @@ from typing import Any
 from pareis.answers.sources import CannotEvaluate, Sources
 from pareis.core import catalog
 from pareis.core.contamination import ModelVersion
-from pareis.core.fieldpath import column_urn, entity_type, feature_name, is_column, parent_of
+from pareis.core.fieldpath import column_urn, entity_type, feature_name, is_column, parent_of, path_of
 from pareis.core.gate import (
     HOUR_MS,
     FeatureState,
@@ -37,7 +37,7 @@ from pareis.core.gate import (
     UpstreamAssertion,
     evaluate,
 )
-from pareis.core.graph import Memo, Names, Query, Rel, columns_of, sibling_columns, siblings_of, union, upstream_columns
+from pareis.core.graph import Memo, Names, Query, Rel, columns_of, sibling_columns, siblings_of, union
 
 Score = Callable[[str], float]
 """The reliability score (0–100) of a dataset at the evaluation time (DESIGN §2.5)."""
@@ -159,13 +159,14 @@ def _removed(view: Memo, urns: Iterable[str]) -> set[str]:
 
 def gather(view: Memo, sources: Sources, model: str, version: str, at_ms: int, score: Score) -> GateInputs:
     """What the ten checks read for ``version`` at ``at_ms`` (see the module docstring)."""
-    from pareis.answers.reach import incident_facts_at, reaching
+    from pareis.answers.reach import incident_facts_at, reaching, upstream_region
 
     info = catalog.models(view, [version])[version]
     features = sorted(info.features)
     sources_of = catalog.feature_sources(view, features)
     removed = _removed(view, [*features, *union(sources_of)])
-    known = {f for f in features if f not in removed and _live(sources, f, "mlFeatureProperties")}
+    # A feature with a source is indexed; one without needs its record read to tell "no source" from "unknown".
+    known = {f for f in features if f not in removed and (sources_of[f] or _live(sources, f, "mlFeatureProperties"))}
 
     # Feature source columns and the table-precision datasets.
     direct: set[str] = set()
@@ -219,7 +220,7 @@ def gather(view: Memo, sources: Sources, model: str, version: str, at_ms: int, s
 
     assertions = _upstream_assertions(view, sources, ancestors, datasets, at_ms)
     flags = catalog.flags(view, [*datasets, *features])
-    facts = incident_facts_at(view, sources.runs, at_ms)
+    facts = incident_facts_at(view, sources.runs, at_ms, region=upstream_region(view, _group_inputs(view, info)))
     return GateInputs(
         model=model,
         evaluated=version,
@@ -236,18 +237,49 @@ def gather(view: Memo, sources: Sources, model: str, version: str, at_ms: int, s
     )
 
 
+def _group_inputs(view: Memo, info: catalog.ModelInfo) -> set[str]:
+    """The datasets every version of ``info``'s group (or ``info`` alone) reads: its features' source datasets and
+    its training runs' inputs — what an incident must reach, at table level, to reach the version."""
+    versions = {info.urn}
+    if info.group is not None:
+        versions |= catalog.group_members(view, [info.group])[info.group]
+    infos = catalog.models(view, versions)
+    features = {f for i in infos.values() for f in i.features}
+    runs = catalog.runs(view, {r for i in infos.values() for r in i.training_runs})
+    out = {_dataset_of(s) for s in union(catalog.feature_sources(view, features))}
+    return out | {_dataset_of(x) for r in runs.values() for x in r.inputs if x.startswith("urn:li:")}
+
+
 def _dataset_of(source: str) -> str:
     return parent_of(source) if is_column(source) else source
 
 
 def _ancestors(view: Memo, start: set[str]) -> set[str]:
-    """``start`` and every column ancestor, with sibling twins (as the blast radius walks them)."""
+    """``start`` and every column ancestor, with sibling twins — what :func:`pareis.core.graph.upstream_columns` and
+    :func:`~pareis.core.graph.sibling_columns` give, level by level, asked together: two round trips a level."""
     seen = set(start)
     frontier = set(start)
     while frontier:
-        ups = upstream_columns(view, frontier)
-        twins = sibling_columns(view, frontier)
-        frontier = (union(ups) | union(twins)) - seen
+        cols = sorted(frontier)
+        parents = sorted({parent_of(c) for c in cols})
+        direct, whole, sib, sib_rev = view.lookup(
+            [
+                Query(Rel.COLUMN, cols, True),
+                Query(Rel.DATASET_COLUMN, cols, True),
+                Query(Rel.SIBLING, parents),
+                Query(Rel.SIBLING, parents, True),
+            ]
+        )
+        sibs = {d: (sib[d] | sib_rev[d]) - {d} for d in parents}
+        schemas = columns_of(view, union(whole) | union(sibs))
+        names = {d: Names(schema) for d, schema in schemas.items() if schema}
+        found: set[str] = set()
+        for c in cols:
+            found |= direct[c].union(*(schemas[d] for d in whole[c]))
+            path = path_of(c)
+            for twin in sibs[parent_of(c)]:
+                found.update(names[twin].match(path) if twin in names else [column_urn(twin, path)])
+        frontier = found - seen
         seen |= frontier
     return seen
 
@@ -281,8 +313,8 @@ def _known_datasets(view: Memo, sources: Sources, datasets: set[str]) -> set[str
         ]
     )
     found = {d for d in nodes if any(a[d] for a in answers)}
-    found |= {d for d in nodes if d not in found and sources.runs.assertions_of(d)}
-    return found
+    rest = sources.runs.assertions_by_dataset(d for d in nodes if d not in found)
+    return found | {d for d, names in rest.items() if names}
 
 
 def _upstream_assertions(
@@ -298,34 +330,18 @@ def _upstream_assertions(
         named = tuple(sorted(set(d.columns) & columns))
         if named or (not d.columns and set(d.datasets) & set(datasets)):
             picked[name] = (d.datasets, named)
-    for dataset in datasets:
-        for name in sources.runs.assertions_of(dataset):
+    for dataset, run_names in sources.runs.assertions_by_dataset(datasets).items():
+        for name in run_names:
             if name not in defs:  # not defined in the index: covers its whole assertee dataset
                 seen = picked.get(name, ((), ()))
                 picked[name] = (tuple(sorted({*seen[0], dataset})), ())
-    out = []
-    for name in sorted(picked):
-        on, named = picked[name]
-        out.append(
-            UpstreamAssertion(
-                name,
-                on,
-                named,
-                sources.runs.latest(name, at_ms),
-                sources.runs.latest(name, at_ms, counting=True),
-            )
-        )
-    return tuple(out)
+    latest = sources.runs.latest_of(picked, at_ms)
+    return tuple(UpstreamAssertion(n, *picked[n], *latest[n]) for n in sorted(picked))
 
 
 def _modified(sources: Sources, datasets: Iterable[str], at_ms: int) -> Mapping[str, int]:
     """The latest recorded change (``operation``) at or before ``at_ms`` of each dataset that has one."""
-    out = {}
-    for d in datasets:
-        when = sources.runs.last_operation(d, at_ms)
-        if when is not None:
-            out[d] = when
-    return out
+    return sources.runs.last_operations(datasets, at_ms)
 
 
 def default_score(sources: Sources, at_ms: int) -> Score:

@@ -10,14 +10,22 @@ active at ``at``; the lineage is the index's current state.
 An incident *reaches* a version when its analysis gives that version a verdict: the version is in the blast
 radius, or it is a version of a group the blast radius reaches. The incidents role blocks every such version
 (``io.pareis.retrain_status``) while the incident is active, so the gate blocks it too.
+
+**Pruning.** Analysing an incident costs a blast radius. A blast radius only ever reaches what lies downstream of
+the failing datasets' table-level ancestors (every column edge also makes a ``covered`` dataset edge; sibling,
+lineage and process hops are table-level edges), so an incident whose datasets have no table-level ancestor in the
+*region* of a version — its group's feature source datasets, training inputs and everything upstream of them at
+table level (:func:`upstream_region`) — cannot reach it, and is not analysed. Pruning never drops an incident that
+reaches the version; with ``region=None`` every incident is analysed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
+from pareis.core import catalog
 from pareis.core.gate import IncidentReach
-from pareis.core.graph import Memo
+from pareis.core.graph import LineageView, Memo, Query, Rel, closure, related, union
 from pareis.core.incident_urn import incident_urn
 from pareis.core.inputs import analysis_inputs
 from pareis.core.intents import IncidentFacts, analyse
@@ -26,22 +34,80 @@ from pareis.core.window import incidents
 from pareis.store.runs import RunHistory
 
 
-def incident_facts_at(view: Memo, runs: RunHistory, at_ms: int) -> list[IncidentFacts]:
-    """The analysis of every incident the run history describes up to ``at_ms``, by key then first failure.
+def incident_facts_at(
+    view: Memo, runs: RunHistory, at_ms: int, *, region: set[str] | None = None
+) -> list[IncidentFacts]:
+    """The analysis of every incident the run history describes up to ``at_ms`` (by key, then first failure)
+    that can reach ``region`` (see the module docstring; None: every incident).
 
     Only a sibling class with a FAILURE run can have an incident, so only the classes of
     :meth:`~pareis.store.runs.RunHistory.failed_datasets` are read (each with every member's assertions).
     """
     classes = sibling_classes(view, runs.failed_datasets())
     members: dict[str, frozenset[str]] = {canonical(group): group for group in classes.values()}
+    of = runs.assertions_by_dataset(m for group in members.values() for m in group)
+    names_of = {key: {a for member in group for a in of[member]} for key, group in members.items()}
+    if region is not None:
+        defs = catalog.assertions(view, {a for names in names_of.values() for a in names})
+        seeds = {
+            key: set(group) | {d for a in names_of[key] if a in defs for d in defs[a].datasets}
+            for key, group in members.items()
+        }
+        kept = near(view, seeds, region)
+        members = {key: group for key, group in members.items() if key in kept}
     out: list[IncidentFacts] = []
     for key in sorted(members):
-        names = {a for member in sorted(members[key]) for a in runs.assertions_of(member)}
+        names = names_of[key]
         timeline = tuple(r for r in runs.timeline(names, None) if r.timestamp_ms <= at_ms)
         for window in incidents(timeline):
             inputs = analysis_inputs(view, timeline, window.runs)
             out.append(analyse(incident_urn(key, window.first_failure_ms), key, window, inputs))
     return out
+
+
+def table_parents(view: LineageView, datasets: Iterable[str]) -> dict[str, set[str]]:
+    """Each dataset's table-level parents: lineage and column-covered upstreams, siblings, inputs of the processes
+    writing it."""
+    nodes = sorted(set(datasets))
+    ups, covered, sib, sib_rev, writers = view.lookup(
+        [
+            Query(Rel.DATASET, nodes, True),
+            Query(Rel.COVERED, nodes, True),
+            Query(Rel.SIBLING, nodes),
+            Query(Rel.SIBLING, nodes, True),
+            Query(Rel.WRITES, nodes, True),
+        ]
+    )
+    inputs = related(view, Rel.READS, union(writers), reverse=True)
+    return {
+        d: set(ups[d] | covered[d] | sib[d] | sib_rev[d]).union(*(inputs[p] for p in writers[d])) - {d} for d in nodes
+    }
+
+
+def upstream_region(view: LineageView, datasets: Iterable[str]) -> set[str]:
+    """``datasets`` and every dataset upstream of them at table level (:func:`table_parents`, transitively)."""
+    return closure(datasets, lambda frontier: table_parents(view, frontier))
+
+
+def near(view: LineageView, seeds: Mapping[str, set[str]], region: set[str]) -> set[str]:
+    """The keys whose seed datasets have a table-level ancestor (or are themselves) in ``region``; one batched
+    walk for every key together."""
+    found: set[str] = set()
+    seen = {key: set(start) for key, start in seeds.items()}
+    todo = {key: set(start) for key, start in seeds.items()}
+    while todo:
+        parents = table_parents(view, set().union(*todo.values()))
+        nxt: dict[str, set[str]] = {}
+        for key, frontier in todo.items():
+            if frontier & region:
+                found.add(key)
+                continue
+            new = set().union(*(parents[d] for d in frontier)) - seen[key]
+            if new:
+                seen[key] |= new
+                nxt[key] = new
+        todo = nxt
+    return found
 
 
 def reaching(facts: Iterable[IncidentFacts], version: str) -> tuple[IncidentReach, ...]:

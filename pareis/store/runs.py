@@ -56,6 +56,21 @@ class RunHistory(Protocol):
         (timestamp, assertion)."""
         ...
 
+    def latest_of(
+        self, assertions: Iterable[str], at_ms: int
+    ) -> dict[str, tuple[AssertionRun | None, AssertionRun | None]]:
+        """For each assertion: (its latest run of any kind, its latest SUCCESS-or-FAILURE run) at or before
+        ``at_ms`` — :meth:`latest` both ways for many assertions in one round trip."""
+        ...
+
+    def assertions_by_dataset(self, datasets: Iterable[str]) -> dict[str, list[str]]:
+        """:meth:`assertions_of` of each dataset, in one round trip."""
+        ...
+
+    def last_operations(self, datasets: Iterable[str], at_ms: int) -> dict[str, int]:
+        """:meth:`last_operation` of each dataset that has one, in one round trip."""
+        ...
+
     def record_operation(self, dataset: str, time_ms: int) -> bool:
         """Note that ``dataset``'s data changed at ``time_ms`` (an ``operation`` aspect: its
         ``lastUpdatedTimestamp``, else its timestamp); True if that time was not recorded for it yet."""

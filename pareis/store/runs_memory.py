@@ -74,6 +74,18 @@ class MemoryRunHistory:
                     found.append(seed)
         return ordered(found)
 
+    def latest_of(
+        self, assertions: Iterable[str], at_ms: int
+    ) -> dict[str, tuple[AssertionRun | None, AssertionRun | None]]:
+        return {a: (self.latest(a, at_ms), self.latest(a, at_ms, counting=True)) for a in sorted(set(assertions))}
+
+    def assertions_by_dataset(self, datasets: Iterable[str]) -> dict[str, list[str]]:
+        return {d: self.assertions_of(d) for d in sorted(set(datasets))}
+
+    def last_operations(self, datasets: Iterable[str], at_ms: int) -> dict[str, int]:
+        found = {d: self.last_operation(d, at_ms) for d in sorted(set(datasets))}
+        return {d: t for d, t in found.items() if t is not None}
+
     def record_operation(self, dataset: str, time_ms: int) -> bool:
         with self._lock:
             times = self._operations.setdefault(dataset, [])

@@ -105,6 +105,49 @@ class RedisRunHistory:
             replies = pipe.execute()
         return ordered(self._decode(key, m) for key, members in zip(keys, replies, strict=True) for m in members)
 
+    def latest_of(
+        self, assertions: Iterable[str], at_ms: int
+    ) -> dict[str, tuple[AssertionRun | None, AssertionRun | None]]:
+        names = sorted(set(assertions))
+        pipe = self._redis.pipeline(transaction=False)
+        for name in names:
+            for kind in ("all", "counting"):
+                pipe.zrevrangebyscore(self._key(name, kind), at_ms, "-inf", start=0, num=1)
+        with translated():
+            replies = pipe.execute()
+        out: dict[str, tuple[AssertionRun | None, AssertionRun | None]] = {}
+        for i, name in enumerate(names):
+            got = [
+                self._decode(self._key(name, kind), found[0]) if found else None
+                for kind, found in zip(("all", "counting"), replies[2 * i : 2 * i + 2], strict=True)
+            ]
+            out[name] = (got[0], got[1])
+        return out
+
+    def assertions_by_dataset(self, datasets: Iterable[str]) -> dict[str, list[str]]:
+        names = sorted(set(datasets))
+        pipe = self._redis.pipeline(transaction=False)
+        for name in names:
+            pipe.smembers(self._dataset_key(name))
+        with translated():
+            replies = pipe.execute()
+        return {d: sorted(_text(m) for m in members) for d, members in zip(names, replies, strict=True)}
+
+    def last_operations(self, datasets: Iterable[str], at_ms: int) -> dict[str, int]:
+        names = sorted(set(datasets))
+        pipe = self._redis.pipeline(transaction=False)
+        for name in names:
+            pipe.zrevrangebyscore(self._operation_key(name), at_ms, "-inf", start=0, num=1)
+        with translated():
+            replies = pipe.execute()
+        return {d: self._operation_time(d, found[0]) for d, found in zip(names, replies, strict=True) if found}
+
+    def _operation_time(self, dataset: str, member: object) -> int:
+        text = _text(member) if isinstance(member, bytes | str) else repr(member)
+        if not text.lstrip("-").isdigit():
+            raise Fatal(f"corrupt operation time in redis key {self._operation_key(dataset)}: {text!r}")
+        return int(text)
+
     def record_operation(self, dataset: str, time_ms: int) -> bool:
         with translated():
             added = self._redis.zadd(self._operation_key(dataset), {str(time_ms): time_ms})
@@ -114,13 +157,7 @@ class RedisRunHistory:
         key = self._operation_key(dataset)
         with translated():
             found = self._redis.zrevrangebyscore(key, at_ms, "-inf", start=0, num=1)
-        if not found:
-            return None
-        member = found[0]
-        text = _text(member) if isinstance(member, bytes | str) else repr(member)
-        if not text.lstrip("-").isdigit():
-            raise Fatal(f"corrupt operation time in redis key {key}: {text!r}")
-        return int(text)
+        return self._operation_time(dataset, found[0]) if found else None
 
     def _operation_key(self, dataset: str) -> str:
         return f"{self._prefix}operation:{dataset}"

@@ -181,3 +181,21 @@ def test_failed_datasets_are_those_a_failure_was_recorded_for(store: RunHistory)
     store.record(run(B, 4, F, dataset=OTHER))
     store.record(run(A, 5, F))
     assert store.failed_datasets() == sorted([DS, OTHER])
+
+
+def test_batched_reads_equal_their_one_by_one_forms(store: RunHistory) -> None:
+    for r in (run(A, 1, S), run(A, 2, E), run(B, 3, F, dataset=OTHER), run(B, 4, INIT, dataset=OTHER)):
+        store.record(r)
+    store.record_operation(DS, 5)
+    names, datasets = [A, B, "urn:li:assertion:none"], [DS, OTHER, "urn:li:dataset:(x,none,PROD)"]
+    for at in (0, 2, 3, 10):
+        assert store.latest_of(names, at) == {
+            n: (store.latest(n, at), store.latest(n, at, counting=True)) for n in names
+        }
+        assert store.last_operations(datasets, at) == {
+            d: t for d in datasets if (t := store.last_operation(d, at)) is not None
+        }
+    assert store.assertions_by_dataset(datasets) == {d: store.assertions_of(d) for d in datasets}
+    assert (
+        store.latest_of([], 10) == {} and store.assertions_by_dataset([]) == {} and store.last_operations([], 1) == {}
+    )
