@@ -153,3 +153,25 @@ def test_the_demo_writes_one_schema_valid_gate_file_per_group_and_changed_step(
         obj = json.loads(path.read_text())
         jsonschema.validate(obj, SCHEMA)
         assert obj["decision"] == ("NO-GO" if "-09-" in path.name else "GO")
+
+
+def test_pruning_by_region_never_drops_an_incident_that_reaches_a_version() -> None:
+    """The gate analyses only the incidents whose datasets have a table-level ancestor in the version's region;
+    on the whole recording, for every model version, that finds exactly the incidents a full analysis finds."""
+    from pareis.answers.gate import _group_inputs
+    from pareis.answers.reach import incident_facts_at, reaching, upstream_region
+    from pareis.compose.sources import open_sources
+    from pareis.core import catalog
+    from pareis.core.graph import Memo
+
+    with open_sources(metadata=RECORDED) as sources:
+        view = Memo(sources.lineage)
+        at = 1_760_000_000_000
+        everything = incident_facts_at(view, sources.runs, at)
+        assert everything, "the recording has an incident"
+        versions = sources.lineage.entities("mlModelProperties")
+        assert len(versions) >= 8
+        for urn in versions:
+            info = catalog.models(view, [urn])[urn]
+            pruned = incident_facts_at(view, sources.runs, at, region=upstream_region(view, _group_inputs(view, info)))
+            assert reaching(pruned, urn) == reaching(everything, urn), urn
