@@ -56,6 +56,7 @@ def bootstrap_index(
                 snapshot = GmsSnapshot(graph)
                 loaded = load_changes(target.lineage, snapshot.all_changes())
                 loaded.runs = list(snapshot.all_runs())
+                loaded.operations = list(snapshot.all_operations())
             finally:
                 graph.close()
         else:

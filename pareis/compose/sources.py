@@ -119,6 +119,8 @@ def _gms_sources(url: str, token: str | None) -> Sources:
         load_changes(store, snapshot.all_changes())
         for run in snapshot.all_runs():
             history.record(run)
+        for dataset, changed in snapshot.all_operations():
+            history.record_operation(dataset, changed)
     finally:
         graph.close()
     return Sources(store, history, None, origin=f"datahub: {url}")
