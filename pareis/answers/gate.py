@@ -159,7 +159,7 @@ def _removed(view: Memo, urns: Iterable[str]) -> set[str]:
 
 def gather(view: Memo, sources: Sources, model: str, version: str, at_ms: int, score: Score) -> GateInputs:
     """What the ten checks read for ``version`` at ``at_ms`` (see the module docstring)."""
-    from pareis.answers.reach import incident_facts_at, reaching, upstream_region
+    from pareis.answers.reach import incident_facts_at, reaching
 
     info = catalog.models(view, [version])[version]
     features = sorted(info.features)
@@ -220,7 +220,7 @@ def gather(view: Memo, sources: Sources, model: str, version: str, at_ms: int, s
 
     assertions = _upstream_assertions(view, sources, ancestors, datasets, at_ms)
     flags = catalog.flags(view, [*datasets, *features])
-    facts = incident_facts_at(view, sources.runs, at_ms, region=upstream_region(view, _group_inputs(view, info)))
+    facts = incident_facts_at(view, sources.runs, at_ms, near_to=_group_inputs(view, info))
     return GateInputs(
         model=model,
         evaluated=version,
@@ -323,16 +323,17 @@ def _upstream_assertions(
     on_columns, on_datasets = view.lookup(
         [Query(Rel.ASSERTS_COLUMN, sorted(columns), True), Query(Rel.ASSERTS, datasets, True)]
     )
-    names = union(on_columns) | union(on_datasets)
-    defs = catalog.assertions(view, names)
+    names = sorted(union(on_columns) | union(on_datasets))
+    targets, fields = view.lookup([Query(Rel.ASSERTS, names), Query(Rel.ASSERTS_COLUMN, names)])
+    defined = {n for n in names if targets[n] or fields[n]}
     picked: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
-    for name, d in defs.items():
-        named = tuple(sorted(set(d.columns) & columns))
-        if named or (not d.columns and set(d.datasets) & set(datasets)):
-            picked[name] = (d.datasets, named)
+    for name in sorted(defined):
+        named = tuple(sorted(fields[name] & columns))
+        if named or (not fields[name] and targets[name] & set(datasets)):
+            picked[name] = (tuple(sorted(targets[name])), named)
     for dataset, run_names in sources.runs.assertions_by_dataset(datasets).items():
         for name in run_names:
-            if name not in defs:  # not defined in the index: covers its whole assertee dataset
+            if name not in defined:  # not defined in the index: covers its whole assertee dataset
                 seen = picked.get(name, ((), ()))
                 picked[name] = (tuple(sorted({*seen[0], dataset})), ())
     latest = sources.runs.latest_of(picked, at_ms)

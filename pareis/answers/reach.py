@@ -13,19 +13,18 @@ radius, or it is a version of a group the blast radius reaches. The incidents ro
 
 **Pruning.** Analysing an incident costs a blast radius. A blast radius only ever reaches what lies downstream of
 the failing datasets' table-level ancestors (every column edge also makes a ``covered`` dataset edge; sibling,
-lineage and process hops are table-level edges), so an incident whose datasets have no table-level ancestor in the
-*region* of a version — its group's feature source datasets, training inputs and everything upstream of them at
-table level (:func:`upstream_region`) — cannot reach it, and is not analysed. Pruning never drops an incident that
-reaches the version; with ``region=None`` every incident is analysed.
+lineage and process hops are table-level edges), so an incident whose datasets share no table-level ancestor (or
+self) with a version's *region* — its group's feature source datasets and training inputs — cannot reach it, and
+is not analysed (:func:`upward` walks every incident's datasets and the region up together). Pruning never drops an
+incident that reaches the version; with ``near_to=None`` every incident is analysed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from pareis.core import catalog
 from pareis.core.gate import IncidentReach
-from pareis.core.graph import LineageView, Memo, Query, Rel, closure, related, union
+from pareis.core.graph import LineageView, Memo, Query, Rel, related, union
 from pareis.core.incident_urn import incident_urn
 from pareis.core.inputs import analysis_inputs
 from pareis.core.intents import IncidentFacts, analyse
@@ -35,10 +34,10 @@ from pareis.store.runs import RunHistory
 
 
 def incident_facts_at(
-    view: Memo, runs: RunHistory, at_ms: int, *, region: set[str] | None = None
+    view: Memo, runs: RunHistory, at_ms: int, *, near_to: Iterable[str] | None = None
 ) -> list[IncidentFacts]:
-    """The analysis of every incident the run history describes up to ``at_ms`` (by key, then first failure)
-    that can reach ``region`` (see the module docstring; None: every incident).
+    """The analysis of every incident the run history describes up to ``at_ms`` (by key, then first failure) that
+    can reach the datasets ``near_to`` (a version's group inputs; see the module docstring; None: every incident).
 
     Only a sibling class with a FAILURE run can have an incident, so only the classes of
     :meth:`~pareis.store.runs.RunHistory.failed_datasets` are read (each with every member's assertions).
@@ -47,22 +46,28 @@ def incident_facts_at(
     members: dict[str, frozenset[str]] = {canonical(group): group for group in classes.values()}
     of = runs.assertions_by_dataset(m for group in members.values() for m in group)
     names_of = {key: {a for member in group for a in of[member]} for key, group in members.items()}
-    if region is not None:
-        defs = catalog.assertions(view, {a for names in names_of.values() for a in names})
-        seeds = {
-            key: set(group) | {d for a in names_of[key] if a in defs for d in defs[a].datasets}
-            for key, group in members.items()
+    if near_to is not None and members:
+        every = sorted({a for found in names_of.values() for a in found})
+        targets = view.lookup([Query(Rel.ASSERTS, every)])[0]
+        seeds: dict[object, set[str]] = {
+            key: set(group).union(*(targets[a] for a in names_of[key])) for key, group in members.items()
         }
-        kept = near(view, seeds, region)
-        members = {key: group for key, group in members.items() if key in kept}
+        seeds[_REGION] = set(near_to)
+        up = upward(view, seeds)
+        members = {key: group for key, group in members.items() if up[key] & up[_REGION]}
+    wanted = {a for key in members for a in names_of[key]}
+    history = [r for r in runs.timeline(wanted, None) if r.timestamp_ms <= at_ms] if wanted else []
     out: list[IncidentFacts] = []
     for key in sorted(members):
         names = names_of[key]
-        timeline = tuple(r for r in runs.timeline(names, None) if r.timestamp_ms <= at_ms)
+        timeline = tuple(r for r in history if r.assertion in names)
         for window in incidents(timeline):
             inputs = analysis_inputs(view, timeline, window.runs)
             out.append(analyse(incident_urn(key, window.first_failure_ms), key, window, inputs))
     return out
+
+
+_REGION = object()
 
 
 def table_parents(view: LineageView, datasets: Iterable[str]) -> dict[str, set[str]]:
@@ -84,30 +89,21 @@ def table_parents(view: LineageView, datasets: Iterable[str]) -> dict[str, set[s
     }
 
 
-def upstream_region(view: LineageView, datasets: Iterable[str]) -> set[str]:
-    """``datasets`` and every dataset upstream of them at table level (:func:`table_parents`, transitively)."""
-    return closure(datasets, lambda frontier: table_parents(view, frontier))
-
-
-def near(view: LineageView, seeds: Mapping[str, set[str]], region: set[str]) -> set[str]:
-    """The keys whose seed datasets have a table-level ancestor (or are themselves) in ``region``; one batched
-    walk for every key together."""
-    found: set[str] = set()
+def upward(view: LineageView, seeds: Mapping[object, set[str]]) -> dict[object, set[str]]:
+    """Each seed set and every dataset upstream of it at table level (:func:`table_parents`, transitively), the
+    sets walked together: one :func:`table_parents` per level for all of them."""
     seen = {key: set(start) for key, start in seeds.items()}
-    todo = {key: set(start) for key, start in seeds.items()}
+    todo = {key: set(start) for key, start in seeds.items() if start}
     while todo:
         parents = table_parents(view, set().union(*todo.values()))
-        nxt: dict[str, set[str]] = {}
+        nxt: dict[object, set[str]] = {}
         for key, frontier in todo.items():
-            if frontier & region:
-                found.add(key)
-                continue
             new = set().union(*(parents[d] for d in frontier)) - seen[key]
             if new:
                 seen[key] |= new
                 nxt[key] = new
         todo = nxt
-    return found
+    return seen
 
 
 def reaching(facts: Iterable[IncidentFacts], version: str) -> tuple[IncidentReach, ...]:
