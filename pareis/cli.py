@@ -48,6 +48,7 @@ def _register() -> None:
     from pareis.commands.blast import blast
     from pareis.commands.bootstrap_index import bootstrap_index
     from pareis.commands.demo import demo
+    from pareis.commands.gate import gate
     from pareis.commands.replay import replay
     from pareis.commands.serve import serve
 
@@ -55,6 +56,7 @@ def _register() -> None:
     app.command("blast")(blast)
     app.command("bootstrap")(bootstrap_index)
     app.command("demo")(demo)
+    app.command("gate")(gate)
     app.command("replay")(replay)
     app.command("serve")(serve)
 

@@ -21,6 +21,7 @@ from pareis.core.impact import ratio_text
 
 if TYPE_CHECKING:
     from pareis.core.intents import IncidentFacts
+    from pareis.demo.gates import StepGate
     from pareis.demo.session import StepOutcome
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,6 +58,7 @@ def demo(
 ) -> None:
     """Replay a recorded timeline through every role on embedded backends and show the incident lifecycle."""
     from pareis.config import load_settings
+    from pareis.demo.gates import gates_after, write_gates
     from pareis.demo.outputs import write_outputs
     from pareis.demo.session import DemoSession, steps_of
 
@@ -75,11 +77,15 @@ def demo(
     definitions = Counter(str(m.aspectName) for m in session.writer.proposals)
     console.print(f"start-up definitions written: {', '.join(f'{n} {a}' for a, n in sorted(definitions.items()))}")
     outcomes = []
+    gates: list[StepGate] = []
     for step in steps:
         outcome = session.run(step)
         outcomes.append(outcome)
         _print_step(console, outcome)
-    written = write_outputs(session, outcomes, out)
+        for gate in gates_after(session, outcome):
+            gates.append(gate)
+            _print_gate(console, gate)
+    written = write_outputs(session, outcomes, out) + write_gates(gates, out)
     console.rule("[bold]Outputs")
     for path in written:
         console.print(f"  {path}")
@@ -165,3 +171,22 @@ def _print_versions(console: Console, facts: IncidentFacts) -> None:
     for group in facts.contamination:
         rollback = group.safe_rollback
         console.print(f"  safe rollback for {_short(group.group)}: {_short(rollback.urn) if rollback else 'none'}")
+
+
+def _print_gate(console: Console, gate: StepGate) -> None:
+    """``pareis gate`` of one group: the checks that did not pass, then the decision."""
+    answer = gate.answer
+    decision = answer.decision
+    style = "bold green" if decision == "GO" else "bold red"
+    console.print(
+        f"  retrain gate for {_short(gate.group)} (evaluates {_short(answer.evaluated)}): [{style}]{decision}[/]",
+        highlight=False,
+    )
+    for check in answer.result.checks:
+        if check.status.value == "PASS":
+            continue
+        colour = "bold red" if check.status.value == "FAIL" else "yellow"
+        reason = check.reason
+        for urn in check.evidence:
+            reason = reason.replace(urn, _short(urn))
+        console.print(f"    [{colour}]{check.status.value}[/] {check.id}: {reason}", highlight=False)
