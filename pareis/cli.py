@@ -37,12 +37,16 @@ def _register() -> None:
     from pareis.commands.blast import blast
     from pareis.commands.bootstrap_index import bootstrap_index
     from pareis.commands.demo import demo
+    from pareis.commands.evidence import evidence
+    from pareis.commands.protect import protect
     from pareis.commands.replay import replay
 
     app.command("analyze")(analyze)
     app.command("blast")(blast)
     app.command("bootstrap")(bootstrap_index)
     app.command("demo")(demo)
+    app.command("evidence")(evidence)
+    app.command("protect")(protect)
     app.command("replay")(replay)
 
 

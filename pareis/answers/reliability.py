@@ -26,7 +26,9 @@ from pareis.core.reliability import INCIDENT_WINDOW_MS, Score
 from pareis.core.runs import AssertionRun
 
 if TYPE_CHECKING:
+    from pareis.answers.incidents import IncidentSummary
     from pareis.answers.sources import Sources
+    from pareis.core.impact import BlastRadius
 
 MODEL_PREFIX = "urn:li:mlModel:"
 GROUP_PREFIX = "urn:li:mlModelGroup:"
@@ -108,18 +110,20 @@ def _runs(sources: Sources, s: Survey, at_ms: int) -> dict[str, list[AssertionRu
     return out
 
 
-def _past_incidents(sources: Sources, view: LineageView, at_ms: int) -> dict[str, frozenset[str]]:
-    """Every incident of the history begun at or before ``at`` → the columns its blast radius affects."""
+def past_incidents(sources: Sources, view: LineageView, at_ms: int) -> list[tuple[IncidentSummary, BlastRadius]]:
+    """Every incident of the run history begun at or before ``at`` (newest first, as
+    :func:`~pareis.answers.incidents.incident_list` lists them) with its blast radius: the incident's assertions
+    together, or its whole dataset when the index defines none of them (as the incidents role does)."""
     from pareis.answers.incidents import incident_list
 
-    out: dict[str, frozenset[str]] = {}
+    out = []
     for summary in incident_list(sources):
         if summary.first_failure_ms > at_ms:
             continue
         defs = catalog.assertions(view, summary.assertions)
         defined = sorted(a for a in summary.assertions if a in defs)
         radius = blast_radius(view, assertions=defined, datasets=[] if defined else [summary.dataset])
-        out[summary.urn] = frozenset(radius.columns)
+        out.append((summary, radius))
     return out
 
 
@@ -178,7 +182,7 @@ def protect(
         models = [m for m in every if not flags[m].removed]
     s = survey(view, models=models, datasets=datasets)
     runs = _runs(sources, s, at_ms)
-    incidents = _past_incidents(sources, view, at_ms)
+    incidents = {summary.urn: frozenset(radius.columns) for summary, radius in past_incidents(sources, view, at_ms)}
     scored, model_scores, gaps, entries = assess(s, runs, incidents, at_ms, max_gaps=max_gaps, legacy=legacy)
     if dataset is not None:
         members = set(s.classes[s.class_of[dataset]].members)

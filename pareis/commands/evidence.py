@@ -1,0 +1,69 @@
+"""``pareis evidence``: write a model's Article 10 evidence pack (DESIGN §2.5) as Markdown, HTML and/or JSON.
+
+Writes ``<out>/evidence-<model name>.{md,html,json}`` (``--format`` picks some of them, comma-separated) and
+prints the paths. The JSON is the source; the Markdown and HTML render it. Exit 2 with a one-line reason for an
+unknown model, unreadable input or an unwritable ``--out``; 1 when a dependency is down.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from pareis.commands.times import AtOption, at_ms_of
+
+if TYPE_CHECKING:
+    from pareis.answers.evidence import EvidencePack
+
+FORMATS = ("md", "html", "json")
+
+
+def write_pack(pack: EvidencePack, out: Path, formats: tuple[str, ...] = FORMATS) -> list[Path]:
+    """Write ``pack`` into ``out`` (created if needed) in ``formats``; CannotEvaluate when it can't be written."""
+    from pareis.answers.evidence_render import markdown, to_html
+    from pareis.answers.render import dump
+    from pareis.answers.sources import CannotEvaluate
+
+    data = pack.to_json()
+    render = {"json": lambda: dump(data) + "\n", "md": lambda: markdown(data), "html": lambda: to_html(data)}
+    written = []
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for fmt in formats:
+            path = out / f"{pack.file_stem}.{fmt}"
+            path.write_text(render[fmt](), encoding="utf-8")
+            written.append(path)
+    except OSError as exc:
+        raise CannotEvaluate(f"cannot write to {out}: {exc.strerror or exc}") from exc
+    return written
+
+
+def evidence(
+    model: Annotated[str, typer.Option("--model", help="URN of a model version or model group")],
+    out: Annotated[Path, typer.Option("--out", help="directory to write the pack into")],
+    metadata: Annotated[
+        list[Path] | None, typer.Option("--metadata", help="DataHub file-format metadata (repeatable)")
+    ] = None,
+    redis_url: Annotated[str | None, typer.Option("--redis", help="the live index, e.g. redis://host:6379/0")] = None,
+    datahub_url: Annotated[str | None, typer.Option("--datahub", help="a DataHub GMS, e.g. http://gms:8080")] = None,
+    at: AtOption = None,
+    formats: Annotated[str, typer.Option("--format", help="comma-separated: md, html, json")] = "md,html,json",
+) -> None:
+    """Write the EU AI Act Article 10 evidence pack of a model (not legal advice)."""
+    from pareis.answers.evidence import evidence_pack
+    from pareis.answers.sources import CannotEvaluate
+    from pareis.commands.common import evaluating
+    from pareis.compose.sources import open_sources
+
+    with evaluating("evidence"):
+        chosen = tuple(f.strip() for f in formats.split(",") if f.strip())
+        unknown = sorted(set(chosen) - set(FORMATS))
+        if unknown or not chosen:
+            raise CannotEvaluate(f"--format takes md, html and/or json, not {', '.join(unknown) or 'nothing'}")
+        when = at_ms_of(at)
+        with open_sources(metadata=tuple(metadata or ()), redis_url=redis_url, datahub_url=datahub_url) as sources:
+            pack = evidence_pack(sources, model, when)
+        for path in write_pack(pack, out, chosen):
+            print(path)
