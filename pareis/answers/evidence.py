@@ -34,9 +34,7 @@ APPLICABLE_DATES = (
     {"date": "2027-12-02", "applies_to": "high-risk AI systems listed in Annex III"},
     {"date": "2028-08-02", "applies_to": "high-risk AI systems covered by Annex I (Union harmonisation legislation)"},
 )
-AMENDMENT = (
-    "Application dates as amended by the 2026 Digital Omnibus on AI; the text of Article 10 is unchanged by it."
-)
+AMENDMENT = "Application dates as amended by the 2026 Digital Omnibus on AI; the text of Article 10 is unchanged by it."
 DISCLAIMER = (
     "Not legal advice. This pack collects technical evidence from metadata; whether it satisfies the Regulation is "
     "for the provider and its advisers to assess."
@@ -200,9 +198,7 @@ def _dataset_upstreams(view: LineageView, datasets: Sequence[str]) -> dict[str, 
 def _origin(view: LineageView, s: Survey, infos: Mapping[str, Any], runs: Mapping[str, Any]) -> Section:
     members = sorted(s.class_of)
     ups = _dataset_upstreams(view, members)
-    origins = sorted(
-        key for key, cls in s.classes.items() if not any(ups[m] - set(cls.members) for m in cls.members)
-    )
+    origins = sorted(key for key, cls in s.classes.items() if not any(ups[m] - set(cls.members) for m in cls.members))
     sources_of = catalog.feature_sources(view, union({m: frozenset(i.features) for m, i in infos.items()}))
     versions = []
     for m, info in sorted(infos.items()):
@@ -413,7 +409,9 @@ def _datasheet(s: Survey, infos: Mapping[str, Any], runs: Mapping[str, Any], att
             {
                 "dataset": key,
                 "siblings": list(cls.members),
-                "dbt_node": next((attrs[m].get(Attr.DBT_UNIQUE_ID) for m in cls.members if attrs[m].get(Attr.DBT_UNIQUE_ID)), None),
+                "dbt_node": next(
+                    (attrs[m].get(Attr.DBT_UNIQUE_ID) for m in cls.members if attrs[m].get(Attr.DBT_UNIQUE_ID)), None
+                ),
                 "columns": len(cls.paths),
                 "columns_feeding_models": feeding,
                 "column_types": {p: types.get(p) for p in feeding},

@@ -152,7 +152,8 @@ def to_html(pack: Mapping[str, Any]) -> str:
         "<ul>",
         f"<li><strong>Model</strong>: <code>{html.escape(h['model'])}</code></li>",
         f"<li><strong>Versions</strong>: {', '.join(f'<code>{html.escape(v)}</code>' for v in h['versions'])}</li>",
-        f"<li><strong>Generated</strong>: {html.escape(h['generated_at'])} (from {html.escape(h['generated_from'])})</li>",
+        f"<li><strong>Generated</strong>: {html.escape(h['generated_at'])} "
+        f"(from {html.escape(h['generated_from'])})</li>",
         f"<li><strong>Regulation</strong>: {html.escape(h['regulation'])}</li>",
         f"<li><strong>Applicable dates</strong>: {dates}. {html.escape(h['amendment'])}</li>",
         "</ul>",
