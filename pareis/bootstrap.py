@@ -263,6 +263,8 @@ def incidents_pipeline(settings: Settings, ports: Embedded | None = None) -> Pip
     incident store, step journal) and the Kafka DataHub writer. Writes the start-up definitions first
     (:func:`write_definitions`)."""
     from pareis.roles import incidents
+    from pareis.roles.scores import ScorePublisher
+    from pareis.store.scores import MemoryScoreLedger
 
     topics = settings.kafka.topics
     write_definitions(settings, ports)
@@ -275,11 +277,13 @@ def incidents_pipeline(settings: Settings, ports: Embedded | None = None) -> Pip
             writer=ports.datahub,
             datahub=settings.datahub,
             effects_topic=topics.effects,
+            scores=ScorePublisher(ports.lineage, ports.runs, MemoryScoreLedger()),
         )
         return Pipeline(incidents.decode, handler)
     from pareis.datahub.writer import KafkaWriter
     from pareis.store.incidents_redis import RedisIncidentStore
     from pareis.store.journal_redis import RedisStepJournal
+    from pareis.store.scores_redis import RedisScoreLedger
     from pareis.store.lineage_redis import RedisLineageStore
     from pareis.store.runs_redis import RedisRunHistory
 
@@ -295,6 +299,7 @@ def incidents_pipeline(settings: Settings, ports: Embedded | None = None) -> Pip
         writer=KafkaWriter.from_source(schema_source(settings), topics.mcp) if kafka_path else None,
         datahub=settings.datahub,
         effects_topic=topics.effects,
+        scores=ScorePublisher(RedisLineageStore(client), RedisRunHistory(client), RedisScoreLedger(client)),
     )
     return Pipeline(incidents.decode, handler, checks={"redis": redis_ping(client)}, close=client.close)
 

@@ -55,6 +55,7 @@ from pareis.roles.messages import (
     decode_signal,
     encode,
 )
+from pareis.roles.scores import ScorePublisher, ScoreWrite, score_mcps
 from pareis.store.incidents import IncidentStore
 from pareis.store.journal import JournalEntry, Position, StepJournal
 from pareis.store.runs import RunHistory
@@ -132,7 +133,8 @@ class IncidentsHandler:
 
     ``writer`` takes the proposals when ``write_path`` is ``kafka`` (a :class:`~pareis.datahub.writer.KafkaWriter`
     returns the records to produce; an in-memory writer keeps them); with ``rest`` it is unused and the proposals
-    leave as effects on ``effects_topic``.
+    leave as effects on ``effects_topic``. ``scores``, when given, adds the reliability-score patches the batch's
+    runs cause (:mod:`pareis.roles.scores`) after the incidents' outputs.
     """
 
     def __init__(
@@ -145,7 +147,9 @@ class IncidentsHandler:
         writer: DatahubWriter | None,
         datahub: DatahubSettings,
         effects_topic: str,
+        scores: ScorePublisher | None = None,
     ) -> None:
+        self._scores = scores
         self._lineage = lineage
         self._runs = runs
         self._incidents = incidents
@@ -199,7 +203,18 @@ class IncidentsHandler:
         self._journal.record(entries)
         for state in changed.values():
             self._incidents.put(state)
+        if self._scores is not None:  # reliability scores changed by these runs (pareis.roles.scores)
+            out.extend(self._score_outputs(self._scores.writes(batch)))
         return out
+
+    def _score_outputs(self, writes: Sequence[ScoreWrite]) -> list[OutRecord]:
+        mcps = score_mcps(writes, self._datahub)
+        if self._path == "kafka":
+            assert self._writer is not None
+            return list(self._writer.write(mcps))
+        return [
+            self._effect(DatahubWrite(w.effect_id, w.cause, mcp.to_obj())) for w, mcp in zip(writes, mcps, strict=True)
+        ]
 
     def _outputs(self, intent: Intent) -> list[OutRecord]:
         mcps = intent_mcps(intent, self._datahub)
