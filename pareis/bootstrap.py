@@ -238,9 +238,9 @@ def incidents_pipeline(settings: Settings, ports: Embedded | None = None) -> Pip
     from pareis.datahub.writer import KafkaWriter
     from pareis.store.incidents_redis import RedisIncidentStore
     from pareis.store.journal_redis import RedisStepJournal
-    from pareis.store.scores_redis import RedisScoreLedger
     from pareis.store.lineage_redis import RedisLineageStore
     from pareis.store.runs_redis import RedisRunHistory
+    from pareis.store.scores_redis import RedisScoreLedger
 
     client = lineage_redis_client(settings.redis_url)
     kafka_path = settings.datahub.write_path == "kafka"

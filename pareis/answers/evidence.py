@@ -112,7 +112,7 @@ def _iso(ms: int | None) -> str | None:
 
 
 def _not_assessed(id_: str, title: str, requirement: str, why: str) -> Section:
-    return Section(id_, title, requirement, NOT_ASSESSED, f"Not assessed by Pareis: {why}")
+    return Section(id_, title, requirement, NOT_ASSESSED, why[0].upper() + why[1:])
 
 
 def evidence_pack(sources: Sources, model: str, at_ms: int) -> EvidencePack:
@@ -133,13 +133,13 @@ def evidence_pack(sources: Sources, model: str, at_ms: int) -> EvidencePack:
     members = sorted(s.class_of)
     attrs = view.attributes(members)
     sections = [
-        _origin(view, s, infos, runs),
         _not_assessed(
             "10(2)(a)",
             "Relevant design choices",
             "Data governance and management practices shall concern the relevant design choices.",
             "design choices are not recorded in the metadata Pareis reads.",
         ),
+        _origin(view, s, infos, runs),
         _preparation(view, s, attrs),
         _not_assessed(
             "10(2)(d)",
@@ -200,19 +200,16 @@ def _origin(view: LineageView, s: Survey, infos: Mapping[str, Any], runs: Mappin
     ups = _dataset_upstreams(view, members)
     origins = sorted(key for key, cls in s.classes.items() if not any(ups[m] - set(cls.members) for m in cls.members))
     sources_of = catalog.feature_sources(view, union({m: frozenset(i.features) for m, i in infos.items()}))
-    versions = []
-    for m, info in sorted(infos.items()):
-        versions.append(
-            {
-                "model": m,
-                "group": info.group,
-                "features": [{"feature": f, "sources": sorted(sources_of.get(f, ()))} for f in info.features],
-                "training_runs": [
-                    {"run": r, "started": _iso(runs[r].started_ms), "inputs": list(runs[r].inputs)}
-                    for r in info.training_runs
-                ],
-            }
-        )
+    features = [
+        {"model": m, "group": info.group, "feature": f, "sources": sorted(sources_of.get(f, ()))}
+        for m, info in sorted(infos.items())
+        for f in info.features
+    ]
+    training = [
+        {"model": m, "run": r, "started": _iso(runs[r].started_ms), "inputs": list(runs[r].inputs)}
+        for m, info in sorted(infos.items())
+        for r in info.training_runs
+    ]
     columns = sorted({c for up in s.upstream.values() for c in up.columns})
     missing = []
     if not columns and not any(up.table_datasets for up in s.upstream.values()):
@@ -234,7 +231,8 @@ def _origin(view: LineageView, s: Survey, infos: Mapping[str, Any], runs: Mappin
         PARTIAL if missing else ASSESSED,
         summary + " The original purpose of personal data collection is not assessed by Pareis.",
         {
-            "versions": versions,
+            "features": features,
+            "training_runs": training,
             "origin_datasets": origins,
             "datasets": [{"dataset": key, "siblings": list(cls.members)} for key, cls in sorted(s.classes.items())],
             "columns": columns,
@@ -367,7 +365,8 @@ def _errors(
                 "incident": summary.urn,
                 "dataset": summary.dataset,
                 "state": summary.state,
-                "blind_window": {"from": _iso(summary.last_success_ms), "to": _iso(summary.first_failure_ms)},
+                "last_success": _iso(summary.last_success_ms),
+                "first_failure": _iso(summary.first_failure_ms),
                 "healed": _iso(summary.healed_ms),
                 "failed_rows": summary.failed_rows,
                 "versions_reached": hit,
@@ -383,10 +382,7 @@ def _errors(
         f"{len(assertions)} assertion(s) on the upstream data, {len(history)} incident(s) reached these versions. "
         "Representativeness is not assessed by Pareis.",
         {
-            "scores": {
-                "models": [sc.to_json() for sc in answer.models],
-                "datasets": [sc.to_json() for sc in answer.datasets],
-            },
+            "scores": [_score_row(sc) for sc in (*answer.models, *answer.datasets)],
             "assertions": assertions,
             "incidents": history,
         },
@@ -456,9 +452,10 @@ def _corrective(view: LineageView, incidents: Sequence[tuple[Any, BlastRadius]],
                     "group": g.group,
                     "contaminated_versions": [v.urn for v in g.contaminated],
                     "safe_rollback": None if g.safe_rollback is None else g.safe_rollback.urn,
-                    "retrain_blocked": {"from": _iso(summary.first_failure_ms), "until": _iso(summary.healed_ms)},
+                    "retrain_blocked_from": _iso(summary.first_failure_ms),
+                    "retrain_unblocked_at": _iso(summary.healed_ms),
                     "resolution": "healed" if summary.healed_ms is not None else "open",
-                    "still_blocked": [v.urn for v in g.contaminated],
+                    "blocked_after_heal": [v.urn for v in g.contaminated],
                 }
             )
     return Section(
@@ -471,6 +468,14 @@ def _corrective(view: LineageView, incidents: Sequence[tuple[Any, BlastRadius]],
         "resolution.",
         {"actions": actions},
     )
+
+
+def _score_row(score: Any) -> dict[str, Any]:
+    """A score as one table row: the entity, the score, and each component's value (weights in the header)."""
+    row: dict[str, Any] = {"entity": score.urn, "score": score.score}
+    for c in score.components:
+        row[f"{c.name} (×{c.weight:g})"] = c.value
+    return row
 
 
 def _groups(view: LineageView, versions: Sequence[str]) -> set[str]:

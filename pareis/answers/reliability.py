@@ -17,6 +17,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pareis.answers.incidents import incident_list
+from pareis.answers.sources import CannotEvaluate
 from pareis.core import catalog, dbt_tests
 from pareis.core.blast import blast_radius
 from pareis.core.gaps import Gap
@@ -55,8 +57,6 @@ class ProtectAnswer:
 
 
 def _cannot(reason: str) -> Exception:
-    from pareis.answers.sources import CannotEvaluate
-
     return CannotEvaluate(reason)
 
 
@@ -114,8 +114,6 @@ def past_incidents(sources: Sources, view: LineageView, at_ms: int) -> list[tupl
     """Every incident of the run history begun at or before ``at`` (newest first, as
     :func:`~pareis.answers.incidents.incident_list` lists them) with its blast radius: the incident's assertions
     together, or its whole dataset when the index defines none of them (as the incidents role does)."""
-    from pareis.answers.incidents import incident_list
-
     out = []
     for summary in incident_list(sources):
         if summary.first_failure_ms > at_ms:

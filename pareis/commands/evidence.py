@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from pareis.answers.sources import CannotEvaluate
+from pareis.commands.common import DatahubOption, MetadataOption, RedisOption, TokenOption, dump, evaluating, opened
 from pareis.commands.times import AtOption, at_ms_of
 
 if TYPE_CHECKING:
@@ -23,8 +25,6 @@ FORMATS = ("md", "html", "json")
 def write_pack(pack: EvidencePack, out: Path, formats: tuple[str, ...] = FORMATS) -> list[Path]:
     """Write ``pack`` into ``out`` (created if needed) in ``formats``; CannotEvaluate when it can't be written."""
     from pareis.answers.evidence_render import markdown, to_html
-    from pareis.answers.render import dump
-    from pareis.answers.sources import CannotEvaluate
 
     data = pack.to_json()
     render = {"json": lambda: dump(data) + "\n", "md": lambda: markdown(data), "html": lambda: to_html(data)}
@@ -43,19 +43,15 @@ def write_pack(pack: EvidencePack, out: Path, formats: tuple[str, ...] = FORMATS
 def evidence(
     model: Annotated[str, typer.Option("--model", help="URN of a model version or model group")],
     out: Annotated[Path, typer.Option("--out", help="directory to write the pack into")],
-    metadata: Annotated[
-        list[Path] | None, typer.Option("--metadata", help="DataHub file-format metadata (repeatable)")
-    ] = None,
-    redis_url: Annotated[str | None, typer.Option("--redis", help="the live index, e.g. redis://host:6379/0")] = None,
-    datahub_url: Annotated[str | None, typer.Option("--datahub", help="a DataHub GMS, e.g. http://gms:8080")] = None,
+    metadata: MetadataOption = None,
+    redis_url: RedisOption = None,
+    datahub_url: DatahubOption = None,
+    token: TokenOption = None,
     at: AtOption = None,
     formats: Annotated[str, typer.Option("--format", help="comma-separated: md, html, json")] = "md,html,json",
 ) -> None:
     """Write the EU AI Act Article 10 evidence pack of a model (not legal advice)."""
     from pareis.answers.evidence import evidence_pack
-    from pareis.answers.sources import CannotEvaluate
-    from pareis.commands.common import evaluating
-    from pareis.compose.sources import open_sources
 
     with evaluating("evidence"):
         chosen = tuple(f.strip() for f in formats.split(",") if f.strip())
@@ -63,7 +59,7 @@ def evidence(
         if unknown or not chosen:
             raise CannotEvaluate(f"--format takes md, html and/or json, not {', '.join(unknown) or 'nothing'}")
         when = at_ms_of(at)
-        with open_sources(metadata=tuple(metadata or ()), redis_url=redis_url, datahub_url=datahub_url) as sources:
+        with opened(metadata, redis_url, datahub_url, token) as sources:
             pack = evidence_pack(sources, model, when)
         for path in write_pack(pack, out, chosen):
             print(path)

@@ -17,13 +17,22 @@ dependency is down.
 from __future__ import annotations
 
 from enum import StrEnum
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
+from pareis.commands.common import (
+    DatahubOption,
+    JsonOption,
+    MetadataOption,
+    RedisOption,
+    TokenOption,
+    dump,
+    evaluating,
+    opened,
+)
 from pareis.commands.times import AtOption, at_ms_of
 
 if TYPE_CHECKING:
@@ -38,16 +47,15 @@ class Format(StrEnum):
 
 
 def protect(
-    metadata: Annotated[
-        list[Path] | None, typer.Option("--metadata", help="DataHub file-format metadata (repeatable)")
-    ] = None,
-    redis_url: Annotated[str | None, typer.Option("--redis", help="the live index, e.g. redis://host:6379/0")] = None,
-    datahub_url: Annotated[str | None, typer.Option("--datahub", help="a DataHub GMS, e.g. http://gms:8080")] = None,
+    metadata: MetadataOption = None,
+    redis_url: RedisOption = None,
+    datahub_url: DatahubOption = None,
+    token: TokenOption = None,
     model: Annotated[str | None, typer.Option("--model", help="URN of a model version or model group")] = None,
     dataset: Annotated[str | None, typer.Option("--dataset", help="URN of a dataset")] = None,
     at: AtOption = None,
     max_gaps: Annotated[int | None, typer.Option("--max-gaps", min=0, help="list at most N gaps")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="print the answer as JSON")] = False,
+    as_json: JsonOption = False,
     fmt: Annotated[Format, typer.Option("--format", help="text, json, or yaml (the dbt tests only)")] = Format.text,
     legacy_dbt: Annotated[
         bool, typer.Option("--legacy-dbt", help="dbt tests in the pre-1.10 form (arguments inline, `tests:`)")
@@ -55,13 +63,10 @@ def protect(
 ) -> None:
     """Reliability scores of datasets and models, and the untested columns that feed models, with dbt tests."""
     from pareis.answers.reliability import protect as answer_protect
-    from pareis.answers.render import dump
-    from pareis.commands.common import evaluating
-    from pareis.compose.sources import open_sources
 
     with evaluating("protect"):
         when = at_ms_of(at)
-        with open_sources(metadata=tuple(metadata or ()), redis_url=redis_url, datahub_url=datahub_url) as sources:
+        with opened(metadata, redis_url, datahub_url, token) as sources:
             answer = answer_protect(
                 sources, at_ms=when, model=model, dataset=dataset, max_gaps=max_gaps, legacy=legacy_dbt
             )

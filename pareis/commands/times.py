@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+from pareis.answers.sources import CannotEvaluate
+
 AtOption = Annotated[
     str | None,
     typer.Option("--at", help="evaluate at TIME: ISO 8601 (2025-10-08T06:00:00Z; no zone = UTC) or epoch ms"),
@@ -24,8 +26,6 @@ def at_ms_of(text: str | None) -> int:
     try:
         when = dt.datetime.fromisoformat(stripped.replace("Z", "+00:00") if stripped.endswith("Z") else stripped)
     except ValueError as exc:
-        from pareis.answers.sources import CannotEvaluate
-
         raise CannotEvaluate(f"--at {text!r} is neither ISO 8601 nor epoch milliseconds") from exc
     if when.tzinfo is None:
         when = when.replace(tzinfo=dt.UTC)

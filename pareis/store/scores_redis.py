@@ -1,4 +1,5 @@
-"""The published-score ledger in Redis: one hash, field = entity URN, value = ``<score> <at_ms> <partition> <offset>``."""
+"""The published-score ledger in Redis: one hash, field = entity URN, value =
+``<score> <at_ms> <partition> <offset>``."""
 
 from __future__ import annotations
 
