@@ -1,7 +1,9 @@
 """``pareis evidence``: write a model's Article 10 evidence pack (DESIGN §2.5) as Markdown, HTML and/or JSON.
 
 Writes ``<out>/evidence-<model name>.{md,html,json}`` (``--format`` picks some of them, comma-separated) and
-prints the paths. The JSON is the source; the Markdown and HTML render it. Exit 2 with a one-line reason for an
+prints the paths. ``--publish URL`` also writes the pack as a DataHub Document related to the model
+(:mod:`pareis.datahub.evidence_doc`; deterministic URN, so regenerating replaces it). The JSON is the source;
+the Markdown and HTML render it. Exit 2 with a one-line reason for an
 unknown model, unreadable input or an unwritable ``--out``; 1 when a dependency is down.
 """
 
@@ -49,6 +51,10 @@ def evidence(
     token: TokenOption = None,
     at: AtOption = None,
     formats: Annotated[str, typer.Option("--format", help="comma-separated: md, html, json")] = "md,html,json",
+    publish_to: Annotated[
+        str | None,
+        typer.Option("--publish", help="also publish the pack as a DataHub Document to the GMS at this URL"),
+    ] = None,
 ) -> None:
     """Write the EU AI Act Article 10 evidence pack of a model (not legal advice)."""
     from pareis.answers.evidence import evidence_pack
@@ -63,3 +69,12 @@ def evidence(
             pack = evidence_pack(sources, model, when)
         for path in write_pack(pack, out, chosen):
             print(path)
+        if publish_to is not None:
+            from pareis.answers.evidence_render import markdown
+            from pareis.compose.publish import publish
+            from pareis.config import load_settings
+            from pareis.datahub.evidence_doc import document_mcp, document_urn
+
+            data = pack.to_json()
+            publish([document_mcp(data, markdown(data), load_settings().datahub)], publish_to, token)
+            print(document_urn(pack.model))

@@ -195,3 +195,23 @@ def test_pareis_protect_json_has_the_contract_shape_and_yaml_prints_only_the_tes
     assert bad.exit_code == 2 and "unknown dataset" in bad.output
     bad_time = cli("protect", "--metadata", str(SAMPLE), "--at", "yesterday-ish")
     assert bad_time.exit_code == 2 and "--at" in bad_time.output
+
+
+def test_pareis_evidence_publishes_the_pack_as_a_document_related_to_the_model(tmp_path: Path) -> None:
+    from pareis.datahub.evidence_doc import document_urn
+    from tests.support.fake_gms import FakeGms
+
+    args = ["evidence", "--metadata", str(SAMPLE), "--model", CHURN, "--at", "2025-10-08T06:00:00Z"]
+    with FakeGms() as gms:
+        for _ in range(2):  # regenerating replaces the same document
+            done = cli(*args, "--out", str(tmp_path), "--format", "json", "--publish", gms.url)
+            assert done.exit_code == 0, done.output
+        urn = document_urn(CHURN)
+        assert done.output.strip().endswith(urn)
+        doc = gms.aspect(urn, "documentInfo")
+        assert doc is not None
+        related = {a["asset"] for a in doc["relatedAssets"]}
+        assert CHURN in related and model("churn_1") in related
+        assert doc["contents"]["text"].startswith("# Evidence pack")
+        assert doc["status"]["state"] == "PUBLISHED"
+        assert {r.entity_urn for r in gms.received if r.aspect_name == "documentInfo"} == {urn}
