@@ -16,23 +16,74 @@ lineage, nested-field containment and feature-table keys.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from pareis.core import catalog
-from pareis.core.fieldpath import column_urn, feature_name, parent_of
+from pareis.core.fieldpath import COLUMN_PREFIX, column_urn, decode_field_path, feature_name, split_column
 from pareis.core.graph import (
     LineageView,
     Names,
     Query,
     Rel,
     columns_of,
-    downstream_columns,
     related,
-    sibling_columns,
+    siblings_of,
     union,
     upstream_columns,
 )
+
+
+@functools.lru_cache(maxsize=1 << 18)
+def column_parts(column: str) -> tuple[str, str]:
+    """(dataset, decoded path) of a column URN, as :func:`pareis.core.fieldpath.split_column` says, split at the
+    last comma for the canonical URNs the index holds (a canonical path has no comma: it is percent-encoded), which
+    is much cheaper than parsing the parent URN; any other spelling goes to the general parser."""
+    if column.startswith(COLUMN_PREFIX) and column.endswith(")"):
+        comma = column.rfind(",")
+        if comma > len(COLUMN_PREFIX) and column.startswith("urn:li:", len(COLUMN_PREFIX)):
+            path = column[comma + 1 : -1]
+            if path and not path.startswith("[") and "(" not in path:
+                return column[len(COLUMN_PREFIX) : comma], decode_field_path(path) if "%" in path else path
+    return split_column(column)
+
+
+def parent_of(column: str) -> str:
+    """The dataset of a column URN (:func:`column_parts`)."""
+    return column_parts(column)[0]
+
+
+def path_of(column: str) -> str:
+    """The decoded path of a column URN (:func:`column_parts`)."""
+    return column_parts(column)[1]
+
+
+def sibling_columns(view: LineageView, columns: Iterable[str]) -> dict[str, frozenset[str]]:
+    """:func:`pareis.core.graph.sibling_columns` with :func:`column_parts` for the frontier."""
+    cols = sorted(set(columns))
+    parts = {c: column_parts(c) for c in cols}
+    sibs = siblings_of(view, {parent for parent, _ in parts.values()})
+    if not any(sibs.values()):
+        return {c: frozenset() for c in cols}
+    schemas = columns_of(view, union(sibs))
+    names = {d: Names(schema) for d, schema in schemas.items() if schema}
+    out: dict[str, frozenset[str]] = {}
+    for c in cols:
+        parent, path = parts[c]
+        found: set[str] = set()
+        for d in sibs[parent]:
+            found.update(names[d].match(path) if d in names else [column_urn(d, path)])
+        out[c] = frozenset(found)
+    return out
+
+
+def downstream_columns(view: LineageView, columns: Iterable[str]) -> dict[str, frozenset[str]]:
+    """:func:`pareis.core.graph.downstream_columns` with :func:`column_parts` for the datasets."""
+    cols = sorted(set(columns))
+    parents = {c: parent_of(c) for c in cols}
+    direct, whole = view.lookup([Query(Rel.COLUMN, cols), Query(Rel.DATASET_COLUMN, sorted(set(parents.values())))])
+    return {c: direct[c] | whole[parents[c]] for c in cols}
 
 
 @dataclass(frozen=True)
@@ -166,6 +217,7 @@ def exposure(view: LineageView, columns: Iterable[str]) -> Exposure:
     listed = related(view, Rel.FEATURE_MODEL, table_models, reverse=True)
     featureless = {m for m in table_models if not listed[m]}
     by_table = {d: {m for p in reads[d] for m in trained[p] if m in featureless} for d in datasets}
+    any_table = any(by_table.values())
     consumers = related(view, Rel.FEATURE_MODEL, union({c: frozenset(fs) for c, fs in direct.items()}))
     memo: dict[str, frozenset[str]] = {}
     feats: dict[str, tuple[str, ...]] = {}
@@ -174,7 +226,8 @@ def exposure(view: LineageView, columns: Iterable[str]) -> Exposure:
         below = _reach(c, children, memo)
         fs = set().union(*(direct.get(n, ()) for n in below))
         ms = set().union(*(consumers[f] for f in fs)) if fs else set()
-        ms |= set().union(*(by_table.get(parent_of(n), set()) for n in below))
+        if any_table:
+            ms |= set().union(*(by_table.get(parent_of(n), set()) for n in below))
         feats[c] = tuple(sorted(fs))
         mods[c] = tuple(sorted(ms))
     return Exposure(feats, mods)

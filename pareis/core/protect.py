@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 from pareis.core import catalog, dbt_tests, reliability
 from pareis.core.dbt_tests import ColumnFacts, DbtNode
-from pareis.core.exposure import ModelUpstream, exposure, model_upstream, sibling_classes
-from pareis.core.fieldpath import column_urn, parent_of, path_of
+from pareis.core.exposure import ModelUpstream, exposure, model_upstream, parent_of, path_of, sibling_classes
+from pareis.core.fieldpath import column_urn
 from pareis.core.gaps import Gap, SuggestedTest, distinct_groups, matching_incidents, ranked
 from pareis.core.graph import Attr, LineageView, Memo, columns_of, union
 from pareis.core.reliability import Score
@@ -98,13 +98,18 @@ def survey(view: LineageView, *, models: Iterable[str] = (), datasets: Iterable[
     classes: dict[str, DatasetClass] = {}
     class_of: dict[str, str] = {}
     gap_paths: dict[str, frozenset[str]] = {}
+    by_parent: dict[str, list[str]] = {}
+    for c in sorted(every):
+        by_parent.setdefault(parent_of(c), []).append(c)
     for group in sorted({frozenset(m) for m in classes_of.values()}, key=lambda g: class_key(g)):
         key = class_key(group)
         ordered = tuple(sorted(group))
         paths: dict[str, list[str]] = {}
-        for c in sorted(every):
-            if parent_of(c) in group:
+        for m in ordered:
+            for c in by_parent.get(m, ()):
                 paths.setdefault(path_of(c), []).append(c)
+        for cols in paths.values():
+            cols.sort()
         feeding = frozenset(p for p, cols in paths.items() if any(exp.models[c] or exp.features[c] for c in cols))
         names = sorted({a for m in ordered for a in on.get(m, ())})
         tested = frozenset(path_of(c) for a in names if a in defs for c in defs[a].columns if parent_of(c) in group)
