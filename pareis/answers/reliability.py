@@ -192,3 +192,17 @@ def protect(
         gaps=tuple(gaps),
         yaml=dbt_tests.schema_yml(entries, legacy=legacy) if entries else "",
     )
+
+
+def reliability(
+    sources: Sources, urn: str, *, at_ms: int, include_gaps: bool = True, max_gaps: int | None = None
+) -> ProtectAnswer:
+    """The answer of the MCP tool ``get_reliability``: :func:`protect` of a dataset URN or a model (version or
+    group) URN; ``include_gaps=False`` leaves the gaps (and their YAML) out."""
+    if urn.startswith(DATASET_PREFIX):
+        answer = protect(sources, at_ms=at_ms, dataset=urn, max_gaps=max_gaps if include_gaps else 0)
+    elif urn.startswith((MODEL_PREFIX, GROUP_PREFIX)):
+        answer = protect(sources, at_ms=at_ms, model=urn, max_gaps=max_gaps if include_gaps else 0)
+    else:
+        raise _cannot(f"not a dataset or model URN: {urn}")
+    return answer

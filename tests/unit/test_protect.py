@@ -145,3 +145,19 @@ def test_on_the_demo_recording_the_raw_table_carries_the_incident(
     assert [g.column for g in gaps] == [col(DBT_FEATURES, "basket_size"), col(DBT_STG, "invoice_date")]
     assert not any(g.matches_past_incident for g in gaps)
     assert gaps[0].groups == 2
+
+
+def test_reliability_of_a_urn_dispatches_and_can_leave_the_gaps_out(store: MemoryLineageStore) -> None:
+    from pareis.answers.reliability import reliability
+    from pareis.answers.sources import CannotEvaluate, Sources
+    from pareis.store.runs_memory import MemoryRunHistory
+
+    sources = Sources(store, MemoryRunHistory())
+    with_gaps = reliability(sources, model("m1"), at_ms=0)
+    assert [s.urn for s in with_gaps.models] == [model("m1")] and with_gaps.gaps
+    without = reliability(sources, model("m1"), at_ms=0, include_gaps=False)
+    assert without.gaps == () and without.yaml == "" and without.models == with_gaps.models
+    by_dataset = reliability(sources, RAW, at_ms=0, max_gaps=1)
+    assert {s.urn for s in by_dataset.datasets} == {RAW, DBT} and len(by_dataset.gaps) == 1
+    with pytest.raises(CannotEvaluate, match="not a dataset or model"):
+        reliability(sources, "urn:li:tag:x", at_ms=0)
