@@ -4,7 +4,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test unit lint stack-up stack-down stack-status bench clean demo-record demo-stack-install dbt-install
+.PHONY: install demo test unit browser lint stack-up stack-down stack-status bench clean demo-record demo-stack-install \
+	dbt-install
 
 install: $(STAMP)
 
@@ -18,9 +19,14 @@ $(STAMP): pyproject.toml
 demo: install
 	$(BIN)/pareis demo
 
-## Installs, starts Kafka, Redis and Postgres (deploy/local), lints, runs every test tier.
-test: install dbt-install stack-up lint
+## Installs, starts Kafka, Redis and Postgres (deploy/local), installs chromium for the browser tests and dbt for the
+## dbt-snippet test, lints, runs every test tier.
+test: install dbt-install stack-up browser lint
 	$(BIN)/pytest
+
+## Debian's chromium for tests/browser (Playwright drives it; its own browser download can't work here).
+browser:
+	deploy/local/browser.sh
 
 unit: install
 	$(BIN)/pytest tests/unit

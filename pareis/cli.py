@@ -42,6 +42,7 @@ def _register() -> None:
     from pareis.commands.evidence import evidence
     from pareis.commands.protect import protect
     from pareis.commands.replay import replay
+    from pareis.commands.serve import serve
 
     app.command("analyze")(analyze)
     app.command("blast")(blast)
@@ -50,6 +51,7 @@ def _register() -> None:
     app.command("evidence")(evidence)
     app.command("protect")(protect)
     app.command("replay")(replay)
+    app.command("serve")(serve)
 
 
 def main() -> None:
