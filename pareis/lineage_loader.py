@@ -35,6 +35,10 @@ from pareis.roles.lineage import foreign_update_of
 from pareis.store.lineage import LineageStore, LineageUpdate, Outcome
 
 RUN_ASPECT = "assertionRunEvent"
+PROFILE_ASPECT = "datasetProfile"
+"""The one timeseries aspect the index keeps (its latest value, as dataset attributes: DESIGN §2.5's test
+suggestions and the evidence pack's row counts). The live lineage role reads the versioned log only, so there a
+profile is known after a ``pareis bootstrap``."""
 DEFAULT_BATCH = 1000
 
 
@@ -102,7 +106,7 @@ def load(
                 loaded.changes += 1
                 change = to_changelog(logged)
                 try:
-                    if logged.log == "timeseries":
+                    if logged.log == "timeseries" and change.aspect_name != PROFILE_ASPECT:
                         if change.aspect_name == RUN_ASPECT and change.aspect is not None:
                             loaded.runs.append(run_from_event(orjson.loads(change.aspect)))
                         elif change.aspect_name == OPERATION_ASPECT and change.aspect and change.entity_urn:

@@ -65,6 +65,7 @@ def incidents_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeli
     writer when the proposals travel in its transaction. Writes the start-up definitions first."""
     from pareis.compose.datahub import DatahubRoute, write_definitions
     from pareis.roles import incidents
+    from pareis.roles.scores import ScorePublisher
 
     ports = _ports(settings, ports)
     write_definitions(settings, ports.datahub)
@@ -76,6 +77,7 @@ def incidents_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeli
         writer=DatahubRoute.of(settings, ports.datahub).incidents,
         datahub=settings.datahub,
         effects_topic=settings.kafka.topics.effects,
+        scores=ScorePublisher(ports.lineage, ports.runs, ports.scores),
     )
     return Pipeline(
         incidents.decode,

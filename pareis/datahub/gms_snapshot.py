@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from datahub.ingestion.graph.client import DataHubGraph
 
 ENTITY_ASPECTS: Mapping[str, tuple[str, ...]] = {
-    "dataset": ("schemaMetadata", "upstreamLineage", "siblings", "status", "deprecation"),
+    "dataset": ("schemaMetadata", "datasetProperties", "upstreamLineage", "siblings", "status", "deprecation"),
     "dataJob": ("dataJobInputOutput", "status", "deprecation"),
     "dataProcessInstance": (
         "dataProcessInstanceProperties",

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pareis.core.dimension import dimension
-from pareis.core.fieldpath import COLUMN_PREFIX, entity_type, parent_of
+from pareis.core.fieldpath import COLUMN_PREFIX, canonical_column, entity_type, normal_field_path, parent_of, path_of
 from pareis.core.graph import REMOVABLE_TYPES, Attr, Rel
 from pareis.datahub import translate_ml
 from pareis.datahub.translate_shape import Shape, canonical_parent, is_plain_path
@@ -184,19 +184,115 @@ def data_job_input_output(shape: Shape, entity: str, aspect: Mapping[str, Any]) 
 
 
 def schema_metadata(shape: Shape, entity: str, aspect: Mapping[str, Any]) -> Facts:
-    """Columns of the dataset; a field whose simple path is empty (a v2 path of type tokens only) is skipped."""
+    """Columns of the dataset; a field whose simple path is empty (a v2 path of type tokens only) is skipped.
+
+    Attributes, for the test suggestions of DESIGN §2.5: each field's type (``schema.types``, the DataHub type
+    class without its package and ``Type`` suffix, lower-cased: ``number``, ``string``, …), the primary keys and
+    the foreign keys (``[source path, foreign column URN]`` pairs). These are read leniently: a malformed type or
+    key names nothing rather than poisoning the columns.
+    """
     edges: set[Edge] = set()
+    types: dict[str, str] = {}
     plain = entity.startswith("urn:li:")
     for i, f in enumerate(shape.objs(aspect, "fields", "", required=True)):
         path = f.get("fieldPath")
         if plain and path.__class__ is str and is_plain_path(path):  # fast path: the column URN is spelled as is
             edges.add((Rel.HAS_COLUMN, entity, f"{COLUMN_PREFIX}{entity},{path})"))
+            _type_of(f, path, types)
             continue
         path = shape.req_str(f, "fieldPath", f"fields[{i}]")
         if path.startswith("[version=2.0]") and all(t.startswith("[") or t.endswith("]") for t in path.split(".")):
             continue
-        edges.add((Rel.HAS_COLUMN, entity, shape.column_in(entity, path, f"fields[{i}].fieldPath")))
-    return Facts.of(edges)
+        column = shape.column_in(entity, path, f"fields[{i}].fieldPath")
+        edges.add((Rel.HAS_COLUMN, entity, column))
+        _type_of(f, path_of(column), types)
+    attrs: dict[Attr, str] = {}
+    if types:
+        attrs[Attr.SCHEMA_TYPES] = _compact(types)
+    keys = aspect.get("primaryKeys")
+    if isinstance(keys, list):
+        primary = sorted({normal_field_path(k) for k in keys if isinstance(k, str) and normal_field_path(k)})
+        if primary:
+            attrs[Attr.SCHEMA_PRIMARY_KEYS] = _compact(primary)
+    foreign = _foreign_keys(aspect.get("foreignKeys"))
+    if foreign:
+        attrs[Attr.SCHEMA_FOREIGN_KEYS] = _compact(foreign)
+    return Facts.of(edges, attrs)
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+
+
+def _type_of(field: Mapping[str, Any], path: str, types: dict[str, str]) -> None:
+    spec = field.get("type")
+    inner = spec.get("type") if isinstance(spec, Mapping) else None
+    if isinstance(inner, Mapping) and len(inner) == 1:
+        name = next(iter(inner)).rsplit(".", 1)[-1]
+        types[path] = name.removesuffix("Type").lower()
+
+
+def _foreign_keys(value: Any) -> list[list[str]]:
+    """``[[source field path, foreign column URN], …]`` of ``schemaMetadata.foreignKeys``, sorted."""
+    pairs: set[tuple[str, str]] = set()
+    if not isinstance(value, list):
+        return []
+    for fk in value:
+        if not isinstance(fk, Mapping):
+            continue
+        sources = [s for s in fk.get("sourceFields") or [] if isinstance(s, str) and s.startswith(COLUMN_PREFIX)]
+        targets = [t for t in fk.get("foreignFields") or [] if isinstance(t, str) and t.startswith(COLUMN_PREFIX)]
+        if not targets:
+            continue
+        for i, source in enumerate(sources):
+            try:
+                src, target = canonical_column(source), canonical_column(targets[min(i, len(targets) - 1)])
+            except ValueError:
+                continue
+            pairs.add((path_of(src), target))
+    return [list(p) for p in sorted(pairs)]
+
+
+def dataset_properties(shape: Shape, entity: str, aspect: Mapping[str, Any]) -> Facts:
+    """The dbt node a dataset is (``customProperties.dbt_unique_id``, as DataHub's dbt source writes it:
+    ``model.<package>.<name>``, ``source.<package>.<source>.<table>``, …); nothing for other datasets."""
+    props = shape.opt_obj(aspect, "customProperties", "") or {}
+    unique_id = props.get("dbt_unique_id")
+    return Facts.of(attrs={Attr.DBT_UNIQUE_ID: unique_id} if isinstance(unique_id, str) and unique_id else {})
+
+
+def dataset_profile(shape: Shape, entity: str, aspect: Mapping[str, Any]) -> Facts:
+    """The latest profile of a dataset (timeseries ``datasetProfile``): row count, and per field the observed
+    min/max, distinct-value list (``distinctValueFrequencies``), unique and null counts. Read leniently."""
+    fields: dict[str, dict[str, Any]] = {}
+    for fp in aspect.get("fieldProfiles") or []:
+        if not isinstance(fp, Mapping) or not isinstance(fp.get("fieldPath"), str):
+            continue
+        path = normal_field_path(fp["fieldPath"])
+        if not path:
+            continue
+        entry: dict[str, Any] = {}
+        for key, name in (("min", "min"), ("max", "max")):
+            if isinstance(fp.get(key), str | int | float) and not isinstance(fp.get(key), bool):
+                entry[name] = str(fp[key])
+        for key, name in (("uniqueCount", "unique_count"), ("nullCount", "null_count")):
+            if isinstance(fp.get(key), int) and not isinstance(fp.get(key), bool):
+                entry[name] = fp[key]
+        freqs = fp.get("distinctValueFrequencies")
+        if isinstance(freqs, list):
+            values = sorted({str(v["value"]) for v in freqs if isinstance(v, Mapping) and "value" in v})
+            if values:
+                entry["values"] = values
+        if entry:
+            fields[path] = entry
+    profile: dict[str, Any] = {"fields": fields}
+    rows = aspect.get("rowCount")
+    if isinstance(rows, int) and not isinstance(rows, bool):
+        profile["rows"] = rows
+    when = aspect.get("timestampMillis")
+    if isinstance(when, int) and not isinstance(when, bool):
+        profile["time_ms"] = when
+    return Facts.of(attrs={Attr.PROFILE: _compact(profile)})
 
 
 def siblings(shape: Shape, entity: str, aspect: Mapping[str, Any]) -> Facts:
@@ -282,6 +378,8 @@ def deprecation(shape: Shape, entity: str, aspect: Mapping[str, Any]) -> Facts:
 HANDLERS: Mapping[str, Handler] = {
     "upstreamLineage": upstream_lineage,
     "schemaMetadata": schema_metadata,
+    "datasetProperties": dataset_properties,
+    "datasetProfile": dataset_profile,
     "siblings": siblings,
     "dataJobInputOutput": data_job_input_output,
     "assertionInfo": assertion_info,
