@@ -32,6 +32,7 @@ lint: install
 	$(BIN)/ruff check $(LINT_DIRS)
 	$(BIN)/ruff format --check $(LINT_DIRS)
 	$(BIN)/mypy
+	$(BIN)/agentskills validate skills/pareis-ml-incidents
 
 ## The real demo stack (deploy/demo): a 1M-row Postgres warehouse, dbt, MLflow and DataHub's own connectors,
 ## run as one scenario that rewrites deploy/demo/recorded/ (≈ 6 min; needs Postgres, which it starts).

@@ -32,6 +32,7 @@ from pareis.telemetry.metrics import RuntimeMetrics
 
 if TYPE_CHECKING:
     import redis
+    from datahub.emitter.mcp import MetadataChangeProposalWrapper
     from datahub.ingestion.graph.client import DataHubGraph
 
     from pareis.datahub.changelog import ChangeLog
@@ -327,12 +328,22 @@ def effects_pipeline(settings: Settings, ports: Embedded | None = None) -> Pipel
     return Pipeline(decode, handler, checks={"redis": redis_ping(client)}, close=close)
 
 
-def write_definitions(settings: Settings, ports: Embedded | None = None) -> None:
-    """Write the start-up definitions (:func:`~pareis.datahub.definitions.definition_mcps`) once, outside any
-    transaction: to ``ports.datahub``, else to the MCP topic (``kafka``) or GMS (``rest``). Idempotent."""
+def start_up_mcps(settings: Settings) -> list[MetadataChangeProposalWrapper]:
+    """The start-up definitions (:func:`~pareis.datahub.definitions.definition_mcps`) then Pareis's entry in
+    DataHub's agent registry (:func:`~pareis.datahub.agent_registry.registry_mcps`: its skill, the MCP server's
+    tools, and the server itself when ``datahub.mcp_url`` is set)."""
+    from pareis.datahub.agent_registry import Skill, registry_mcps
     from pareis.datahub.definitions import definition_mcps
+    from pareis.mcp.catalog import SKILL_DIR, SKILL_PATH, TOOLS
 
-    mcps = definition_mcps(settings.datahub)
+    skill = Skill.read(SKILL_DIR / "SKILL.md", path=SKILL_PATH)
+    return [*definition_mcps(settings.datahub), *registry_mcps(settings.datahub, tools=TOOLS, skill=skill)]
+
+
+def write_definitions(settings: Settings, ports: Embedded | None = None) -> None:
+    """Write the start-up proposals (:func:`start_up_mcps`) once, outside any transaction: to ``ports.datahub``,
+    else to the MCP topic (``kafka``) or GMS (``rest``). Idempotent."""
+    mcps = start_up_mcps(settings)
     if ports is not None:
         ports.datahub.write(mcps)
     elif settings.datahub.write_path == "rest":
