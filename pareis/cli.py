@@ -37,12 +37,14 @@ def _register() -> None:
     from pareis.commands.blast import blast
     from pareis.commands.bootstrap_index import bootstrap_index
     from pareis.commands.demo import demo
+    from pareis.commands.mcp import mcp
     from pareis.commands.replay import replay
 
     app.command("analyze")(analyze)
     app.command("blast")(blast)
     app.command("bootstrap")(bootstrap_index)
     app.command("demo")(demo)
+    app.command("mcp")(mcp)
     app.command("replay")(replay)
 
 
