@@ -33,7 +33,6 @@ from pareis.telemetry.metrics import RuntimeMetrics
 if TYPE_CHECKING:
     import redis
     from datahub.emitter.mcp import MetadataChangeProposalWrapper
-    from datahub.ingestion.graph.client import DataHubGraph
 
     from pareis.datahub.changelog import ChangeLog
     from pareis.datahub.gms import LoggedChange
@@ -157,50 +156,6 @@ def redis_ping(client: redis.Redis) -> Check:
             client.ping()
 
     return ping
-
-
-@dataclass(frozen=True)
-class AnalysisSource:
-    """What the analysis commands (``blast``, ``analyze``) read: a lineage index and a run history, and how to let
-    go of them (``close``)."""
-
-    lineage: LineageStore
-    runs: RunHistory
-    close: Callable[[], None]
-
-
-def analysis_source(*, metadata: Sequence[str | os.PathLike[str]] = (), redis_url: str | None = None) -> AnalysisSource:
-    """``metadata``: an in-memory index and run history loaded from DataHub file-format files, as the lineage and
-    assertions roles would build them (:mod:`pareis.lineage_loader`); ``redis_url``: the live ones the roles keep
-    in Redis (default prefixes). Exactly one must be given (ValueError otherwise).
-
-    Raises :class:`~pareis.datahub.metadata_file.MetadataFileError` for an unreadable file. A Redis source
-    connects lazily: its errors surface on the first read, as Retriable or Fatal.
-    """
-    if bool(metadata) == (redis_url is not None):
-        raise ValueError("give either metadata files or a Redis URL")
-    if redis_url is not None:
-        from pareis.store.lineage_redis import RedisLineageStore
-        from pareis.store.runs_redis import RedisRunHistory
-
-        client = lineage_redis_client(redis_url)
-        return AnalysisSource(RedisLineageStore(client), RedisRunHistory(client), client.close)
-    from pareis.lineage_loader import load_files
-    from pareis.store.lineage_memory import MemoryLineageStore
-    from pareis.store.runs_memory import MemoryRunHistory
-
-    store, history = MemoryLineageStore(), MemoryRunHistory()
-    for run in load_files(store, [os.fspath(path) for path in metadata]).runs:
-        history.record(run)
-    return AnalysisSource(store, history, lambda: None)
-
-
-def datahub_graph(url: str, token: str | None = None, *, retries: int = 2) -> DataHubGraph:
-    """acryl-datahub's ``DataHubGraph`` on GMS at ``url`` (for reads: ``pareis bootstrap --datahub``), retrying a
-    failed request ``retries`` times with acryl's backoff; the caller closes it. Connects on first use."""
-    from datahub.ingestion.graph.client import DatahubClientConfig, DataHubGraph
-
-    return DataHubGraph(DatahubClientConfig(server=url, token=token, timeout_sec=30, retry_max_times=retries))
 
 
 # --- assertions, incidents and effects roles -------------------------------------------------------------------------

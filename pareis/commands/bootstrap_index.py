@@ -19,7 +19,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from pareis.commands.blast import MetadataOption, RedisOption
+from pareis.commands.common import MetadataOption, RedisOption
 
 err = Console(stderr=True)
 
@@ -35,7 +35,7 @@ def bootstrap_index(
     redis_url: RedisOption = None,
 ) -> None:
     """Load the Redis lineage index and run history (default: settings') from files or from DataHub GMS."""
-    from pareis import bootstrap
+    from pareis.compose.sources import datahub_graph, redacted, redis_sources
     from pareis.config import load_settings
     from pareis.datahub.metadata_file import MetadataFileError
     from pareis.errors import Fatal, Poison, Retriable
@@ -45,13 +45,13 @@ def bootstrap_index(
         err.print("pareis bootstrap: give --metadata FILE… or --datahub URL (one of them)", markup=False)
         raise typer.Exit(2)
     url = redis_url or load_settings().redis_url
-    target = bootstrap.analysis_source(redis_url=url)
+    target = redis_sources(url)
     loaded: Loaded
     try:
         if datahub is not None:
             from pareis.datahub.gms_snapshot import GmsSnapshot
 
-            graph = bootstrap.datahub_graph(datahub, token)
+            graph = datahub_graph(datahub, token)
             try:
                 snapshot = GmsSnapshot(graph)
                 loaded = load_changes(target.lineage, snapshot.all_changes())
@@ -72,22 +72,10 @@ def bootstrap_index(
         target.close()
     outcomes = ", ".join(f"{o.value} {n}" for o, n in sorted(loaded.outcomes.items())) or "none"
     source = datahub if datahub is not None else ", ".join(str(m) for m in metadata or ())
-    print(f"loaded {source} into {_redacted(url)}")
+    print(f"loaded {source} into {redacted(url)}")
     if datahub is None:
         print(f"  proposals read: {loaded.proposals}; changes logged: {loaded.changes}")
     else:
         print(f"  aspects read: {loaded.changes}")
     print(f"  lineage updates: {loaded.updates} ({outcomes})")
     print(f"  assertion runs: {len(loaded.runs)} ({new_runs} new)")
-
-
-def _redacted(url: str) -> str:
-    """The URL without its password."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))

@@ -4,7 +4,7 @@ after each step, and what changed observed.
 Nothing here is demo-only logic: the proposals go through :func:`pareis.bootstrap.replayer` (the GMS emulation of
 ``pareis replay``), the roles are the pipelines of :func:`pareis.bootstrap.embedded_runner` over
 :class:`~pareis.bootstrap.Embedded` in-memory ports, and the analysis shown is ``pareis analyze``'s
-(:func:`pareis.analysis.incident_facts`) over the same stores the roles filled.
+(:func:`pareis.answers.incidents.analysis`) over the same stores the roles filled.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pareis import bootstrap
+from pareis.answers.sources import Sources
 from pareis.config import Settings
 from pareis.core.intents import IncidentFacts
 from pareis.core.lifecycle import IncidentState, Status
@@ -113,13 +114,18 @@ class DemoSession:
 
     def facts(self, dataset: str) -> IncidentFacts | None:
         """``pareis analyze --dataset`` over the roles' own stores; None when the dataset never failed."""
-        from pareis.analysis import CannotEvaluate, incident_facts
+        from pareis.answers.incidents import analysis
+        from pareis.answers.sources import CannotEvaluate
 
-        source = bootstrap.AnalysisSource(self.ports.lineage, self.ports.runs, lambda: None)
         try:
-            return incident_facts(source, assertion=None, dataset=dataset)
+            return analysis(self.sources, dataset=dataset).facts
         except CannotEvaluate:
             return None
+
+    @property
+    def sources(self) -> Sources:
+        """The read side's view of the roles' own stores (what ``pareis analyze`` would read live)."""
+        return Sources(self.ports.lineage, self.ports.runs, self.ports.incidents, origin="demo (in memory)")
 
     def _ticket_events(self) -> list[TicketEvent]:
         events = []

@@ -20,10 +20,11 @@ alone (the incidents role still reads the runs of the whole class once the sibli
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pareis.core.graph import LineageView, siblings_of, union
+from pareis.core.graph import LineageView
+from pareis.core.keys import incident_keys
 from pareis.core.runs import AssertionRun, InvalidRun, run_from_event
 from pareis.datahub.changelog import ChangeLog
 from pareis.errors import DecodeError
@@ -33,7 +34,6 @@ from pareis.roles.messages import RunSignal, encode
 from pareis.store.runs import RunHistory
 
 ASPECT = "assertionRunEvent"
-DBT_PREFIX = "urn:li:dataset:(urn:li:dataPlatform:dbt,"
 
 
 @dataclass(frozen=True)
@@ -71,42 +71,6 @@ def run_decoder(changes: Decoder[ChangeLog]) -> Decoder[ObservedRun]:
         return None if change is None else observed_run(change, raw.timestamp_ms)
 
     return decode
-
-
-def sibling_classes(view: LineageView, datasets: Iterable[str]) -> dict[str, frozenset[str]]:
-    """Each dataset's sibling class (itself included): the closure of ``siblings`` in both directions."""
-    start = set(datasets)
-    adjacency: dict[str, frozenset[str]] = {}
-    frontier = set(start)
-    while frontier:
-        found = siblings_of(view, frontier)
-        adjacency.update(found)
-        frontier = union(found) - adjacency.keys()
-    out: dict[str, frozenset[str]] = {}
-    for dataset in sorted(start):
-        if dataset in out:
-            continue
-        members = {dataset}
-        todo = [dataset]
-        while todo:
-            for other in adjacency.get(todo.pop(), ()):
-                if other not in members:
-                    members.add(other)
-                    todo.append(other)
-        group = frozenset(members)
-        for member in members:
-            out[member] = group
-    return {d: out[d] for d in start}
-
-
-def canonical(members: Iterable[str]) -> str:
-    """The incident key of a sibling class: the smallest non-dbt member, else the smallest member."""
-    return min(members, key=lambda urn: (urn.startswith(DBT_PREFIX), urn))
-
-
-def incident_keys(view: LineageView, datasets: Iterable[str]) -> dict[str, str]:
-    """The incident key of each dataset (see the module docstring)."""
-    return {d: canonical(members) for d, members in sibling_classes(view, datasets).items()}
 
 
 class AssertionsHandler:

@@ -28,23 +28,19 @@ so it produces the same records, byte for byte.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Literal
 
 from pareis.config import DatahubSettings
-from pareis.core import catalog
-from pareis.core.blast import blast_radius
-from pareis.core.contamination import ModelVersion
 from pareis.core.graph import LineageView, Memo
-from pareis.core.impact import BlastRadius
+from pareis.core.inputs import analysis_inputs as incident_inputs
 from pareis.core.intents import AnalysisInputs, Intent, Open, Resolve, Update
+from pareis.core.keys import sibling_classes
 from pareis.core.lifecycle import IncidentState, history_floor, step
-from pareis.core.runs import ResultType
 from pareis.datahub.incident_writes import incident_link, intent_mcps
 from pareis.datahub.writer import DatahubWriter, Mcp
 from pareis.errors import Fatal
 from pareis.kafka.records import Message, OutRecord, RawMessage
-from pareis.roles.assertions import sibling_classes
 from pareis.roles.messages import (
     DatahubWrite,
     Effect,
@@ -83,35 +79,8 @@ def analysis_inputs(view: LineageView, runs: RunHistory, state: IncidentState, s
         # A late run (signals of different assertions travel on different partitions): read from its own time,
         # so that its window sees the runs before it (its blind window) rather than only the floor's seeds.
         floor = signal.run.timestamp_ms
-    timeline = tuple(runs.timeline(assertions, floor))
-    failing: dict[str, set[str]] = {}
-    for run in (*timeline, signal.run):
-        if run.result is ResultType.FAILURE:
-            failing.setdefault(run.assertion, set()).add(run.dataset)
-    defs = catalog.assertions(view, failing)
-    blast: dict[str, BlastRadius] = {}
-    for assertion in sorted(failing):
-        if assertion in defs:
-            blast[assertion] = blast_radius(view, assertions=[assertion])
-        else:
-            blast[assertion] = blast_radius(view, datasets=sorted(failing[assertion]))
-    return AnalysisInputs(
-        runs=timeline,
-        blast=blast,
-        versions=model_versions(view, blast.values()),
-        failure_classes={a: d.type for a, d in defs.items() if d.type},
-    )
-
-
-def model_versions(view: LineageView, radii: Iterable[BlastRadius]) -> dict[str, tuple[ModelVersion, ...]]:
-    """Every known version of each affected model's group (key: the group, or the model itself when it has
-    none), with training times as DESIGN §2.3 defines them."""
-    models = {m.urn: m.group for radius in radii for m in radius.models}
-    versions = dict(catalog.versions_by_group(view, {g for g in models.values() if g}))
-    solo = sorted(urn for urn, group in models.items() if not group)
-    found = catalog.model_versions(view, solo)
-    versions.update({urn: (found[urn],) for urn in solo})
-    return versions
+    timeline = runs.timeline(assertions, floor)
+    return incident_inputs(view, timeline, (*timeline, signal.run))
 
 
 def ticket_effect(intent: Intent, settings: DatahubSettings) -> Effect:

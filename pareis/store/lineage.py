@@ -113,3 +113,8 @@ class LineageStore(LineageView, Protocol):
     def record(self, entity: str, aspect: str) -> Record | None:
         """The record of (entity, aspect), None if the store never saw it."""
         ...
+
+    def entities(self, aspect: str) -> list[str]:
+        """Every entity with a live (not deleted) record of ``aspect``, sorted: the read side's enumeration (every
+        model version is ``entities("mlModelProperties")``). Linear in the index size on Redis."""
+        ...

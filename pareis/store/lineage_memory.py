@@ -75,6 +75,9 @@ class MemoryLineageStore:
     def record(self, entity: str, aspect: str) -> Record | None:
         return self._records.get((entity, aspect))
 
+    def entities(self, aspect: str) -> list[str]:
+        return sorted(e for (e, a), r in self._records.items() if a == aspect and r.facts is not None)
+
     def lookup(self, queries: Sequence[Query]) -> list[Adjacency]:
         out: list[Adjacency] = []
         for q in queries:

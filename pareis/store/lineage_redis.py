@@ -285,6 +285,28 @@ class RedisLineageStore:
         stamp = Stamp(int(version) if version else None, int(time))
         return Record(stamp, None if deleted == "1" else decode_facts(facts))
 
+    def entities(self, aspect: str) -> list[str]:
+        """``SCAN`` over the records of ``aspect``, then the head of each (version, time, tombstone flag) in one
+        pipeline per page, so that a deleted record is not listed and no facts are transferred."""
+        head = f"{self._prefix}r:{aspect}|"
+        pattern = "".join("\\" + c if c in "*?[]\\" else c for c in head) + "*"
+        found: list[str] = []
+        with _translated():
+            cursor: int | str = 0
+            while True:
+                cursor, keys = self._redis.scan(cursor=int(cursor), match=pattern, count=1000)
+                if keys:
+                    pipe = self._redis.pipeline(transaction=False)
+                    for key in keys:
+                        pipe.getrange(key, 0, 63)
+                    for key, start in zip(keys, pipe.execute(), strict=True):
+                        fields = _text(start).split("\n", 3)
+                        if len(fields) >= 3 and fields[2] != "1":
+                            found.append(_text(key)[len(head) :])
+                if int(cursor) == 0:
+                    break
+        return sorted(set(found))
+
     def lookup(self, queries: Sequence[Query]) -> list[Adjacency]:
         """One pipeline for the whole batch: ``HKEYS`` per (relation, node), and for a reverse ``has_column``
         query on a column also ``HEXISTS`` in the forward hash of each dataset its URN may name."""

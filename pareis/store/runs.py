@@ -37,6 +37,10 @@ class RunHistory(Protocol):
         """The runs of ``assertion`` with ``start_ms <= timestamp <= end_ms`` (None: unbounded), oldest first."""
         ...
 
+    def datasets(self) -> list[str]:
+        """Every dataset with at least one recorded run, sorted (the read side's incident list)."""
+        ...
+
     def assertions_of(self, dataset: str) -> list[str]:
         """The assertions that have runs whose assertee is ``dataset``, sorted."""
         ...

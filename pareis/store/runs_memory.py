@@ -48,6 +48,10 @@ class MemoryRunHistory:
             high = len(runs) if end_ms is None else bisect_right(runs, end_ms, key=_time)
             return runs[low:high]
 
+    def datasets(self) -> list[str]:
+        with self._lock:
+            return sorted(self._assertions)
+
     def assertions_of(self, dataset: str) -> list[str]:
         with self._lock:
             return sorted(self._assertions.get(dataset, ()))

@@ -70,6 +70,13 @@ class RedisRunHistory:
             found = self._redis.zrangebyscore(key, _bound(start_ms, "-inf"), _bound(end_ms, "+inf"))
         return [self._decode(key, member) for member in found]
 
+    def datasets(self) -> list[str]:
+        """A ``SCAN`` over the dataset sets: linear in the index's key count, for whole-index read-side questions."""
+        head = self._dataset_key("")
+        with translated():
+            keys = self._redis.scan_iter(match=_glob_escape(head) + "*", count=1000)
+            return sorted({_text(k)[len(head) :] for k in keys})
+
     def assertions_of(self, dataset: str) -> list[str]:
         with translated():
             members = self._redis.smembers(self._dataset_key(dataset))
@@ -103,6 +110,11 @@ class RedisRunHistory:
             return AssertionRun.from_json(json.loads(member))
         except (ValueError, InvalidRun) as error:
             raise Fatal(f"corrupt run in redis key {key}: {error}") from error
+
+
+def _glob_escape(text: str) -> str:
+    """``text`` as a literal in a Redis ``MATCH`` pattern."""
+    return "".join("\\" + c if c in "*?[]\\" else c for c in text)
 
 
 def _bound(value: int | None, open_end: str) -> int | str:

@@ -13,7 +13,7 @@ from urllib.parse import unquote
 import orjson
 import pytest
 
-from pareis import bootstrap
+from pareis.compose.sources import datahub_graph
 from pareis.core.blast import blast_radius
 from pareis.datahub.aspects import is_timeseries
 from pareis.datahub.gms import ChangeLogEmulator
@@ -114,7 +114,7 @@ def gms() -> Iterator[FakeGmsReads]:
 
 
 def test_what_gms_holds_indexes_as_the_sample_file(gms: FakeGmsReads) -> None:
-    graph = bootstrap.datahub_graph(gms.url)
+    graph = datahub_graph(gms.url)
     try:
         snapshot = GmsSnapshot(graph, page_size=4)  # several pages per type
         from_gms = MemoryLineageStore()
@@ -137,7 +137,7 @@ def test_what_gms_holds_indexes_as_the_sample_file(gms: FakeGmsReads) -> None:
 
 
 def test_only_the_lineage_aspects_of_each_type_are_asked_for(gms: FakeGmsReads) -> None:
-    graph = bootstrap.datahub_graph(gms.url)
+    graph = datahub_graph(gms.url)
     try:
         list(GmsSnapshot(graph).all_changes())
     finally:
@@ -151,17 +151,17 @@ def test_only_the_lineage_aspects_of_each_type_are_asked_for(gms: FakeGmsReads) 
 
 def test_a_refused_token_is_fatal_and_an_unavailable_server_retriable() -> None:
     with FakeGmsReads(token="right") as gms:
-        graph = bootstrap.datahub_graph(gms.url, "wrong", retries=0)
+        graph = datahub_graph(gms.url, "wrong", retries=0)
         with pytest.raises(Fatal, match="401"):
             list(GmsSnapshot(graph).all_changes())
         graph.close()
-        graph = bootstrap.datahub_graph(gms.url, "right", retries=0)
+        graph = datahub_graph(gms.url, "right", retries=0)
         gms.fail_next(503, times=10)
         with pytest.raises(Retriable, match="503"):
             list(GmsSnapshot(graph).all_changes())
         graph.close()
         url = gms.url
-    graph = bootstrap.datahub_graph(url, retries=0)  # the server is gone
+    graph = datahub_graph(url, retries=0)  # the server is gone
     with pytest.raises(Retriable, match="unreachable"):
         list(GmsSnapshot(graph).all_changes())
     graph.close()

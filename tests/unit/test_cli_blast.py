@@ -184,13 +184,19 @@ def test_questions_it_cannot_answer_exit_2_with_one_line(args: list[str], reason
             lambda tmp: ["--metadata", str(assertion_file(tmp, {"type": "DATASET", "datasetAssertion": {}}))],
             "not DataHub file-format metadata",
         ),
-        (lambda tmp: ["--redis", "redis://127.0.0.1:1/0"], "redis unavailable"),
         (lambda tmp: ["--metadata", str(SAMPLE), "--redis", "redis://127.0.0.1:1/0"], "one of them"),
     ],
-    ids=["missing-file", "not-metadata", "assertion-without-dataset", "invalid-aspect", "redis-down", "two-sources"],
+    ids=["missing-file", "not-metadata", "assertion-without-dataset", "invalid-aspect", "two-sources"],
 )
 def test_unreadable_sources_exit_2_with_one_line(tmp_path: Path, source: Any, reason: str) -> None:
     (tmp_path / "empty.json").write_text("{not json")
     result = run(*source(tmp_path), "--assertion", dbt_test("not_null_unit_price"))
     assert result.exit_code == 2, result.stdout
     assert reason in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_a_dependency_down_exits_1_naming_it_on_one_line() -> None:
+    """Redis unreachable is the dependency's failure, not the question's: exit 1 (issue 11), not 2."""
+    result = run("--redis", "redis://127.0.0.1:1/0", "--assertion", dbt_test("not_null_unit_price"))
+    assert result.exit_code == 1, result.stdout
+    assert "redis unavailable" in result.stderr and result.stderr.count("\n") == 1

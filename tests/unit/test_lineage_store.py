@@ -213,3 +213,20 @@ def test_redis_store_works_with_decoded_responses(redis_url: str) -> None:
         Stamp(1, 0), Facts.of([(Rel.DATASET, A, B)], {Attr.RUN_NAME: "r"})
     )
     client.close()
+
+
+def test_entities_lists_live_records_of_an_aspect_sorted_and_drops_deleted_ones(store: LineageStore) -> None:
+    weird = "urn:li:dataset:(urn:li:dataPlatform:file,a*[b]?.xlsx,PROD)"
+    store.apply(
+        [
+            upd(C, "schemaMetadata", [(Rel.HAS_COLUMN, C, col(C, "x"))], time=1),
+            upd(weird, "schemaMetadata", [], time=1),
+            upd(A, "schemaMetadata", [(Rel.HAS_COLUMN, A, col(A, "x"))], time=1),
+            upd(B, "upstreamLineage", [(Rel.DATASET, A, B)], time=1),
+        ]
+    )
+    assert store.entities("schemaMetadata") == sorted([A, C, weird])
+    assert store.entities("upstreamLineage") == [B]
+    assert store.entities("mlModelProperties") == []
+    store.apply([upd(C, "schemaMetadata", None, time=2)])
+    assert store.entities("schemaMetadata") == sorted([A, weird])

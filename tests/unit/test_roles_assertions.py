@@ -9,6 +9,7 @@ import pytest
 from pareis import bootstrap
 from pareis.config import Settings
 from pareis.core.graph import Rel
+from pareis.core.keys import canonical, incident_keys, sibling_classes
 from pareis.core.runs import AssertionRun, ResultType
 from pareis.datahub.codec import Encoder, mcl_record
 from pareis.datahub.registry import VendoredSchemaSource
@@ -16,13 +17,7 @@ from pareis.errors import DecodeError
 from pareis.kafka.batch import BatchProcessor
 from pareis.kafka.dlq import ERROR_REASON
 from pareis.kafka.records import Message, RawMessage, header
-from pareis.roles.assertions import (
-    AssertionsHandler,
-    ObservedRun,
-    canonical,
-    incident_keys,
-    sibling_classes,
-)
+from pareis.roles.assertions import AssertionsHandler, ObservedRun
 from pareis.roles.messages import decode_signal
 from pareis.store.lineage import Facts, LineageUpdate, Stamp
 from pareis.store.lineage_memory import MemoryLineageStore

@@ -20,6 +20,7 @@ from pareis.config import DatahubSettings
 from pareis.core.graph import Attr, Rel
 from pareis.core.impact import BlastRadius, ModelImpact
 from pareis.core.incident_urn import incident_urn
+from pareis.core.inputs import model_versions
 from pareis.core.lifecycle import IncidentState, Status, Tracked
 from pareis.core.runs import AssertionRun, ResultType
 from pareis.datahub.codec import Decoder, Encoder
@@ -29,7 +30,7 @@ from pareis.errors import Fatal
 from pareis.kafka.records import Message, OutRecord
 from pareis.lineage_loader import load_files
 from pareis.roles.effects import proposal
-from pareis.roles.incidents import IncidentsHandler, model_versions
+from pareis.roles.incidents import IncidentsHandler
 from pareis.roles.messages import DatahubWrite, RunSignal, TicketClose, TicketOpen, decode_effect
 from pareis.store.incidents_memory import MemoryIncidentStore
 from pareis.store.journal import MemoryStepJournal

@@ -103,6 +103,14 @@ def test_assertions_of_a_dataset_are_those_run_against_it(store: RunHistory) -> 
     assert store.assertions_of("urn:li:dataset:(x,y,PROD)") == []
 
 
+def test_datasets_are_every_assertee_with_a_run_sorted(store: RunHistory) -> None:
+    assert store.datasets() == []
+    store.record(run(A, 2, F, dataset=OTHER))
+    store.record(run(B, 1, S))
+    store.record(run(A, 3, S, dataset=OTHER))
+    assert store.datasets() == sorted([DS, OTHER])
+
+
 def test_timeline_is_everything_from_the_floor_plus_each_counting_seed(store: RunHistory) -> None:
     for r in (
         run(A, 100, F),

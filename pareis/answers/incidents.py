@@ -1,0 +1,190 @@
+"""Incidents (DESIGN §2.2, §2.3, §3): the analysis of one, and the list of all that the run history describes.
+
+An incident is found as the incidents role finds it: a dataset's incident key is its sibling class's canonical
+member (:mod:`pareis.core.keys`), its runs are those of every assertion of the class, and its incidents are
+:func:`pareis.core.window.incidents` of them; each is analysed with the role's own inputs
+(:func:`pareis.core.inputs.analysis_inputs`) and :func:`pareis.core.intents.analyse`, so the read side predicts
+exactly the URN, blast radius and verdicts the running service writes.
+
+:class:`IncidentAnswer`'s JSON is ``pareis analyze --json``'s contract: the blast contract of ``pareis blast``
+plus (keys sorted)::
+
+    "incident": {urn, dataset, assertions, state: ACTIVE | RESOLVED, failed_rows},
+    "window": {last_success_ms, first_failure_ms, healed_ms},
+    "contamination": [{group, versions: [{urn, version, trained_at_ms, verdict}],   # oldest first
+                       safe_rollback: {urn, version} | null}]                         # by group
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pareis.answers.sources import CannotEvaluate, Sources
+
+if TYPE_CHECKING:
+    from pareis.core.contamination import GroupContamination
+    from pareis.core.graph import Memo
+    from pareis.core.intents import IncidentFacts
+    from pareis.core.runs import AssertionRun
+    from pareis.core.window import IncidentWindow
+
+
+@dataclass(frozen=True)
+class IncidentAnswer:
+    """The analysis of one incident; ``assertion`` is the one it was asked for (None: asked by dataset)."""
+
+    facts: IncidentFacts
+    assertion: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        facts, window = self.facts, self.facts.window
+        return {
+            "assertion": self.assertion,
+            "blast": facts.blast.to_json(),
+            "incident": {
+                "urn": facts.urn,
+                "dataset": facts.dataset,
+                "assertions": list(window.assertions),
+                "state": state_of(window),
+                "failed_rows": window.failed_rows,
+            },
+            "window": {
+                "last_success_ms": window.last_success_ms,
+                "first_failure_ms": window.first_failure_ms,
+                "healed_ms": window.healed_ms,
+            },
+            "contamination": [group_json(g) for g in facts.contamination],
+        }
+
+
+@dataclass(frozen=True)
+class IncidentSummary:
+    """One line of the incident list: what an on-call person scans before opening an incident."""
+
+    urn: str
+    dataset: str
+    state: str
+    severity: str
+    first_failure_ms: int
+    healed_ms: int | None
+    last_success_ms: int | None
+    assertions: tuple[str, ...]
+    models: tuple[str, ...]
+    failed_rows: int | None
+
+    @classmethod
+    def of(cls, facts: IncidentFacts) -> IncidentSummary:
+        window = facts.window
+        return cls(
+            urn=facts.urn,
+            dataset=facts.dataset,
+            state=state_of(window),
+            severity=facts.severity.value,
+            first_failure_ms=window.first_failure_ms,
+            healed_ms=window.healed_ms,
+            last_success_ms=window.last_success_ms,
+            assertions=tuple(window.assertions),
+            models=tuple(sorted(m.urn for m in facts.blast.models)),
+            failed_rows=window.failed_rows,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "urn": self.urn,
+            "dataset": self.dataset,
+            "state": self.state,
+            "severity": self.severity,
+            "first_failure_ms": self.first_failure_ms,
+            "healed_ms": self.healed_ms,
+            "last_success_ms": self.last_success_ms,
+            "assertions": list(self.assertions),
+            "models": list(self.models),
+            "failed_rows": self.failed_rows,
+        }
+
+
+def state_of(window: IncidentWindow) -> str:
+    """``ACTIVE`` while the window is open, else ``RESOLVED``."""
+    return "ACTIVE" if window.is_open else "RESOLVED"
+
+
+def group_json(group: GroupContamination) -> dict[str, Any]:
+    """A group's verdicts in the analysis contract."""
+    rollback = group.safe_rollback
+    return {
+        "group": group.group,
+        "versions": [
+            {
+                "urn": v.version.urn,
+                "version": v.version.version,
+                "trained_at_ms": v.version.trained_at_ms,
+                "verdict": v.verdict.value,
+            }
+            for v in group.versions
+        ],
+        "safe_rollback": None if rollback is None else {"urn": rollback.urn, "version": rollback.version},
+    }
+
+
+def analysis(sources: Sources, *, assertion: str | None = None, dataset: str | None = None) -> IncidentAnswer:
+    """The latest incident ``assertion`` failed in, or of ``dataset`` (exactly one): the open failing streak,
+    else the most recent resolved one. CannotEvaluate when there is none."""
+    from pareis.core.graph import Memo
+    from pareis.core.runs import ResultType
+
+    if (assertion is None) == (dataset is None):
+        raise CannotEvaluate("give --assertion URN or --dataset URN (one of them)")
+    view = Memo(sources.lineage)
+    if assertion is not None:
+        failures = [r for r in sources.runs.runs(assertion) if r.result is ResultType.FAILURE]
+        if not failures:
+            raise CannotEvaluate(f"assertion {assertion} never failed")
+        dataset = failures[-1].dataset
+    assert dataset is not None
+    key, timeline = _class_timeline(view, sources, dataset, {assertion} if assertion else set())
+    from pareis.core.window import incidents
+
+    windows = [w for w in incidents(timeline) if assertion is None or assertion in w.assertions]
+    if not windows:
+        raise CannotEvaluate(f"no assertion of {dataset} ever failed")
+    return IncidentAnswer(_facts(view, key, timeline, windows[-1]), assertion)
+
+
+def incident_list(sources: Sources) -> list[IncidentSummary]:
+    """Every incident the run history describes, of every dataset: active ones first, then by first failure,
+    newest first, then URN. Each is analysed as :func:`analysis` would analyse it."""
+    from pareis.core.graph import Memo
+    from pareis.core.keys import canonical, sibling_classes
+    from pareis.core.window import incidents
+
+    view = Memo(sources.lineage)
+    datasets = sources.runs.datasets()
+    classes = sibling_classes(view, datasets)
+    keys = sorted({canonical(members) for members in classes.values()})
+    found: list[IncidentSummary] = []
+    for key in keys:
+        _, timeline = _class_timeline(view, sources, key, set())
+        found.extend(IncidentSummary.of(_facts(view, key, timeline, w)) for w in incidents(timeline))
+    return sorted(found, key=lambda s: (s.state != "ACTIVE", -s.first_failure_ms, s.urn))
+
+
+def _class_timeline(
+    view: Memo, sources: Sources, dataset: str, extra: set[str]
+) -> tuple[str, tuple[AssertionRun, ...]]:
+    """The incident key of ``dataset`` and every run of its sibling class's assertions (plus ``extra``)."""
+    from pareis.core.keys import canonical, sibling_classes
+
+    members = sibling_classes(view, [dataset])[dataset]
+    names = {a for member in members for a in sources.runs.assertions_of(member)} | extra
+    return canonical(members), tuple(sources.runs.timeline(names, None))
+
+
+def _facts(view: Memo, key: str, timeline: Sequence[AssertionRun], window: IncidentWindow) -> IncidentFacts:
+    from pareis.core.incident_urn import incident_urn
+    from pareis.core.inputs import analysis_inputs
+    from pareis.core.intents import analyse
+
+    inputs = analysis_inputs(view, timeline, window.runs)
+    return analyse(incident_urn(key, window.first_failure_ms), key, window, inputs)

@@ -1,0 +1,61 @@
+"""What the read side reads (DESIGN §6): a lineage view, a run history and, when live, the incident state.
+
+A :class:`Sources` value is opened by the composition root (:func:`pareis.compose.sources.open_sources`) from
+DataHub file-format files, the live Redis index or a GMS, and closed by whoever opened it. The answers read it only
+through the store ports, so every answer is the same whichever backend it came from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pareis.store.incidents import IncidentStore
+    from pareis.store.lineage import LineageStore
+    from pareis.store.runs import RunHistory
+
+
+class CannotEvaluate(Exception):
+    """The question can't be answered from the input (an unknown URN, an unreadable file, nothing failed).
+
+    The message is the one-line reason a surface shows (the CLI exits 2)."""
+
+
+class SourceUnavailable(Exception):
+    """A dependency the sources read (Redis, GMS) is down or refuses; the message names it (the CLI exits 1)."""
+
+
+def _nothing() -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Sources:
+    """The inputs of every answer.
+
+    ``lineage`` is the lineage index (the core's :class:`~pareis.core.graph.LineageView` plus enumeration),
+    ``runs`` the assertion run history, ``incidents`` the live incident state the incidents role keeps (None when
+    opened from files: incidents are then derived from the runs alone), ``origin`` what the sources were opened
+    from (for headers and provenance). Use as a context manager, or call :meth:`close`.
+    """
+
+    lineage: LineageStore
+    runs: RunHistory
+    incidents: IncidentStore | None = None
+    origin: str = "memory"
+    _close: Callable[[], None] = field(default=_nothing, repr=False, compare=False)
+
+    def close(self) -> None:
+        """Let go of connections (idempotent)."""
+        self._close()
+
+    def __enter__(self) -> Sources:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.close()

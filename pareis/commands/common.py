@@ -1,0 +1,91 @@
+"""What every read command shares: the source options, opening them, the JSON form, and exit codes.
+
+Exit codes: 0 an answer; 1 a dependency failed (Redis, GMS: :class:`~pareis.answers.sources.SourceUnavailable`);
+2 the question can't be evaluated (:class:`~pareis.answers.sources.CannotEvaluate`: bad input, unknown URN,
+unreadable file). Either way the reason is one line on stderr, ``pareis <command>: <reason>``, never a traceback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+
+from pareis.answers.render import dump
+from pareis.answers.sources import CannotEvaluate, SourceUnavailable
+
+if TYPE_CHECKING:
+    from pareis.answers.sources import Sources
+
+__all__ = ["dump", "evaluating", "opened"]
+
+EXIT_DEPENDENCY = 1
+EXIT_CANNOT_EVALUATE = 2
+err = Console(stderr=True)
+
+MetadataOption = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--metadata",
+        help="DataHub file-format metadata: a file, or a folder of .json files (repeat for several)",
+        show_default=False,
+    ),
+]
+RedisOption = Annotated[
+    str | None, typer.Option("--redis", help="the live index in Redis, e.g. redis://localhost:6379/0")
+]
+DatahubOption = Annotated[
+    str | None, typer.Option("--datahub", help="read the current metadata from DataHub GMS at this URL")
+]
+TokenOption = Annotated[
+    str | None, typer.Option("--token", envvar="DATAHUB_GMS_TOKEN", help="GMS access token (for --datahub)")
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="print the JSON contract instead of tables")]
+
+
+def fail(command: str, reason: str, code: int) -> typer.Exit:
+    """Print ``pareis <command>: <reason>`` (one line, verbatim) on stderr; the Exit to raise."""
+    reason = " ".join(reason.split())
+    err.print(f"pareis {command}: {reason}", markup=False, highlight=False, emoji=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+@contextmanager
+def evaluating(command: str, *, dependency_code: int = EXIT_DEPENDENCY) -> Iterator[None]:
+    """Turn every reason the command can't answer into its exit code and one line on stderr.
+
+    ``dependency_code`` is the exit code of a dependency failure (the gate answers 2 there: a pipeline must not
+    train when the gate can't answer)."""
+    from pareis.errors import Fatal, PareisError, Retriable
+
+    try:
+        yield
+    except CannotEvaluate as exc:
+        raise fail(command, str(exc) or type(exc).__name__, EXIT_CANNOT_EVALUATE) from exc
+    except (SourceUnavailable, Retriable, Fatal) as exc:
+        raise fail(command, str(exc) or type(exc).__name__, dependency_code) from exc
+    except (PareisError, ValueError) as exc:
+        raise fail(command, str(exc) or type(exc).__name__, EXIT_CANNOT_EVALUATE) from exc
+
+
+@contextmanager
+def opened(
+    metadata: Sequence[Path] | None = None,
+    redis_url: str | None = None,
+    datahub_url: str | None = None,
+    token: str | None = None,
+) -> Iterator[Sources]:
+    """The sources named by ``--metadata``, ``--redis`` or ``--datahub`` (exactly one), closed on exit; reads
+    inside the block have their store errors translated (:func:`pareis.compose.sources.reading`)."""
+    from pareis.compose.sources import open_sources, reading
+
+    sources = open_sources(metadata=metadata or (), redis_url=redis_url, datahub_url=datahub_url, token=token)
+    try:
+        with reading():
+            yield sources
+    finally:
+        sources.close()
