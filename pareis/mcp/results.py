@@ -144,3 +144,36 @@ class IncidentList(TypedDict):
     returned: int
     total: int
     has_more: bool
+
+
+# --- model verdicts ------------------------------------------------------------------------------------------------
+
+
+@with_config(_STRICT)
+class ModelVersionVerdict(TypedDict):
+    urn: str
+    version: str | None
+    trained_at_ms: int | None
+    verdict: Verdict
+    contaminated_by: list[str]
+
+
+@with_config(_STRICT)
+class IncidentVerdicts(TypedDict):
+    urn: str
+    dataset: str
+    state: IncidentState
+    window: Window
+    versions: list[VersionVerdict]
+    safe_rollback: Rollback | None
+
+
+@with_config(_STRICT)
+class ModelVerdicts(TypedDict):
+    """A model's versions with their overall verdicts, each incident that evaluated them, and the rollback."""
+
+    model: str
+    group: str | None
+    versions: list[ModelVersionVerdict]
+    incidents: list[IncidentVerdicts]
+    safe_rollback: Rollback | None

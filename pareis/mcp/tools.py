@@ -17,6 +17,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 from pydantic import Field
 
+from pareis.answers.incidents import IncidentAnswer
 from pareis.answers.render import dump
 from pareis.answers.sources import CannotEvaluate, Sources, SourceUnavailable
 from pareis.mcp import results
@@ -165,20 +166,26 @@ class Tools:
             }
         )
 
+    def get_model_verdicts(
+        self, urn: Annotated[str, Field(description="a model version (mlModel) or model group (mlModelGroup) URN")]
+    ) -> Annotated[CallToolResult, results.ModelVerdicts]:
+        from pareis.answers.verdicts import model_verdicts
+
+        with answering():
+            answer = model_verdicts(self.sources, urn)
+        return result(answer.to_json())
+
     # --- helpers over the answers ---------------------------------------------------------------------------------
 
-    def _incident(self, urn: str) -> Any:
-        from pareis.answers.incidents import analysis, incident_list
+    def _incident(self, urn: str) -> IncidentAnswer:
+        from pareis.answers.incidents import incident_analyses
 
-        for summary in incident_list(self.sources):
-            if summary.urn == urn:
-                answer = analysis(self.sources, dataset=summary.dataset)
-                if answer.facts.urn != urn:
-                    raise CannotEvaluate(
-                        f"{urn} is an earlier incident of {summary.dataset}: only its latest is analysed"
-                    )
+        for answer in incident_analyses(self.sources):
+            if answer.facts.urn == urn:
                 return answer
         raise CannotEvaluate(f"unknown incident {urn} (not in the run history)")
 
     def _versions(self, model: str) -> set[str]:
-        return {model}
+        from pareis.answers.verdicts import model_versions
+
+        return {v.urn for v in model_versions(self.sources, model)[1]} | {model}
