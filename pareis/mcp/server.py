@@ -9,9 +9,11 @@ open-world (they read Pareis's own sources and nothing else), with a typed resul
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 
@@ -29,6 +31,21 @@ INSTRUCTIONS = (
 )
 
 
+_PYDANTIC_LINK = re.compile(r"\s*For further information visit \S+")
+
+
+async def one_line_errors(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """A failed tool call's text on one line: the SDK reports rejected arguments with pydantic's multi-line
+    message; the reason is kept, its line breaks and documentation links are not. (The chain carries the wire
+    form: a dict with ``isError`` and ``content``.)"""
+    result = await call_next(ctx)
+    if ctx.method == "tools/call" and isinstance(result, dict) and result.get("isError"):
+        for block in result.get("content") or ():
+            if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+                block["text"] = " ".join(_PYDANTIC_LINK.sub("", block["text"]).split())
+    return result
+
+
 def build_server(sources: Sources, *, tools: Callable[[Sources], Any] = Tools) -> MCPServer:
     """A server whose tools answer from ``sources`` (the caller opens and closes them)."""
     server: MCPServer = MCPServer(
@@ -37,6 +54,7 @@ def build_server(sources: Sources, *, tools: Callable[[Sources], Any] = Tools) -
         description="Read-only ML data-incident answers over DataHub metadata.",
         instructions=INSTRUCTIONS,
         version=__version__,
+        middleware=[one_line_errors],
     )
     impl = tools(sources)
     for entry in catalog.TOOLS:
