@@ -124,6 +124,7 @@ def model_versions(sources: Sources, model: str) -> tuple[str | None, tuple[Mode
         group = catalog.model_versions(sources.lineage, [model])[model].group
     else:
         raise CannotEvaluate(f"{model} is not a model version (mlModel) or model group (mlModelGroup) URN")
+    versions: tuple[ModelVersion, ...]
     if group is None:
         versions = (catalog.model_versions(sources.lineage, [model])[model],)
     else:

@@ -13,6 +13,7 @@ Exit 2 with a one-line reason when the options are wrong or the sources can't be
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -62,7 +63,9 @@ def mcp(
         sources.close()
 
 
-def _serve(sources: Sources, *, http: bool, host: str, port: int, token: str | None, allowed_hosts: list[str]) -> None:
+def _serve(
+    sources: Sources, *, http: bool, host: str, port: int, token: str | None, allowed_hosts: Sequence[str]
+) -> None:
     from pareis.mcp.server import build_server
 
     server = build_server(sources)
