@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test unit lint stack-up stack-down stack-status bench clean demo-record demo-stack-install
+.PHONY: install demo test unit browser lint stack-up stack-down stack-status bench clean demo-record demo-stack-install
 
 install: $(STAMP)
 
@@ -18,9 +18,14 @@ $(STAMP): pyproject.toml
 demo: install
 	$(BIN)/pareis demo
 
-## Installs, starts Kafka, Redis and Postgres (deploy/local), lints, runs every test tier.
-test: install stack-up lint
+## Installs, starts Kafka, Redis and Postgres (deploy/local), installs chromium for the browser tests, lints, runs
+## every test tier.
+test: install stack-up browser lint
 	$(BIN)/pytest
+
+## Debian's chromium for tests/browser (Playwright drives it; its own browser download can't work here).
+browser:
+	deploy/local/browser.sh
 
 unit: install
 	$(BIN)/pytest tests/unit
@@ -32,6 +37,7 @@ lint: install
 	$(BIN)/ruff check $(LINT_DIRS)
 	$(BIN)/ruff format --check $(LINT_DIRS)
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	$(BIN)/agentskills validate skills/pareis-ml-incidents
 
 ## The real demo stack (deploy/demo): a 1M-row Postgres warehouse, dbt, MLflow and DataHub's own connectors,

@@ -1,7 +1,8 @@
 """The ``pareis`` command line (typer + rich).
 
-Each command parses its options, asks :mod:`pareis.bootstrap` for wired components and prints. Exit codes:
-0 success, 1 a negative answer (gate NO-GO), 2 cannot evaluate (bad input, unknown URN, unreadable file).
+Each command parses its options, asks the composition root (:mod:`pareis.compose`) for wired components and
+prints. Exit codes: 0 success, 1 a negative answer (gate NO-GO), 2 cannot evaluate (bad input, unknown URN,
+unreadable file).
 """
 
 from __future__ import annotations
@@ -21,15 +22,16 @@ def run(
     roles: list[str] = typer.Argument(..., help="lineage, assertions, incidents, effects, or all"),  # noqa: B008
 ) -> None:
     """Run consumer roles until SIGTERM/SIGINT (`all`: every role in one process, for local use)."""
-    from pareis import bootstrap
+    from pareis.compose import process
+    from pareis.compose.roles import resolve_roles
     from pareis.config import load_settings
 
     settings = load_settings()
     try:
-        bootstrap.resolve_roles(roles, settings)
+        resolve_roles(roles, settings)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
-    raise typer.Exit(bootstrap.run(roles, settings))
+    raise typer.Exit(process.run(roles, settings))
 
 
 def _register() -> None:
@@ -39,6 +41,7 @@ def _register() -> None:
     from pareis.commands.demo import demo
     from pareis.commands.mcp import mcp
     from pareis.commands.replay import replay
+    from pareis.commands.serve import serve
 
     app.command("analyze")(analyze)
     app.command("blast")(blast)
@@ -46,6 +49,7 @@ def _register() -> None:
     app.command("demo")(demo)
     app.command("mcp")(mcp)
     app.command("replay")(replay)
+    app.command("serve")(serve)
 
 
 def main() -> None:

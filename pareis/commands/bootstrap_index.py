@@ -35,7 +35,8 @@ def bootstrap_index(
     redis_url: RedisOption = None,
 ) -> None:
     """Load the Redis lineage index and run history (default: settings') from files or from DataHub GMS."""
-    from pareis.compose.sources import datahub_graph, redacted, redis_sources
+    from pareis.compose.datahub import datahub_graph
+    from pareis.compose.sources import redacted, redis_sources
     from pareis.config import load_settings
     from pareis.datahub.metadata_file import MetadataFileError
     from pareis.errors import Fatal, Poison, Retriable

@@ -48,6 +48,10 @@ def demo(
         typer.Option("--timeline", help="DataHub file-format files, one step each (default: the recorded demo)"),
     ] = None,
     out: Annotated[Path, typer.Option("--out", help="folder for the outputs")] = Path("pareis-demo-output"),
+    serve: Annotated[
+        bool, typer.Option("--serve", help="then serve Mission Control on the final in-memory state until Ctrl-C")
+    ] = False,
+    port: Annotated[int, typer.Option("--port", help="Mission Control's port (with --serve)")] = 9420,
 ) -> None:
     """Replay a recorded timeline through every role on embedded backends and show the incident lifecycle."""
     from pareis.config import load_settings
@@ -75,6 +79,12 @@ def demo(
         console.print(f"  {path}")
     dead = session.broker.size(session.settings.kafka.topics.dlq)
     console.print(f"dead letters: {dead} · {time.monotonic() - started:.1f} s")
+    if serve:
+        from pareis.web.server import run_app
+
+        # Answers are evaluated at the timeline's last simulated moment, not the wall clock: the demo's "now".
+        final_ms = max((step.at_ms for step in steps), default=0)
+        run_app(session.sources, port=port, clock=lambda: final_ms, announce=console.print)
 
 
 def _print_step(console: Console, outcome: StepOutcome) -> None:

@@ -30,8 +30,8 @@ from datahub.emitter.rest_emitter import DataHubRestEmitter, EmitMode
 from pareis.config import DatahubSettings
 from pareis.datahub.writer import Mcp, copy_mcp
 from pareis.errors import Fatal, PareisError, Poison, Retriable
-from pareis.kafka.records import OutRecord
-from pareis.tickets.failures import header, retry_after_seconds
+from pareis.model.http import header, retry_after_seconds
+from pareis.model.records import OutRecord
 
 _RETRIABLE_STATUS = frozenset({408, 425, 429})
 _BODY_LIMIT = 2000

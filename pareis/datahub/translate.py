@@ -18,7 +18,7 @@ from pareis.core.graph import Attr, Rel
 from pareis.datahub import translate_ml
 from pareis.datahub.translate_shape import Shape, canonical_parent, is_plain_path
 from pareis.errors import DecodeError
-from pareis.store.lineage import Edge, Facts, LineageUpdate, Stamp
+from pareis.model.lineage import Edge, Facts, LineageUpdate, Stamp
 
 Handler = Callable[[Shape, str, Mapping[str, Any]], Facts]
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pareis.core.fieldpath import entity_type
 from pareis.core.graph import Attr, Rel
 from pareis.datahub.translate_shape import Shape
-from pareis.store.lineage import Edge, Facts
+from pareis.model.lineage import Edge, Facts
 
 if TYPE_CHECKING:
     from pareis.datahub.translate import Handler

@@ -2,11 +2,14 @@
 
 Failure rules (the runtime's half of the handler contract in :mod:`pareis.kafka.role`):
 
-* decoder raises Poison, or anything unexpected (a decoder meets arbitrary bytes, so any crash is the input's
-  fault) → that message is dead-lettered;
-* handler raises Poison, or anything unexpected, for the batch → the batch is handled again one message at a time,
-  and each message that still fails is dead-lettered (unexpected errors are logged with their traceback);
-* Retriable and Fatal propagate unchanged: the caller backs off and redoes the whole batch, or stops.
+* decoder raises Poison (e.g. DecodeError) → that message is dead-lettered;
+* handler raises Poison for the batch → the batch is handled again one message at a time, and each message that
+  still raises Poison is dead-lettered;
+* Retriable and Fatal propagate unchanged: the caller backs off and redoes the whole batch, or stops;
+* anything else, from the decoder or the handler, is a bug or an untranslated library error, not bad input: it
+  becomes :class:`~pareis.errors.Fatal` (logged with its traceback), so the role stops and restarts from its
+  committed offsets instead of dead-lettering valid input and committing past it. Decoders therefore translate
+  every failure they know into Poison or Retriable (the codec and the topic readers do).
 """
 
 from __future__ import annotations
@@ -19,8 +22,8 @@ import structlog
 
 from pareis.errors import Fatal, Poison, Retriable
 from pareis.kafka.dlq import dead_letter
-from pareis.kafka.records import Message, OutRecord, RawMessage
 from pareis.kafka.role import Pipeline
+from pareis.model.records import Message, OutRecord, RawMessage
 
 log = structlog.get_logger(__name__)
 
@@ -76,11 +79,13 @@ class BatchProcessor:
                 continue
             try:
                 value = decode(raw)
-            except (Retriable, Fatal):
-                raise
-            except Exception as exc:  # Poison, or a decoder crash on bytes it did not expect
+            except Poison as exc:
                 dead.append(self._dead(raw, exc, tally))
                 continue
+            except (Retriable, Fatal):
+                raise
+            except Exception as exc:
+                raise self._unclassified("the decoder", exc, str(raw.origin)) from exc
             if value is None:
                 _bump(tally.filtered, key)
                 continue
@@ -95,12 +100,15 @@ class BatchProcessor:
     ) -> list[OutRecord]:
         try:
             outputs = list(self.pipeline.handle(decoded))
-        except (Retriable, Fatal):
-            raise
-        except Exception as exc:
+        except Poison as exc:
             tally.error(exc)
             log.warning("batch failed; isolating poison", role=self.role, size=len(decoded), error=str(exc))
             return self._handle_singly(decoded, sources, dead, tally)
+        except (Retriable, Fatal):
+            raise
+        except Exception as exc:
+            first = sources[0].origin
+            raise self._unclassified("the handler", exc, f"a batch of {len(decoded)} from {first}") from exc
         for message in decoded:
             _bump(tally.handled, (message.topic, message.partition))
         return outputs
@@ -112,35 +120,38 @@ class BatchProcessor:
         for message, raw in zip(decoded, sources, strict=True):
             try:
                 outputs.extend(self.pipeline.handle([message]))
+            except Poison as exc:
+                dead.append(self._dead(raw, exc, tally))
+                continue
             except (Retriable, Fatal):
                 raise
             except Exception as exc:
-                dead.append(self._dead(raw, exc, tally))
-                continue
+                raise self._unclassified("the handler", exc, str(raw.origin)) from exc
             _bump(tally.handled, (message.topic, message.partition))
         return outputs
 
-    def _dead(self, raw: RawMessage, exc: Exception, tally: Tally) -> OutRecord:
+    def _dead(self, raw: RawMessage, exc: Poison, tally: Tally) -> OutRecord:
         tally.error(exc)
         _bump(tally.dead, (raw.topic, raw.partition))
-        if isinstance(exc, Poison):
-            log.warning(
-                "dead-lettered",
-                role=self.role,
-                topic=raw.topic,
-                partition=raw.partition,
-                offset=raw.offset,
-                error_class=type(exc).__name__,
-                error=str(exc),
-            )
-        else:
-            log.error(
-                "dead-lettered after an unexpected error",
-                role=self.role,
-                topic=raw.topic,
-                partition=raw.partition,
-                offset=raw.offset,
-                error_class=type(exc).__name__,
-                exc_info=exc,
-            )
+        log.warning(
+            "dead-lettered",
+            role=self.role,
+            topic=raw.topic,
+            partition=raw.partition,
+            offset=raw.offset,
+            error_class=type(exc).__name__,
+            error=str(exc),
+        )
         return dead_letter(self.dlq_topic, raw, self.role, exc)
+
+    def _unclassified(self, where: str, exc: Exception, at: str) -> Fatal:
+        """The Fatal an unclassified error becomes, logged with its traceback."""
+        log.error(
+            "unclassified error; stopping the role",
+            role=self.role,
+            where=where,
+            at=at,
+            error_class=type(exc).__name__,
+            exc_info=exc,
+        )
+        return Fatal(f"role {self.role}: {where} raised {type(exc).__name__} on {at}: {exc}")

@@ -30,7 +30,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Produ
 
 from pareis.errors import Fatal, Retriable
 from pareis.kafka.classify import AbortTransaction, CommitLost, Verdict, classify, translate, translate_exception
-from pareis.kafka.records import OutRecord
+from pareis.model.records import OutRecord
 
 log = structlog.get_logger(__name__)
 

@@ -7,7 +7,7 @@ source topic; the ``pareis.dlq.*`` headers are appended after the original ones.
 from __future__ import annotations
 
 from pareis.errors import DecodeError
-from pareis.kafka.records import OutRecord, RawMessage
+from pareis.model.records import OutRecord, RawMessage
 
 SOURCE_TOPIC = "pareis.dlq.source.topic"
 SOURCE_PARTITION = "pareis.dlq.source.partition"

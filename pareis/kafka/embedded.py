@@ -27,8 +27,8 @@ from typing import Any
 from pareis.errors import Retriable
 from pareis.kafka.batch import BatchProcessor, BatchResult
 from pareis.kafka.memory import MemoryBroker, Record
-from pareis.kafka.records import RawMessage
 from pareis.kafka.role import Pipeline, Role
+from pareis.model.records import RawMessage
 
 
 @dataclass

@@ -27,7 +27,7 @@ from typing import Any, Generic, TypeVar
 
 from pareis.config import Settings
 from pareis.errors import Fatal
-from pareis.kafka.records import Message, OutRecord, RawMessage
+from pareis.model.records import Message, OutRecord, RawMessage
 
 T = TypeVar("T")
 

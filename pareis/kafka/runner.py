@@ -31,8 +31,8 @@ from pareis.kafka import clients
 from pareis.kafka.batch import BatchProcessor, BatchResult, PartitionKey
 from pareis.kafka.checkpoint import AtLeastOnce, Checkpoint, ExactlyOnce
 from pareis.kafka.classify import AbortTransaction, translate, translate_exception
-from pareis.kafka.records import RawMessage
 from pareis.kafka.role import Delivery, Pipeline, Role
+from pareis.model.records import RawMessage
 from pareis.telemetry.health import Health
 from pareis.telemetry.metrics import RuntimeMetrics
 

@@ -28,8 +28,8 @@ from pareis.core.keys import incident_keys
 from pareis.core.runs import AssertionRun, InvalidRun, run_from_event
 from pareis.datahub.changelog import ChangeLog
 from pareis.errors import DecodeError
-from pareis.kafka.records import Message, OutRecord, RawMessage
 from pareis.kafka.role import Decoder
+from pareis.model.records import Message, OutRecord, RawMessage
 from pareis.roles.messages import RunSignal, encode
 from pareis.store.runs import RunHistory
 

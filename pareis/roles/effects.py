@@ -20,7 +20,7 @@ from datahub.metadata.schema_classes import MetadataChangeProposalClass
 
 from pareis.datahub.writer import DatahubWriter
 from pareis.errors import Fatal, Poison
-from pareis.kafka.records import Message, OutRecord, RawMessage
+from pareis.model.records import Message, OutRecord, RawMessage
 from pareis.roles.messages import DatahubWrite, Effect, TicketClose, TicketComment, TicketOpen, decode_effect
 from pareis.store.ledger import EffectLedger
 from pareis.tickets.delivery import TicketDelivery

@@ -16,8 +16,8 @@ Per signal (in offset order; several signals of one dataset in a batch chain in 
 3. **Step** with ``now_ms`` = the change log's time of the run (carried by the signal), never the wall clock,
    so a replay writes the same bytes.
 4. **Outputs**, per intent: the DataHub proposals of :func:`~pareis.datahub.incident_writes.intent_mcps` —
-   through the DataHub writer (``MetadataChangeProposal_v1`` records) when ``write_path`` is ``kafka``, or as
-   ``datahub.write`` effects when it is ``rest`` — then one ticket effect (open / comment / close).
+   through the DataHub writer (``MetadataChangeProposal_v1`` records) when the role has one (``write_path`` is
+   ``kafka``), else as ``datahub.write`` effects (``rest``) — then one ticket effect (open / comment / close).
 
 After the whole batch is computed, the journal entries (each step that changed a state, with its outputs) and
 then the new states are written (journal first: a crash between the two must still find the journal). The
@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
-from typing import Literal
 
 from pareis.config import DatahubSettings
 from pareis.core.graph import LineageView, Memo
@@ -40,7 +39,7 @@ from pareis.core.lifecycle import IncidentState, history_floor, step
 from pareis.datahub.incident_writes import incident_link, intent_mcps
 from pareis.datahub.writer import DatahubWriter, Mcp
 from pareis.errors import Fatal
-from pareis.kafka.records import Message, OutRecord, RawMessage
+from pareis.model.records import Message, OutRecord, RawMessage
 from pareis.roles.messages import (
     DatahubWrite,
     Effect,
@@ -99,9 +98,9 @@ def ticket_effect(intent: Intent, settings: DatahubSettings) -> Effect:
 class IncidentsHandler:
     """The role's handler over its ports.
 
-    ``writer`` takes the proposals when ``write_path`` is ``kafka`` (a :class:`~pareis.datahub.writer.KafkaWriter`
-    returns the records to produce; an in-memory writer keeps them); with ``rest`` it is unused and the proposals
-    leave as effects on ``effects_topic``.
+    ``writer`` takes the proposals (a :class:`~pareis.datahub.writer.KafkaWriter` returns the records to produce;
+    an in-memory writer keeps them); None (``write_path`` is ``rest``, as :mod:`pareis.compose.datahub` routes it):
+    the proposals leave as ``datahub.write`` effects on ``effects_topic``.
     """
 
     def __init__(
@@ -121,10 +120,7 @@ class IncidentsHandler:
         self._journal = journal
         self._writer = writer
         self._datahub = datahub
-        self._path: Literal["kafka", "rest"] = datahub.write_path
         self._effects = effects_topic
-        if self._path == "kafka" and writer is None:
-            raise Fatal("datahub.write_path is kafka but the incidents role has no DataHub writer")
 
     def __call__(self, batch: Sequence[Message[RunSignal]]) -> list[OutRecord]:
         states: dict[str, IncidentState] = {}
@@ -173,8 +169,7 @@ class IncidentsHandler:
     def _outputs(self, intent: Intent) -> list[OutRecord]:
         mcps = intent_mcps(intent, self._datahub)
         out: list[OutRecord] = []
-        if self._path == "kafka":
-            assert self._writer is not None
+        if self._writer is not None:
             out.extend(self._writer.write(mcps))
         else:
             out.extend(self._effect(w) for w in rest_effects(intent, mcps))

@@ -27,7 +27,7 @@ from pareis.datahub.changelog import ChangeLog
 from pareis.datahub.marks import is_own_write
 from pareis.datahub.translate import stamp_of, translate
 from pareis.errors import DecodeError
-from pareis.kafka.records import Message, OutRecord
+from pareis.model.records import Message, OutRecord
 from pareis.store.lineage import LineageStore, LineageUpdate, Outcome
 
 

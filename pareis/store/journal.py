@@ -33,7 +33,7 @@ import orjson
 
 from pareis.core.lifecycle import IncidentState
 from pareis.errors import Fatal
-from pareis.kafka.records import OutRecord
+from pareis.model.records import OutRecord
 
 DEFAULT_KEEP = 10_000
 

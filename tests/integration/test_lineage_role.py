@@ -16,7 +16,8 @@ import pytest
 import redis
 from typer.testing import CliRunner
 
-from pareis import bootstrap
+from pareis.compose.process import run_roles
+from pareis.compose.roles import resolve_roles
 from pareis.config import KafkaSettings, RuntimeSettings, Settings, Topics
 from pareis.core.blast import blast_radius
 from pareis.datahub.metadata_file import read_proposals
@@ -71,13 +72,13 @@ def test_role_on_replayed_sample_equals_the_loaded_index(
         runtime=RuntimeSettings(batch_size=7, commit_interval_ms=100, http_port=0, http_host="127.0.0.1"),
         log_json=True,
     )
-    roles = bootstrap.resolve_roles(["lineage"], settings)
+    roles = resolve_roles(["lineage"], settings)
     group = roles[0].group
     ends = end_offsets(kafka_bootstrap, versioned, PARTITIONS)
     assert sum(ends.values()) > 0
     stop = threading.Event()
     exit_codes: list[int] = []
-    runner = threading.Thread(target=lambda: exit_codes.append(bootstrap.run_roles(roles, settings, stop=stop)))
+    runner = threading.Thread(target=lambda: exit_codes.append(run_roles(roles, settings, stop=stop)))
     runner.start()
     try:
 

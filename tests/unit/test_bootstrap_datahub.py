@@ -13,7 +13,7 @@ from urllib.parse import unquote
 import orjson
 import pytest
 
-from pareis.compose.sources import datahub_graph
+from pareis.compose.datahub import datahub_graph
 from pareis.core.blast import blast_radius
 from pareis.datahub.aspects import is_timeseries
 from pareis.datahub.gms import ChangeLogEmulator

@@ -16,8 +16,8 @@ from confluent_kafka.schema_registry.error import SchemaRegistryError
 from pareis.datahub import schemas
 from pareis.datahub.codec import Decoder, Encoder, mcl_record
 from pareis.datahub.registry import VendoredSchemaSource
+from pareis.datahub.schema_registry import RegistrySchemaSource
 from pareis.errors import DecodeError, Fatal, Origin, Retriable
-from pareis.kafka.schema_registry import RegistrySchemaSource
 
 TOPIC = "MetadataChangeLog_Versioned_v1"
 URN = "urn:li:dataset:(urn:li:dataPlatform:hive,t,PROD)"

@@ -19,7 +19,9 @@ from typing import Any
 import orjson
 import pytest
 
-from pareis import bootstrap
+from pareis.compose.ports import Ports
+from pareis.compose.replay import replayer
+from pareis.compose.roles import embedded_runner
 from pareis.config import DatahubSettings, Settings
 from pareis.core.incident_urn import incident_urn
 from pareis.core.lifecycle import Status
@@ -28,7 +30,7 @@ from pareis.datahub.writer import Mcp, MemoryWriter
 from pareis.kafka.dlq import ROLE
 from pareis.kafka.embedded import RoleReport
 from pareis.kafka.memory import MemoryBroker
-from pareis.kafka.records import header
+from pareis.model.records import header
 from pareis.roles.messages import TicketClose, TicketOpen, decode_effect, decode_signal
 from pareis.tickets.memory import MemoryTicketer
 from tests.support import sample
@@ -51,11 +53,11 @@ class Flow:
         self.replay()
         if garbage:
             self.broker.append(self.settings.kafka.topics.mcl_timeseries, b"urn:li:assertion:x", b"\x00garbage")
-        self.ports = bootstrap.Embedded.in_memory([MemoryTicketer(t) for t in TOOLS])
-        self.runner = bootstrap.embedded_runner(self.settings, self.broker, self.ports)
+        self.ports = Ports.in_memory([MemoryTicketer(t) for t in TOOLS])
+        self.runner = embedded_runner(self.settings, self.broker, self.ports)
 
     def replay(self) -> None:
-        bootstrap.replayer(self.settings, self.broker, default_ms=0).run_files([sample.TIMELINE])
+        replayer(self.settings, self.broker, default_ms=0).run_files([sample.TIMELINE])
 
     def run(self) -> dict[str, RoleReport]:
         return self.runner.run()

@@ -27,8 +27,8 @@ from pareis.datahub.codec import Decoder, Encoder
 from pareis.datahub.registry import VendoredSchemaSource
 from pareis.datahub.writer import DatahubWriter, KafkaWriter, MemoryWriter
 from pareis.errors import Fatal
-from pareis.kafka.records import Message, OutRecord
 from pareis.lineage_loader import load_files
+from pareis.model.records import Message, OutRecord
 from pareis.roles.effects import proposal
 from pareis.roles.incidents import IncidentsHandler
 from pareis.roles.messages import DatahubWrite, RunSignal, TicketClose, TicketOpen, decode_effect
@@ -77,7 +77,7 @@ class Harness:
             runs=self.runs,
             incidents=self.incidents,
             journal=self.journal,
-            writer=self.writer,
+            writer=self.writer if write_path == "kafka" else None,  # the route pareis.compose.datahub chooses
             datahub=self.settings,
             effects_topic=EFFECTS,
         )

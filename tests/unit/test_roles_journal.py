@@ -11,7 +11,7 @@ from redis.retry import Retry
 
 from pareis.core.lifecycle import IncidentState, Status, Tracked
 from pareis.errors import Fatal, Retriable
-from pareis.kafka.records import OutRecord
+from pareis.model.records import OutRecord
 from pareis.store.journal import JournalEntry, MemoryStepJournal, Position, StepJournal
 from pareis.store.journal_redis import RedisStepJournal
 

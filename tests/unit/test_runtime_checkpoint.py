@@ -15,7 +15,7 @@ from confluent_kafka import KafkaError, KafkaException, TopicPartition
 from pareis.errors import Fatal, Retriable
 from pareis.kafka.checkpoint import AtLeastOnce, ExactlyOnce
 from pareis.kafka.classify import AbortTransaction
-from pareis.kafka.records import OutRecord
+from pareis.model.records import OutRecord
 
 
 def fail(code: int, **flags: bool) -> KafkaException:
