@@ -45,7 +45,7 @@ SERVICE_ID = "pareis-mcp"
 
 
 class NamedTool(Protocol):
-    """What the registry needs of a tool (:class:`pareis.mcp.catalog.ToolEntry` is one)."""
+    """What the registry needs of a tool (:class:`pareis.model.agent.ToolEntry` is one)."""
 
     @property
     def name(self) -> str: ...

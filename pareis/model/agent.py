@@ -1,8 +1,10 @@
-"""What the Pareis MCP server offers, as plain data: tool names, titles and descriptions, in ``tools/list`` order.
+"""Pareis as an agent, as plain data: the MCP server's tools (names, titles, descriptions, in ``tools/list``
+order) and where its Agent Skill lives.
 
-Plain data (no SDK import) so that the server (:mod:`pareis.mcp.server`) and the agent registry written into
-DataHub (:mod:`pareis.datahub.agent_registry`) describe the same tools with the same words. Names are snake_case
-and verb-first, as DataHub's own MCP server names its tools.
+Plain data in the shared model (standard library only) so that the MCP server (:mod:`pareis.mcp.server`, a
+surface) and the agent registry the composition root writes into DataHub (:mod:`pareis.datahub.agent_registry`)
+describe the same tools with the same words. Names are snake_case and verb-first, as DataHub's own MCP server
+names its tools.
 """
 
 from __future__ import annotations

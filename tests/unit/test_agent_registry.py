@@ -19,10 +19,11 @@ from datahub.metadata.schema_classes import (
     SubTypesClass,
 )
 
-from pareis import bootstrap
+from pareis.compose.datahub import write_definitions
 from pareis.config import DatahubSettings, Settings
 from pareis.datahub.agent_registry import Skill, api_urn, registry_mcps
-from pareis.mcp.catalog import SKILL_DIR, SKILL_PATH, TOOL_NAMES, TOOLS
+from pareis.datahub.writer import MemoryWriter
+from pareis.model.agent import SKILL_DIR, SKILL_PATH, TOOL_NAMES, TOOLS
 
 SKILL = Skill.read(SKILL_DIR / "SKILL.md", path=SKILL_PATH)
 WITH_SERVER = DatahubSettings(mcp_url="https://pareis.example.com/mcp", repository_url="https://git.example/pareis")
@@ -93,9 +94,9 @@ def test_building_again_is_byte_identical() -> None:
 
 
 def test_start_up_writes_the_registry_after_the_definitions_into_the_writer() -> None:
-    ports = bootstrap.Embedded.in_memory()
-    bootstrap.write_definitions(Settings(datahub=WITH_SERVER), ports)
-    written = [(m.entityUrn, m.aspectName) for m in ports.datahub.proposals]  # type: ignore[attr-defined]
+    writer = MemoryWriter()
+    write_definitions(Settings(datahub=WITH_SERVER), writer)
+    written = [(m.entityUrn, m.aspectName) for m in writer.proposals]
     assert written.index(("urn:li:aiAgent:pareis", "aiAgentInfo")) < written.index(
         ("urn:li:aiAgent:pareis", "aiAgentDependencies")
     )
