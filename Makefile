@@ -45,6 +45,7 @@ lint: install
 	$(BIN)/lint-imports
 	"$$(deploy/local/actionlint.sh)" $(WORKFLOWS)
 	$(BIN)/zizmor --offline --quiet $(WORKFLOWS)
+	$(BIN)/agentskills validate skills/pareis-ml-incidents
 
 ## The real demo stack (deploy/demo): a 1M-row Postgres warehouse, dbt, MLflow and DataHub's own connectors,
 ## run as one scenario that rewrites deploy/demo/recorded/ (≈ 6 min; needs Postgres, which it starts).

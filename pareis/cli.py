@@ -50,6 +50,7 @@ def _register() -> None:
     from pareis.commands.demo import demo
     from pareis.commands.evidence import evidence
     from pareis.commands.gate import gate
+    from pareis.commands.mcp import mcp
     from pareis.commands.protect import protect
     from pareis.commands.replay import replay
     from pareis.commands.serve import serve
@@ -61,6 +62,7 @@ def _register() -> None:
     app.command("gate")(gate)
     app.command("evidence")(evidence)
     app.command("protect")(protect)
+    app.command("mcp")(mcp)
     app.command("replay")(replay)
     app.command("serve")(serve)
 

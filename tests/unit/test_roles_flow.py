@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 import pytest
 
+from pareis.compose.datahub import start_up_mcps
 from pareis.compose.ports import Ports
 from pareis.compose.replay import replayer
 from pareis.compose.roles import embedded_runner
@@ -230,7 +231,8 @@ def test_the_rest_path_writes_the_same_proposals_through_the_effects_role() -> N
     for effect in map(decode_effect, via_rest.values("pareis.effects.v1")):
         kinds[effect.kind] += 1
     assert kinds["ticket.open"] == kinds["ticket.close"] == 1
-    assert kinds["datahub.write"] == len(via_rest.writer.proposals) - 5, "all but the 5 start-up definitions"
+    start_up = len(start_up_mcps(Settings()))
+    assert kinds["datahub.write"] == len(via_rest.writer.proposals) - start_up, "all but the start-up proposals"
     assert reports["effects"].dead == 0
 
 
