@@ -6,7 +6,8 @@ would write added) and the resulting change-log
 entry through :func:`pareis.roles.lineage.foreign_update_of` — the lineage role's own translation — into
 :meth:`LineageStore.apply`. So an index loaded from a file equals the one the role builds from the same file
 replayed onto Kafka (``pareis replay``). Assertion runs (timeseries ``assertionRunEvent``) come back as
-:class:`~pareis.core.runs.AssertionRun` values for the incident core.
+:class:`~pareis.core.runs.AssertionRun` values for the incident core, and dataset changes (timeseries ``operation``)
+as (dataset, time) pairs for the gate's freshness check.
 
 Errors: an unreadable file, an aspect the translation rejects or an invalid run event raise
 :class:`~pareis.datahub.metadata_file.MetadataFileError` (Poison) naming the file and element; store errors
@@ -23,7 +24,7 @@ from pathlib import Path
 import orjson
 
 from pareis.config import DatahubSettings
-from pareis.core.runs import AssertionRun, InvalidRun, run_from_event
+from pareis.core.runs import OPERATION_ASPECT, AssertionRun, InvalidRun, operation_time, run_from_event
 from pareis.datahub.aspects import is_timeseries
 from pareis.datahub.changelog import ChangeLog
 from pareis.datahub.gms import ChangeLogEmulator, LoggedChange
@@ -34,6 +35,10 @@ from pareis.roles.lineage import foreign_update_of
 from pareis.store.lineage import LineageStore, LineageUpdate, Outcome
 
 RUN_ASPECT = "assertionRunEvent"
+PROFILE_ASPECT = "datasetProfile"
+"""The one timeseries aspect the index keeps (its latest value, as dataset attributes: DESIGN §2.5's test
+suggestions and the evidence pack's row counts). The live lineage role reads the versioned log only, so there a
+profile is known after a ``pareis bootstrap``."""
 DEFAULT_BATCH = 1000
 
 
@@ -45,6 +50,8 @@ class Loaded:
     changes: int = 0
     outcomes: Counter[Outcome] = field(default_factory=Counter)
     runs: list[AssertionRun] = field(default_factory=list)
+    operations: list[tuple[str, int]] = field(default_factory=list)
+    """(dataset, change time) of every ``operation`` aspect (:func:`pareis.core.runs.operation_time`)."""
 
     @property
     def updates(self) -> int:
@@ -99,9 +106,13 @@ def load(
                 loaded.changes += 1
                 change = to_changelog(logged)
                 try:
-                    if logged.log == "timeseries":
+                    if logged.log == "timeseries" and change.aspect_name != PROFILE_ASPECT:
                         if change.aspect_name == RUN_ASPECT and change.aspect is not None:
                             loaded.runs.append(run_from_event(orjson.loads(change.aspect)))
+                        elif change.aspect_name == OPERATION_ASPECT and change.aspect and change.entity_urn:
+                            changed = operation_time(orjson.loads(change.aspect))
+                            if changed is not None:
+                                loaded.operations.append((change.entity_urn, changed))
                         continue
                     update = foreign_update_of(change, own)
                 except (DecodeError, InvalidRun, orjson.JSONDecodeError) as exc:

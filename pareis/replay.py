@@ -97,7 +97,9 @@ class Replayer:
         return report
 
     def run_files(self, paths: Iterable[str | Path]) -> ReplayReport:
-        return self.run(read_proposals(paths))
+        """Replay every file, read (and so validated) in full before the first change is published: a bad last
+        file must not leave the first ones half-published."""
+        return self.run(list(read_proposals(paths)))
 
 
 def proposal_clock(default_ms: int) -> Callable[[Proposal], int]:

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pareis.core.containment import Containment
 from pareis.core.fieldpath import canonical_column, column_urn, feature_name, parent_of, path_of
 from pareis.core.graph import (
+    Attr,
     LineageView,
     Names,
     Query,
@@ -85,6 +86,8 @@ def blast_radius(
     table_level = _table_level(memo, with_columns, table_seeds)
     features = _features(memo, affected, with_columns, table_level)
     models = _models(memo, features, with_columns | table_level)
+    touched = sorted(with_columns | table_level)
+    incomplete = [d for d, attrs in memo.attributes(touched).items() if Attr.LINEAGE_INCOMPLETE in attrs]
     return BlastRadius(
         failing_columns=tuple(sorted(failing)),
         origin_columns=tuple(sorted(origins)),
@@ -93,6 +96,7 @@ def blast_radius(
         features=tuple(sorted(features)),
         models=tuple(models),
         table_features=tuple(sorted(f for f, precision in features.items() if precision == "table")),
+        incomplete=tuple(sorted(incomplete)),
     )
 
 

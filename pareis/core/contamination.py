@@ -126,7 +126,7 @@ def contamination(
             VersionVerdict(
                 v, v.urn in in_blast[group], verdict(v, v.urn in in_blast[group], last_success_ms, healed_ms)
             )
-            for v in sorted(known.values(), key=_age)
+            for v in sorted(known.values(), key=age)
         )
         result.append(GroupContamination(group, verdicts, safe_rollback(verdicts, last_success_ms)))
     return tuple(result)
@@ -143,10 +143,10 @@ def safe_rollback(verdicts: Iterable[VersionVerdict], last_success_ms: int | Non
         and known_time(v.version.trained_at_ms)
         and (v.version.trained_at_ms or 0) <= last_success_ms
     ]
-    return max(candidates, key=_age, default=None)
+    return max(candidates, key=age, default=None)
 
 
-def _age(version: ModelVersion) -> tuple[int, int, tuple[int, int | str], str]:
+def age(version: ModelVersion) -> tuple[int, int, tuple[int, int | str], str]:
     """Sort key, oldest first: unknown training times last, then by training time, version label, URN."""
     label = version.version or ""
     number: tuple[int, int | str] = (0, int(label)) if label.isdigit() else (1, label)

@@ -90,6 +90,12 @@ class Attr(StrEnum):
     RUN_STARTED_MS = "run.started_ms"  # dataProcessInstanceProperties.created.time
     ASSERTION_TYPE = "assertion.type"  # assertionInfo.type
     ASSERTION_DIMENSION = "assertion.dimension"  # assertionInfo → pareis.core.dimension.dimension
+    LINEAGE_INCOMPLETE = "lineage.incomplete"  # upstreamLineage: the entries not indexed, JSON [[where, why], …]
+    SCHEMA_TYPES = "schema.types"  # schemaMetadata: JSON {simple field path: type} (NumberType → "number", …)
+    SCHEMA_PRIMARY_KEYS = "schema.primary_keys"  # schemaMetadata.primaryKeys: JSON [simple field path, …]
+    SCHEMA_FOREIGN_KEYS = "schema.foreign_keys"  # schemaMetadata.foreignKeys: JSON [[path, foreign column], …]
+    DBT_UNIQUE_ID = "dbt.unique_id"  # datasetProperties.customProperties.dbt_unique_id (dbt nodes only)
+    PROFILE = "profile"  # datasetProfile: JSON {"time_ms", "rows", "fields": {path: {min, max, values, …}}}
 
 
 class Query(NamedTuple):

@@ -95,6 +95,9 @@ class BlastRadius:
     table_features: tuple[str, ...] = ()
     """The affected features linked only at table precision (a dataset source whose schema lacks their name, or a
     dataset failing as a whole): those whose models get HIGH whatever their ratio."""
+    incomplete: tuple[str, ...] = ()
+    """Datasets of the radius whose lineage is only partly indexed (an entry of their lineage aspect was
+    malformed and dead-lettered): the radius may be larger than it shows."""
 
     @property
     def severity(self) -> Severity:
@@ -111,4 +114,5 @@ class BlastRadius:
             "severity": self.severity.value,
             "failed_rows": self.failed_rows,
             "table_precision_features": sorted(self.table_features),
+            **({"lineage_incomplete": sorted(self.incomplete)} if self.incomplete else {}),
         }

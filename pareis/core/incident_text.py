@@ -53,6 +53,11 @@ def description(facts: IncidentFacts) -> str:
         f"Blind window: last known good {good}, first failure {iso(w.first_failure_ms)}; "
         + ("still failing." if w.is_open else f"healed {iso(w.healed_ms)}."),
     ]
+    if blast.incomplete:
+        lines.append(
+            f"Lineage incomplete: part of the lineage of {', '.join(blast.incomplete[:_MAX_LISTED])} could not be "
+            "indexed (see the dead-letter topic); the blast radius may be larger."
+        )
     if blast.models:
         lines.append("")
         lines.append("Models at risk:")
@@ -90,7 +95,7 @@ def description(facts: IncidentFacts) -> str:
 def update_comment(changes: Mapping[str, tuple[Any, Any]]) -> str:
     """One line per changed fact: ``name: old → new`` for values, ``+added -removed`` for lists.
 
-    ``blast`` values are digests (see :func:`pareis.core.lifecycle.summary`), so only the fact of a change is said.
+    ``blast`` values are digests (see :class:`pareis.core.lifecycle.Published`), so only the fact of a change is said.
     """
     lines = ["Pareis updated this incident:"]
     for name in sorted(changes):

@@ -2,9 +2,11 @@
 
 Intents are plain frozen values carrying everything the DataHub writer and the ticketers need, so neither has
 to read anything back. Each has a deterministic ``effect_id`` (incident URN, kind, revision) so that delivery
-downstream is idempotent, and a ``to_json`` form (lists sorted; the caller encodes with sorted keys) that is the
-wire contract of ``pareis.effects.v1``. :func:`analyse` turns an incident window and the analysis inputs into
-:class:`IncidentFacts`; the texts are rendered by :mod:`pareis.core.incident_text`.
+downstream is idempotent, and a ``to_json`` view (lists sorted; encode with sorted keys) for logs, answers and
+the determinism tests. Intents never travel themselves: the incidents role turns each into DataHub proposals and
+one ticket effect, whose only wire format is ``pareis.effects.v1`` (:mod:`pareis.roles.messages`).
+:func:`analyse` turns an incident window and the analysis inputs into :class:`IncidentFacts`; the texts are
+rendered by :mod:`pareis.core.incident_text`.
 """
 
 from __future__ import annotations
@@ -291,6 +293,7 @@ def merge_blast(radii: Iterable[BlastRadius], failed_rows: int | None) -> BlastR
         models=tuple(models[urn] for urn in sorted(models)),
         failed_rows=failed_rows,
         table_features=tuple(f for f in union("table_features") if f not in at_column),
+        incomplete=union("incomplete"),
     )
 
 

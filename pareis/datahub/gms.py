@@ -27,7 +27,7 @@ from pareis.datahub.patch import apply_patch
 from pareis.datahub.sibling_hook import HOOK_ACTOR, sibling_proposals
 
 # Aspects with a lineage relationship: GMS re-logs them on a no-op write as RESTATE (reference §2).
-LINEAGE_ASPECTS = frozenset(
+RESTATED_ASPECTS = frozenset(
     {
         "upstreamLineage",
         "dataJobInputOutput",
@@ -129,7 +129,7 @@ class ChangeLogEmulator:
             )
             value_json = orjson.dumps(value)
             if previous is not None and value_json == previous.json:
-                if proposal.aspect_name not in LINEAGE_ASPECTS:
+                if proposal.aspect_name not in RESTATED_ASPECTS:
                     return None
                 change_type = "RESTATE"
             if not timeseries:

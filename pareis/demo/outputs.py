@@ -4,6 +4,8 @@
   ``datahub ingest mcps``);
 * ``tickets.jsonl`` — one line per ticket per tool: title, body, comments, closed;
 * ``postmortem-<incident>.md`` — each postmortem Document's Markdown, as published to DataHub;
+* ``evidence-<model>.{md,html,json}`` — the Article 10 evidence pack of the churn model group (written by
+  ``pareis demo`` after the timeline, and published to DataHub as a Document);
 * ``report.html`` — one self-contained page: timeline, blast radius per model, window, verdicts, rollbacks,
   retrain gate, tickets.
 """
@@ -63,7 +65,7 @@ def write_outputs(session: DemoSession, outcomes: Sequence[StepOutcome], folder:
     written.append(tickets)
 
     for mcp in session.writer.proposals:
-        if mcp.aspectName == "documentInfo":
+        if mcp.aspectName == "documentInfo" and "pareis-evidence-" not in str(mcp.entityUrn):
             document = aspect_json(mcp)
             name = str(mcp.entityUrn).rsplit(":", 1)[-1].removesuffix("-postmortem")
             path = folder / f"postmortem-{name}.md"

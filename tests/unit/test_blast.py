@@ -13,7 +13,7 @@ import redis
 
 from pareis.core.blast import UnknownAssertion, blast_radius
 from pareis.core.impact import BlastRadius, Severity
-from pareis.datahub.translate import translate
+from pareis.datahub.translate import lineage_update
 from pareis.store.lineage import LineageStore, Stamp
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.lineage_redis import RedisLineageStore
@@ -46,7 +46,7 @@ class Graph:
         self.store = store
 
     def put(self, entity: str, aspect: str, value: dict[str, Any]) -> Graph:
-        update = translate(entity, aspect, "UPSERT", value, Stamp(1, 0))
+        update = lineage_update(entity, aspect, "UPSERT", value, Stamp(1, 0))
         assert update is not None
         self.store.apply([update])
         return self

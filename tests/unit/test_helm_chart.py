@@ -154,3 +154,52 @@ def test_a_grace_period_shorter_than_the_shutdown_grace_is_refused(helm: str, tm
         [helm, "template", "rel", str(CHART), "-f", str(file)], capture_output=True, text=True, timeout=120
     )
     assert done.returncode != 0 and "shutdown_grace_s" in done.stderr
+
+
+def test_mission_control_is_off_by_default(helm: str, tmp_path: Path) -> None:
+    docs = render(helm, tmp_path)
+    assert "rel-pareis-serve" not in of_kind(docs, "Deployment") and of_kind(docs, "Service") == {}
+
+
+def test_mission_control_deployment_and_service_with_the_roles_probes_and_security(helm: str, tmp_path: Path) -> None:
+    docs = render(helm, tmp_path, {"serve": {"enabled": True, "auth": {"token": SENTINEL}}})
+    deployments = of_kind(docs, "Deployment")
+    serve, lineage = deployments["rel-pareis-serve"]["spec"], deployments["rel-pareis-lineage"]["spec"]
+    pod, role_pod = serve["template"]["spec"], lineage["template"]["spec"]
+    (container,) = pod["containers"]
+    (role,) = role_pod["containers"]
+    assert container["args"][:2] == ["serve", "--redis"] and "--token-file" in container["args"]
+    assert container["args"][container["args"].index("--host") + 1] == "0.0.0.0"
+    token_file = container["args"][container["args"].index("--token-file") + 1]
+    mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
+    assert token_file == f"{mounts['token']}/token"
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert volumes["token"]["secret"]["secretName"] == "rel-pareis-serve"
+    for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+        assert container[probe]["httpGet"] == role[probe]["httpGet"]
+    assert (
+        container["securityContext"] == role["securityContext"]
+        and pod["securityContext"] == role_pod["securityContext"]
+    )
+    port = {p["name"]: p["containerPort"] for p in container["ports"]}["http"]
+    assert port == 9420 and str(port) in container["args"]
+    service = of_kind(docs, "Service")["rel-pareis-serve"]["spec"]
+    assert service["selector"]["app.kubernetes.io/component"] == "serve"
+    assert service["ports"] == [{"name": "http", "port": 9420, "targetPort": "http", "protocol": "TCP"}]
+    assert of_kind(docs, "Secret")["rel-pareis-serve"]["stringData"] == {"token": SENTINEL}
+    for doc in docs:
+        if doc["kind"] != "Secret":
+            assert SENTINEL not in yaml.safe_dump(doc)
+
+
+def test_mission_control_needs_a_token_and_takes_an_existing_secret(helm: str, tmp_path: Path) -> None:
+    file = tmp_path / "values.yaml"
+    file.write_text(yaml.safe_dump({"serve": {"enabled": True}}))
+    done = subprocess.run(
+        [helm, "template", "rel", str(CHART), "-f", str(file)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode != 0 and "serve.auth.token" in done.stderr
+    docs = render(helm, tmp_path, {"serve": {"enabled": True, "auth": {"existingSecret": "mc-token"}}})
+    assert "rel-pareis-serve" not in of_kind(docs, "Secret")
+    pod = of_kind(docs, "Deployment")["rel-pareis-serve"]["spec"]["template"]["spec"]
+    assert {v["name"]: v for v in pod["volumes"]}["token"]["secret"]["secretName"] == "mc-token"

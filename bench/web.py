@@ -1,0 +1,323 @@
+"""Mission Control benchmark: server time and bytes of the Incidents page and of a large incident page, and the
+graph's time to first render in chromium — each against the answer alone (the baseline), in one run.
+
+    .venv/bin/python bench/web.py                    # --scale 0.25: 25,000 datasets, keeps the 10,000-column blast
+    .venv/bin/python bench/web.py --scale 0.05       # a quick run (the large blast shrinks to 2,000 columns)
+    .venv/bin/python bench/web.py --write-results    # and replace "## Mission Control" in bench/RESULTS.md
+
+**Data.** The generated lineage graph of ``bench/blast.py`` (its generator, imported; ``--scale 0.25`` keeps its
+three blast classes of 10, 1,000 and 10,000 columns) goes through the lineage role's handler into the in-memory
+store, with ``--incidents`` (1,000) column assertions: one on a dataset of the largest tree (its blast reaches
+10,000 columns at this scale) and the rest on datasets of the 10-dataset trees. Each assertion has a SUCCESS run
+and then a FAILURE run a day later, so the run history holds that many ACTIVE incidents. Sources are the in-memory
+stores (the answers layer over Redis adds its store latency; see the blast benchmark for that ratio).
+
+**Server time.** Requests go through the ASGI app in process (Starlette's test client: routing, the answers,
+templates, no sockets), timed per request. Baseline: the answer alone, called directly —
+:func:`pareis.answers.incidents.incident_list` for the Incidents page, that plus
+:func:`pareis.answers.dossier.dossier_of` for the incident page. ``cold``: the app is built with ``list_ttl_s=0``,
+so every request recomputes the list; ``warm``: the shipped default, the list reused while the incident store's
+change token stays the same (what every request between two writes of the incidents role sees).
+
+**Browser.** The large incident page served over HTTP (uvicorn in a thread) and opened in Debian's chromium through
+Playwright, ``--browser-runs`` times: time from navigation start to the graph's first render (cytoscape's ``render``
+event), and the drawing alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import platform
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench import blast
+from bench.machine import cpu_model
+from pareis.answers.dossier import dossier_of
+from pareis.answers.incidents import IncidentSummary, incident_list
+from pareis.answers.sources import Sources
+from pareis.config import DatahubSettings
+from pareis.core.runs import AssertionRun, ResultType
+from pareis.datahub.changelog import ChangeLog
+from pareis.kafka.records import Message
+from pareis.roles.lineage import LineageHandler
+from pareis.store.incidents_memory import MemoryIncidentStore
+from pareis.store.lineage_memory import MemoryLineageStore
+from pareis.store.runs_memory import MemoryRunHistory
+
+DAY_MS = 86_400_000
+RESULTS = Path(__file__).with_name("RESULTS.md")
+SECTION = "## Mission Control"
+
+
+def assertion(k: int) -> str:
+    return f"urn:li:assertion:bench-web-{k:06d}"
+
+
+def assertion_info(k: int, column: str) -> dict[str, Any]:
+    return {
+        "type": "DATASET",
+        "datasetAssertion": {
+            "dataset": blast.dataset(k),
+            "scope": "DATASET_COLUMN",
+            "fields": [column],
+            "aggregation": "IDENTITY",
+            "operator": "NOT_NULL",
+        },
+        "source": {"type": "EXTERNAL"},
+    }
+
+
+def build(scale: float, incidents: int, seed: int) -> tuple[Sources, str, int, float]:
+    """(sources, the large incident's dataset, its blast's column count, build seconds)."""
+    p = blast.plan(scale)
+    classes = p.classes()
+    rng = random.Random(seed)
+    large_start, large_size = classes["large"][0]
+    small_pool = [start + i for start, size in classes["small"] for i in range(size)]
+    chosen = [large_start + rng.randrange(large_size), *rng.sample(small_pool, incidents - 1)]
+    store, runs = MemoryLineageStore(), MemoryRunHistory()
+    handler = LineageHandler(store, DatahubSettings())
+    started = time.perf_counter()
+    gc.disable()
+    try:
+        for batch in blast.batches(p):
+            handler(batch)
+        batch = []
+        for offset, k in enumerate(chosen):
+            col = blast.column(k, rng.randrange(blast.COLUMNS))
+            change = ChangeLog(
+                entity_type="assertion",
+                entity_urn=assertion(k),
+                change_type="UPSERT",
+                aspect_name="assertionInfo",
+                aspect=orjson.dumps(assertion_info(k, col)),
+                previous_aspect=None,
+                system_metadata={"version": "1", "lastObserved": blast.T0, "runId": "bench"},
+                created={"time": blast.T0, "actor": "urn:li:corpuser:datahub"},
+                headers=None,
+                schema_id=0,
+            )
+            batch.append(Message("MetadataChangeLog_Versioned_v1", 0, offset, assertion(k).encode(), change))
+        handler(batch)
+    finally:
+        gc.enable()
+    assert set(handler.outcomes) == {"applied"}, handler.outcomes
+    for i, k in enumerate(chosen):
+        ok = AssertionRun(assertion(k), blast.T0 + DAY_MS + i, ResultType.SUCCESS, blast.dataset(k), "bench-ok")
+        bad = AssertionRun(
+            assertion(k), blast.T0 + 2 * DAY_MS + i, ResultType.FAILURE, blast.dataset(k), "bench-bad", failed_rows=100
+        )
+        runs.record(ok)
+        runs.record(bad)
+    seconds = time.perf_counter() - started
+    gc.freeze()  # the index is long-lived: keep the collector off it while measuring
+    return Sources(store, runs, MemoryIncidentStore(), origin="bench"), blast.dataset(chosen[0]), large_size, seconds
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[max(0, min(len(ordered) - 1, round(q * len(ordered) + 0.5) - 1))]
+
+
+def summary(values: list[float]) -> dict[str, float]:
+    return {"p50": statistics.median(values), "p99": percentile(values, 0.99), "n": len(values)}
+
+
+def timed(call: Callable[[], Any], n: int) -> tuple[list[float], Any]:
+    out, result = [], None
+    for _ in range(n):
+        started = time.perf_counter()
+        result = call()
+        out.append(time.perf_counter() - started)
+    return out, result
+
+
+def serve_times(sources: Sources, large: IncidentSummary, requests: int, ttl: float) -> dict[str, Any]:
+    from starlette.testclient import TestClient
+
+    from pareis.web.app import create_app
+
+    path = f"/incidents/{quote(large.urn, safe='')}"
+    with TestClient(create_app(sources, list_ttl_s=ttl)) as client:
+        client.get("/incidents")  # the first request of a warm app fills its cache: not counted
+
+        def page(url: str) -> Callable[[], bytes]:
+            def get() -> bytes:
+                response = client.get(url)
+                assert response.status_code == 200, (url, response.status_code, response.text[:300])
+                return response.content
+
+            return get
+
+        list_s, list_body = timed(page("/incidents"), requests)
+        incident_s, incident_body = timed(page(path), max(requests // 3, 3))
+        api_body = page(f"/api{path}")()
+    return {
+        "list": summary(list_s),
+        "list_bytes": len(list_body),
+        "incident": summary(incident_s),
+        "incident_bytes": len(incident_body),
+        "api_bytes": len(api_body),
+    }
+
+
+def browser_times(sources: Sources, large: IncidentSummary, runs: int) -> list[tuple[float, float, int]]:
+    """(ms to first render since navigation, ms drawing alone, nodes drawn) per run."""
+    from playwright.sync_api import sync_playwright
+
+    from pareis.web.app import create_app
+    from pareis.web.server import serving
+    from tests.browser.conftest import CHROMIUM_FLAGS
+
+    out = []
+    with serving(create_app(sources)) as url, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_FLAGS)
+        for _ in range(runs):
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.goto(f"{url}/incidents/{quote(large.urn, safe='')}")
+            page.wait_for_selector("#blast[data-rendered=true]", timeout=60_000)
+            rendered, drawn, nodes = page.evaluate(
+                "[window.pareisGraphRenderedMs, window.pareisGraphDrawMs, window.pareisGraph.nodes().length]"
+            )
+            out.append((float(rendered), float(drawn), int(nodes)))
+            page.close()
+        browser.close()
+    return out
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:,.1f}"
+
+
+def report(args: argparse.Namespace, facts: dict[str, Any]) -> str:
+    base, cold, warm = facts["baseline"], facts["cold"], facts["warm"]
+    lines = [
+        SECTION,
+        "",
+        f"Mission Control's server time and bytes against the answers alone (the baseline), one run, `--scale "
+        f"{args.scale}`: {facts['datasets']:,} datasets, {facts['incidents']:,} ACTIVE incidents, the largest blast "
+        f"{facts['large_columns']:,} columns. See the docstring of `bench/web.py` for the data and the method.",
+        "",
+        "| request | what | p50 ms | p99 ms | runs | vs answer p50 | bytes |",
+        "|---|---|---:|---:|---:|---:|---:|",
+        f"| answer: `incident_list` (baseline) | {facts['incidents']:,} incidents | {ms(base['list']['p50'])} | "
+        f"{ms(base['list']['p99'])} | {base['list']['n']} | 1.00× | — |",
+        f"| `/incidents`, cold (list recomputed per request) | page | {ms(cold['list']['p50'])} | "
+        f"{ms(cold['list']['p99'])} | {cold['list']['n']} | {cold['list']['p50'] / base['list']['p50']:.2f}× | "
+        f"{cold['list_bytes']:,} |",
+        f"| `/incidents`, warm (shipped: list reused until the incident store changes) | page | "
+        f"{ms(warm['list']['p50'])} | {ms(warm['list']['p99'])} | {warm['list']['n']} | "
+        f"{warm['list']['p50'] / base['list']['p50']:.2f}× | {warm['list_bytes']:,} |",
+        f"| answer: `dossier_of` the large incident (baseline) | {facts['large_columns']:,}-column blast | "
+        f"{ms(base['dossier']['p50'])} | {ms(base['dossier']['p99'])} | {base['dossier']['n']} | 1.00× | — |",
+        f"| `/incidents/{{urn}}`, cold | page | {ms(cold['incident']['p50'])} | {ms(cold['incident']['p99'])} | "
+        f"{cold['incident']['n']} | {cold['incident']['p50'] / base['dossier']['p50']:.2f}× | "
+        f"{cold['incident_bytes']:,} |",
+        f"| `/incidents/{{urn}}`, warm | page | {ms(warm['incident']['p50'])} | {ms(warm['incident']['p99'])} | "
+        f"{warm['incident']['n']} | {warm['incident']['p50'] / base['dossier']['p50']:.2f}× | "
+        f"{warm['incident_bytes']:,} |",
+        f"| `/api/incidents/{{urn}}` (JSON twin) | — | — | — | — | — | {warm['api_bytes']:,} |",
+        "",
+    ]
+    if facts.get("browser"):
+        rendered = [r for r, _, _ in facts["browser"]]
+        drawn = [d for _, d, _ in facts["browser"]]
+        nodes = facts["browser"][0][2]
+        lines += [
+            "| browser (chromium, Playwright) | runs | median ms | max ms |",
+            "|---|---:|---:|---:|",
+            f"| large incident page: navigation → graph's first render ({nodes:,} nodes, collapsed by dataset) | "
+            f"{len(rendered)} | {statistics.median(rendered):,.0f} | {max(rendered):,.0f} |",
+            f"| of which drawing the graph (cytoscape) | {len(drawn)} | {statistics.median(drawn):,.0f} | "
+            f"{max(drawn):,.0f} |",
+            "",
+        ]
+    goal_list = warm["list"]["p99"] <= 0.2
+    goal_page = warm["incident"]["p99"] <= 1.0
+    lines += [
+        f"- Command: `.venv/bin/python bench/web.py --scale {args.scale} --incidents {args.incidents} "
+        f"--requests {args.requests} --browser-runs {args.browser_runs} --seed {args.seed}`",
+        f"- Machine: {cpu_model()}, 2 cores shared with other work; Python {platform.python_version()}; in-memory "
+        f"stores; index build {facts['build_s']:.1f} s (not timed in the figures)",
+        f"- Goals: Incidents page p99 ≤ 200 ms — {'met' if goal_list else '**not met**'} warm "
+        f"({ms(warm['list']['p99'])} ms), {'met' if cold['list']['p99'] <= 0.2 else '**not met**'} cold "
+        f"({ms(cold['list']['p99'])} ms); large incident page p99 ≤ 1 s — {'met' if goal_page else '**not met**'} "
+        f"({ms(warm['incident']['p99'])} ms warm)"
+        + (
+            f"; graph first render ≤ 2 s — {'met' if max(r for r, _, _ in facts['browser']) <= 2000 else '**not met**'}"
+            if facts.get("browser")
+            else ""
+        )
+        + ".",
+        "- Reading: the cold list is the answers layer's cost — `incident_list` analyses every incident of the run "
+        "history (a blast radius each), so it grows with the history and is dominated by the largest blast; the "
+        "page adds templating on top. Warm, the list is computed once per change of the incident store and every "
+        "page and live re-fetch in between reuses it. The incident page is bounded by its own analysis and the "
+        "blast graph, drawn collapsed by dataset past 150 columns, which keeps its bytes and drawing small.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_results(text: str) -> None:
+    old = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n"
+    if SECTION in old:
+        head, rest = old.split(SECTION, 1)
+        tail = rest[rest.find("\n## ") :] if "\n## " in rest else ""
+        new = head + text.rstrip("\n") + "\n" + tail
+    else:
+        new = old.rstrip("\n") + "\n\n" + text
+    RESULTS.write_text(new if new.endswith("\n") else new + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scale", type=float, default=0.25)
+    parser.add_argument("--incidents", type=int, default=1000)
+    parser.add_argument("--requests", type=int, default=30, help="requests per page (the incident page: a third)")
+    parser.add_argument("--browser-runs", type=int, default=3, help="0: skip the browser")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--write-results", action="store_true")
+    args = parser.parse_args()
+
+    print(f"building the index (scale {args.scale}) …", file=sys.stderr)
+    sources, large_dataset, _, build_s = build(args.scale, args.incidents, args.seed)
+    print(f"  {build_s:.1f} s; timing the answers …", file=sys.stderr)
+    base_list, listed = timed(lambda: incident_list(sources), max(args.requests // 3, 3))
+    assert len(listed) == args.incidents and all(s.state == "ACTIVE" for s in listed), len(listed)
+    large = next(s for s in listed if s.dataset == large_dataset)
+    base_dossier, d = timed(lambda: dossier_of(sources, large), max(args.requests // 3, 3))
+    facts: dict[str, Any] = {
+        "datasets": blast.plan(args.scale).datasets,
+        "incidents": len(listed),
+        "large_columns": len(d.answer.facts.blast.columns),
+        "build_s": build_s,
+        "baseline": {"list": summary(base_list), "dossier": summary(base_dossier)},
+    }
+    print("  the pages, cold …", file=sys.stderr)
+    facts["cold"] = serve_times(sources, large, args.requests, ttl=0)
+    print("  the pages, warm …", file=sys.stderr)
+    facts["warm"] = serve_times(sources, large, args.requests, ttl=10.0)
+    if args.browser_runs:
+        print("  the browser …", file=sys.stderr)
+        facts["browser"] = browser_times(sources, large, args.browser_runs)
+    text = report(args, facts)
+    print(text)
+    if args.write_results:
+        write_results(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""Everything the read side knows about one incident, found by its URN: Mission Control's incident page.
+
+An incident URN is a guid of (incident key, first failure) (DESIGN §3), so the incident is found by walking the
+incident list (:func:`pareis.answers.incidents.incident_list`) to its key and first failure, then analysing that
+window of the key's timeline exactly as :func:`pareis.answers.incidents.analysis` analyses the latest one — so an
+older, resolved incident of a dataset gets its own analysis, not its successor's. Beside the analysis: the blast
+graph (:mod:`pareis.answers.graph`), the live incident state when the sources have one (when Pareis opened it, its
+revision, what it tagged), and the postmortem once it healed (:func:`pareis.core.incident_text.postmortem`, opened
+and resolved at the live state's times when known, else at the first failure and the heal).
+
+JSON (keys sorted)::
+
+    {"analysis": <pareis analyze --json>, "graph": <blast graph>, "summary": <incident list row>,
+     "live": {"status", "revision", "opened_at_ms", "at_risk"} | null,
+     "postmortem": {"time_to_detect_ms", "time_to_heal_ms", "failure_class", "text", "timeline": [...]} | null}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pareis.answers.incidents import IncidentAnswer, IncidentSummary, incident_list
+from pareis.answers.sources import CannotEvaluate, Sources
+
+if TYPE_CHECKING:
+    from pareis.answers.graph import BlastGraph
+    from pareis.core.intents import IncidentFacts, Postmortem
+    from pareis.core.lifecycle import IncidentState
+
+
+@dataclass(frozen=True)
+class IncidentDossier:
+    summary: IncidentSummary
+    answer: IncidentAnswer
+    graph: BlastGraph
+    live: IncidentState | None
+    postmortem: Postmortem | None
+
+    def to_json(self) -> dict[str, Any]:
+        live = None
+        if self.live is not None and self.live.incident is not None:
+            tracked = self.live.incident
+            live = {
+                "at_risk": list(self.live.at_risk),
+                "opened_at_ms": tracked.opened_at_ms,
+                "revision": tracked.revision,
+                "status": self.live.status.value,
+            }
+        return {
+            "analysis": self.answer.to_json(),
+            "graph": self.graph.to_json(),
+            "live": live,
+            "postmortem": self.postmortem.to_json() if self.postmortem else None,
+            "summary": self.summary.to_json(),
+        }
+
+
+def dossier(sources: Sources, urn: str, *, collapse_over: int | None = None) -> IncidentDossier:
+    """The incident ``urn`` (CannotEvaluate when the run history holds no such incident)."""
+    summary = next((s for s in incident_list(sources) if s.urn == urn), None)
+    if summary is None:
+        raise CannotEvaluate(f"no incident {urn} in the run history")
+    return dossier_of(sources, summary, collapse_over=collapse_over)
+
+
+def facts_of(sources: Sources, summary: IncidentSummary) -> IncidentFacts:
+    """The analysis of the incident ``summary`` names (its own window, not necessarily the dataset's latest)."""
+    from pareis.core.graph import Memo
+    from pareis.core.incident_urn import incident_urn
+    from pareis.core.inputs import analysis_inputs
+    from pareis.core.intents import analyse
+    from pareis.core.keys import canonical, sibling_classes
+    from pareis.core.window import incidents
+
+    view = Memo(sources.lineage)
+    members = sibling_classes(view, [summary.dataset])[summary.dataset]
+    key = canonical(members)
+    names = {a for member in members for a in sources.runs.assertions_of(member)}
+    timeline = tuple(sources.runs.timeline(names, None))
+    window = next((w for w in incidents(timeline) if w.first_failure_ms == summary.first_failure_ms), None)
+    if window is None:
+        raise CannotEvaluate(f"incident {summary.urn} is no longer in the run history")
+    return analyse(
+        incident_urn(key, window.first_failure_ms), key, window, analysis_inputs(view, timeline, window.runs)
+    )
+
+
+def dossier_of(sources: Sources, summary: IncidentSummary, *, collapse_over: int | None = None) -> IncidentDossier:
+    """The dossier of an incident already found in the list."""
+    from pareis.answers.graph import COLLAPSE_OVER, blast_graph
+    from pareis.core.incident_text import postmortem
+
+    facts = facts_of(sources, summary)
+    window = facts.window
+    live = None
+    if sources.incidents is not None:
+        state = sources.incidents.get(facts.dataset)
+        live = state if state.incident is not None and state.incident.urn == summary.urn else None
+    report = None
+    if window.healed_ms is not None:
+        opened = live.incident.opened_at_ms if live and live.incident else window.first_failure_ms
+        report = postmortem(facts, opened, window.healed_ms)
+    graph = blast_graph(
+        sources.lineage, facts.blast, collapse_over=COLLAPSE_OVER if collapse_over is None else collapse_over
+    )
+    return IncidentDossier(summary, IncidentAnswer(facts), graph, live, report)

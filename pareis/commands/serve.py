@@ -1,0 +1,82 @@
+"""``pareis serve``: Mission Control, the read-only web dashboard (:mod:`pareis.web`), until SIGINT/SIGTERM.
+
+Reads ``--redis URL`` (the live index, run history and incident state the roles keep: pages follow the incidents
+role live) or ``--metadata FILE…`` (a static snapshot). Binding beyond loopback needs ``--token-file`` (the file's
+first line is the token every page and API call must carry), unless a reverse proxy in front authenticates — then
+bind to loopback behind it. Exit 2 with a one-line reason for bad options, unreadable input or a port that can't be
+bound. A Redis that is down is not fatal: the server starts, ``/readyz`` answers 503 and pages 503 until it is back.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from pareis.commands.common import MetadataOption, RedisOption, evaluating, fail
+
+LOOPBACK_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost"}
+
+
+def is_loopback(host: str) -> bool:
+    """True when ``host`` only listens on this machine (127.0.0.0/8, ::1, localhost)."""
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def read_token(path: Path) -> str:
+    """The first line of ``path``, stripped; ValueError when the file is unreadable or the token empty."""
+    try:
+        token = path.read_text(encoding="utf-8").splitlines()[0].strip() if path.stat().st_size else ""
+    except OSError as exc:
+        raise ValueError(f"can't read --token-file {path}: {exc.strerror}") from exc
+    if len(token) < 16:
+        raise ValueError(f"--token-file {path}: the token must be at least 16 characters")
+    return token
+
+
+def check_port(host: str, port: int) -> None:
+    """ValueError when ``host:port`` can't be bound (in use, or not an address of this machine)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise ValueError(f"can't listen on {host}:{port}: {exc.strerror}") from exc
+
+
+def serve(
+    metadata: MetadataOption = None,
+    redis_url: RedisOption = None,
+    host: Annotated[str, typer.Option("--host", help="address to listen on")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="port to listen on")] = 9420,
+    token_file: Annotated[
+        Path | None, typer.Option("--token-file", help="file whose first line is the access token")
+    ] = None,
+) -> None:
+    """Serve Mission Control: incidents, blast graphs, timelines, verdicts, models, protect — live from Redis."""
+    from pareis.compose.sources import open_sources
+    from pareis.web.server import run_app
+
+    token = None
+    with evaluating("serve"):
+        if token_file is not None:
+            token = read_token(token_file)
+        if token is None and not is_loopback(host):
+            raise fail("serve", f"binding {host} (beyond loopback) needs --token-file, or a reverse proxy's auth", 2)
+        if not 0 < port < 65536:
+            raise ValueError(f"--port {port} is not a TCP port")
+        check_port(host, port)
+        sources = open_sources(metadata=metadata or (), redis_url=redis_url)
+    try:
+        run_app(sources, host=host, port=port, token=token)
+    finally:
+        sources.close()

@@ -1,0 +1,147 @@
+"""The Mission Control application: routes, static files, the live follower, probes and metrics.
+
+Routes (read-only; every one answers GET only)::
+
+    /                          → /incidents
+    /incidents                 Incidents page (filters: ?state=ACTIVE|RESOLVED&severity=HIGH|…&q=text)
+    /incidents/table           its table alone (what the page re-fetches on a live update)
+    /incidents/{urn}           Incident page: blast graph, timeline, verdicts, rollback, writes, postmortem
+    /models                    Models page: groups, versions, verdicts, rollback targets, gate checks
+    /protect                   Protect page: reliability scores, ranked gaps, dbt YAML
+    /api/incidents[/{urn}]     JSON twins (the answers' to_json(); /api/models, /api/protect alike)
+    /events                    server-sent events: ``incidents`` whenever the incident store changes
+    /healthz  /readyz  /metrics
+
+``/readyz`` reads the change token, so it fails while Redis is unreachable; ``/healthz`` only says the process
+serves. Metrics: ``pareis_web_requests_total{route,status}``, ``pareis_web_request_seconds{route}`` and
+``pareis_web_streams`` (open event streams), in a registry of the app's own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from sse_starlette.sse import EventSourceResponse
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from pareis.answers.changes import incidents_revision
+from pareis.answers.sources import Sources, SourceUnavailable
+from pareis.web import pages
+from pareis.web.guard import TokenGuard
+from pareis.web.live import Follower
+
+
+def wall_clock_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def create_app(
+    sources: Sources,
+    *,
+    token: str | None = None,
+    clock: Callable[[], int] = wall_clock_ms,
+    guard: contextlib.AbstractContextManager[Any] | None = None,
+    poll_s: float = 0.25,
+    collapse_over: int | None = None,
+    list_ttl_s: float = 10.0,
+) -> Starlette:
+    """Mission Control over ``sources`` (opened and closed by the caller).
+
+    ``token``: required on every page and API call when given (:mod:`pareis.web.guard`). ``clock``: the evaluation
+    time of the gate and reliability answers (ms). ``guard``: held around every answer (see :mod:`pareis.web.pages`).
+    ``poll_s``: how often the live follower reads the change token. ``collapse_over``: columns past which the blast
+    graph is drawn by dataset (default :data:`pareis.answers.graph.COLLAPSE_OVER`). ``list_ttl_s``: how long the
+    incident list is reused while nothing changes (:meth:`pareis.web.pages.Context.incidents`; 0: never).
+    """
+
+    def revision() -> str:
+        if guard is None:
+            return incidents_revision(sources)
+        with guard:
+            return incidents_revision(sources)
+
+    follower = Follower(revision, interval_s=poll_s)
+    ctx = pages.Context(sources, clock, guard, collapse_over, token=lambda: str(follower.seq), list_ttl_s=list_ttl_s)
+    registry = CollectorRegistry()
+    requests = Counter("pareis_web_requests", "HTTP requests served", ["route", "status"], registry=registry)
+    seconds = Histogram("pareis_web_request_seconds", "Time to answer a request", ["route"], registry=registry)
+    streams = Gauge("pareis_web_streams", "Open event streams", registry=registry)
+
+    def page(handler: Callable[[pages.Context, Request], Awaitable[Response]], name: str) -> Callable[..., Any]:
+        async def endpoint(request: Request) -> Response:
+            started = time.perf_counter()
+            response = await handler(ctx, request)
+            seconds.labels(name).observe(time.perf_counter() - started)
+            requests.labels(name, str(response.status_code)).inc()
+            return response
+
+        return endpoint
+
+    async def events(request: Request) -> Response:
+        since = request.query_params.get("since")
+
+        async def stream() -> AsyncIterator[dict[str, str]]:
+            streams.inc()
+            try:
+                async for token in follower.changes(since):
+                    yield {"event": "incidents", "data": token}
+            finally:
+                streams.dec()
+
+        return EventSourceResponse(stream(), ping=15)
+
+    async def healthz(request: Request) -> Response:
+        return JSONResponse({"ok": True, "details": {"web": "ok"}})
+
+    async def readyz(request: Request) -> Response:
+        try:
+            await run_in_threadpool(revision)
+        except SourceUnavailable as exc:
+            return JSONResponse({"ok": False, "details": {"sources": str(exc)}}, 503)
+        return JSONResponse({"ok": True, "details": {"sources": "ok"}})
+
+    async def metrics(request: Request) -> Response:
+        return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
+
+    async def home(request: Request) -> Response:
+        return RedirectResponse("/incidents", 303)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await follower.start()
+        try:
+            yield
+        finally:
+            await follower.stop()
+
+    routes = [
+        Route("/", home),
+        Route("/incidents", page(pages.incidents_page, "incidents")),
+        Route("/incidents/table", page(pages.incidents_table, "incidents_table")),
+        Route("/incidents/{urn:path}", page(pages.incident_page, "incident")),
+        Route("/models", page(pages.models_page, "models")),
+        Route("/protect", page(pages.protect_page, "protect")),
+        Route("/api/incidents", page(pages.incidents_api, "api_incidents")),
+        Route("/api/incidents/{urn:path}", page(pages.incident_api, "api_incident")),
+        Route("/api/models", page(pages.models_api, "api_models")),
+        Route("/api/protect", page(pages.protect_api, "api_protect")),
+        Route("/events", events),
+        Route("/healthz", healthz),
+        Route("/readyz", readyz),
+        Route("/metrics", metrics),
+        Mount("/static", StaticFiles(directory=pages.HERE / "static"), name="static"),
+    ]
+    middleware = [Middleware(TokenGuard, token=token)] if token else []
+    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    app.state.follower = follower
+    return app

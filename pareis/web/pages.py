@@ -1,0 +1,294 @@
+"""The pages and their JSON twins: each handler asks one answer (``pareis.answers.*``) and renders it — as HTML from a
+template, or under ``/api/…`` as the answer's own ``to_json()`` (the same JSON the CLI's ``--json`` prints).
+
+Answers are blocking calls; they run in a worker thread, inside the app's ``guard`` when it has one (a lock that an
+in-process writer — ``pareis demo --serve``, the tests — holds while it changes in-memory stores). An answer that
+can't be given is a 404 page (:class:`~pareis.answers.sources.CannotEvaluate`) or a 503
+(:class:`~pareis.answers.sources.SourceUnavailable`), never a traceback.
+
+The retrain gate (``pareis.answers.gate``) and reliability (``pareis.answers.reliability``) are rendered from their
+JSON; each is evaluated at the app's clock (the wall clock for ``pareis serve``, the demo's final simulated time for
+``pareis demo --serve``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import orjson
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+
+from pareis.answers.incidents import IncidentSummary
+from pareis.answers.sources import CannotEvaluate, Sources, SourceUnavailable
+from pareis.web import present
+
+if TYPE_CHECKING:
+    from pareis.answers.dossier import IncidentDossier
+
+T = TypeVar("T")
+HERE = Path(__file__).parent
+SEVERITIES = ("HIGH", "MEDIUM", "LOW", "NONE")
+STATES = ("ACTIVE", "RESOLVED")
+
+
+def environment() -> Environment:
+    env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"]))
+    env.filters.update(short=present.short, when=present.when, duration=present.duration, link=present.link)
+    return env
+
+
+@dataclass
+class Context:
+    """What every handler needs: the sources, how to serialise access to them, the clock and the templates."""
+
+    sources: Sources
+    clock: Callable[[], int]
+    guard: contextlib.AbstractContextManager[Any] | None = None
+    collapse_over: int | None = None
+    token: Callable[[], str] = field(default=lambda: "")
+    list_ttl_s: float = 10.0
+    env: Environment = field(default_factory=environment)
+    _listed: tuple[str, float, list[IncidentSummary]] | None = None
+    _dossiers: dict[str, tuple[str, float, IncidentDossier]] = field(default_factory=dict)
+
+    async def incidents(self) -> list[IncidentSummary]:
+        """:func:`~pareis.answers.incidents.incident_list`, reused while the change token stays the same and the
+        answer is younger than ``list_ttl_s`` (0: never reused). The list is derived from the whole run history —
+        one analysis per incident — while the token moves whenever the incidents role writes, so between writes
+        every page and re-fetch shares one answer; the age bound covers what the token can't see (lineage
+        changes to resolved incidents)."""
+        from pareis.answers.incidents import incident_list
+
+        token, now = self.token(), time.monotonic()
+        cached = self._listed
+        if cached is not None and cached[0] == token and now - cached[1] < self.list_ttl_s:
+            return cached[2]
+        rows = await self.ask(_reading(lambda: incident_list(self.sources)))
+        self._listed = (token, now, rows)
+        return rows
+
+    async def ask(self, question: Callable[[], T]) -> T:
+        def guarded() -> T:
+            if self.guard is None:
+                return question()
+            with self.guard:
+                return question()
+
+        return await run_in_threadpool(guarded)
+
+    def html(self, template: str, http_status: int = 200, **values: Any) -> HTMLResponse:
+        page = self.env.get_template(template).render(origin=self.sources.origin, **values)
+        return HTMLResponse(page, http_status)
+
+
+def _json(obj: Any) -> Response:
+    return Response(orjson.dumps(obj, option=orjson.OPT_SORT_KEYS), media_type="application/json")
+
+
+def answering(handler: Callable[[Context, Request], Any]) -> Callable[[Context, Request], Any]:
+    """Turns CannotEvaluate into 404 and SourceUnavailable into 503, as HTML or JSON by the route."""
+
+    async def wrapped(ctx: Context, request: Request) -> Response:
+        api = request.url.path.startswith("/api/")
+        try:
+            response: Response = await handler(ctx, request)
+            return response
+        except CannotEvaluate as exc:
+            status, reason = 404, str(exc)
+        except SourceUnavailable as exc:
+            status, reason = 503, f"a source is unavailable: {exc}"
+        if api:
+            return JSONResponse({"error": reason}, status)
+        return ctx.html("error.html", status, reason=reason, status=status, page="")
+
+    return wrapped
+
+
+def _reading(question: Callable[[], T]) -> Callable[[], T]:
+    """``question`` with store errors translated by the composition root (Retriable/Fatal → SourceUnavailable)."""
+    from pareis.compose.sources import reading
+
+    def read() -> T:
+        with reading():
+            return question()
+
+    return read
+
+
+# -- Incidents ---------------------------------------------------------------------------------------------------
+
+
+def _filters(request: Request) -> dict[str, str]:
+    q = request.query_params
+    return {
+        "state": q.get("state", "") if q.get("state", "") in STATES else "",
+        "severity": q.get("severity", "") if q.get("severity", "") in SEVERITIES else "",
+        "q": q.get("q", "").strip(),
+    }
+
+
+def _matching(rows: list[Any], filters: dict[str, str]) -> list[Any]:
+    text = filters["q"].casefold()
+    return [
+        s
+        for s in rows
+        if (not filters["state"] or s.state == filters["state"])
+        and (not filters["severity"] or s.severity == filters["severity"])
+        and (not text or text in s.dataset.casefold() or any(text in m.casefold() for m in s.models))
+    ]
+
+
+async def _incident_rows(ctx: Context, request: Request) -> tuple[list[Any], dict[str, str]]:
+    rows = await ctx.incidents()
+    filters = _filters(request)
+    return _matching(rows, filters), filters
+
+
+@answering
+async def incidents_page(ctx: Context, request: Request) -> Response:
+    token = ctx.token()  # read before the answer: a change after this point still reaches the page
+    rows, filters = await _incident_rows(ctx, request)
+    return ctx.html(
+        "incidents.html",
+        rows=rows,
+        filters=filters,
+        query=request.url.query,
+        token=token,
+        now_ms=ctx.clock(),
+        severities=SEVERITIES,
+        states=STATES,
+        page="incidents",
+    )
+
+
+@answering
+async def incidents_table(ctx: Context, request: Request) -> Response:
+    rows, filters = await _incident_rows(ctx, request)
+    return ctx.html("incidents_table.html", rows=rows, filters=filters, query=request.url.query, now_ms=ctx.clock())
+
+
+@answering
+async def incidents_api(ctx: Context, request: Request) -> Response:
+    rows, _ = await _incident_rows(ctx, request)
+    return _json([s.to_json() for s in rows])
+
+
+# -- Incident ----------------------------------------------------------------------------------------------------
+
+
+DOSSIERS = 16
+"""How many incident dossiers a server keeps, under the same rule as the list (same change token, young enough)."""
+
+
+async def _dossier(ctx: Context, urn: str) -> IncidentDossier:
+    from pareis.answers.dossier import dossier_of
+
+    token, now = ctx.token(), time.monotonic()
+    cached = ctx._dossiers.get(urn)
+    if cached is not None and cached[0] == token and now - cached[1] < ctx.list_ttl_s:
+        return cached[2]
+    summary = next((s for s in await ctx.incidents() if s.urn == urn), None)
+    if summary is None:
+        raise CannotEvaluate(f"no incident {urn} in the run history")
+    found = await ctx.ask(_reading(lambda: dossier_of(ctx.sources, summary, collapse_over=ctx.collapse_over)))
+    if len(ctx._dossiers) >= DOSSIERS:
+        ctx._dossiers.pop(min(ctx._dossiers, key=lambda u: ctx._dossiers[u][1]))
+    ctx._dossiers[urn] = (token, now, found)
+    return found
+
+
+@answering
+async def incident_page(ctx: Context, request: Request) -> Response:
+    d = await _dossier(ctx, request.path_params["urn"])
+    facts = d.answer.facts
+    answer = d.answer.to_json()
+    retrain = dict(facts.retrain)
+    return ctx.html(
+        "incident.html",
+        d=d,
+        s=d.summary,
+        facts=facts,
+        answer=answer,
+        retrain={urn: status.value for urn, status in retrain.items()},
+        graph_json=orjson.dumps(d.graph.to_json()).decode(),
+        timeline=present.timeline(facts),
+        now_ms=ctx.clock(),
+        page="incidents",
+    )
+
+
+@answering
+async def incident_api(ctx: Context, request: Request) -> Response:
+    return _json((await _dossier(ctx, request.path_params["urn"])).to_json())
+
+
+# -- Models ------------------------------------------------------------------------------------------------------
+
+
+def optional(module: str) -> Any | None:
+    """An answers module that may not be part of this build (the gate, reliability), or None."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        return None
+
+
+def _models_answer(ctx: Context) -> dict[str, Any]:
+    from pareis.answers.models import models
+
+    answer = models(ctx.sources).to_json()
+    gate = optional("pareis.answers.gate")
+    at_ms = ctx.clock()
+    gates: dict[str, Any] = {}
+    if gate is not None:
+        for group in answer["groups"]:
+            try:
+                gates[group["group"]] = gate.gate(ctx.sources, model=group["group"], at_ms=at_ms).to_json()
+            except CannotEvaluate as exc:
+                gates[group["group"]] = {"decision": "CANNOT_EVALUATE", "reason": str(exc), "checks": []}
+    return {"evaluated_at_ms": at_ms, "gate_available": gate is not None, "gates": gates, **answer}
+
+
+@answering
+async def models_page(ctx: Context, request: Request) -> Response:
+    answer = await ctx.ask(_reading(lambda: _models_answer(ctx)))
+    return ctx.html("models.html", answer=answer, page="models")
+
+
+@answering
+async def models_api(ctx: Context, request: Request) -> Response:
+    return _json(await ctx.ask(_reading(lambda: _models_answer(ctx))))
+
+
+# -- Protect -----------------------------------------------------------------------------------------------------
+
+
+def _protect_answer(ctx: Context) -> dict[str, Any] | None:
+    reliability = optional("pareis.answers.reliability")
+    if reliability is None:
+        return None
+    answer = reliability.protect(ctx.sources, at_ms=ctx.clock())
+    return {**answer.to_json(), "yaml": answer.yaml}
+
+
+@answering
+async def protect_page(ctx: Context, request: Request) -> Response:
+    answer = await ctx.ask(_reading(lambda: _protect_answer(ctx)))
+    return ctx.html("protect.html", answer=answer, page="protect")
+
+
+@answering
+async def protect_api(ctx: Context, request: Request) -> Response:
+    answer = await ctx.ask(_reading(lambda: _protect_answer(ctx)))
+    if answer is None:
+        raise CannotEvaluate("reliability answers are not part of this build")
+    return _json(answer)

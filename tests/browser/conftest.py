@@ -1,0 +1,92 @@
+"""Browser fixtures: Debian's chromium driven by Playwright for Python, Mission Control served from a thread.
+
+Chromium is the system one (``deploy/local/browser.sh`` installs it; ``make test`` runs that first), launched by
+path: Playwright's own browser download can't work on these machines. A missing browser FAILS the tests, it never
+skips them. Every page a test opens records console errors and uncaught exceptions, and the test fails when there is
+any. Screenshots go to ``$PAREIS_TEST_ARTIFACTS`` (default ``.stack/artifacts/browser``); with
+``PAREIS_UPDATE_SCREENSHOTS=1`` they are copied to ``docs/screenshots/`` too (the README's pictures).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page, Playwright
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def chromium_path() -> str:
+    """The system chromium, or a test failure saying how to get it."""
+    path = os.environ.get("PAREIS_CHROMIUM", "/usr/bin/chromium")
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        pytest.fail(f"chromium not found at {path}: run deploy/local/browser.sh (make test does)", pytrace=False)
+    return path
+
+
+@pytest.fixture(scope="session")
+def playwright() -> Iterator[Playwright]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        yield p
+
+
+@pytest.fixture(scope="session")
+def browser(playwright: Playwright) -> Iterator[Browser]:
+    browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
+    yield browser
+    browser.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    """A fresh page (1400×900) that fails the test on any console error or uncaught exception."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
+    yield page
+    context.close()
+    assert errors == [], "the browser reported errors"
+
+
+@pytest.fixture(scope="session")
+def artifacts() -> Path:
+    out = Path(os.environ.get("PAREIS_TEST_ARTIFACTS", ROOT / ".stack" / "artifacts" / "browser"))
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+@pytest.fixture
+def screenshot(artifacts: Path) -> Callable[[Page, str], Path]:
+    """``screenshot(page, name)``: a full-page PNG in the artifacts (and docs/screenshots/ when updating)."""
+
+    def take(page: Page, name: str) -> Path:
+        path = artifacts / f"{name}.png"
+        page.screenshot(path=str(path), full_page=True)
+        if os.environ.get("PAREIS_UPDATE_SCREENSHOTS") == "1":
+            docs = ROOT / "docs" / "screenshots"
+            docs.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, docs / path.name)
+        return path
+
+    return take
