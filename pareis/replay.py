@@ -10,7 +10,7 @@ the in-process one (:class:`pareis.kafka.memory.MemoryBroker`).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -73,6 +73,9 @@ class Replayer:
     speed: float = 0.0
     sleep: Callable[[float], None] = lambda _s: None
     on_change: Callable[[LoggedChange, str], None] | None = None
+    validate: Callable[[Sequence[Proposal]], None] | None = None
+    """Checks every proposal of :meth:`run_files` before the first is published (the composition root passes
+    :func:`pareis.lineage_loader.check`: what the live path would dead-letter is refused up front)."""
 
     def run(self, proposals: Iterable[Proposal]) -> ReplayReport:
         report = ReplayReport()
@@ -99,7 +102,10 @@ class Replayer:
     def run_files(self, paths: Iterable[str | Path]) -> ReplayReport:
         """Replay every file, read (and so validated) in full before the first change is published: a bad last
         file must not leave the first ones half-published."""
-        return self.run(list(read_proposals(paths)))
+        proposals = list(read_proposals(paths))
+        if self.validate is not None:
+            self.validate(proposals)
+        return self.run(proposals)
 
 
 def proposal_clock(default_ms: int) -> Callable[[Proposal], int]:
