@@ -68,6 +68,9 @@ class KafkaSettings(Section):
     properties: dict[str, str] = Field(default_factory=dict)
     """Extra librdkafka properties (security.protocol, sasl.*, …), applied to every client."""
     topics: Topics = Field(default_factory=Topics)
+    connect_timeout_s: float = Field(default=30.0, gt=0)
+    """How long a role (or ``pareis replay``) waits for the brokers at start-up before it gives up (exit 1); the
+    first failed attempt is logged at once, naming ``bootstrap_servers``."""
     dlq_max_bytes: int = Field(default=900_000, ge=1024)
     """Upper bound of a dead letter (key, value and headers); a larger poison message keeps as much of its value
     as fits, marked truncated. Keep it below the DLQ topic's ``max.message.bytes`` (1 MB by default)."""
