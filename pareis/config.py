@@ -230,6 +230,9 @@ class TicketSettings(Section):
     no_tools: bool = False
     """True: run the effects role with no ticket tool (ticket effects go nowhere). Must be explicit: without a
     configured tool and without this, the effects role refuses to start."""
+    delivery_budget_s: float = Field(default=60.0, gt=0)
+    """Per batch of effects: past it the rest of the batch is redone after a back-off (Retriable), so that the
+    effects role never exceeds ``runtime.max_poll_interval_ms`` (each call is bounded to a few seconds)."""
     slack: SlackSettings = Field(default_factory=SlackSettings)
     jira: JiraSettings = Field(default_factory=JiraSettings)
     linear: LinearSettings = Field(default_factory=LinearSettings)

@@ -41,14 +41,15 @@ class JiraTicketer:
         issue_type: str = "Bug",
         done_transition: str = "Done",
         http: httpx.Client | None = None,
-        timeout_s: float = 30.0,
+        timeout_s: float = 5.0,
     ) -> None:
         self._base = base_url.rstrip("/")
         self._auth = httpx.BasicAuth(email, token)
         self._project = project
         self._issue_type = issue_type
         self._done = done_transition.casefold()
-        self._http = http or httpx.Client(timeout=timeout_s)
+        # A few seconds per call (3 s to connect): a hung tool must not hold the partition past its poll interval.
+        self._http = http or httpx.Client(timeout=httpx.Timeout(timeout_s, connect=min(3.0, timeout_s)))
 
     @classmethod
     def from_settings(cls, settings: JiraSettings, *, http: httpx.Client | None = None) -> JiraTicketer:

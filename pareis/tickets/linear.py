@@ -63,13 +63,14 @@ class LinearTicketer:
         team_id: str,
         url: str = "https://api.linear.app/graphql",
         http: httpx.Client | None = None,
-        timeout_s: float = 30.0,
+        timeout_s: float = 5.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._api_key = api_key
         self._team_id = team_id
         self._url = url
-        self._http = http or httpx.Client(timeout=timeout_s)
+        # A few seconds per call (3 s to connect): a hung tool must not hold the partition past its poll interval.
+        self._http = http or httpx.Client(timeout=httpx.Timeout(timeout_s, connect=min(3.0, timeout_s)))
         self._clock = clock
         self._completed_state: str | None = None
 

@@ -57,7 +57,9 @@ class SlackTicketer:
         """A ticketer on ``settings.base_url``; slack-sdk's own retries are off (the caller's policy retries)."""
         if settings.token is None or not settings.channel:
             raise Fatal("slack: tickets.slack.token and tickets.slack.channel are both needed")
-        client = WebClient(token=settings.token.get_secret_value(), base_url=settings.base_url, retry_handlers=[])
+        client = WebClient(  # 5 s per call: a hung Slack must not hold the partition past its poll interval
+            token=settings.token.get_secret_value(), base_url=settings.base_url, retry_handlers=[], timeout=5
+        )
         return cls(client, settings.channel, **options)
 
     @property
