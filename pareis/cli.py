@@ -48,6 +48,10 @@ def _register() -> None:
     from pareis.commands.blast import blast
     from pareis.commands.bootstrap_index import bootstrap_index
     from pareis.commands.demo import demo
+    from pareis.commands.evidence import evidence
+    from pareis.commands.gate import gate
+    from pareis.commands.mcp import mcp
+    from pareis.commands.protect import protect
     from pareis.commands.replay import replay
     from pareis.commands.serve import serve
 
@@ -55,6 +59,10 @@ def _register() -> None:
     app.command("blast")(blast)
     app.command("bootstrap")(bootstrap_index)
     app.command("demo")(demo)
+    app.command("gate")(gate)
+    app.command("evidence")(evidence)
+    app.command("protect")(protect)
+    app.command("mcp")(mcp)
     app.command("replay")(replay)
     app.command("serve")(serve)
 

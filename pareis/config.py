@@ -203,6 +203,11 @@ class DatahubSettings(Section):
     ui_url: str | None = None
     """DataHub's web app (e.g. ``https://datahub.example.com``), for the links Pareis writes into notes; None:
     notes name the incident URN instead of linking it."""
+    mcp_url: str | None = None
+    """The public URL of ``pareis mcp --http`` (e.g. ``https://pareis.example.com/mcp``): when set, the agent
+    registry names the MCP server as a DataHub ``service`` with ``mcpServerProperties``."""
+    repository_url: str | None = None
+    """Where Pareis's source lives (a git URL), for the Agent Skill's ``sourceRepository`` in DataHub."""
 
 
 class SlackSettings(Section):

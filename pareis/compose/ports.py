@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from pareis.config import Settings
 from pareis.kafka.role import Check
+from pareis.store.scores import MemoryScoreLedger, ScoreLedger
 
 if TYPE_CHECKING:
     import redis
@@ -49,6 +50,8 @@ class Ports:
     checks: Mapping[str, Check] = field(default_factory=dict)
     close: Callable[[], None] = _nothing
     start: Callable[[], None] = _nothing
+    scores: ScoreLedger = field(default_factory=MemoryScoreLedger)
+    """The reliability scores last written to DataHub (:mod:`pareis.roles.scores`)."""
 
     @classmethod
     def in_memory(cls, ticketers: Sequence[Ticketer] = ()) -> Ports:
@@ -86,6 +89,7 @@ class Ports:
         from pareis.store.ledger_redis import RedisLedger
         from pareis.store.lineage_redis import RedisLineageStore
         from pareis.store.runs_redis import RedisRunHistory
+        from pareis.store.scores_redis import RedisScoreLedger
         from pareis.tickets.factory import ticketers_from_settings
 
         client = redis_client(settings.redis_url)
@@ -112,6 +116,7 @@ class Ports:
             checks={"redis": redis_ping(client)},
             close=close,
             start=redis_preflight(client),
+            scores=RedisScoreLedger(client),
         )
 
 

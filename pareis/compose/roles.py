@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from pareis.datahub.changelog import ChangeLog
     from pareis.kafka.embedded import EmbeddedRunner
     from pareis.kafka.memory import MemoryBroker
-    from pareis.roles.assertions import ObservedRun
+    from pareis.roles.assertions import Observed
     from pareis.roles.messages import Effect, RunSignal
 
 PipelineFactory = Callable[[Settings, "Ports | None"], Pipeline[Any]]
@@ -47,12 +47,14 @@ def lineage_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline
     return Pipeline(decode, handler, checks=ports.checks, close=ports.close, start=ports.start)
 
 
-def assertions_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline[ObservedRun]:
-    """The assertions role: run events → run history + signals (reads the lineage index for sibling classes)."""
+def assertions_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline[Observed]:
+    """The assertions role: run events → run history + signals (reads the lineage index for sibling classes);
+    dataset ``operation`` aspects → the run history's change times (for the retrain gate)."""
     from pareis.compose.decoding import changelog_decoder
+    from pareis.core.runs import OPERATION_ASPECT
     from pareis.roles.assertions import ASPECT, AssertionsHandler, run_decoder
 
-    decode = run_decoder(changelog_decoder(settings, {ASPECT}))
+    decode = run_decoder(changelog_decoder(settings, {ASPECT, OPERATION_ASPECT}))
     ports = _ports(settings, ports)
     handler = AssertionsHandler(ports.runs, ports.lineage, settings.kafka.topics.signals)
     return Pipeline(decode, handler, checks=ports.checks, close=ports.close, start=ports.start)
@@ -63,6 +65,7 @@ def incidents_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeli
     writer when the proposals travel in its transaction. Writes the start-up definitions first."""
     from pareis.compose.datahub import DatahubRoute, write_definitions
     from pareis.roles import incidents
+    from pareis.roles.scores import ScorePublisher
 
     ports = _ports(settings, ports)
     write_definitions(settings, ports.datahub)
@@ -74,6 +77,7 @@ def incidents_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeli
         writer=DatahubRoute.of(settings, ports.datahub).incidents,
         datahub=settings.datahub,
         effects_topic=settings.kafka.topics.effects,
+        scores=ScorePublisher(ports.lineage, ports.runs, ports.scores),
     )
     return Pipeline(
         incidents.decode,

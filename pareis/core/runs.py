@@ -120,6 +120,26 @@ def run_from_event(event: Mapping[str, Any]) -> AssertionRun:
     )
 
 
+OPERATION_ASPECT = "operation"
+"""The timeseries aspect saying a dataset's data changed (``operationType`` INSERT, UPDATE, …; DataHub's circuit
+breaker compares it with the assertions' latest runs, and so does the gate, DESIGN §2.4 check 4)."""
+
+
+def operation_time(event: Mapping[str, Any]) -> int | None:
+    """When an ``operation`` aspect says its dataset changed: ``lastUpdatedTimestamp``, else ``timestampMillis``.
+
+    None when neither is a positive integer (nothing usable: the caller ignores the event). Raises
+    :class:`InvalidRun` when the aspect is not an object.
+    """
+    if not isinstance(event, Mapping):
+        raise InvalidRun(f"operation must be an object, got {type(event).__name__}")
+    for name in ("lastUpdatedTimestamp", "timestampMillis"):
+        value = event.get(name)
+        if _is_int(value) and value > 0:
+            return value
+    return None
+
+
 def failed_rows_of(result: Mapping[str, Any]) -> int | None:
     """The failing-row count of an ``AssertionResult``: ``unexpectedCount``, else ``nativeResults["failures"]``.
 

@@ -82,13 +82,9 @@ class BatchProcessor:
                 continue
             try:
                 value = decode(raw)
-            except Poison as exc:
-                dead.append(self._dead(raw, exc, tally))
-                continue
-            except (Retriable, Fatal):
-                raise
             except Exception as exc:
-                raise self._unclassified("the decoder", exc, str(raw.origin)) from exc
+                dead.append(self._dead_letter_or_raise("the decoder", raw, exc, tally))
+                continue
             if value is None:
                 _bump(tally.filtered, key)
                 continue
@@ -110,8 +106,8 @@ class BatchProcessor:
         except (Retriable, Fatal):
             raise
         except Exception as exc:
-            first = sources[0].origin
-            raise self._unclassified("the handler", exc, f"a batch of {len(decoded)} from {first}") from exc
+            at = f"a batch of {len(decoded)} from {sources[0].origin}"
+            raise self._unclassified("the handler", exc, at) from exc
         for message in decoded:
             _bump(tally.handled, (message.topic, message.partition))
         return outputs
@@ -123,13 +119,9 @@ class BatchProcessor:
         for message, raw in zip(decoded, sources, strict=True):
             try:
                 outputs.extend(self.pipeline.handle([message]))
-            except Poison as exc:
-                dead.append(self._dead(raw, exc, tally))
-                continue
-            except (Retriable, Fatal):
-                raise
             except Exception as exc:
-                raise self._unclassified("the handler", exc, str(raw.origin)) from exc
+                dead.append(self._dead_letter_or_raise("the handler", raw, exc, tally))
+                continue
             _bump(tally.handled, (message.topic, message.partition))
         return outputs
 
@@ -146,6 +138,15 @@ class BatchProcessor:
             error=str(exc),
         )
         return dead_letter(self.dlq_topic, raw, self.role, exc, max_bytes=self.dlq_max_bytes)
+
+    def _dead_letter_or_raise(self, where: str, raw: RawMessage, exc: Exception, tally: Tally) -> OutRecord:
+        """The dead letter of ``raw`` when ``exc`` is Poison; otherwise raise: Retriable and Fatal as they are,
+        anything else (unclassified) as Fatal."""
+        if isinstance(exc, Poison):
+            return self._dead(raw, exc, tally)
+        if isinstance(exc, Retriable | Fatal):
+            raise exc
+        raise self._unclassified(where, exc, str(raw.origin)) from exc
 
     def _unclassified(self, where: str, exc: Exception, at: str) -> Fatal:
         """The Fatal an unclassified error becomes, logged with its traceback."""

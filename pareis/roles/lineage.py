@@ -1,6 +1,6 @@
 """The lineage role's handler: a batch of versioned change-log entries → lineage index updates (DESIGN §1, §2.1).
 
-For each entry :func:`update_of` calls :func:`pareis.datahub.translate.translate` (the one translation of aspects
+For each entry :func:`update_of` calls :func:`pareis.datahub.translate.lineage_update` (the one translation of aspects
 into :class:`~pareis.store.lineage.LineageUpdate`, shared with the offline loader
 :mod:`pareis.lineage_loader`), then the whole batch goes to :meth:`LineageStore.apply` in one call.
 
@@ -34,7 +34,7 @@ from pareis.config import DatahubSettings
 from pareis.core.graph import Attr
 from pareis.datahub.changelog import ChangeLog
 from pareis.datahub.marks import is_own_write
-from pareis.datahub.translate import stamp_of, translate
+from pareis.datahub.translate import lineage_update, stamp_of
 from pareis.errors import DecodeError
 from pareis.kafka.dlq import dead_letter
 from pareis.model.records import Message, OutRecord, RawMessage
@@ -45,7 +45,7 @@ def update_of(change: ChangeLog) -> LineageUpdate | None:
     """The lineage update one change-log entry makes; None when it contributes nothing to the index.
 
     Raises :class:`~pareis.errors.DecodeError` (Poison) for an entry without an entity URN, aspect JSON that does
-    not parse, or an aspect value :func:`~pareis.datahub.translate.translate` rejects; the error names the
+    not parse, or an aspect value :func:`~pareis.datahub.translate.lineage_update` rejects; the error names the
     entry's origin when it has one.
     """
     if change.aspect_name is None:
@@ -55,7 +55,7 @@ def update_of(change: ChangeLog) -> LineageUpdate | None:
             raise DecodeError("aspect-shape", f"{change.aspect_name} change without an entityUrn")
         aspect = None if change.change_type == "DELETE" else change.aspect_json()
         stamp = stamp_of(change.system_metadata, change.created)
-        return translate(change.entity_urn, change.aspect_name, change.change_type, aspect, stamp)
+        return lineage_update(change.entity_urn, change.aspect_name, change.change_type, aspect, stamp)
     except DecodeError as exc:
         if exc.origin is None and change.origin is not None:
             raise exc.at(change.origin) from exc

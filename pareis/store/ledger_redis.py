@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import redis
 
-from pareis.errors import Fatal, Retriable
 from pareis.store.ledger import _check
+from pareis.store.redis_errors import translated
 
 DEFAULT_PREFIX = "pareis:ledger:effect:"
 DEFAULT_TTL_S: int | None = None
@@ -37,10 +37,8 @@ class RedisLedger:
         self._ttl_s = ttl_s
 
     def seen(self, effect_id: str) -> bool:
-        try:
+        with translated():
             return bool(self._redis.exists(self._prefix + effect_id))
-        except redis.RedisError as error:
-            raise _translate(error) from error
 
     def claim(self, effect_id: str, owner: str, ttl_s: float) -> bool:
         _check(effect_id)
@@ -64,15 +62,5 @@ class RedisLedger:
 
     def record(self, effect_id: str) -> None:
         _check(effect_id)
-        try:
+        with translated():
             self._redis.set(self._prefix + effect_id, b"1", ex=self._ttl_s)
-        except redis.RedisError as error:
-            raise _translate(error) from error
-
-
-def _translate(error: redis.RedisError) -> Exception:
-    if isinstance(error, redis.AuthenticationError):
-        return Fatal(f"redis refused the credentials: {error}")
-    if isinstance(error, redis.ConnectionError | redis.TimeoutError | redis.ReadOnlyError):
-        return Retriable(f"redis unavailable: {error}")
-    return Fatal(f"redis error: {error}")

@@ -24,7 +24,7 @@ from pareis.datahub.metadata_file import read_proposals
 from pareis.datahub.translate import LINEAGE_ASPECTS
 from pareis.kafka import dlq as dlq_headers
 from pareis.lineage_loader import load_files
-from pareis.store.lineage import LineageStore, Record
+from pareis.store.lineage import AspectRecord, LineageStore
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.lineage_redis import RedisLineageStore
 from tests.support.roles import committed, end_offsets, read_topic
@@ -35,7 +35,7 @@ SAMPLE = Path(__file__).resolve().parents[2] / "deploy" / "demo" / "sample" / "t
 PARTITIONS = 3
 
 
-def canonical(record: Record | None) -> str | None:
+def canonical(record: AspectRecord | None) -> str | None:
     if record is None:
         return None
     return f"{record.stamp}:{record.facts.encode() if record.facts is not None else 'deleted'}"

@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 import pytest
 
+from pareis.compose.datahub import start_up_mcps
 from pareis.compose.ports import Ports
 from pareis.compose.replay import replayer
 from pareis.compose.roles import embedded_runner
@@ -27,7 +28,7 @@ from pareis.config import DatahubSettings, Settings
 from pareis.core.blast import blast_radius
 from pareis.core.incident_urn import incident_urn
 from pareis.core.lifecycle import Status
-from pareis.datahub.definitions import CONTAMINATION_URN, RETRAIN_STATUS_URN
+from pareis.datahub.definitions import CONTAMINATION_URN, RELIABILITY_SCORE_URN, RETRAIN_STATUS_URN
 from pareis.datahub.writer import Mcp, MemoryWriter
 from pareis.kafka.dlq import ERROR_REASON, ROLE
 from pareis.kafka.embedded import RoleReport
@@ -120,7 +121,7 @@ def test_signals_are_keyed_by_the_canonical_sibling(flow: Flow) -> None:
 
 
 def test_the_blast_radius_is_churn_and_ltv_through_two_features(flow: Flow) -> None:
-    (opened,) = [e for e in map(decode_effect, flow.values("pareis.effects.v1")) if isinstance(e, TicketOpen)]
+    (opened,) = [e.ticket for e in map(decode_effect, flow.values("pareis.effects.v1")) if isinstance(e, TicketOpen)]
     assert opened.severity.value == "MEDIUM"
     for urn in CHURN:
         assert f"- {urn}: MEDIUM, 2/6 feature(s) poisoned" in opened.body
@@ -132,15 +133,33 @@ def test_the_blast_radius_is_churn_and_ltv_through_two_features(flow: Flow) -> N
     assert "last known good 2025-10-05T00:00:00.000Z, first failure 2025-10-07T00:00:00.000Z" in opened.body
 
 
-def final_properties(writer: MemoryWriter) -> dict[tuple[str, str], str]:
-    """Each (entity, structured property) → its last value, from the PATCH proposals in write order."""
-    values: dict[tuple[str, str], str] = {}
+def property_writes(writer: MemoryWriter) -> list[tuple[str, str, str | float]]:
+    """(entity, structured property, value) of every PATCH proposal, in write order."""
+    out: list[tuple[str, str, str | float]] = []
     for m in writer.proposals:
         if m.aspectName == "structuredProperties":
             for op in aspect(m)["patch"]:
                 value = op["value"]
-                values[(str(m.entityUrn), value["propertyUrn"])] = value["values"][0]["string"]
-    return values
+                (typed,) = value["values"][0].values()  # {"string": …} or {"double": …}
+                out.append((str(m.entityUrn), value["propertyUrn"], typed))
+    return out
+
+
+def final_properties(writer: MemoryWriter) -> dict[tuple[str, str], str | float]:
+    """Each (entity, structured property) → its last value, from the PATCH proposals in write order."""
+    return {(urn, prop): value for urn, prop, value in property_writes(writer)}
+
+
+def test_reliability_scores_are_written_on_datasets_and_models_only_when_they_change(flow: Flow) -> None:
+    writes = [(u, v) for u, p, v in property_writes(flow.writer) if p == RELIABILITY_SCORE_URN]
+    written = {u for u, _ in writes}
+    assert {*CHURN, *LTV} <= written
+    assert any(u.startswith("urn:li:dataset:") for u in written)
+    last: dict[str, str | float] = {}
+    for urn, value in writes:
+        assert isinstance(value, float) and 0.0 <= value <= 100.0
+        assert last.get(urn) != value, f"{urn} rewritten with an unchanged score {value}"
+        last[urn] = value
 
 
 def test_verdicts_retrain_statuses_and_rollbacks(flow: Flow) -> None:
@@ -195,12 +214,25 @@ def test_the_rest_path_writes_the_same_proposals_through_the_effects_role() -> N
     via_kafka, via_rest = Flow(), Flow(write_path="rest")
     via_kafka.run()
     reports = via_rest.run()
-    assert proposals(via_rest) == proposals(via_kafka)
+
+    # Incident writes keep their order (one key per incident); score writes are keyed by their dataset, so only
+    # their order per entity is kept across the effects topic's partitions.
+    def split(flow: Flow) -> tuple[list[bytes], dict[str, list[bytes]]]:
+        incident, scores = [], defaultdict(list)
+        for m, raw in zip(flow.writer.proposals, proposals(flow), strict=True):
+            if RELIABILITY_SCORE_URN.encode() in raw:
+                scores[str(m.entityUrn)].append(raw)
+            else:
+                incident.append(raw)
+        return incident, scores
+
+    assert split(via_rest) == split(via_kafka)
     kinds = defaultdict(int)
     for effect in map(decode_effect, via_rest.values("pareis.effects.v1")):
         kinds[effect.kind] += 1
     assert kinds["ticket.open"] == kinds["ticket.close"] == 1
-    assert kinds["datahub.write"] == len(via_rest.writer.proposals) - 4, "all but the 4 start-up definitions"
+    start_up = len(start_up_mcps(Settings()))
+    assert kinds["datahub.write"] == len(via_rest.writer.proposals) - start_up, "all but the start-up proposals"
     assert reports["effects"].dead == 0
 
 

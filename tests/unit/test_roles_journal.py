@@ -9,7 +9,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from pareis.core.lifecycle import IncidentState, Status, Tracked
+from pareis.core.lifecycle import IncidentState, Published, Status, Tracked
 from pareis.errors import Fatal, Retriable
 from pareis.model.records import OutRecord
 from pareis.store.journal import JournalEntry, MemoryStepJournal, Position, StepJournal
@@ -24,7 +24,9 @@ KEEP = 100
 def state(revision: int, dataset: str = DS) -> IncidentState:
     if revision == 0:
         return IncidentState(dataset)
-    tracked = Tracked(f"urn:li:incident:pareis-{revision}", 10, 20, revision, {"assertions": ["urn:li:assertion:a"]})
+    tracked = Tracked(
+        f"urn:li:incident:pareis-{revision}", 10, 20, revision, Published(assertions=("urn:li:assertion:a",))
+    )
     return IncidentState(dataset, Status.ACTIVE, 5, tracked)
 
 

@@ -90,3 +90,14 @@ def test_json_round_trip_and_its_errors() -> None:
         AssertionRun.from_json({"assertion": A})
     with pytest.raises(InvalidRun, match="failed_rows must be an int"):
         AssertionRun.from_json({**run.to_json(), "failed_rows": "3"})
+
+
+def test_operation_time_is_last_updated_else_the_event_time() -> None:
+    from pareis.core.runs import operation_time
+
+    assert operation_time({"timestampMillis": 2_000, "lastUpdatedTimestamp": 1_500}) == 1_500
+    assert operation_time({"timestampMillis": 2_000}) == 2_000
+    assert operation_time({"timestampMillis": 2_000, "lastUpdatedTimestamp": 0}) == 2_000  # 0: AuditStamp default
+    assert operation_time({"operationType": "INSERT"}) is None
+    with pytest.raises(InvalidRun):
+        operation_time([])  # type: ignore[arg-type]
