@@ -42,20 +42,16 @@ class RedisLedger:
 
     def claim(self, effect_id: str, owner: str, ttl_s: float) -> bool:
         _check(effect_id)
-        try:
+        with translated():
             taken = self._redis.set(self._claim_key(effect_id), owner.encode(), nx=True, px=max(1, int(ttl_s * 1000)))
             if taken:
                 return True
             held = self._redis.get(self._claim_key(effect_id))
-        except redis.RedisError as error:
-            raise _translate(error) from error
         return held is not None and (held.decode() if isinstance(held, bytes) else str(held)) == owner
 
     def release(self, effect_id: str, owner: str) -> None:
-        try:
+        with translated():
             self._redis.eval(_RELEASE, 1, self._claim_key(effect_id), owner)
-        except redis.RedisError as error:
-            raise _translate(error) from error
 
     def _claim_key(self, effect_id: str) -> str:
         return f"{self._prefix}claim:{effect_id}"
