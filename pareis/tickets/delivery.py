@@ -78,7 +78,18 @@ class TicketDelivery:
 
     def close(self, effect_id: str, incident_urn: str, text: str) -> None:
         """Add ``text`` to the incident's ticket in every tool and close it."""
-        self._each(effect_id, lambda t: self._call(lambda: t.close(self._ref(t, incident_urn), text)))
+        def deliver(ticketer: Ticketer) -> None:
+            # Two steps, each recorded: the text as a comment, then the state change. A failed state change
+            # (Slack chat.update 429, Jira transitions 503, Linear 500) is retried alone, never posting the text
+            # again.
+            ref = self._ref(ticketer, incident_urn)
+            step = f"{effect_id}/{ticketer.tool}/comment"
+            if not self._call(partial(self._ledger.seen, step)):
+                self._call(lambda: ticketer.comment(ref, text))
+                self._call(partial(self._ledger.record, step))
+            self._call(lambda: ticketer.close(ref, None))
+
+        self._each(effect_id, deliver)
 
     def _each(
         self,

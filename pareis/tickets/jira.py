@@ -98,13 +98,14 @@ class JiraTicketer:
     def comment(self, ticket: TicketRef, text: str) -> None:
         self._request("POST", f"{API}/issue/{_key(ticket)}/comment", json={"body": adf(text)})
 
-    def close(self, ticket: TicketRef, text: str) -> None:
+    def close(self, ticket: TicketRef, text: str | None) -> None:
         key = _key(ticket)
         issue = self._request("GET", f"{API}/issue/{key}", params={"fields": "status"})
         status = (issue.get("fields") or {}).get("status") or {}
         if (status.get("statusCategory") or {}).get("key") == "done":
             return
-        self.comment(ticket, text)
+        if text is not None:
+            self.comment(ticket, text)
         transitions = self._request("GET", f"{API}/issue/{key}/transitions").get("transitions") or []
         for transition in transitions:
             target = str((transition.get("to") or {}).get("name", ""))

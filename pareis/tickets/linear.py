@@ -125,7 +125,7 @@ class LinearTicketer:
         )
         _succeeded(result, "commentCreate")
 
-    def close(self, ticket: TicketRef, text: str) -> None:
+    def close(self, ticket: TicketRef, text: str | None) -> None:
         nodes = dig(
             "linear", self._graphql(FIND, {"filter": {"id": {"eq": _id(ticket)}}, "first": 1}), "issues", "nodes"
         )
@@ -133,7 +133,8 @@ class LinearTicketer:
             raise Rejected("linear", 200, "", what=f"no issue {ticket.id}")
         if (nodes[0].get("state") or {}).get("type") in _CLOSED:
             return
-        self.comment(ticket, text)
+        if text is not None:
+            self.comment(ticket, text)
         update = {"id": _id(ticket), "input": {"stateId": self._completed()}}
         result = dig("linear", self._graphql(UPDATE, update), "issueUpdate")
         _succeeded(result, "issueUpdate")

@@ -104,7 +104,7 @@ class SlackTicketer:
         channel, ts = _split(ticket)
         _call(lambda: self._client.chat_postMessage(channel=channel, thread_ts=ts, text=text, unfurl_links=False))
 
-    def close(self, ticket: TicketRef, text: str) -> None:
+    def close(self, ticket: TicketRef, text: str | None) -> None:
         channel, ts = _split(ticket)
         thread = _call(
             lambda: self._client.conversations_replies(channel=channel, ts=ts, limit=1, include_all_metadata=True)
@@ -114,7 +114,8 @@ class SlackTicketer:
         payload = dict(metadata.get("event_payload") or {})
         if payload.get("status") == "resolved":
             return
-        _call(lambda: self._client.chat_postMessage(channel=channel, thread_ts=ts, text=text, unfurl_links=False))
+        if text is not None:
+            _call(lambda: self._client.chat_postMessage(channel=channel, thread_ts=ts, text=text, unfurl_links=False))
         payload["status"] = "resolved"
         _call(
             lambda: self._client.chat_update(
