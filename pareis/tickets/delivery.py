@@ -78,6 +78,7 @@ class TicketDelivery:
 
     def close(self, effect_id: str, incident_urn: str, text: str) -> None:
         """Add ``text`` to the incident's ticket in every tool and close it."""
+
         def deliver(ticketer: Ticketer) -> None:
             # Two steps, each recorded: the text as a comment, then the state change. A failed state change
             # (Slack chat.update 429, Jira transitions 503, Linear 500) is retried alone, never posting the text
