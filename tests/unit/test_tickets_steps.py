@@ -9,6 +9,7 @@ from pareis.store.ledger import MemoryLedger
 from pareis.tickets.delivery import TicketDelivery
 from pareis.tickets.port import IncidentTicket
 from pareis.tickets.retry import RetryPolicy
+from tests.support.fake_jira import FakeJira
 from tests.support.tickets_harness import HTTP_TOOLS, tool
 
 URN = "urn:li:incident:pareis-steps"
@@ -41,3 +42,15 @@ def test_a_failed_state_change_is_retried_without_posting_the_close_text_again(n
         assert t.closed(ref)
         state_changes = [r for r in t.server.requests if when(r)]  # type: ignore[operator]
         assert len(state_changes) >= 2 if not applied else len(state_changes) == 1, "the fault was exercised"
+
+
+@pytest.mark.parametrize("lost", [True, False], ids=["response-lost", "502-after-create"])
+def test_a_jira_create_whose_answer_is_lost_makes_no_second_issue_while_the_index_lags(lost: bool) -> None:
+    with tool("jira") as t:
+        assert isinstance(t.server, FakeJira)
+        t.server.search_lag = 3  # Jira Cloud's search is eventually consistent
+        t.server.apply_then_fail(502, lost=lost, when=lambda r: r.method == "POST" and r.path == "/rest/api/3/issue")
+        delivery = TicketDelivery([t.ticketer], MemoryLedger(), RetryPolicy(attempts=8, sleep=lambda _: None))
+        (ref,) = delivery.open("open/ticket", TICKET).values()
+        assert t.count() == 1, "exactly one issue"
+        assert ref is not None and ref.id in t.server.issues
