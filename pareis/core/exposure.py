@@ -204,10 +204,11 @@ def closed_union(step: Mapping[str, Iterable[str]], values: Mapping[str, frozens
     out: dict[str, frozenset[str]] = {}
     empty: frozenset[str] = frozenset()
     counter = 0
-    for root in sorted(step):
+    # Traversal order does not change the result (unions commute), so nothing is sorted here.
+    for root in step:
         if root in index:
             continue
-        work: list[tuple[str, Iterator[str]]] = [(root, iter(sorted(step.get(root, ()))))]
+        work: list[tuple[str, Iterator[str]]] = [(root, iter(step.get(root, ())))]
         index[root] = low[root] = counter
         counter += 1
         stack.append(root)
@@ -221,7 +222,7 @@ def closed_union(step: Mapping[str, Iterable[str]], values: Mapping[str, frozens
                     counter += 1
                     stack.append(nxt)
                     on_stack.add(nxt)
-                    work.append((nxt, iter(sorted(step.get(nxt, ())))))
+                    work.append((nxt, iter(step.get(nxt, ()))))
                     advanced = True
                     break
                 if nxt in on_stack:
