@@ -28,17 +28,24 @@ test: install dbt-install stack-up browser lint
 browser:
 	deploy/local/browser.sh
 
+## The pure tier: no service (Kafka, Redis, Postgres) and nothing slow.
 unit: install
-	$(BIN)/pytest tests/unit
+	$(BIN)/pytest -m "unit and not slow" -q
 
 # $(wildcard): a folder with no tracked file yet (bench/) doesn't exist in a fresh clone, and ruff fails on it.
 LINT_DIRS := $(wildcard pareis consumers tests bench)
+
+# The GitHub Actions workflows: actionlint (built through the Go module proxy, deploy/local/actionlint.sh) and zizmor.
+WORKFLOWS := .github/workflows/ci.yml deploy/ci/github/retrain-gate.yml
 
 lint: install
 	$(BIN)/ruff check $(LINT_DIRS)
 	$(BIN)/ruff format --check $(LINT_DIRS)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	"$$(deploy/local/actionlint.sh)" $(WORKFLOWS)
+	$(BIN)/zizmor --offline --quiet $(WORKFLOWS)
+	$(BIN)/agentskills validate skills/pareis-ml-incidents
 
 ## The real demo stack (deploy/demo): a 1M-row Postgres warehouse, dbt, MLflow and DataHub's own connectors,
 ## run as one scenario that rewrites deploy/demo/recorded/ (≈ 6 min; needs Postgres, which it starts).

@@ -18,10 +18,13 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 
+from pareis.core.impact import ratio_text
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from pareis.core.intents import IncidentFacts
+    from pareis.demo.gates import StepGate
     from pareis.demo.session import DemoSession, Step, StepOutcome
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,6 +61,7 @@ def demo(
 ) -> None:
     """Replay a recorded timeline through every role on embedded backends and show the incident lifecycle."""
     from pareis.config import load_settings
+    from pareis.demo.gates import gates_after, write_gates
     from pareis.demo.outputs import write_outputs
     from pareis.demo.session import DemoSession, steps_of
 
@@ -65,6 +69,10 @@ def demo(
     console = Console()
     files = timeline or default_timeline()
     steps = steps_of(files)
+    try:  # before the run, so that a bad --out fails at once and not after the whole scenario
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OSError(exc.errno, f"--out {out}: cannot create the folder: {exc.strerror}") from exc
     console.rule("[bold]Pareis demo")
     console.print(f"timeline: {', '.join(str(f.relative_to(ROOT) if f.is_relative_to(ROOT) else f) for f in files)}")
     console.print(f"{len(steps)} steps · roles: lineage → assertions → incidents → effects (in-memory backends)")
@@ -72,12 +80,16 @@ def demo(
     definitions = Counter(str(m.aspectName) for m in session.writer.proposals)
     console.print(f"start-up definitions written: {', '.join(f'{n} {a}' for a, n in sorted(definitions.items()))}")
     outcomes = []
+    gates: list[StepGate] = []
     for step in steps:
         outcome = session.run(step)
         outcomes.append(outcome)
         _print_step(console, outcome)
-    written = _protect_and_prove(console, session, steps, out)
-    written = write_outputs(session, outcomes, out) + written
+        for gate in gates_after(session, outcome):
+            gates.append(gate)
+            _print_gate(console, gate)
+    proved = _protect_and_prove(console, session, steps, out)
+    written = write_outputs(session, outcomes, out) + write_gates(gates, out) + proved
     console.rule("[bold]Outputs")
     for path in written:
         console.print(f"  {path}")
@@ -163,7 +175,7 @@ def _print_blast(console: Console, facts: IncidentFacts) -> None:
         blast.add_row(
             _short(m.urn),
             f"{len(m.poisoned_features)}/{m.total_features} {features}",
-            f"{m.ratio:.2f}",
+            ratio_text(m.ratio),
             f"[{style}]{m.severity.value}[/]",
             m.precision,
         )
@@ -192,3 +204,22 @@ def _print_versions(console: Console, facts: IncidentFacts) -> None:
     for group in facts.contamination:
         rollback = group.safe_rollback
         console.print(f"  safe rollback for {_short(group.group)}: {_short(rollback.urn) if rollback else 'none'}")
+
+
+def _print_gate(console: Console, gate: StepGate) -> None:
+    """``pareis gate`` of one group: the checks that did not pass, then the decision."""
+    answer = gate.answer
+    decision = answer.decision
+    style = "bold green" if decision == "GO" else "bold red"
+    console.print(
+        f"  retrain gate for {_short(gate.group)} (evaluates {_short(answer.evaluated)}): [{style}]{decision}[/]",
+        highlight=False,
+    )
+    for check in answer.result.checks:
+        if check.status.value == "PASS":
+            continue
+        colour = "bold red" if check.status.value == "FAIL" else "yellow"
+        reason = check.reason
+        for urn in check.evidence:
+            reason = reason.replace(urn, _short(urn))
+        console.print(f"    [{colour}]{check.status.value}[/] {check.id}: {reason}", highlight=False)

@@ -36,7 +36,8 @@ class Ports:
 
     ``datahub`` takes Pareis's DataHub writes: the writer of the configured path on Redis (see
     :mod:`pareis.compose.datahub`), a :class:`~pareis.datahub.writer.MemoryWriter` in memory, on either path.
-    ``checks`` are the readiness probes of what the ports connect to; ``close`` lets go of it.
+    ``checks`` are the readiness probes of what the ports connect to; ``start`` is the start-up check of it (a
+    role refuses to start on an evicting Redis); ``close`` lets go of it.
     """
 
     lineage: LineageStore
@@ -48,6 +49,7 @@ class Ports:
     ticketers: list[Ticketer] = field(default_factory=list)
     checks: Mapping[str, Check] = field(default_factory=dict)
     close: Callable[[], None] = _nothing
+    start: Callable[[], None] = _nothing
     scores: ScoreLedger = field(default_factory=MemoryScoreLedger)
     """The reliability scores last written to DataHub (:mod:`pareis.roles.scores`)."""
 
@@ -113,6 +115,7 @@ class Ports:
             ticketers=ticketers_from_settings(settings.tickets),
             checks={"redis": redis_ping(client)},
             close=close,
+            start=redis_preflight(client),
             scores=RedisScoreLedger(client),
         )
 
@@ -122,6 +125,17 @@ def redis_client(url: str) -> redis.Redis:
     import redis
 
     return redis.Redis.from_url(url, socket_timeout=10, socket_connect_timeout=5, health_check_interval=30)
+
+
+def redis_preflight(client: redis.Redis) -> Callable[[], None]:
+    """A role's start-up check of its Redis: refuse to start (Fatal) unless nothing can be evicted
+    (:func:`~pareis.store.redis_policy.require_noeviction`); Retriable, naming the server, when unreachable."""
+    from pareis.store.redis_policy import require_noeviction
+
+    def preflight() -> None:
+        require_noeviction(client)
+
+    return preflight
 
 
 def redis_ping(client: redis.Redis) -> Check:

@@ -1,6 +1,6 @@
 """Change-log aspects → lineage index updates (DESIGN §1, §2.1).
 
-:func:`translate` turns one aspect value of one entity, as raw Pegasus JSON (the lineage role parses it with
+:func:`lineage_update` turns one aspect value of one entity, as raw Pegasus JSON (the lineage role parses it with
 orjson; no avrogen classes, for speed), into one :class:`~pareis.store.lineage.LineageUpdate` replacing what
 that (entity, aspect) contributes. Column URNs come out canonical (:mod:`pareis.core.fieldpath`): v2 field
 paths reduced to simple ones, reserved characters percent-encoded as DataHub's builders do.
@@ -14,8 +14,9 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pareis.core.dimension import dimension
 from pareis.core.fieldpath import COLUMN_PREFIX, canonical_column, entity_type, normal_field_path, parent_of, path_of
-from pareis.core.graph import Attr, Rel
+from pareis.core.graph import REMOVABLE_TYPES, Attr, Rel
 from pareis.datahub import translate_ml
 from pareis.datahub.translate_shape import Shape, canonical_parent, is_plain_path
 from pareis.errors import DecodeError
@@ -26,9 +27,7 @@ Handler = Callable[[Shape, str, Mapping[str, Any]], Facts]
 UPSERTS = frozenset({"UPSERT", "CREATE", "UPDATE", "RESTATE", "CREATE_ENTITY"})
 """Change types carrying the aspect's whole new value (GMS logs PATCH proposals as UPSERT)."""
 
-FLAGGED_TYPES = frozenset(
-    {"dataset", "dataJob", "dataProcessInstance", "mlFeature", "mlFeatureTable", "mlModel", "mlModelGroup", "assertion"}
-)
+FLAGGED_TYPES = REMOVABLE_TYPES
 """Entity types whose ``status`` / ``deprecation`` the index keeps (the change log carries them for every type)."""
 
 
@@ -45,7 +44,7 @@ def stamp_of(system_metadata: Mapping[str, Any] | None, created: Mapping[str, An
     return Stamp(version, time)
 
 
-def translate(entity: str, aspect_name: str, change_type: str, aspect: Any, stamp: Stamp) -> LineageUpdate | None:
+def lineage_update(entity: str, aspect_name: str, change_type: str, aspect: Any, stamp: Stamp) -> LineageUpdate | None:
     """The update one aspect value makes to the lineage index; None when it contributes nothing to it (not a
     lineage aspect, or ``status``/``deprecation`` of an entity type outside :data:`FLAGGED_TYPES`).
 
@@ -74,7 +73,7 @@ _FAST_UP_TYPES = frozenset({"FIELD_SET", "DATASET"})
 _DOWN_TYPES = frozenset({"FIELD", "FIELD_SET"})
 
 
-def _fine_grained(shape: Shape, owner: Mapping[str, Any], edges: set[Edge]) -> None:
+def _fine_grained(shape: Shape, owner: Mapping[str, Any], edges: set[Edge]) -> list[tuple[str, str]]:
     """Edges of ``fineGrainedLineages``: each upstream × each downstream.
 
     An upstream is classified by its URN (a schemaField → column edge; any other entity → whole-dataset edge),
@@ -83,10 +82,21 @@ def _fine_grained(shape: Shape, owner: Mapping[str, Any], edges: set[Edge]) -> N
     Each entry is first read on a fast path that accepts only the common, valid shape (canonical column URNs,
     known types) and adds exactly what the checked reading :func:`_fine_grained_entry` would; anything else is
     left to that reading, which validates it and names what is wrong.
+
+    A malformed entry is skipped, never the whole aspect: the valid entries are indexed and the bad ones returned
+    as ``(where, why)`` (one bad entry must not shrink every blast radius through the others).
     """
+    bad: list[tuple[str, str]] = []
     for i, fgl in enumerate(shape.objs(owner, "fineGrainedLineages", "")):
         if not _fine_grained_fast(fgl, edges):
-            _fine_grained_entry(shape, fgl, f"fineGrainedLineages[{i}]", edges)
+            where, found = f"fineGrainedLineages[{i}]", set[Edge]()
+            try:
+                _fine_grained_entry(shape, fgl, where, found)
+            except DecodeError as error:
+                bad.append((where, error.detail))
+                continue
+            edges |= found
+    return bad
 
 
 def _fine_grained_fast(fgl: Mapping[str, Any], edges: set[Edge]) -> bool:
@@ -154,8 +164,13 @@ def upstream_lineage(shape: Shape, entity: str, aspect: Mapping[str, Any]) -> Fa
     edges: set[Edge] = set()
     for i, up in enumerate(shape.objs(aspect, "upstreams", "", required=True)):
         edges.add((Rel.DATASET, shape.urn(up.get("dataset"), f"upstreams[{i}].dataset"), entity))
-    _fine_grained(shape, aspect, edges)
-    return Facts.of(edges)
+    bad = _fine_grained(shape, aspect, edges)
+    return Facts.of(edges, {Attr.LINEAGE_INCOMPLETE: incomplete_value(bad)} if bad else None)
+
+
+def incomplete_value(bad: list[tuple[str, str]]) -> str:
+    """The :data:`~pareis.core.graph.Attr.LINEAGE_INCOMPLETE` value: JSON ``[[where, why], …]``."""
+    return json.dumps([[where, why[:300]] for where, why in bad], separators=(",", ":"), ensure_ascii=False)
 
 
 def data_job_input_output(shape: Shape, entity: str, aspect: Mapping[str, Any]) -> Facts:
@@ -164,8 +179,8 @@ def data_job_input_output(shape: Shape, entity: str, aspect: Mapping[str, Any]) 
     outputs = shape.urns(aspect, "outputDatasets", "") + shape.edge_targets(aspect, "outputDatasetEdges", "")
     edges.update((Rel.READS, d, entity) for d in inputs)
     edges.update((Rel.WRITES, entity, d) for d in outputs)
-    _fine_grained(shape, aspect, edges)
-    return Facts.of(edges)
+    bad = _fine_grained(shape, aspect, edges)
+    return Facts.of(edges, {Attr.LINEAGE_INCOMPLETE: incomplete_value(bad)} if bad else None)
 
 
 def schema_metadata(shape: Shape, entity: str, aspect: Mapping[str, Any]) -> Facts:
@@ -285,7 +300,8 @@ def siblings(shape: Shape, entity: str, aspect: Mapping[str, Any]) -> Facts:
 
 
 def assertion_info(shape: Shape, entity: str, aspect: Mapping[str, Any]) -> Facts:
-    """What an assertion checks: its dataset(s) and, if it names any, its columns.
+    """What an assertion checks: its dataset(s) and, if it names any, its columns; its type and the data-quality
+    dimension it tests (:func:`pareis.core.dimension.dimension`).
 
     Fields come from ``datasetAssertion.fields``, ``customAssertion.field``/``fields`` (dbt; a dbt column test
     without them falls back to ``nativeParameters.column_name``) and ``fieldAssertion`` (``fieldPath`` or the
@@ -329,7 +345,10 @@ def assertion_info(shape: Shape, entity: str, aspect: Mapping[str, Any]) -> Fact
     edges: set[Edge] = {(Rel.ASSERTS, entity, d) for d in datasets}
     edges.update((Rel.ASSERTS_COLUMN, entity, c) for c in columns)
     kind = shape.opt_str(aspect, "type", "")
-    return Facts.of(edges, {Attr.ASSERTION_TYPE: kind} if kind else {})
+    attrs = {Attr.ASSERTION_DIMENSION: dimension(aspect)}
+    if kind:
+        attrs[Attr.ASSERTION_TYPE] = kind
+    return Facts.of(edges, attrs)
 
 
 def _field_paths(shape: Shape, sub: Mapping[str, Any]) -> set[str]:
@@ -370,4 +389,4 @@ HANDLERS: Mapping[str, Handler] = {
 }
 
 LINEAGE_ASPECTS: frozenset[str] = frozenset(HANDLERS)
-"""The aspect names :func:`translate` reads; filter on these before decoding an MCL's aspect JSON."""
+"""The aspect names :func:`lineage_update` reads; filter on these before decoding an MCL's aspect JSON."""

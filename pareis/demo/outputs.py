@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 from datahub.ingestion.sink.file import write_metadata_file
 
+from pareis.core.impact import ratio_text
 from pareis.core.intents import IncidentFacts
 from pareis.demo.session import DemoSession, StepOutcome
 
@@ -124,7 +125,8 @@ def _incident_html(facts: IncidentFacts) -> str:
         out.append(
             f"<tr><td>{e(m.urn)}</td><td>{e(m.group or '—')}</td><td>{len(m.poisoned_features)}/{m.total_features}: "
             f"{e(', '.join(f.rsplit(',', 1)[-1].rstrip(')') for f in m.poisoned_features))}</td>"
-            f"<td>{m.ratio:.2f}</td><td class='{m.severity.value}'>{m.severity.value}</td><td>{m.precision}</td></tr>"
+            f"<td>{ratio_text(m.ratio)}</td><td class='{m.severity.value}'>{m.severity.value}</td>"
+            f"<td>{m.precision}</td></tr>"
         )
     out.append(
         "</table><h3>Model versions</h3><table><tr><th>group</th><th>version</th><th>trained</th>"

@@ -22,13 +22,14 @@ Per signal (in offset order; several signals of one dataset in a batch chain in 
 After the whole batch is computed, the journal entries (each step that changed a state, with its outputs) and
 then the new states are written (journal first: a crash between the two must still find the journal). The
 runtime then produces the outputs and commits the input offsets in one transaction; a redo replays the journal,
-so it produces the same records, byte for byte.
+so it produces the same records, byte for byte. Once the transaction committed, the runtime calls
+:meth:`IncidentsHandler.committed`, which releases the journal entries below the committed offsets.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from pareis.config import DatahubSettings
 from pareis.core.graph import LineageView, Memo
@@ -54,6 +55,7 @@ from pareis.roles.scores import ScorePublisher, ScoreWrite, score_mcps
 from pareis.store.incidents import IncidentStore
 from pareis.store.journal import JournalEntry, Position, StepJournal
 from pareis.store.runs import RunHistory
+from pareis.tickets.port import IncidentTicket
 
 
 def decode(raw: RawMessage) -> RunSignal:
@@ -73,7 +75,7 @@ def analysis_inputs(view: LineageView, runs: RunHistory, state: IncidentState, s
         assertions.update(runs.assertions_of(member))
     if state.incident is not None:
         # The tracked incident's assertions even if the sibling class shrank since: its opening run must be read.
-        assertions.update(state.incident.published.get("assertions", ()))
+        assertions.update(state.incident.published.assertions)
     floor = history_floor(state)
     if floor is not None and signal.run.timestamp_ms < floor:
         # A late run (signals of different assertions travel on different partitions): read from its own time,
@@ -89,7 +91,7 @@ def ticket_effect(intent: Intent, settings: DatahubSettings) -> Effect:
     effect_id = f"{intent.effect_id}/ticket"
     if isinstance(intent, Open):
         url = incident_link(facts, settings) if settings.ui_url else None
-        return TicketOpen(effect_id, facts.urn, intent.title, intent.description, facts.severity, url)
+        return TicketOpen(effect_id, IncidentTicket(facts.urn, intent.title, intent.description, facts.severity, url))
     if isinstance(intent, Update):
         return TicketComment(effect_id, facts.urn, intent.comment)
     assert isinstance(intent, Resolve)
@@ -171,6 +173,12 @@ class IncidentsHandler:
         if self._scores is not None:  # reliability scores changed by these runs (pareis.roles.scores)
             out.extend(self._score_outputs(self._scores.writes(batch)))
         return out
+
+    def committed(self, offsets: Mapping[tuple[str, int], int]) -> None:
+        """The runtime committed ``offsets`` (the next offset per input partition): the journal entries below
+        them can never be redone, so they are released (:meth:`~pareis.store.journal.StepJournal.release`)."""
+        for (topic, partition), below in sorted(offsets.items()):
+            self._journal.release(topic, partition, below)
 
     def _score_outputs(self, writes: Sequence[ScoreWrite]) -> list[OutRecord]:
         mcps = score_mcps(writes, self._datahub)

@@ -34,6 +34,9 @@ def test_demo_prints_the_lifecycle_and_writes_its_outputs(tmp_path: Path) -> Non
     assert len({t["incident"] for t in tickets}) == 1
     [postmortem] = out.glob("postmortem-*.md")
     assert "Time to heal" in postmortem.read_text()
+    assert "retrain gate for churn" in text and "retrain gate for ltv" in text
+    gates = {p.name: json.loads(p.read_text()) for p in out.glob("gate-*.json")}
+    assert gates and {g["decision"] for g in gates.values()} == {"GO", "NO-GO"}
     report = (out / "report.html").read_text()
     assert report.count("CONTAMINATED") >= 2 and "churn_2" in report
     # protect and prove (DESIGN §2.5): the table of scores and gaps, and churn's evidence pack, also in DataHub

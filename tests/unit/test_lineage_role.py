@@ -31,7 +31,7 @@ from pareis.lineage_loader import load_files
 from pareis.model.records import Message, RawMessage
 from pareis.replay import Replayer, proposal_clock
 from pareis.roles.lineage import LineageHandler, update_of
-from pareis.store.lineage import Outcome, Record, Stamp
+from pareis.store.lineage import AspectRecord, Outcome, Stamp
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.lineage_redis import RedisLineageStore
 
@@ -264,7 +264,7 @@ def role_store(broker: MemoryBroker, batch_size: int, redo: bool = False) -> Mem
     return store
 
 
-def canonical(record: Record | None) -> str | None:
+def canonical(record: AspectRecord | None) -> str | None:
     if record is None:
         return None
     return f"{record.stamp}:{record.facts.encode() if record.facts is not None else 'deleted'}"

@@ -117,17 +117,23 @@ def test_building_again_gives_the_same_proposals_in_the_same_order() -> None:
         assert [m.to_obj() for m in again[name]] == [m.to_obj() for m in batch], name
 
 
-def _actors(value: Any) -> set[str]:
+def _actors(value: Any, *, attributions: bool = False) -> set[str]:
+    """The actors of audit stamps in ``value`` (with ``attributions``: of ``attribution`` records only)."""
     if isinstance(value, dict):
-        found = {value["actor"]} if isinstance(value.get("actor"), str) else set()
-        return found.union(*(_actors(v) for v in value.values()))
+        found = {value["actor"]} if isinstance(value.get("actor"), str) and not attributions else set()
+        for key, v in value.items():
+            if key == "attribution" and isinstance(v, dict):
+                found |= {v["actor"]} if attributions else set()
+            else:
+                found |= _actors(v, attributions=attributions)
+        return found
     if isinstance(value, list):
-        return set().union(*(_actors(v) for v in value))
+        return set().union(*(_actors(v, attributions=attributions) for v in value))
     return set()
 
 
-def test_stamps_name_the_configured_actor() -> None:
-    settings = DatahubSettings(actor="urn:li:corpuser:svc-pareis")
+def test_stamps_name_the_configured_actor_and_attributions_the_agent() -> None:
+    settings = DatahubSettings(actor="urn:li:corpuser:svc-pareis", agent_urn="urn:li:aiAgent:pareis-staging")
     for intent in INTENTS.values():
         mcps = intent_mcps(intent, settings)
         aspects = [
@@ -136,7 +142,22 @@ def test_stamps_name_the_configured_actor() -> None:
             if m.aspect
         ]
         assert _actors(aspects) == {"urn:li:corpuser:svc-pareis"}, intent.kind
+        assert _actors(aspects, attributions=True) == {"urn:li:aiAgent:pareis-staging"}, intent.kind
     assert _actors([m.aspect.to_obj() for m in definition_mcps(settings) if m.aspect]) == {"urn:li:corpuser:svc-pareis"}
+
+
+def test_every_tag_and_property_write_is_attributed_to_the_agent_and_the_incident() -> None:
+    for name, intent in INTENTS.items():
+        for mcp in intent_mcps(intent, SETTINGS):
+            if mcp.aspectName not in ("globalTags", "structuredProperties"):
+                continue
+            for op in patch_doc(mcp)["patch"]:
+                if op["op"] != "add":
+                    continue
+                attribution = op["value"]["attribution"]
+                assert attribution["actor"] == "urn:li:aiAgent:pareis", (name, mcp.entityUrn)
+                incident = attribution.get("source") or attribution["sourceDetail"]["incident"]
+                assert incident == intent.facts.urn, (name, mcp.entityUrn)
 
 
 # --- what each intent writes ---------------------------------------------------------------------------------
