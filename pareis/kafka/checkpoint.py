@@ -29,14 +29,7 @@ import structlog
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
 from pareis.errors import Fatal, Retriable
-from pareis.kafka.classify import (
-    AbortTransaction,
-    CommitLost,
-    Disposition,
-    classify,
-    from_kafka_error,
-    from_kafka_exception,
-)
+from pareis.kafka.classify import AbortTransaction, CommitLost, Verdict, classify, translate, translate_exception
 from pareis.model.records import OutRecord
 
 log = structlog.get_logger(__name__)
@@ -92,7 +85,7 @@ class Checkpoint:
                 except BufferError:  # local queue full: serve delivery reports to make room
                     self.producer.poll(0.05)
                 except KafkaException as exc:
-                    raise from_kafka_exception(exc, f"producing to {record.topic}") from exc
+                    raise translate_exception(exc, f"producing to {record.topic}") from exc
         self.producer.poll(0)
 
     def advance(self, offsets: Mapping[PartitionKey, int], messages: int) -> None:
@@ -136,7 +129,7 @@ class Checkpoint:
             try:
                 return call()
             except KafkaException as exc:
-                error = from_kafka_exception(exc, doing)
+                error = translate_exception(exc, doing)
                 if type(error) is not Retriable or time.monotonic() + delay > deadline:
                     if type(error) is Retriable:
                         raise Fatal(f"gave up after {self.deadline_s:.0f}s: {error}") from exc
@@ -159,7 +152,7 @@ class AtLeastOnce(Checkpoint):
             raise Retriable(f"{remaining} output records not delivered within {self.deadline_s:.0f}s")
         if self._delivery_errors:
             errors, self._delivery_errors = self._delivery_errors, []
-            raise from_kafka_error(errors[0], f"delivering output ({len(errors)} failed)")
+            raise translate(errors[0], f"delivering output ({len(errors)} failed)")
         if not self.pending:
             return
         try:
@@ -177,8 +170,8 @@ class AtLeastOnce(Checkpoint):
             err = tp.error
             if err is None:
                 continue
-            if classify(err) is Disposition.FATAL:
-                raise from_kafka_error(err, f"committing {tp.topic}[{tp.partition}]")
+            if classify(err) is Verdict.FATAL:
+                raise translate(err, f"committing {tp.topic}[{tp.partition}]")
             # Keep it for the next commit; a later offset of the same partition supersedes it.
             key = (tp.topic, tp.partition)
             self.pending.setdefault(key, committed[key])
@@ -254,4 +247,4 @@ class ExactlyOnce(Checkpoint):
         try:
             call()
         except KafkaException as exc:
-            raise from_kafka_exception(exc, doing) from exc
+            raise translate_exception(exc, doing) from exc
