@@ -17,12 +17,14 @@ from enum import StrEnum
 from typing import Any
 
 from pareis.core.contamination import GroupContamination, ModelVersion, Verdict, contamination
+from pareis.core.dimension import OTHER
 from pareis.core.impact import BlastRadius, ModelImpact, Severity
 from pareis.core.runs import AssertionRun, ResultType
 from pareis.core.window import IncidentWindow
 
 TAG_AT_RISK = "urn:li:tag:pareis-at-risk"
-UNCLASSIFIED = "UNCLASSIFIED"
+UNCLASSIFIED = OTHER
+"""The class of an assertion nothing classifies (:data:`pareis.core.dimension.OTHER`)."""
 
 
 class RetrainStatus(StrEnum):
@@ -40,8 +42,8 @@ class AnalysisInputs:
     ``blast``: the blast radius of each assertion of the dataset that may fail (computed by
     :func:`pareis.core.blast.blast_radius`); an assertion missing here contributes nothing.
     ``versions``: every known version of each affected model group (key: group URN, or the model URN for a
-    model in no group). ``failure_classes``: an optional label per assertion (``NOT_NULL``, ``FRESHNESS``, …)
-    for the postmortem's class of failure.
+    model in no group). ``failure_classes``: the data-quality dimension each assertion tests
+    (:mod:`pareis.core.dimension`: ``completeness``, ``freshness``, …), the incident's class of failure.
     """
 
     runs: tuple[AssertionRun, ...]
@@ -289,6 +291,7 @@ def merge_blast(radii: Iterable[BlastRadius], failed_rows: int | None) -> BlastR
         features=union("features"),
         models=tuple(models[urn] for urn in sorted(models)),
         failed_rows=failed_rows,
+        incomplete=union("incomplete"),
     )
 
 

@@ -21,7 +21,7 @@ from typing import Any
 import structlog
 
 from pareis.errors import Fatal, Poison, Retriable
-from pareis.kafka.dlq import dead_letter
+from pareis.kafka.dlq import DEFAULT_MAX_BYTES, dead_letter
 from pareis.kafka.role import Pipeline
 from pareis.model.records import Message, OutRecord, RawMessage
 
@@ -59,10 +59,13 @@ def _bump(counts: dict[PartitionKey, int], key: PartitionKey) -> None:
 class BatchProcessor:
     """Runs batches through ``pipeline`` for role ``role``; poison goes to ``dlq_topic``."""
 
-    def __init__(self, role: str, pipeline: Pipeline[Any], dlq_topic: str) -> None:
+    def __init__(
+        self, role: str, pipeline: Pipeline[Any], dlq_topic: str, *, dlq_max_bytes: int = DEFAULT_MAX_BYTES
+    ) -> None:
         self.role = role
         self.pipeline = pipeline
         self.dlq_topic = dlq_topic
+        self.dlq_max_bytes = dlq_max_bytes
 
     def process(self, batch: Sequence[RawMessage]) -> BatchResult:
         """Decode, filter and handle ``batch``; raises only Retriable or Fatal (nothing has been produced)."""
@@ -134,7 +137,7 @@ class BatchProcessor:
             error_class=type(exc).__name__,
             error=str(exc),
         )
-        return dead_letter(self.dlq_topic, raw, self.role, exc)
+        return dead_letter(self.dlq_topic, raw, self.role, exc, max_bytes=self.dlq_max_bytes)
 
     def _dead_letter_or_raise(self, where: str, raw: RawMessage, exc: Exception, tally: Tally) -> OutRecord:
         """The dead letter of ``raw`` when ``exc`` is Poison; otherwise raise: Retriable and Fatal as they are,

@@ -22,13 +22,14 @@ Per signal (in offset order; several signals of one dataset in a batch chain in 
 After the whole batch is computed, the journal entries (each step that changed a state, with its outputs) and
 then the new states are written (journal first: a crash between the two must still find the journal). The
 runtime then produces the outputs and commits the input offsets in one transaction; a redo replays the journal,
-so it produces the same records, byte for byte.
+so it produces the same records, byte for byte. Once the transaction committed, the runtime calls
+:meth:`IncidentsHandler.committed`, which releases the journal entries below the committed offsets.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from pareis.config import DatahubSettings
 from pareis.core.graph import LineageView, Memo
@@ -50,6 +51,7 @@ from pareis.roles.messages import (
     decode_signal,
     encode,
 )
+from pareis.roles.scores import ScorePublisher, ScoreWrite, score_mcps
 from pareis.store.incidents import IncidentStore
 from pareis.store.journal import JournalEntry, Position, StepJournal
 from pareis.store.runs import RunHistory
@@ -101,7 +103,8 @@ class IncidentsHandler:
 
     ``writer`` takes the proposals (a :class:`~pareis.datahub.writer.KafkaWriter` returns the records to produce;
     an in-memory writer keeps them); None (``write_path`` is ``rest``, as :mod:`pareis.compose.datahub` routes it):
-    the proposals leave as ``datahub.write`` effects on ``effects_topic``.
+    the proposals leave as ``datahub.write`` effects on ``effects_topic``. ``scores``, when given, adds the
+    reliability-score patches the batch's runs cause (:mod:`pareis.roles.scores`) after the incidents' outputs.
     """
 
     def __init__(
@@ -114,7 +117,9 @@ class IncidentsHandler:
         writer: DatahubWriter | None,
         datahub: DatahubSettings,
         effects_topic: str,
+        scores: ScorePublisher | None = None,
     ) -> None:
+        self._scores = scores
         self._lineage = lineage
         self._runs = runs
         self._incidents = incidents
@@ -165,7 +170,23 @@ class IncidentsHandler:
         self._journal.record(entries)
         for state in changed.values():
             self._incidents.put(state)
+        if self._scores is not None:  # reliability scores changed by these runs (pareis.roles.scores)
+            out.extend(self._score_outputs(self._scores.writes(batch)))
         return out
+
+    def committed(self, offsets: Mapping[tuple[str, int], int]) -> None:
+        """The runtime committed ``offsets`` (the next offset per input partition): the journal entries below
+        them can never be redone, so they are released (:meth:`~pareis.store.journal.StepJournal.release`)."""
+        for (topic, partition), below in sorted(offsets.items()):
+            self._journal.release(topic, partition, below)
+
+    def _score_outputs(self, writes: Sequence[ScoreWrite]) -> list[OutRecord]:
+        mcps = score_mcps(writes, self._datahub)
+        if self._writer is not None:
+            return list(self._writer.write(mcps))
+        return [
+            self._effect(DatahubWrite(w.effect_id, w.cause, mcp.to_obj())) for w, mcp in zip(writes, mcps, strict=True)
+        ]
 
     def _outputs(self, intent: Intent) -> list[OutRecord]:
         mcps = intent_mcps(intent, self._datahub)

@@ -1,8 +1,10 @@
-"""The effect ledger in Redis: one key per delivered effect, ``SET <prefix><id> 1 EX <ttl>``.
+"""The effect ledger in Redis: one key per delivered effect, ``SET <prefix><id> 1``.
 
-One key per id (rather than one big Redis set) so that entries expire on their own: ``ttl_s`` must exceed the
-longest time an effect can be redelivered after it was delivered (the effects topic's retention), and bounds
-the ledger's memory by the effect rate times that time.
+By default an entry never expires: the ledger must not forget an effect while it can still be redelivered, and an
+effect can be redelivered as long as the effects topic holds it (a consumer group reset, a replay of the topic).
+Effects are few (a handful per incident), so the ledger grows slowly. ``ttl_s`` bounds it where the operator
+knows the topic's retention (it must exceed it); a TTL also makes the keys the first evicted under a
+``volatile-*`` policy, which is one reason Pareis requires ``noeviction``.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from pareis.store.ledger import _check
 from pareis.store.redis_errors import translated
 
 DEFAULT_PREFIX = "pareis:ledger:effect:"
-DEFAULT_TTL_S = 30 * 24 * 3600
+DEFAULT_TTL_S: int | None = None
 
 
 class RedisLedger:

@@ -345,7 +345,7 @@ def test_a_model_without_features_is_reached_through_its_training_runs(g: Graph)
     g.feature("f", c("orders", "other"))
     blast = blast_radius(g.store, columns=[c("orders", "amount")])
     assert impacts(blast) == {"bare": (0, 0, "table", "HIGH")}
-    assert blast.models[0].ratio == 1.0
+    assert blast.models[0].ratio is None  # no features: no ratio (DESIGN §2.2)
 
 
 def test_a_model_trained_on_an_upstream_dataset_is_reached_after_re_rooting(g: Graph) -> None:

@@ -148,7 +148,7 @@ def test_own_marks_follow_the_settings() -> None:
 def test_aspects_outside_the_index_contribute_nothing() -> None:
     store = MemoryLineageStore()
     handler = LineageHandler(store, DatahubSettings())
-    handler(batch(change({"name": "x"}, aspect_name="datasetProperties")))
+    handler(batch(change({"description": "x"}, aspect_name="editableDatasetProperties")))
     assert handler.outcomes == {}
 
 
@@ -213,7 +213,7 @@ def test_the_pipeline_decodes_only_lineage_aspects() -> None:
     assert ROLE.factory == "pareis.compose.roles:lineage_pipeline"
     decode = pipeline.decode
     assert decode(lineage_raw("upstreamLineage")) is not None
-    assert decode(lineage_raw("datasetProperties")) is None, "filtered on the header"
+    assert decode(lineage_raw("editableDatasetProperties")) is None, "filtered on the header"
 
 
 def lineage_raw(aspect_name: str) -> RawMessage:

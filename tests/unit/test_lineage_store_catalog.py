@@ -62,7 +62,7 @@ def store(request: pytest.FixtureRequest) -> LineageStore:
 
 def test_assertion_definitions(store: LineageStore) -> None:
     assert catalog.assertions(store, [ASSERTION, "urn:li:assertion:unknown"]) == {
-        ASSERTION: catalog.AssertionDef(ASSERTION, (ORDERS,), (AMOUNT_COL,), "DATASET")
+        ASSERTION: catalog.AssertionDef(ASSERTION, (ORDERS,), (AMOUNT_COL,), "DATASET", "completeness")
     }
     assert catalog.assertions_on(store, [ORDERS]) == {ORDERS: frozenset({ASSERTION})}
 

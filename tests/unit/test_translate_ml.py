@@ -137,12 +137,21 @@ def test_feast_feature_sources_by_dataset_or_by_column() -> None:
     }
 
 
-def test_feature_table_lists_its_features() -> None:
+def test_feature_table_lists_its_features_and_keys() -> None:
     table = make_ml_feature_table_urn("feast", "churn_view")
-    aspect = dh.MLFeatureTablePropertiesClass(
-        mlFeatures=[AMOUNT], mlPrimaryKeys=["urn:li:mlPrimaryKey:(churn_view,id)"]
-    )
-    assert facts(table, aspect).edges == {(Rel.TABLE_FEATURE, table, AMOUNT)}
+    key = "urn:li:mlPrimaryKey:(churn_view,id)"
+    aspect = dh.MLFeatureTablePropertiesClass(mlFeatures=[AMOUNT], mlPrimaryKeys=[key])
+    assert facts(table, aspect).edges == {(Rel.TABLE_FEATURE, table, AMOUNT), (Rel.TABLE_KEY, table, key)}
+
+
+def test_a_primary_key_has_sources_like_a_feature() -> None:
+    key = "urn:li:mlPrimaryKey:(churn_view,id)"
+    aspect = dh.MLPrimaryKeyPropertiesClass(sources=[ORDERS, make_schema_field_urn(ORDERS, "id")])
+    assert facts(key, aspect).edges == {
+        (Rel.FEATURE_SOURCE, ORDERS, key),
+        (Rel.FEATURE_SOURCE, make_schema_field_urn(ORDERS, "id"), key),
+        (Rel.FEATURE_DATASET, ORDERS, key),
+    }
 
 
 def test_ml_shapes_are_checked() -> None:
