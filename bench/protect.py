@@ -41,7 +41,7 @@ from bench.machine import cpu_model
 from pareis.answers.reliability import protect
 from pareis.answers.sources import Sources
 from pareis.core.runs import AssertionRun, ResultType
-from pareis.datahub.translate import translate
+from pareis.datahub.translate import lineage_update
 from pareis.model.records import Message
 from pareis.roles.messages import RunSignal
 from pareis.roles.scores import ScorePublisher
@@ -71,7 +71,7 @@ def add_assertions(p: blast.Plan, stores: list[LineageStore], histories: list[Ru
         for j in (0, 1):
             info = {"type": "DATASET", "datasetAssertion": {"dataset": blast.dataset(k), "scope": "DATASET_COLUMN",
                     "operator": "NOT_NULL", "fields": [blast.column(k, j)]}}  # fmt: skip
-            update = translate(assertion(k, j), "assertionInfo", "UPSERT", info, Stamp(1, blast.T0))
+            update = lineage_update(assertion(k, j), "assertionInfo", "UPSERT", info, Stamp(1, blast.T0))
             assert update is not None
             updates.append(update)
             for day in range(7):
