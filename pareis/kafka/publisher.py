@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
 from pareis.errors import Retriable
-from pareis.kafka.classify import translate, translate_exception
+from pareis.kafka.classify import from_kafka_error, from_kafka_exception
+from pareis.kafka.clients import library_logger, wait_for_brokers
 
 
 class KafkaPublisher:
@@ -25,9 +26,16 @@ class KafkaPublisher:
             "linger.ms": 20,
             "compression.type": "lz4",
             **(properties or {}),
+            "logger": library_logger(),  # librdkafka's lines through our logging, never raw on stderr
         }
+        self._bootstrap_servers = bootstrap_servers
         self._producer = Producer(config)
         self._failures: list[KafkaError] = []
+
+    def wait_for_brokers(self, timeout_s: float) -> None:
+        """Return once the brokers answer; Fatal naming them after ``timeout_s``
+        (:func:`pareis.kafka.clients.wait_for_brokers`)."""
+        wait_for_brokers(self._producer, self._bootstrap_servers, timeout_s)
 
     def _delivered(self, error: KafkaError | None, _message: Message) -> None:
         if error is not None:
@@ -44,7 +52,7 @@ class KafkaPublisher:
             except BufferError:
                 self._producer.poll(0.1)
             except KafkaException as exc:
-                raise translate_exception(exc, "produce") from exc
+                raise from_kafka_exception(exc, "produce") from exc
 
     def flush(self, timeout_s: float = 60.0) -> None:
         """Wait for every queued record; raise the first delivery failure (Retriable or Fatal)."""
@@ -52,7 +60,7 @@ class KafkaPublisher:
         if self._failures:
             error = self._failures[0]
             self._failures.clear()
-            raise translate(error, "delivery")
+            raise from_kafka_error(error, "delivery")
         if remaining:
             raise Retriable(f"{remaining} records not delivered within {timeout_s}s")
 

@@ -32,7 +32,7 @@ from pareis.errors import Fatal, PareisError, Retriable
 from pareis.kafka import clients
 from pareis.kafka.batch import BatchProcessor, BatchResult, PartitionKey
 from pareis.kafka.checkpoint import AtLeastOnce, Checkpoint, DeliveryFailed, ExactlyOnce
-from pareis.kafka.classify import AbortTransaction, translate, translate_exception
+from pareis.kafka.classify import AbortTransaction, from_kafka_error, from_kafka_exception
 from pareis.kafka.role import Delivery, Pipeline, Role
 from pareis.model.records import RawMessage
 from pareis.telemetry.health import Health
@@ -118,6 +118,11 @@ class RoleRunner:
         processor = BatchProcessor(role.name, pipeline, kafka.topics.dlq, dlq_max_bytes=kafka.dlq_max_bytes)
         self._consumer = clients.new_consumer(clients.consumer_config(self.settings, role), self._on_client_error)
         producer = clients.new_producer(clients.producer_config(self.settings, role), self._on_client_error)
+        try:  # name an unreachable broker within seconds, give up after connect_timeout_s (exit 1)
+            clients.wait_for_brokers(self.consumer, kafka.bootstrap_servers, kafka.connect_timeout_s, stop=self.stop)
+        except BaseException:
+            pipeline.close()
+            raise
         commit_seconds = self.metrics.commit_seconds.labels(role.name)
         common: dict[str, Any] = {
             "commit_every": run.commit_every,
@@ -373,7 +378,7 @@ class RoleRunner:
         try:
             committed = self.consumer.committed(assignment, timeout=30)
         except KafkaException as exc:
-            raise translate_exception(exc, "reading committed offsets") from exc
+            raise from_kafka_exception(exc, "reading committed offsets") from exc
         for tp in committed:
             offset = tp.offset if tp.offset >= 0 else OFFSET_BEGINNING
             self._seek(TopicPartition(tp.topic, tp.partition, offset))
@@ -383,13 +388,13 @@ class RoleRunner:
         try:
             self.consumer.seek(tp)
         except KafkaException as exc:
-            raise translate_exception(exc, f"seeking {tp.topic}[{tp.partition}]") from exc
+            raise from_kafka_exception(exc, f"seeking {tp.topic}[{tp.partition}]") from exc
 
     # --- errors and lag ----------------------------------------------------------------------------------------
     def _on_client_error(self, err: KafkaError) -> None:
         if err.fatal():
-            self.client_error = translate(err, "client")
-        else:
+            self.client_error = from_kafka_error(err, "client")
+        elif not clients.quiet(err):  # a broker connection failure is in librdkafka's own log line already
             self.log.warning("kafka client error", error=err.str(), code=err.name())
 
     def _consume_error(self, err: KafkaError) -> None:
@@ -397,7 +402,7 @@ class RoleRunner:
             return
         self.metrics.errors.labels(self.role.name, f"kafka:{err.name()}").inc()
         if err.fatal():
-            raise translate(err, "consume")
+            raise from_kafka_error(err, "consume")
         self.log.warning("consume error", error=err.str(), code=err.name())
 
     def _raise_deferred(self) -> None:

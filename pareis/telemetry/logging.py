@@ -7,9 +7,48 @@ role's name once with ``structlog.contextvars.bind_contextvars(role=...)`` or pa
 from __future__ import annotations
 
 import logging
+import re
 import sys
+from collections.abc import MutableMapping
+from typing import Any
 
 import structlog
+
+_URL_PASSWORD = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^:/@\s]*:)[^@\s/]+@")
+
+
+def redact_urls(_logger: object, _method: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    """A structlog processor: the password of every URL in a string value becomes ``**********`` (a Redis URL
+    in an error message, a registry URL with credentials)."""
+    for key, value in event.items():
+        if isinstance(value, str) and "://" in value and "@" in value:
+            event[key] = _URL_PASSWORD.sub(r"\1**********@", value)
+    return event
+
+
+class _StderrLogger:
+    """A structlog logger that writes each line to the ``sys.stderr`` of the moment, not the one at configuration
+    time: a CLI runner or a test may swap (and close) the stream the process started with."""
+
+    def msg(self, message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    log = debug = info = warn = warning = error = err = critical = fatal = exception = failure = msg
+
+
+class _StderrHandler(logging.Handler):
+    """The standard library's side of the same rule (``logging.StreamHandler`` keeps its stream)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(self.format(record) + "\n")
+            sys.stderr.flush()
+        except Exception:  # logging's own contract: a failing handler reports through handleError, never raises
+            self.handleError(record)
+
+
+def _stderr_logger(*_args: object) -> _StderrLogger:
+    return _StderrLogger()
 
 
 def configure_logging(level: str = "INFO", json: bool = True) -> None:
@@ -29,14 +68,15 @@ def configure_logging(level: str = "INFO", json: bool = True) -> None:
         renderer = structlog.processors.JSONRenderer()
     else:
         renderer = structlog.dev.ConsoleRenderer(colors=False)
+    shared.append(redact_urls)  # last: the formatted exception text is redacted too
     structlog.configure(
         processors=[*shared, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        logger_factory=_stderr_logger,
         cache_logger_on_first_use=True,
     )
     # Libraries that log through the standard library (confluent_kafka's logger, urllib3, …) get the same output.
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _StderrHandler()
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
             processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
