@@ -55,26 +55,41 @@ class Context:
     guard: contextlib.AbstractContextManager[Any] | None = None
     collapse_over: int | None = None
     token: Callable[[], str] = field(default=lambda: "")
-    list_ttl_s: float = 10.0
+    list_ttl_s: float = 30.0
     env: Environment = field(default_factory=environment)
     _listed: tuple[str, float, list[IncidentSummary]] | None = None
     _dossiers: dict[str, tuple[str, float, IncidentDossier]] = field(default_factory=dict)
 
     async def incidents(self) -> list[IncidentSummary]:
-        """:func:`~pareis.answers.incidents.incident_list`, reused while the change token stays the same and the
-        answer is younger than ``list_ttl_s`` (0: never reused). The list is derived from the whole run history —
-        one analysis per incident — while the token moves whenever the incidents role writes, so between writes
-        every page and re-fetch shares one answer; the age bound covers what the token can't see (lineage
-        changes to resolved incidents)."""
+        """:func:`~pareis.answers.incidents.incident_list`, answered from memory once computed: the live follower
+        recomputes it when the incident store's change token moves (:meth:`refresh`, before it tells the pages) and
+        when it is older than ``list_ttl_s`` (:meth:`expire`). The list is derived from the whole run history — one
+        analysis per incident — so pages and live re-fetches between two changes share one computation, and a slow
+        recomputation never holds a page up. ``list_ttl_s`` 0: computed for every request (nothing kept)."""
+        listed = self._listed
+        if listed is not None and self.list_ttl_s > 0:
+            return listed[2]
+        return await self.refresh()
+
+    async def refresh(self) -> list[IncidentSummary]:
+        """Recompute the incident list now and keep it (and drop the dossiers: they may have changed too)."""
         from pareis.answers.incidents import incident_list
 
-        token, now = self.token(), time.monotonic()
-        cached = self._listed
-        if cached is not None and cached[0] == token and now - cached[1] < self.list_ttl_s:
-            return cached[2]
         rows = await self.ask(_reading(lambda: incident_list(self.sources)))
-        self._listed = (token, now, rows)
+        if self.list_ttl_s > 0:
+            self._listed = ("", time.monotonic(), rows)
+            self._dossiers.clear()
         return rows
+
+    async def expire(self) -> None:
+        """Refresh the list when it is older than ``list_ttl_s`` (what the change token can't see: lineage changes
+        to resolved incidents); a source that went away keeps the last list."""
+        listed = self._listed
+        if listed is not None and time.monotonic() - listed[1] >= self.list_ttl_s:
+            try:
+                await self.refresh()
+            except SourceUnavailable:
+                self._listed = (listed[0], time.monotonic(), listed[2])
 
     async def ask(self, question: Callable[[], T]) -> T:
         def guarded() -> T:
@@ -186,15 +201,14 @@ async def incidents_api(ctx: Context, request: Request) -> Response:
 
 
 DOSSIERS = 16
-"""How many incident dossiers a server keeps, under the same rule as the list (same change token, young enough)."""
+"""How many incident dossiers a server keeps; all are dropped whenever the list is recomputed."""
 
 
 async def _dossier(ctx: Context, urn: str) -> IncidentDossier:
     from pareis.answers.dossier import dossier_of
 
-    token, now = ctx.token(), time.monotonic()
     cached = ctx._dossiers.get(urn)
-    if cached is not None and cached[0] == token and now - cached[1] < ctx.list_ttl_s:
+    if cached is not None and ctx.list_ttl_s > 0:
         return cached[2]
     summary = next((s for s in await ctx.incidents() if s.urn == urn), None)
     if summary is None:
@@ -202,7 +216,8 @@ async def _dossier(ctx: Context, urn: str) -> IncidentDossier:
     found = await ctx.ask(_reading(lambda: dossier_of(ctx.sources, summary, collapse_over=ctx.collapse_over)))
     if len(ctx._dossiers) >= DOSSIERS:
         ctx._dossiers.pop(min(ctx._dossiers, key=lambda u: ctx._dossiers[u][1]))
-    ctx._dossiers[urn] = (token, now, found)
+    if ctx.list_ttl_s > 0:
+        ctx._dossiers[urn] = ("", time.monotonic(), found)
     return found
 
 
