@@ -51,7 +51,7 @@ from pareis.config import DatahubSettings
 from pareis.core.blast import blast_radius
 from pareis.core.graph import LineageView
 from pareis.datahub.changelog import ChangeLog
-from pareis.kafka.records import Message
+from pareis.model.records import Message
 from pareis.roles.lineage import LineageHandler
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.lineage_redis import RedisLineageStore

@@ -17,7 +17,7 @@ Paths:
   action) and ``_ack_event`` (offset store on a stub consumer). Two filter configurations: the lineage aspects
   (``aspectName: [...]``, which also enables Actions' pre-deserialization filter) and type only (``{}``).
 * **Pareis** — ``Decoder.header`` on every frame, then for lineage aspects (DESIGN §1)
-  ``decode_mcl(previous=False)`` (the prior value skipped, as ``bootstrap.changelog_decoder`` decodes for the
+  ``decode_mcl(previous=False)`` (the prior value skipped, as ``compose.decoding.changelog_decoder`` decodes for the
   lineage role) + ``aspect_json()`` (orjson). Also shown: the same without the header fast path, and the header
   read alone.
 """
@@ -49,8 +49,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.machine import cpu_model
 from pareis.datahub.aspects import is_timeseries
 from pareis.datahub.codec import Decoder, Encoder, mcl_record
+from pareis.datahub.schema_registry import RegistrySchemaSource
 from pareis.errors import DecodeError, Origin
-from pareis.kafka.schema_registry import RegistrySchemaSource
 
 VERSIONED = "MetadataChangeLog_Versioned_v1"
 TIMESERIES = "MetadataChangeLog_Timeseries_v1"

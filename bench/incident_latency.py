@@ -81,7 +81,7 @@ from pareis.core.runs import AssertionRun, ResultType
 from pareis.datahub.changelog import ChangeLog
 from pareis.datahub.codec import Decoder, Encoder, mcl_record
 from pareis.datahub.registry import VendoredSchemaSource
-from pareis.kafka.records import Message
+from pareis.model.records import Message
 from pareis.roles.lineage import LineageHandler
 from pareis.store.lineage_redis import RedisLineageStore
 from pareis.store.runs_redis import RedisRunHistory

@@ -9,7 +9,7 @@ same local Confluent-compatible registry (a tiny in-process HTTP server; both cl
 first message) and keep the same aspects:
 
 * Pareis: :class:`pareis.kafka.runner.RoleRunner`, at-least-once, with the lineage role's decoder
-  (``bootstrap.changelog_decoder`` with ``LINEAGE_ASPECTS``: header read, then full decode of kept messages) and a
+  (``changelog_decoder`` with ``LINEAGE_ASPECTS``: header read, then full decode of kept messages) and a
   handler that does nothing; offsets committed synchronously after every batch.
 * DataHub Actions: ``Pipeline.create`` with its ``kafka`` source (AvroDeserializer, pre-deserialisation MCL filter
   on the same aspect names via an ``event_type`` filter), and an action that does nothing; its own commit scheme
@@ -42,14 +42,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from pareis import bootstrap
+from pareis.compose.decoding import changelog_decoder
 from pareis.config import KafkaSettings, RuntimeSettings, Settings, Topics
 from pareis.datahub.codec import Decoder, Encoder, mcl_record
 from pareis.datahub.registry import VendoredSchemaSource
 from pareis.datahub.translate import LINEAGE_ASPECTS
-from pareis.kafka.records import Message, OutRecord
 from pareis.kafka.role import Delivery, Pipeline, Role
 from pareis.kafka.runner import RoleRunner
+from pareis.model.records import Message, OutRecord
 from pareis.telemetry.health import Health
 from pareis.telemetry.metrics import RuntimeMetrics
 
@@ -201,7 +201,7 @@ def run_pareis(bootstrap_servers: str, topic: str, total: int, registry_url: str
         (topic,),
         f"bench-pareis-{uuid.uuid4()}",
         Delivery.AT_LEAST_ONCE,
-        lambda: Pipeline(decode=bootstrap.changelog_decoder(settings, LINEAGE_ASPECTS), handle=noop),
+        lambda: Pipeline(decode=changelog_decoder(settings, LINEAGE_ASPECTS), handle=noop),
     )
     metrics, stop = RuntimeMetrics(), threading.Event()
     runner = RoleRunner(role, settings, metrics=metrics, health=Health(), stop=stop)

@@ -6,12 +6,6 @@ a permanent failure is Poison and goes to the DLQ with its reason.
 
 from __future__ import annotations
 
-from pareis.kafka.role import Delivery, RoleSpec
+from pareis.compose.roles import role_spec
 
-ROLE = RoleSpec(
-    name="effects",
-    inputs=("effects",),
-    delivery=Delivery.AT_LEAST_ONCE,
-    factory="pareis.bootstrap:effects_pipeline",
-    description="pareis.effects.v1 → Slack / Jira / Linear / DataHub REST",
-)
+ROLE = role_spec("effects")

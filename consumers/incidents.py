@@ -6,13 +6,6 @@ effects role, dead letters and the consumed offsets are one Kafka transaction.
 
 from __future__ import annotations
 
-from pareis.kafka.role import Delivery, RoleSpec
+from pareis.compose.roles import role_spec
 
-ROLE = RoleSpec(
-    name="incidents",
-    inputs=("signals",),
-    outputs=("mcp", "effects"),
-    delivery=Delivery.EXACTLY_ONCE,
-    factory="pareis.bootstrap:incidents_pipeline",
-    description="pareis.signals.v1 → IncidentStore (Redis) + MetadataChangeProposal_v1 + pareis.effects.v1",
-)
+ROLE = role_spec("incidents")

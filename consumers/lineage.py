@@ -7,12 +7,6 @@ the aspects in :data:`pareis.datahub.translate.LINEAGE_ASPECTS`, reading just th
 
 from __future__ import annotations
 
-from pareis.kafka.role import Delivery, RoleSpec
+from pareis.compose.roles import role_spec
 
-ROLE = RoleSpec(
-    name="lineage",
-    inputs=("mcl_versioned",),
-    delivery=Delivery.AT_LEAST_ONCE,
-    factory="pareis.bootstrap:lineage_pipeline",
-    description="MetadataChangeLog_Versioned_v1 → LineageStore (Redis)",
-)
+ROLE = role_spec("lineage")

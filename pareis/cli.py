@@ -1,14 +1,24 @@
 """The ``pareis`` command line (typer + rich).
 
-Each command parses its options, asks :mod:`pareis.bootstrap` for wired components and prints. Exit codes:
-0 success, 1 a negative answer (gate NO-GO), 2 cannot evaluate (bad input, unknown URN, unreadable file).
+Each command parses its options, asks the composition root (:mod:`pareis.compose`) for wired components and
+prints. Exit codes: 0 success, 1 a negative answer (gate NO-GO), 2 cannot evaluate (bad input, unknown URN,
+unreadable file).
 """
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
+# Never print locals (they hold settings and tokens) nor a traceback: failures are one line (main()).
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    help=__doc__,
+    pretty_exceptions_enable=False,
+    pretty_exceptions_show_locals=False,
+)
 
 
 @app.callback()
@@ -21,15 +31,16 @@ def run(
     roles: list[str] = typer.Argument(..., help="lineage, assertions, incidents, effects, or all"),  # noqa: B008
 ) -> None:
     """Run consumer roles until SIGTERM/SIGINT (`all`: every role in one process, for local use)."""
-    from pareis import bootstrap
+    from pareis.compose import process
+    from pareis.compose.roles import resolve_roles
     from pareis.config import load_settings
 
     settings = load_settings()
     try:
-        bootstrap.resolve_roles(roles, settings)
+        resolve_roles(roles, settings)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
-    raise typer.Exit(bootstrap.run(roles, settings))
+    raise typer.Exit(process.run(roles, settings))
 
 
 def _register() -> None:
@@ -37,6 +48,10 @@ def _register() -> None:
     from pareis.commands.blast import blast
     from pareis.commands.bootstrap_index import bootstrap_index
     from pareis.commands.demo import demo
+    from pareis.commands.evidence import evidence
+    from pareis.commands.gate import gate
+    from pareis.commands.mcp import mcp
+    from pareis.commands.protect import protect
     from pareis.commands.replay import replay
     from pareis.commands.serve import serve
 
@@ -44,13 +59,28 @@ def _register() -> None:
     app.command("blast")(blast)
     app.command("bootstrap")(bootstrap_index)
     app.command("demo")(demo)
+    app.command("gate")(gate)
+    app.command("evidence")(evidence)
+    app.command("protect")(protect)
+    app.command("mcp")(mcp)
     app.command("replay")(replay)
     app.command("serve")(serve)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    """Run the command line; whatever escapes a command is one line on stderr and exit 2 or 1
+    (:mod:`pareis.commands.failure`). Usage errors are typer's (exit 2)."""
+    from pareis.commands.failure import report
+
     _register()
-    app()
+    args = sys.argv[1:] if argv is None else argv
+    command = next((a for a in args if not a.startswith("-")), None)
+    try:
+        app(args=args, prog_name="pareis")
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as error:  # typer re-raises what a command raised: report it, never a traceback
+        sys.exit(report(command, error))
 
 
 if __name__ == "__main__":

@@ -35,7 +35,8 @@ def bootstrap_index(
     redis_url: RedisOption = None,
 ) -> None:
     """Load the Redis lineage index and run history (default: settings') from files or from DataHub GMS."""
-    from pareis.compose.sources import datahub_graph, redacted, redis_sources
+    from pareis.compose.datahub import datahub_graph
+    from pareis.compose.sources import redacted, redis_sources
     from pareis.config import load_settings
     from pareis.datahub.metadata_file import MetadataFileError
     from pareis.errors import Fatal, Poison, Retriable
@@ -56,12 +57,15 @@ def bootstrap_index(
                 snapshot = GmsSnapshot(graph)
                 loaded = load_changes(target.lineage, snapshot.all_changes())
                 loaded.runs = list(snapshot.all_runs())
+                loaded.operations = list(snapshot.all_operations())
             finally:
                 graph.close()
         else:
             assert metadata is not None
             loaded = load_files(target.lineage, metadata)
         new_runs = sum(target.runs.record(run) for run in loaded.runs)
+        for dataset, changed in loaded.operations:
+            target.runs.record_operation(dataset, changed)
     except (MetadataFileError, Poison) as exc:
         err.print(f"pareis bootstrap: {exc}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2) from exc
@@ -79,3 +83,5 @@ def bootstrap_index(
         print(f"  aspects read: {loaded.changes}")
     print(f"  lineage updates: {loaded.updates} ({outcomes})")
     print(f"  assertion runs: {len(loaded.runs)} ({new_runs} new)")
+    if loaded.operations:
+        print(f"  dataset operations: {len(loaded.operations)}")

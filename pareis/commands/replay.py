@@ -33,10 +33,8 @@ def replay(
     memory: Annotated[bool, typer.Option("--memory", help="publish into the in-process broker instead")] = False,
 ) -> None:
     """Publish FILEs to the change-log topics as GMS would (routing, keys, previous values, system metadata)."""
-    from pareis import bootstrap
+    from pareis.compose import replay as wiring
     from pareis.config import load_settings
-    from pareis.kafka.memory import MemoryBroker
-    from pareis.replay import Sink
 
     settings = load_settings()
     if bootstrap_servers:
@@ -48,14 +46,14 @@ def replay(
     if timeseries_topic:
         settings.kafka.topics.mcl_timeseries = timeseries_topic
     try:
-        sink: Sink = MemoryBroker() if memory else bootstrap.kafka_sink(settings)
-        replayer = bootstrap.replayer(settings, sink, default_ms=at or int(time.time() * 1000), speed=speed)
+        sink = wiring.sink(settings, memory=memory)
+        replayer = wiring.replayer(settings, sink, default_ms=at or int(time.time() * 1000), speed=speed)
         report = replayer.run_files(files)
     except Poison as exc:
-        err.print(f"pareis replay: {exc}", markup=False, highlight=False)
+        err.print(f"pareis replay: {exc}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2) from exc
     except (Retriable, Fatal) as exc:
-        err.print(f"pareis replay: {exc}", markup=False, highlight=False)
+        err.print(f"pareis replay: {exc}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(1) from exc
     target = "in-process broker" if memory else settings.kafka.bootstrap_servers
     print(f"replayed {', '.join(str(f) for f in files)} to {target}")

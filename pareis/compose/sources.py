@@ -14,13 +14,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
 
 from pareis.answers.sources import CannotEvaluate, Sources, SourceUnavailable
-
-if TYPE_CHECKING:
-    import redis
-    from datahub.ingestion.graph.client import DataHubGraph
 
 
 def open_sources(
@@ -45,6 +40,7 @@ def open_sources(
 
 def redis_sources(url: str) -> Sources:
     """The live index, run history and incident state in Redis at ``url`` (default prefixes); lazy."""
+    from pareis.compose.ports import redis_client
     from pareis.store.incidents_redis import RedisIncidentStore
     from pareis.store.lineage_redis import RedisLineageStore
     from pareis.store.runs_redis import RedisRunHistory
@@ -60,21 +56,6 @@ def redis_sources(url: str) -> Sources:
         origin=redacted(url),
         _close=client.close,
     )
-
-
-def redis_client(url: str) -> redis.Redis:
-    """A Redis client for the stores (bytes in and out, bounded timeouts); connects lazily."""
-    import redis
-
-    return redis.Redis.from_url(url, socket_timeout=10, socket_connect_timeout=5, health_check_interval=30)
-
-
-def datahub_graph(url: str, token: str | None = None, *, retries: int = 2) -> DataHubGraph:
-    """acryl-datahub's ``DataHubGraph`` on GMS at ``url``, retrying a failed request ``retries`` times with
-    acryl's backoff; the caller closes it. Connects on first use."""
-    from datahub.ingestion.graph.client import DatahubClientConfig, DataHubGraph
-
-    return DataHubGraph(DatahubClientConfig(server=url, token=token, timeout_sec=30, retry_max_times=retries))
 
 
 @contextmanager
@@ -98,12 +79,16 @@ def _file_sources(paths: list[str]) -> Sources:
     from pareis.store.runs_memory import MemoryRunHistory
 
     store, history = MemoryLineageStore(), MemoryRunHistory()
-    for run in load_files(store, paths).runs:
+    loaded = load_files(store, paths)
+    for run in loaded.runs:
         history.record(run)
+    for dataset, changed in loaded.operations:
+        history.record_operation(dataset, changed)
     return Sources(store, history, None, origin="metadata: " + ", ".join(paths))
 
 
 def _gms_sources(url: str, token: str | None) -> Sources:
+    from pareis.compose.datahub import datahub_graph
     from pareis.datahub.gms_snapshot import GmsSnapshot
     from pareis.lineage_loader import load_changes
     from pareis.store.lineage_memory import MemoryLineageStore
@@ -116,6 +101,8 @@ def _gms_sources(url: str, token: str | None) -> Sources:
         load_changes(store, snapshot.all_changes())
         for run in snapshot.all_runs():
             history.record(run)
+        for dataset, changed in snapshot.all_operations():
+            history.record_operation(dataset, changed)
     finally:
         graph.close()
     return Sources(store, history, None, origin=f"datahub: {url}")

@@ -116,7 +116,7 @@ class Decoder:
         ``previousSystemMetadata``, which a ChangeLog never holds) are skipped, not built, and ``previous_aspect``
         is None whatever the frame carries. Skipped values are still bounds- and structure-checked (a truncated
         or corrupt frame is a DecodeError), but their strings are not UTF-8-decoded. Writers left to fastavro
-        are decoded whole and the prior value dropped. The roles decode this way (:mod:`pareis.bootstrap`).
+        are decoded whole and the prior value dropped. The roles decode this way (:mod:`pareis.compose.decoding`).
         """
         return _change_log(*self._record(value, schemas.MCL, origin, change_log=True, previous=previous), origin)
 

@@ -4,8 +4,8 @@
 
 * :class:`VendoredSchemaSource` (here) — no registry at all: the fixed ids of DataHub's internal registry map to the
   vendored schemas (:data:`pareis.datahub.schemas.INTERNAL_IDS`), and encoding uses those ids.
-* :class:`pareis.kafka.schema_registry.RegistrySchemaSource` — a Confluent-compatible schema registry through
-  ``confluent_kafka.schema_registry``; it lives in :mod:`pareis.kafka`, the one package that imports the Kafka client.
+* :class:`pareis.datahub.schema_registry.RegistrySchemaSource` — a Confluent-compatible schema registry through
+  ``confluent_kafka.schema_registry`` (its HTTP client only: the Kafka clients stay in :mod:`pareis.kafka`).
 
 Errors leave a source as :mod:`pareis.errors` types: an unknown id is ``DecodeError("unknown-schema")``; an
 unreachable registry, a timeout or a 5xx/429 is :class:`Retriable`; refused credentials or a rejected registration is

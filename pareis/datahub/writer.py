@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 from datahub.emitter.mcp import MetadataChangeProposalWrapper
 from datahub.metadata.schema_classes import MetadataChangeProposalClass
 
-from pareis.kafka.records import OutRecord
+from pareis.model.records import OutRecord
 
 if TYPE_CHECKING:
     from pareis.datahub.registry import SchemaSource

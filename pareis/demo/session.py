@@ -1,9 +1,9 @@
 """A demo session: the timeline replayed step by step into the in-process broker, every role run to quiescence
 after each step, and what changed observed.
 
-Nothing here is demo-only logic: the proposals go through :func:`pareis.bootstrap.replayer` (the GMS emulation of
-``pareis replay``), the roles are the pipelines of :func:`pareis.bootstrap.embedded_runner` over
-:class:`~pareis.bootstrap.Embedded` in-memory ports, and the analysis shown is ``pareis analyze``'s
+Nothing here is demo-only logic: the proposals go through :func:`pareis.compose.replay.replayer` (the GMS emulation of
+``pareis replay``), the roles are the pipelines of :func:`pareis.compose.roles.embedded_runner` over
+:class:`~pareis.compose.ports.Ports` in-memory ports, and the analysis shown is ``pareis analyze``'s
 (:func:`pareis.answers.incidents.analysis`) over the same stores the roles filled.
 """
 
@@ -14,8 +14,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pareis import bootstrap
 from pareis.answers.sources import Sources
+from pareis.compose.ports import Ports
+from pareis.compose.replay import replayer
+from pareis.compose.roles import embedded_runner
 from pareis.config import Settings
 from pareis.core.intents import IncidentFacts
 from pareis.core.lifecycle import IncidentState, Status
@@ -89,9 +91,9 @@ class DemoSession:
         self.settings = settings
         self.broker = MemoryBroker(partitions=3)
         self.ticketers = [MemoryTicketer(tool) for tool in TOOLS]
-        self.ports = bootstrap.Embedded.in_memory(self.ticketers)
-        self.replayer = bootstrap.replayer(settings, self.broker, default_ms=0)
-        self.runner = bootstrap.embedded_runner(settings, self.broker, self.ports)
+        self.ports = Ports.in_memory(self.ticketers)
+        self.replayer = replayer(settings, self.broker, default_ms=0)
+        self.runner = embedded_runner(settings, self.broker, self.ports)
         self._ticket_seen: dict[tuple[str, str], tuple[int, bool]] = {}
         self._states: dict[str, IncidentState] = {}
 

@@ -2,11 +2,14 @@
 
 Failure rules (the runtime's half of the handler contract in :mod:`pareis.kafka.role`):
 
-* decoder raises Poison, or anything unexpected (a decoder meets arbitrary bytes, so any crash is the input's
-  fault) → that message is dead-lettered;
-* handler raises Poison, or anything unexpected, for the batch → the batch is handled again one message at a time,
-  and each message that still fails is dead-lettered (unexpected errors are logged with their traceback);
-* Retriable and Fatal propagate unchanged: the caller backs off and redoes the whole batch, or stops.
+* decoder raises Poison (e.g. DecodeError) → that message is dead-lettered;
+* handler raises Poison for the batch → the batch is handled again one message at a time, and each message that
+  still raises Poison is dead-lettered;
+* Retriable and Fatal propagate unchanged: the caller backs off and redoes the whole batch, or stops;
+* anything else, from the decoder or the handler, is a bug or an untranslated library error, not bad input: it
+  becomes :class:`~pareis.errors.Fatal` (logged with its traceback), so the role stops and restarts from its
+  committed offsets instead of dead-lettering valid input and committing past it. Decoders therefore translate
+  every failure they know into Poison or Retriable (the codec and the topic readers do).
 """
 
 from __future__ import annotations
@@ -18,9 +21,9 @@ from typing import Any
 import structlog
 
 from pareis.errors import Fatal, Poison, Retriable
-from pareis.kafka.dlq import dead_letter
-from pareis.kafka.records import Message, OutRecord, RawMessage
+from pareis.kafka.dlq import DEFAULT_MAX_BYTES, dead_letter
 from pareis.kafka.role import Pipeline
+from pareis.model.records import Message, OutRecord, RawMessage
 
 log = structlog.get_logger(__name__)
 
@@ -56,10 +59,13 @@ def _bump(counts: dict[PartitionKey, int], key: PartitionKey) -> None:
 class BatchProcessor:
     """Runs batches through ``pipeline`` for role ``role``; poison goes to ``dlq_topic``."""
 
-    def __init__(self, role: str, pipeline: Pipeline[Any], dlq_topic: str) -> None:
+    def __init__(
+        self, role: str, pipeline: Pipeline[Any], dlq_topic: str, *, dlq_max_bytes: int = DEFAULT_MAX_BYTES
+    ) -> None:
         self.role = role
         self.pipeline = pipeline
         self.dlq_topic = dlq_topic
+        self.dlq_max_bytes = dlq_max_bytes
 
     def process(self, batch: Sequence[RawMessage]) -> BatchResult:
         """Decode, filter and handle ``batch``; raises only Retriable or Fatal (nothing has been produced)."""
@@ -76,10 +82,8 @@ class BatchProcessor:
                 continue
             try:
                 value = decode(raw)
-            except (Retriable, Fatal):
-                raise
-            except Exception as exc:  # Poison, or a decoder crash on bytes it did not expect
-                dead.append(self._dead(raw, exc, tally))
+            except Exception as exc:
+                dead.append(self._dead_letter_or_raise("the decoder", raw, exc, tally))
                 continue
             if value is None:
                 _bump(tally.filtered, key)
@@ -95,12 +99,15 @@ class BatchProcessor:
     ) -> list[OutRecord]:
         try:
             outputs = list(self.pipeline.handle(decoded))
-        except (Retriable, Fatal):
-            raise
-        except Exception as exc:
+        except Poison as exc:
             tally.error(exc)
             log.warning("batch failed; isolating poison", role=self.role, size=len(decoded), error=str(exc))
             return self._handle_singly(decoded, sources, dead, tally)
+        except (Retriable, Fatal):
+            raise
+        except Exception as exc:
+            at = f"a batch of {len(decoded)} from {sources[0].origin}"
+            raise self._unclassified("the handler", exc, at) from exc
         for message in decoded:
             _bump(tally.handled, (message.topic, message.partition))
         return outputs
@@ -112,35 +119,43 @@ class BatchProcessor:
         for message, raw in zip(decoded, sources, strict=True):
             try:
                 outputs.extend(self.pipeline.handle([message]))
-            except (Retriable, Fatal):
-                raise
             except Exception as exc:
-                dead.append(self._dead(raw, exc, tally))
+                dead.append(self._dead_letter_or_raise("the handler", raw, exc, tally))
                 continue
             _bump(tally.handled, (message.topic, message.partition))
         return outputs
 
-    def _dead(self, raw: RawMessage, exc: Exception, tally: Tally) -> OutRecord:
+    def _dead(self, raw: RawMessage, exc: Poison, tally: Tally) -> OutRecord:
         tally.error(exc)
         _bump(tally.dead, (raw.topic, raw.partition))
+        log.warning(
+            "dead-lettered",
+            role=self.role,
+            topic=raw.topic,
+            partition=raw.partition,
+            offset=raw.offset,
+            error_class=type(exc).__name__,
+            error=str(exc),
+        )
+        return dead_letter(self.dlq_topic, raw, self.role, exc, max_bytes=self.dlq_max_bytes)
+
+    def _dead_letter_or_raise(self, where: str, raw: RawMessage, exc: Exception, tally: Tally) -> OutRecord:
+        """The dead letter of ``raw`` when ``exc`` is Poison; otherwise raise: Retriable and Fatal as they are,
+        anything else (unclassified) as Fatal."""
         if isinstance(exc, Poison):
-            log.warning(
-                "dead-lettered",
-                role=self.role,
-                topic=raw.topic,
-                partition=raw.partition,
-                offset=raw.offset,
-                error_class=type(exc).__name__,
-                error=str(exc),
-            )
-        else:
-            log.error(
-                "dead-lettered after an unexpected error",
-                role=self.role,
-                topic=raw.topic,
-                partition=raw.partition,
-                offset=raw.offset,
-                error_class=type(exc).__name__,
-                exc_info=exc,
-            )
-        return dead_letter(self.dlq_topic, raw, self.role, exc)
+            return self._dead(raw, exc, tally)
+        if isinstance(exc, Retriable | Fatal):
+            raise exc
+        raise self._unclassified(where, exc, str(raw.origin)) from exc
+
+    def _unclassified(self, where: str, exc: Exception, at: str) -> Fatal:
+        """The Fatal an unclassified error becomes, logged with its traceback."""
+        log.error(
+            "unclassified error; stopping the role",
+            role=self.role,
+            where=where,
+            at=at,
+            error_class=type(exc).__name__,
+            exc_info=exc,
+        )
+        return Fatal(f"role {self.role}: {where} raised {type(exc).__name__} on {at}: {exc}")

@@ -27,8 +27,8 @@ from typing import Any
 from pareis.errors import Retriable
 from pareis.kafka.batch import BatchProcessor, BatchResult
 from pareis.kafka.memory import MemoryBroker, Record
-from pareis.kafka.records import RawMessage
 from pareis.kafka.role import Pipeline, Role
+from pareis.model.records import RawMessage
 
 
 @dataclass
@@ -166,6 +166,7 @@ class EmbeddedRunner:
             report.produced.append(appended)
         last = records[-1]
         running.positions[(last.topic, last.partition)] = last.offset + 1
+        running.processor.pipeline.committed({(last.topic, last.partition): last.offset + 1})
         tally = result.tally
         report.batches += 1
         report.consumed += sum(tally.consumed.values())

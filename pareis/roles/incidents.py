@@ -16,20 +16,20 @@ Per signal (in offset order; several signals of one dataset in a batch chain in 
 3. **Step** with ``now_ms`` = the change log's time of the run (carried by the signal), never the wall clock,
    so a replay writes the same bytes.
 4. **Outputs**, per intent: the DataHub proposals of :func:`~pareis.datahub.incident_writes.intent_mcps` —
-   through the DataHub writer (``MetadataChangeProposal_v1`` records) when ``write_path`` is ``kafka``, or as
-   ``datahub.write`` effects when it is ``rest`` — then one ticket effect (open / comment / close).
+   through the DataHub writer (``MetadataChangeProposal_v1`` records) when the role has one (``write_path`` is
+   ``kafka``), else as ``datahub.write`` effects (``rest``) — then one ticket effect (open / comment / close).
 
 After the whole batch is computed, the journal entries (each step that changed a state, with its outputs) and
 then the new states are written (journal first: a crash between the two must still find the journal). The
 runtime then produces the outputs and commits the input offsets in one transaction; a redo replays the journal,
-so it produces the same records, byte for byte.
+so it produces the same records, byte for byte. Once the transaction committed, the runtime calls
+:meth:`IncidentsHandler.committed`, which releases the journal entries below the committed offsets.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
-from typing import Literal
+from collections.abc import Mapping, Sequence
 
 from pareis.config import DatahubSettings
 from pareis.core.graph import LineageView, Memo
@@ -40,7 +40,7 @@ from pareis.core.lifecycle import IncidentState, history_floor, step
 from pareis.datahub.incident_writes import incident_link, intent_mcps
 from pareis.datahub.writer import DatahubWriter, Mcp
 from pareis.errors import Fatal
-from pareis.kafka.records import Message, OutRecord, RawMessage
+from pareis.model.records import Message, OutRecord, RawMessage
 from pareis.roles.messages import (
     DatahubWrite,
     Effect,
@@ -51,9 +51,11 @@ from pareis.roles.messages import (
     decode_signal,
     encode,
 )
+from pareis.roles.scores import ScorePublisher, ScoreWrite, score_mcps
 from pareis.store.incidents import IncidentStore
 from pareis.store.journal import JournalEntry, Position, StepJournal
 from pareis.store.runs import RunHistory
+from pareis.tickets.port import IncidentTicket
 
 
 def decode(raw: RawMessage) -> RunSignal:
@@ -73,7 +75,7 @@ def analysis_inputs(view: LineageView, runs: RunHistory, state: IncidentState, s
         assertions.update(runs.assertions_of(member))
     if state.incident is not None:
         # The tracked incident's assertions even if the sibling class shrank since: its opening run must be read.
-        assertions.update(state.incident.published.get("assertions", ()))
+        assertions.update(state.incident.published.assertions)
     floor = history_floor(state)
     if floor is not None and signal.run.timestamp_ms < floor:
         # A late run (signals of different assertions travel on different partitions): read from its own time,
@@ -89,7 +91,7 @@ def ticket_effect(intent: Intent, settings: DatahubSettings) -> Effect:
     effect_id = f"{intent.effect_id}/ticket"
     if isinstance(intent, Open):
         url = incident_link(facts, settings) if settings.ui_url else None
-        return TicketOpen(effect_id, facts.urn, intent.title, intent.description, facts.severity, url)
+        return TicketOpen(effect_id, IncidentTicket(facts.urn, intent.title, intent.description, facts.severity, url))
     if isinstance(intent, Update):
         return TicketComment(effect_id, facts.urn, intent.comment)
     assert isinstance(intent, Resolve)
@@ -99,9 +101,10 @@ def ticket_effect(intent: Intent, settings: DatahubSettings) -> Effect:
 class IncidentsHandler:
     """The role's handler over its ports.
 
-    ``writer`` takes the proposals when ``write_path`` is ``kafka`` (a :class:`~pareis.datahub.writer.KafkaWriter`
-    returns the records to produce; an in-memory writer keeps them); with ``rest`` it is unused and the proposals
-    leave as effects on ``effects_topic``.
+    ``writer`` takes the proposals (a :class:`~pareis.datahub.writer.KafkaWriter` returns the records to produce;
+    an in-memory writer keeps them); None (``write_path`` is ``rest``, as :mod:`pareis.compose.datahub` routes it):
+    the proposals leave as ``datahub.write`` effects on ``effects_topic``. ``scores``, when given, adds the
+    reliability-score patches the batch's runs cause (:mod:`pareis.roles.scores`) after the incidents' outputs.
     """
 
     def __init__(
@@ -114,17 +117,16 @@ class IncidentsHandler:
         writer: DatahubWriter | None,
         datahub: DatahubSettings,
         effects_topic: str,
+        scores: ScorePublisher | None = None,
     ) -> None:
+        self._scores = scores
         self._lineage = lineage
         self._runs = runs
         self._incidents = incidents
         self._journal = journal
         self._writer = writer
         self._datahub = datahub
-        self._path: Literal["kafka", "rest"] = datahub.write_path
         self._effects = effects_topic
-        if self._path == "kafka" and writer is None:
-            raise Fatal("datahub.write_path is kafka but the incidents role has no DataHub writer")
 
     def __call__(self, batch: Sequence[Message[RunSignal]]) -> list[OutRecord]:
         states: dict[str, IncidentState] = {}
@@ -168,13 +170,28 @@ class IncidentsHandler:
         self._journal.record(entries)
         for state in changed.values():
             self._incidents.put(state)
+        if self._scores is not None:  # reliability scores changed by these runs (pareis.roles.scores)
+            out.extend(self._score_outputs(self._scores.writes(batch)))
         return out
+
+    def committed(self, offsets: Mapping[tuple[str, int], int]) -> None:
+        """The runtime committed ``offsets`` (the next offset per input partition): the journal entries below
+        them can never be redone, so they are released (:meth:`~pareis.store.journal.StepJournal.release`)."""
+        for (topic, partition), below in sorted(offsets.items()):
+            self._journal.release(topic, partition, below)
+
+    def _score_outputs(self, writes: Sequence[ScoreWrite]) -> list[OutRecord]:
+        mcps = score_mcps(writes, self._datahub)
+        if self._writer is not None:
+            return list(self._writer.write(mcps))
+        return [
+            self._effect(DatahubWrite(w.effect_id, w.cause, mcp.to_obj())) for w, mcp in zip(writes, mcps, strict=True)
+        ]
 
     def _outputs(self, intent: Intent) -> list[OutRecord]:
         mcps = intent_mcps(intent, self._datahub)
         out: list[OutRecord] = []
-        if self._path == "kafka":
-            assert self._writer is not None
+        if self._writer is not None:
             out.extend(self._writer.write(mcps))
         else:
             out.extend(self._effect(w) for w in rest_effects(intent, mcps))

@@ -13,20 +13,10 @@ Implementations: :class:`MemoryLedger` (here) and :class:`pareis.store.ledger_re
 from __future__ import annotations
 
 import threading
-from typing import Protocol, runtime_checkable
 
+from pareis.model.ledger import EffectLedger
 
-@runtime_checkable
-class EffectLedger(Protocol):
-    """A set of delivered effect ids.
-
-    ``seen`` is true for an id once ``record`` returned for it (in any process sharing the store); recording
-    twice is harmless. Errors are :class:`~pareis.errors.Retriable` or :class:`~pareis.errors.Fatal`.
-    """
-
-    def seen(self, effect_id: str) -> bool: ...
-
-    def record(self, effect_id: str) -> None: ...
+__all__ = ["EffectLedger", "MemoryLedger"]
 
 
 class MemoryLedger:

@@ -19,88 +19,13 @@ replaced. Rules, identical in every implementation (the contract suite pins them
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
+from collections.abc import Sequence
 from typing import Protocol
 
-from pareis.core.graph import Attr, LineageView, Rel
+from pareis.core.graph import LineageView
+from pareis.model.lineage import AspectRecord, Edge, Facts, LineageUpdate, Outcome, Stamp
 
-Edge = tuple[Rel, str, str]
-"""``(relation, src, dst)``."""
-
-
-@dataclass(frozen=True, order=False)
-class Stamp:
-    """The version of an aspect value: ``systemMetadata.version`` when GMS sent one, and a time in ms (the MCL's
-    ``created.time``, else ``systemMetadata.lastObserved``)."""
-
-    version: int | None
-    time_ms: int
-
-    def older_than(self, other: Stamp, *, other_deleted: bool = False) -> bool:
-        """Whether a value stamped ``self`` predates one stamped ``other``.
-
-        Versions decide when both have one and they differ; otherwise, and always against a tombstone (aspect
-        versions may restart after a deletion), the times decide. Equal stamps are not older (ties apply).
-        """
-        if other_deleted or self.version is None or other.version is None or self.version == other.version:
-            return self.time_ms < other.time_ms
-        return self.version < other.version
-
-
-@dataclass(frozen=True)
-class Facts:
-    """What one aspect of one entity contributes: edges and attributes."""
-
-    edges: frozenset[Edge] = frozenset()
-    attrs: Mapping[Attr, str] = field(default_factory=dict)
-
-    @staticmethod
-    def of(edges: Iterable[Edge] = (), attrs: Mapping[Attr, str] | None = None) -> Facts:
-        return Facts(frozenset(edges), dict(attrs or {}))
-
-    def encode(self) -> str:
-        """Canonical JSON (sorted; equal facts ⇔ equal strings)."""
-        edges = sorted([str(r), s, d] for r, s, d in self.edges)
-        attrs = sorted([str(k), v] for k, v in self.attrs.items())
-        return json.dumps({"a": attrs, "e": edges}, separators=(",", ":"), ensure_ascii=False)
-
-    @staticmethod
-    def decode(text: str) -> Facts:
-        obj = json.loads(text)
-        return Facts(
-            frozenset((Rel(r), s, d) for r, s, d in obj["e"]),
-            {Attr(k): v for k, v in obj["a"]},
-        )
-
-
-@dataclass(frozen=True)
-class LineageUpdate:
-    """One aspect value of one entity, translated: replace that (entity, aspect)'s facts with ``facts``.
-
-    ``facts=None`` is a DELETE of the aspect.
-    """
-
-    entity: str
-    aspect: str
-    stamp: Stamp
-    facts: Facts | None
-
-
-class Outcome(StrEnum):
-    APPLIED = "applied"
-    UNCHANGED = "unchanged"
-    STALE = "stale"
-
-
-@dataclass(frozen=True)
-class Record:
-    """What the store remembers of one (entity, aspect): its stamp and its facts (None after a DELETE)."""
-
-    stamp: Stamp
-    facts: Facts | None
+__all__ = ["AspectRecord", "Edge", "Facts", "LineageStore", "LineageUpdate", "Outcome", "Stamp"]
 
 
 class LineageStore(LineageView, Protocol):
@@ -110,7 +35,7 @@ class LineageStore(LineageView, Protocol):
         """Apply updates in order, each atomically; one outcome per update. One round trip for the batch."""
         ...
 
-    def record(self, entity: str, aspect: str) -> Record | None:
+    def record(self, entity: str, aspect: str) -> AspectRecord | None:
         """The record of (entity, aspect), None if the store never saw it."""
         ...
 

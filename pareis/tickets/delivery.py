@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 
 from pareis.errors import Fatal, PareisError, Poison, Retriable
-from pareis.store.ledger import EffectLedger
+from pareis.model.ledger import EffectLedger
 from pareis.tickets.port import IncidentTicket, Ticketer, TicketRef
 from pareis.tickets.retry import RetryPolicy
 

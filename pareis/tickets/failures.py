@@ -14,12 +14,13 @@ The rule for every ticket adapter:
 
 from __future__ import annotations
 
-import email.utils
-import time
 from collections.abc import Mapping
 from typing import Any
 
 from pareis.errors import Fatal, PareisError, Poison, Retriable
+from pareis.model.http import header, retry_after_seconds
+
+__all__ = ["Rejected", "Unauthorized", "dig", "for_status", "header", "retry_after_seconds"]
 
 _BODY_LIMIT = 2000
 
@@ -43,31 +44,6 @@ class Unauthorized(Fatal):
         self.status = status
         self.body = body[:_BODY_LIMIT]
         super().__init__(f"{tool} refused the configured credential: HTTP {status}: {self.body}")
-
-
-def retry_after_seconds(value: str | None, *, now: float | None = None) -> float | None:
-    """Parse ``Retry-After``: delta seconds or an HTTP date; None when absent or unreadable."""
-    if value is None or not value.strip():
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
-
-
-def header(headers: Mapping[str, str], name: str) -> str | None:
-    """Case-insensitive header lookup over any mapping."""
-    lowered = name.lower()
-    for key, value in headers.items():
-        if key.lower() == lowered:
-            return value
-    return None
 
 
 def for_status(tool: str, status: int, headers: Mapping[str, str], body: str, *, what: str = "") -> PareisError:

@@ -1,5 +1,5 @@
 """The incidents path through the real runtime: the sample timeline replayed onto Kafka, the lineage, assertions and
-incidents roles run by :func:`pareis.bootstrap.run_roles` over Redis, and the DataHub writes read back from the
+incidents roles run by :func:`pareis.compose.process.run_roles` over Redis, and the DataHub writes read back from the
 MetadataChangeProposal topic with ``read_committed`` (the incidents role writes them transactionally).
 
 Expectations (see tests/unit/test_roles_flow.py for how they follow from the sample's builder): one incident on
@@ -18,7 +18,9 @@ import pytest
 import redis
 from confluent_kafka import Consumer
 
-from pareis import bootstrap
+from pareis.compose.process import run_roles
+from pareis.compose.replay import kafka_sink, replayer
+from pareis.compose.roles import resolve_roles
 from pareis.config import KafkaSettings, RuntimeSettings, Settings, Topics
 from pareis.core.incident_urn import incident_urn
 from pareis.core.lifecycle import Status
@@ -69,8 +71,8 @@ def running(names: Sequence[str], settings: Settings) -> Iterator[None]:
     """The roles ``names`` in a thread, through the production entry point; stopped (cleanly) on exit."""
     stop = threading.Event()
     codes: list[int] = []
-    roles = bootstrap.resolve_roles(names, settings)
-    thread = threading.Thread(target=lambda: codes.append(bootstrap.run_roles(roles, settings, stop=stop)))
+    roles = resolve_roles(names, settings)
+    thread = threading.Thread(target=lambda: codes.append(run_roles(roles, settings, stop=stop)))
     thread.start()
     try:
         yield
@@ -108,7 +110,7 @@ def test_the_sample_incident_is_written_once_opened_and_once_resolved(
 ) -> None:
     settings = settings_for(kafka_bootstrap, new_topic, new_group, redis_url)
     topics = settings.kafka.topics
-    report = bootstrap.replayer(settings, bootstrap.kafka_sink(settings), default_ms=0).run_files([sample.TIMELINE])
+    report = replayer(settings, kafka_sink(settings), default_ms=0).run_files([sample.TIMELINE])
     assert report.published[topics.mcl_timeseries] == 18
 
     # The lineage index first: an assertion run is keyed through siblings the index must already know.

@@ -21,8 +21,8 @@ from pareis.datahub.codec import Decoder, Encoder
 from pareis.datahub.gms import ChangeLogEmulator
 from pareis.datahub.metadata_file import read_proposals
 from pareis.datahub.registry import VendoredSchemaSource
+from pareis.datahub.schema_registry import RegistrySchemaSource
 from pareis.kafka.publisher import KafkaPublisher
-from pareis.kafka.schema_registry import RegistrySchemaSource
 from pareis.replay import Replayer, proposal_clock
 
 pytestmark = pytest.mark.integration

@@ -2,7 +2,7 @@
 
     python -m tests.support.roles KIND --input T --group G --dlq T [options]
 
-Kinds (the handler each test needs; all go through the real runtime, :func:`pareis.bootstrap.run_roles`):
+Kinds (the handler each test needs; all go through the real runtime, :func:`pareis.compose.process.run_roles`):
 
 * ``redis``: effects in Redis, idempotent: ``HSET <prefix>:effects <topic>:<partition>:<offset> <value>`` per
   message, then ``INCRBY <prefix>:applied <n>`` (counts redos too). Redis errors become Retriable.
@@ -35,11 +35,12 @@ from typing import TYPE_CHECKING, Any
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from pareis import bootstrap
+from pareis.compose.decoding import changelog_decoder
+from pareis.compose.process import run_roles
 from pareis.config import KafkaSettings, RuntimeSettings, Settings, Topics
 from pareis.errors import Retriable
-from pareis.kafka.records import Message, OutRecord, RawMessage
 from pareis.kafka.role import Delivery, Pipeline, Role
+from pareis.model.records import Message, OutRecord, RawMessage
 from pareis.telemetry.logging import configure_logging
 from tests.support.stack import wait_until
 
@@ -87,7 +88,7 @@ def transform_pipeline(output: str, work_s: float = 0.0) -> Pipeline[bytes]:
 
 
 def datahub_pipeline(settings: Settings, output: str) -> Pipeline[Any]:
-    decode_change = bootstrap.changelog_decoder(settings)
+    decode_change = changelog_decoder(settings)
 
     def decode(raw: RawMessage) -> Any:
         change = decode_change(raw)
@@ -125,13 +126,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--http-port", type=int, default=0)
     p.add_argument("--batch-work-ms", type=float, default=0.0, help="transform: simulated work per batch")
     p.add_argument("--rdkafka-debug", default="", help="librdkafka debug contexts, e.g. cgrp,fetch")
+    p.add_argument("--schema-registry", default=None, help="datahub: decode through this registry")
+    p.add_argument("--kafka-property", action="append", default=[], help="KEY=VALUE, a librdkafka property")
     p.add_argument("--wait-go", action="store_true", help="start only after a line on stdin (a warm standby)")
     a = p.parse_args(argv)
     settings = Settings(
         kafka=KafkaSettings(
             bootstrap_servers=a.bootstrap,
+            schema_registry_url=a.schema_registry,
             topics=Topics(dlq=a.dlq),
-            properties={"debug": a.rdkafka_debug} if a.rdkafka_debug else {},
+            properties={
+                **({"debug": a.rdkafka_debug} if a.rdkafka_debug else {}),
+                **dict(item.split("=", 1) for item in a.kafka_property),
+            },
         ),
         runtime=RuntimeSettings(
             batch_size=a.batch_size,
@@ -162,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     role = Role(a.kind, (a.input,), a.group, Delivery(a.delivery), build, (a.output, a.dlq))
     if a.wait_go:
         sys.stdin.readline()
-    return bootstrap.run_roles([role], settings)
+    return run_roles([role], settings)
 
 
 # --- driving the program from a test ---------------------------------------------------------------------------------

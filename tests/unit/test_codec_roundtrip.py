@@ -24,7 +24,7 @@ from pareis.datahub import schemas
 from pareis.datahub.aspects import is_timeseries, pegasus_json, typed_aspect
 from pareis.datahub.codec import Decoder, Encoder, mcl_record
 from pareis.datahub.registry import VendoredSchemaSource
-from pareis.kafka.schema_registry import RegistrySchemaSource
+from pareis.datahub.schema_registry import RegistrySchemaSource
 
 VERSIONED = "MetadataChangeLog_Versioned_v1"
 TIMESERIES = "MetadataChangeLog_Timeseries_v1"

@@ -11,7 +11,8 @@ import orjson
 import pytest
 import redis
 
-from pareis import bootstrap
+from pareis.compose.decoding import changelog_decoder
+from pareis.compose.roles import lineage_pipeline
 from pareis.config import DatahubSettings, Settings
 from pareis.core.blast import blast_radius
 from pareis.core.graph import Query, Rel
@@ -25,12 +26,12 @@ from pareis.datahub.translate import LINEAGE_ASPECTS
 from pareis.errors import DecodeError, Fatal, Origin, Retriable
 from pareis.kafka.batch import BatchProcessor
 from pareis.kafka.memory import MemoryBroker
-from pareis.kafka.records import Message, RawMessage
 from pareis.kafka.role import Pipeline
 from pareis.lineage_loader import load_files
+from pareis.model.records import Message, RawMessage
 from pareis.replay import Replayer, proposal_clock
 from pareis.roles.lineage import LineageHandler, update_of
-from pareis.store.lineage import Outcome, Record, Stamp
+from pareis.store.lineage import AspectRecord, Outcome, Stamp
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.lineage_redis import RedisLineageStore
 
@@ -147,7 +148,7 @@ def test_own_marks_follow_the_settings() -> None:
 def test_aspects_outside_the_index_contribute_nothing() -> None:
     store = MemoryLineageStore()
     handler = LineageHandler(store, DatahubSettings())
-    handler(batch(change({"name": "x"}, aspect_name="datasetProperties")))
+    handler(batch(change({"description": "x"}, aspect_name="editableDatasetProperties")))
     assert handler.outcomes == {}
 
 
@@ -180,7 +181,7 @@ def _at(c: ChangeLog, offset: int) -> ChangeLog:
 
 def test_redis_unreachable_is_retriable_for_the_handler_and_the_readiness_check() -> None:
     settings = Settings(redis_url="redis://127.0.0.1:1/0")
-    pipeline = bootstrap.lineage_pipeline(settings)
+    pipeline = lineage_pipeline(settings)
     try:
         with pytest.raises(Retriable):
             list(pipeline.handle(batch(change(lineage_aspect()))))
@@ -203,16 +204,16 @@ def test_a_redis_server_error_is_fatal() -> None:
 
 
 def test_the_pipeline_decodes_only_lineage_aspects() -> None:
-    pipeline = bootstrap.lineage_pipeline(Settings(redis_url="redis://127.0.0.1:1/0"))
+    pipeline = lineage_pipeline(Settings(redis_url="redis://127.0.0.1:1/0"))
     pipeline.close()
     assert isinstance(pipeline.handle, LineageHandler)
     assert set(pipeline.checks) == {"redis"}
     from consumers.lineage import ROLE
 
-    assert ROLE.factory == "pareis.bootstrap:lineage_pipeline"
+    assert ROLE.factory == "pareis.compose.roles:lineage_pipeline"
     decode = pipeline.decode
     assert decode(lineage_raw("upstreamLineage")) is not None
-    assert decode(lineage_raw("datasetProperties")) is None, "filtered on the header"
+    assert decode(lineage_raw("editableDatasetProperties")) is None, "filtered on the header"
 
 
 def lineage_raw(aspect_name: str) -> RawMessage:
@@ -249,7 +250,7 @@ def role_store(broker: MemoryBroker, batch_size: int, redo: bool = False) -> Mem
     settings.kafka.topics.mcl_timeseries = TOPICS["timeseries"]
     store = MemoryLineageStore()
     pipeline: Pipeline[ChangeLog] = Pipeline(
-        bootstrap.changelog_decoder(settings, LINEAGE_ASPECTS), LineageHandler(store, settings.datahub)
+        changelog_decoder(settings, LINEAGE_ASPECTS), LineageHandler(store, settings.datahub)
     )
     processor = BatchProcessor("lineage", pipeline, "dlq")
     for partition in range(3):
@@ -263,7 +264,7 @@ def role_store(broker: MemoryBroker, batch_size: int, redo: bool = False) -> Mem
     return store
 
 
-def canonical(record: Record | None) -> str | None:
+def canonical(record: AspectRecord | None) -> str | None:
     if record is None:
         return None
     return f"{record.stamp}:{record.facts.encode() if record.facts is not None else 'deleted'}"

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from pareis import bootstrap
+from pareis.compose.ports import Ports
+from pareis.compose.roles import assertions_pipeline
 from pareis.config import Settings
 from pareis.core.graph import Rel
 from pareis.core.keys import canonical, incident_keys, sibling_classes
@@ -16,7 +17,7 @@ from pareis.datahub.registry import VendoredSchemaSource
 from pareis.errors import DecodeError
 from pareis.kafka.batch import BatchProcessor
 from pareis.kafka.dlq import ERROR_REASON
-from pareis.kafka.records import Message, RawMessage, header
+from pareis.model.records import Message, RawMessage, header
 from pareis.roles.assertions import AssertionsHandler, ObservedRun
 from pareis.roles.messages import decode_signal
 from pareis.store.lineage import Facts, LineageUpdate, Stamp
@@ -148,9 +149,9 @@ def raw(value: bytes, offset: int, timestamp_ms: int | None = None) -> RawMessag
 
 def test_the_pipeline_decodes_run_events_and_dead_letters_invalid_ones(lineage: MemoryLineageStore) -> None:
     settings = Settings()
-    ports = bootstrap.Embedded.in_memory()
+    ports = Ports.in_memory()
     ports.lineage = lineage
-    pipeline = bootstrap.assertions_pipeline(settings, ports)
+    pipeline = assertions_pipeline(settings, ports)
     batch = [
         raw(frame("assertionRunEvent", event(A1, 100, "FAILURE")), 0),
         raw(frame("datasetProfile", {"timestampMillis": 1}, entity=WAREHOUSE), 1),  # not a run: filtered
@@ -173,9 +174,25 @@ def test_the_pipeline_decodes_run_events_and_dead_letters_invalid_ones(lineage: 
 
 
 def test_a_malformed_run_event_is_a_located_decode_error() -> None:
-    pipeline = bootstrap.assertions_pipeline(Settings(), bootstrap.Embedded.in_memory())
+    pipeline = assertions_pipeline(Settings(), Ports.in_memory())
     bad = event(A1, 100, "MAYBE")
     with pytest.raises(DecodeError) as caught:
         pipeline.decode(raw(frame("assertionRunEvent", bad), 8))
     assert caught.value.reason == "aspect-shape"
     assert caught.value.origin is not None and caught.value.origin.offset == 8
+
+
+def test_the_pipeline_records_dataset_operations_without_a_signal() -> None:
+    ports = Ports.in_memory()
+    pipeline = assertions_pipeline(Settings(), ports)
+    operation = {"timestampMillis": 7_000, "lastUpdatedTimestamp": 6_500, "operationType": "INSERT"}
+    batch = [
+        raw(frame("operation", operation, entity=WAREHOUSE), 0),
+        raw(frame("operation", {"timestampMillis": 8_000}, entity=WAREHOUSE), 1),
+        raw(frame("operation", {"operationType": "DROP"}, entity=WAREHOUSE), 2),  # no time: nothing to record
+    ]
+    result = BatchProcessor("assertions", pipeline, "dlq").process(batch)
+    assert result.outputs == []
+    assert ports.runs.last_operation(WAREHOUSE, 7_999) == 6_500  # lastUpdatedTimestamp, else the event's time
+    assert ports.runs.last_operation(WAREHOUSE, 10_000) == 8_000
+    assert ports.runs.assertions_of(WAREHOUSE) == []

@@ -6,12 +6,12 @@ from collections.abc import Sequence
 
 import pytest
 
-from pareis.errors import Poison, Retriable
+from pareis.errors import Fatal, Poison, Retriable
 from pareis.kafka.dlq import ROLE
 from pareis.kafka.embedded import EmbeddedRunner
 from pareis.kafka.memory import MemoryBroker
-from pareis.kafka.records import Message, OutRecord, RawMessage, header
 from pareis.kafka.role import Delivery, Pipeline, Role
+from pareis.model.records import Message, OutRecord, RawMessage, header
 
 DLQ = "dlq"
 
@@ -103,3 +103,26 @@ def test_poison_is_dead_lettered_like_the_kafka_runtime_does() -> None:
     (dead,) = list(broker.records(DLQ))
     assert dead.value == b"bad" and header(dead.headers, ROLE) == b"r" and header(dead.headers, "trace") == b"1"
     assert (report.consumed, report.handled, report.dead, report.batches) == (3, 2, 1, 1)
+
+
+def test_a_handler_bug_stops_the_role_instead_of_dead_lettering() -> None:
+    """A KeyError in a handler (our bug, not bad input) is Fatal: the role stops at the message, nothing goes to
+    the DLQ, and the message stays unconsumed, to be redone once the bug is fixed."""
+    broker = MemoryBroker()
+    seen: list[bytes] = []
+
+    def buggy(batch: Sequence[Message[bytes]]) -> list[OutRecord]:
+        for m in batch:
+            seen.append(m.value)
+            if m.value == b"bug":
+                raise KeyError("missing")
+        return []
+
+    for value in (b"ok", b"bug", b"after"):
+        broker.append("in", None, value)
+    runner = EmbeddedRunner(broker, [(role("r", ("in",)), Pipeline(_raw, buggy))], dlq_topic=DLQ)
+    with pytest.raises(Fatal, match="KeyError"):
+        runner.run()
+    assert seen == [b"ok", b"bug"], "the role stopped at the bug"
+    assert list(broker.records(DLQ)) == []
+    assert runner.pending("r") == 2, "the failing message was not consumed past"

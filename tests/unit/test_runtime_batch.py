@@ -9,8 +9,8 @@ import pytest
 from pareis.errors import DecodeError, Fatal, Poison, Retriable
 from pareis.kafka import dlq
 from pareis.kafka.batch import BatchProcessor
-from pareis.kafka.records import Message, OutRecord, RawMessage, header
 from pareis.kafka.role import Pipeline
+from pareis.model.records import Message, OutRecord, RawMessage, header
 
 
 def raw(offset: int, value: bytes | None, partition: int = 0, key: bytes | None = b"k") -> RawMessage:
@@ -63,10 +63,10 @@ def test_filtered_and_tombstones_are_counted_not_handled() -> None:
 
 
 def test_undecodable_message_is_dead_lettered_with_original_bytes_and_headers() -> None:
-    result = processor().process([raw(0, b"1"), raw(7, b"bad", key=b"the-key"), raw(8, b"crash"), raw(9, b"2")])
+    result = processor().process([raw(0, b"1"), raw(7, b"bad", key=b"the-key"), raw(9, b"2")])
     assert [r.value for r in result.outputs if r.topic == "out"] == [b"2", b"4"]
     dead = [r for r in result.outputs if r.topic == "dlq"]
-    assert [d.value for d in dead] == [b"bad", b"crash"]
+    assert [d.value for d in dead] == [b"bad"]
     first = dead[0]
     assert first.key == b"the-key"
     assert first.headers[0] == ("trace", b"t1")  # original headers first, untouched
@@ -77,9 +77,15 @@ def test_undecodable_message_is_dead_lettered_with_original_bytes_and_headers() 
     assert header(first.headers, dlq.ERROR_CLASS) == b"DecodeError"
     assert header(first.headers, dlq.ERROR_REASON) == b"framing"
     assert b"not a number" in (header(first.headers, dlq.ERROR_MESSAGE) or b"")
-    assert header(dead[1].headers, dlq.ERROR_CLASS) == b"IndexError"
-    assert result.tally.dead == {("in", 0): 2}
-    assert result.tally.errors == {"DecodeError": 1, "IndexError": 1}
+    assert result.tally.dead == {("in", 0): 1}
+    assert result.tally.errors == {"DecodeError": 1}
+
+
+def test_a_decoder_crash_is_fatal_not_dead_lettered() -> None:
+    """An unclassified decoder error is our bug (or an untranslated library error), not the input's fault."""
+    with pytest.raises(Fatal, match=r"the decoder raised IndexError on in\[0\]@8") as caught:
+        processor().process([raw(0, b"1"), raw(8, b"crash"), raw(9, b"2")])
+    assert isinstance(caught.value.__cause__, IndexError)
 
 
 def test_handler_poison_is_isolated_to_the_guilty_messages() -> None:
@@ -89,13 +95,21 @@ def test_handler_poison_is_isolated_to_the_guilty_messages() -> None:
         calls.append([m.value for m in batch])
         return echo(batch)
 
-    result = processor(handle).process([raw(0, b"1"), raw(1, b"13"), raw(2, b"66"), raw(3, b"4")])
-    assert calls == [[1, 13, 66, 4], [1], [13], [66], [4]]
-    assert [r.value for r in result.outputs if r.topic == "out"] == [b"2", b"8"]
+    result = processor(handle).process([raw(0, b"1"), raw(1, b"13"), raw(2, b"5"), raw(3, b"4")])
+    assert calls == [[1, 13, 5, 4], [1], [13], [5], [4]]
+    assert [r.value for r in result.outputs if r.topic == "out"] == [b"2", b"10", b"8"]
     dead = [r for r in result.outputs if r.topic == "dlq"]
-    assert [header(d.headers, dlq.SOURCE_OFFSET) for d in dead] == [b"1", b"2"]
-    assert [header(d.headers, dlq.ERROR_CLASS) for d in dead] == [b"Poison", b"KeyError"]
-    assert result.tally.handled == {("in", 0): 2}
+    assert [header(d.headers, dlq.SOURCE_OFFSET) for d in dead] == [b"1"]
+    assert [header(d.headers, dlq.ERROR_CLASS) for d in dead] == [b"Poison"]
+    assert result.tally.handled == {("in", 0): 3}
+
+
+@pytest.mark.parametrize("values", [[b"1", b"66", b"4"], [b"13", b"66"]], ids=["in-the-batch", "while-isolating"])
+def test_a_handler_bug_is_fatal_not_dead_lettered(values: list[bytes]) -> None:
+    """A KeyError in a handler stops the role: nothing is dead-lettered or produced, so nothing commits past it."""
+    with pytest.raises(Fatal, match="the handler raised KeyError") as caught:
+        processor().process([raw(i, v) for i, v in enumerate(values)])
+    assert isinstance(caught.value.__cause__, KeyError)
 
 
 @pytest.mark.parametrize("error", [Retriable("redis down"), Fatal("fenced")])

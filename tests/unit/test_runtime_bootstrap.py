@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from pareis import bootstrap
+from pareis.compose.decoding import changelog_decoder
+from pareis.compose.roles import ROLE_NAMES, resolve_roles
 from pareis.config import Settings
 from pareis.datahub.codec import Encoder, mcl_record
 from pareis.datahub.registry import VendoredSchemaSource
 from pareis.errors import DecodeError
-from pareis.kafka.records import RawMessage
+from pareis.model.records import RawMessage
 
 TOPIC = "MetadataChangeLog_Versioned_v1"
 URN = "urn:li:dataset:(urn:li:dataPlatform:snowflake,db.s.orders,PROD)"
@@ -27,14 +28,14 @@ def raw(value: bytes, offset: int = 9) -> RawMessage:
 
 def test_resolve_roles_expands_all_and_rejects_unknown_names() -> None:
     settings = Settings()
-    assert [r.name for r in bootstrap.resolve_roles(["all"], settings)] == list(bootstrap.ROLE_NAMES)
-    assert [r.name for r in bootstrap.resolve_roles(["effects", "effects"], settings)] == ["effects"]
+    assert [r.name for r in resolve_roles(["all"], settings)] == list(ROLE_NAMES)
+    assert [r.name for r in resolve_roles(["effects", "effects"], settings)] == ["effects"]
     with pytest.raises(ValueError, match="unknown role"):
-        bootstrap.resolve_roles(["nope"], settings)
+        resolve_roles(["nope"], settings)
 
 
 def test_changelog_decoder_filters_on_the_aspect_before_decoding() -> None:
-    decode = bootstrap.changelog_decoder(Settings(), aspects={"upstreamLineage"})
+    decode = changelog_decoder(Settings(), aspects={"upstreamLineage"})
     assert decode(raw(frame("datasetProperties", {"name": "x"}))) is None
     change = decode(raw(frame("upstreamLineage", {"upstreams": []})))
     assert change is not None and change.entity_urn == URN and change.aspect_json() == {"upstreams": []}
@@ -43,13 +44,13 @@ def test_changelog_decoder_filters_on_the_aspect_before_decoding() -> None:
 def test_changelog_decoder_skips_the_prior_value() -> None:
     record = mcl_record(entity_urn=URN, aspect_name="upstreamLineage", aspect={"upstreams": []}, previous_aspect={})
     value = Encoder(VendoredSchemaSource(), TOPIC).encode_mcl(record)
-    change = bootstrap.changelog_decoder(Settings(), aspects={"upstreamLineage"})(raw(value))
+    change = changelog_decoder(Settings(), aspects={"upstreamLineage"})(raw(value))
     assert change is not None and change.aspect_json() == {"upstreams": []}
     assert change.previous_aspect is None  # no role reads it: decoded with previous=False
 
 
 def test_changelog_decoder_drops_pareis_own_writes() -> None:
-    decode = bootstrap.changelog_decoder(Settings())
+    decode = changelog_decoder(Settings())
     assert decode(raw(frame("globalTags", {"tags": []}, pipeline="pareis"))) is None
     assert decode(raw(frame("globalTags", {"tags": []}, pipeline="someone-else"))) is not None
 
@@ -66,6 +67,6 @@ def test_changelog_decoder_errors_are_located_decode_errors(value: bytes | None,
     if value is None:
         value = frame("upstreamLineage", {"upstreams": []})[:-7]
     with pytest.raises(DecodeError) as caught:
-        bootstrap.changelog_decoder(Settings(), aspects={"upstreamLineage"})(raw(value, offset=41))
+        changelog_decoder(Settings(), aspects={"upstreamLineage"})(raw(value, offset=41))
     assert caught.value.reason == reason
     assert caught.value.origin is not None and caught.value.origin.offset == 41

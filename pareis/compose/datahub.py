@@ -1,0 +1,85 @@
+"""Pareis's DataHub writes: the writer, chosen once from ``datahub.write_path``, and which role uses it.
+
+* ``kafka`` — a :class:`~pareis.datahub.writer.KafkaWriter` in the incidents role: the proposals are records of
+  the role's own Kafka transaction, committed exactly once with the step that caused them;
+* ``rest`` — a :class:`~pareis.datahub.rest.RestWriter` in the effects role: the incidents role emits
+  ``datahub.write`` effects instead, and the effects role delivers them (at-least-once, idempotent writes).
+
+This module is the only reader of ``write_path``; handlers are given a writer, or None.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pareis.config import Settings
+
+if TYPE_CHECKING:
+    from datahub.emitter.mcp import MetadataChangeProposalWrapper
+    from datahub.ingestion.graph.client import DataHubGraph
+
+    from pareis.datahub.writer import DatahubWriter
+
+
+def datahub_writer(settings: Settings) -> DatahubWriter:
+    """The writer of ``settings.datahub.write_path``; Fatal for ``rest`` with no GMS URL. Connects on first write."""
+    if settings.datahub.write_path == "rest":
+        from pareis.datahub.rest import RestWriter
+
+        return RestWriter.from_settings(settings.datahub)
+    from pareis.compose.decoding import schema_source
+    from pareis.datahub.writer import KafkaWriter
+
+    return KafkaWriter.from_source(schema_source(settings), settings.kafka.topics.mcp)
+
+
+@dataclass(frozen=True)
+class DatahubRoute:
+    """Which role hands the proposals to the writer: exactly one of the two is set."""
+
+    incidents: DatahubWriter | None
+    """The incidents role's writer (``kafka``); None: it emits ``datahub.write`` effects instead."""
+    effects: DatahubWriter | None
+    """The effects role's writer for ``datahub.write`` effects (``rest``); None: it has none to deliver."""
+
+    @classmethod
+    def of(cls, settings: Settings, writer: DatahubWriter) -> DatahubRoute:
+        if settings.datahub.write_path == "kafka":
+            return cls(incidents=writer, effects=None)
+        return cls(incidents=None, effects=writer)
+
+
+def start_up_mcps(settings: Settings) -> list[MetadataChangeProposalWrapper]:
+    """The start-up definitions (:func:`~pareis.datahub.definitions.definition_mcps`) then Pareis's entry in
+    DataHub's agent registry (:func:`~pareis.datahub.agent_registry.registry_mcps`: its Agent Skill, the MCP
+    server's tools, and the server itself when ``datahub.mcp_url`` is set)."""
+    from pareis.datahub.agent_registry import Skill, registry_mcps
+    from pareis.datahub.definitions import definition_mcps
+    from pareis.model.agent import SKILL_DIR, SKILL_PATH, TOOLS
+
+    skill = Skill.read(SKILL_DIR / "SKILL.md", path=SKILL_PATH)
+    return [*definition_mcps(settings.datahub), *registry_mcps(settings.datahub, tools=TOOLS, skill=skill)]
+
+
+def write_definitions(settings: Settings, writer: DatahubWriter) -> None:
+    """Write the start-up proposals (:func:`start_up_mcps`) once, outside any transaction, through ``writer``;
+    the records a Kafka writer returns are published to the MCP topic at once. Idempotent."""
+    records = writer.write(start_up_mcps(settings))
+    if not records:
+        return
+    from pareis.compose.replay import kafka_sink
+
+    sink = kafka_sink(settings)
+    for record in records:
+        assert record.value is not None
+        sink.publish(record.topic, record.key, record.value)
+    sink.flush()
+
+
+def datahub_graph(url: str, token: str | None = None, *, retries: int = 2) -> DataHubGraph:
+    """acryl-datahub's ``DataHubGraph`` on GMS at ``url`` (for reads: ``pareis bootstrap --datahub``), retrying a
+    failed request ``retries`` times with acryl's backoff; the caller closes it. Connects on first use."""
+    from datahub.ingestion.graph.client import DatahubClientConfig, DataHubGraph
+
+    return DataHubGraph(DatahubClientConfig(server=url, token=token, timeout_sec=30, retry_max_times=retries))

@@ -1,0 +1,59 @@
+"""What the roles decode with: the schema source and the change-log decoder they share."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import TYPE_CHECKING
+
+from pareis.config import Settings
+from pareis.errors import DecodeError
+from pareis.kafka.role import Decoder
+from pareis.model.records import RawMessage
+
+if TYPE_CHECKING:
+    from pareis.datahub.changelog import ChangeLog
+    from pareis.datahub.registry import SchemaSource
+
+
+def schema_source(settings: Settings, *, register: bool = False) -> SchemaSource:
+    """The registry named in settings (``register``: registering subjects as DataHub's emitters do), else
+    DataHub's internal-registry ids over the vendored schemas."""
+    from pareis.datahub.registry import VendoredSchemaSource
+    from pareis.datahub.schema_registry import RegistrySchemaSource
+
+    url = settings.kafka.schema_registry_url
+    if url:
+        return RegistrySchemaSource.connect(url, auto_register=register)
+    return VendoredSchemaSource(settings.kafka.topics.mcl_timeseries)
+
+
+def changelog_decoder(settings: Settings, aspects: Collection[str] | None = None) -> Decoder[ChangeLog]:
+    """A decoder of MetadataChangeLog messages for a role.
+
+    Filters (returns None) before the full decode when the aspect is not in ``aspects`` (None: keep all), and
+    after it when the change is Pareis's own write coming back (:func:`~pareis.datahub.marks.is_own_write`, the
+    one rule for that). Errors are
+    DecodeErrors located at the message. The prior value is skipped (``decode_mcl(..., previous=False)``):
+    ``previous_aspect`` is always None here, as no role reads it.
+    """
+    from pareis.datahub.codec import Decoder as Codec
+    from pareis.datahub.marks import is_own_write
+
+    codec = Codec(schema_source(settings))
+    wanted = frozenset(aspects) if aspects is not None else None
+    datahub = settings.datahub
+
+    def decode(raw: RawMessage) -> ChangeLog | None:
+        value = raw.value
+        assert value is not None  # the runtime filters tombstones before decoding
+        try:
+            if wanted is not None and codec.header(value).aspect_name not in wanted:
+                return None
+            change = codec.decode_mcl(value, raw.origin, previous=False)
+        except DecodeError as exc:
+            if exc.origin is not None:
+                raise
+            raise exc.at(raw.origin) from exc
+        return None if is_own_write(change.system_metadata, change.created, datahub) else change
+
+    return decode

@@ -1,0 +1,149 @@
+"""Every role's ports as one value, built in one of two ways: in process memory, or on Redis.
+
+A role's pipeline factory (:mod:`pareis.compose.roles`) takes a :class:`Ports` and uses the ports it needs; given
+none, it builds :meth:`Ports.on_redis` for itself (one Redis client per role, as the pods run them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from pareis.config import Settings
+from pareis.kafka.role import Check
+from pareis.store.scores import MemoryScoreLedger, ScoreLedger
+
+if TYPE_CHECKING:
+    import redis
+
+    from pareis.datahub.writer import DatahubWriter
+    from pareis.store.incidents import IncidentStore
+    from pareis.store.journal import StepJournal
+    from pareis.store.ledger import EffectLedger
+    from pareis.store.lineage import LineageStore
+    from pareis.store.runs import RunHistory
+    from pareis.tickets.port import Ticketer
+
+
+def _nothing() -> None:
+    return None
+
+
+@dataclass
+class Ports:
+    """The ports of every role.
+
+    ``datahub`` takes Pareis's DataHub writes: the writer of the configured path on Redis (see
+    :mod:`pareis.compose.datahub`), a :class:`~pareis.datahub.writer.MemoryWriter` in memory, on either path.
+    ``checks`` are the readiness probes of what the ports connect to; ``start`` is the start-up check of it (a
+    role refuses to start on an evicting Redis); ``close`` lets go of it.
+    """
+
+    lineage: LineageStore
+    runs: RunHistory
+    incidents: IncidentStore
+    journal: StepJournal
+    ledger: EffectLedger
+    datahub: DatahubWriter
+    ticketers: list[Ticketer] = field(default_factory=list)
+    checks: Mapping[str, Check] = field(default_factory=dict)
+    close: Callable[[], None] = _nothing
+    start: Callable[[], None] = _nothing
+    scores: ScoreLedger = field(default_factory=MemoryScoreLedger)
+    """The reliability scores last written to DataHub (:mod:`pareis.roles.scores`)."""
+
+    @classmethod
+    def in_memory(cls, ticketers: Sequence[Ticketer] = ()) -> Ports:
+        """Fresh in-memory stores, a :class:`~pareis.datahub.writer.MemoryWriter`, and ``ticketers`` (the demo,
+        tests; run every role at once over them with :func:`pareis.compose.roles.embedded_runner`)."""
+        from pareis.datahub.writer import MemoryWriter
+        from pareis.store.incidents_memory import MemoryIncidentStore
+        from pareis.store.journal import MemoryStepJournal
+        from pareis.store.ledger import MemoryLedger
+        from pareis.store.lineage_memory import MemoryLineageStore
+        from pareis.store.runs_memory import MemoryRunHistory
+
+        return cls(
+            MemoryLineageStore(),
+            MemoryRunHistory(),
+            MemoryIncidentStore(),
+            MemoryStepJournal(),
+            MemoryLedger(),
+            MemoryWriter(),
+            list(ticketers),
+        )
+
+    @classmethod
+    def on_redis(cls, settings: Settings) -> Ports:
+        """The stores on one Redis client at ``settings.redis_url`` (default key prefixes), the ticket tools
+        configured in ``settings.tickets`` and the DataHub writer of ``settings.datahub.write_path``.
+
+        Nothing connects until the first read, write or probe. Readiness pings Redis; the stores translate its
+        errors (Retriable: unreachable, failing over; Fatal: credentials, server errors). A half-configured
+        ticket tool or a REST path with no GMS URL is Fatal here, at start-up.
+        """
+        from pareis.compose.datahub import datahub_writer
+        from pareis.store.incidents_redis import RedisIncidentStore
+        from pareis.store.journal_redis import RedisStepJournal
+        from pareis.store.ledger_redis import RedisLedger
+        from pareis.store.lineage_redis import RedisLineageStore
+        from pareis.store.runs_redis import RedisRunHistory
+        from pareis.store.scores_redis import RedisScoreLedger
+        from pareis.tickets.factory import ticketers_from_settings
+
+        client = redis_client(settings.redis_url)
+        tuning = settings.runtime.for_role("incidents")
+        writer = datahub_writer(settings)
+
+        def close() -> None:
+            try:
+                closer = getattr(writer, "close", None)
+                if closer is not None:
+                    closer()
+            finally:
+                client.close()
+
+        return cls(
+            lineage=RedisLineageStore(client),
+            runs=RedisRunHistory(client),
+            incidents=RedisIncidentStore(client),
+            # A transaction spans at most commit_every messages plus one batch; twice that is the journal's horizon.
+            journal=RedisStepJournal(client, keep=2 * (tuning.commit_every + tuning.batch_size)),
+            ledger=RedisLedger(client),
+            datahub=writer,
+            ticketers=ticketers_from_settings(settings.tickets),
+            checks={"redis": redis_ping(client)},
+            close=close,
+            start=redis_preflight(client),
+            scores=RedisScoreLedger(client),
+        )
+
+
+def redis_client(url: str) -> redis.Redis:
+    """A Redis client for Pareis's stores (bytes in and out, bounded timeouts); connects lazily."""
+    import redis
+
+    return redis.Redis.from_url(url, socket_timeout=10, socket_connect_timeout=5, health_check_interval=30)
+
+
+def redis_preflight(client: redis.Redis) -> Callable[[], None]:
+    """A role's start-up check of its Redis: refuse to start (Fatal) unless nothing can be evicted
+    (:func:`~pareis.store.redis_policy.require_noeviction`); Retriable, naming the server, when unreachable."""
+    from pareis.store.redis_policy import require_noeviction
+
+    def preflight() -> None:
+        require_noeviction(client)
+
+    return preflight
+
+
+def redis_ping(client: redis.Redis) -> Check:
+    """A readiness check: PING, with redis-py errors translated (Retriable/Fatal)."""
+    from pareis.store.redis_errors import translated
+
+    def ping() -> None:
+        with translated():
+            client.ping()
+
+    return ping

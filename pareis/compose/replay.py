@@ -1,0 +1,61 @@
+"""``pareis replay``'s pieces: the replayer (GMS emulation, the roles' codec and topics) and the Kafka publisher."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from pareis.config import Settings
+
+if TYPE_CHECKING:
+    from pareis.datahub.gms import LoggedChange
+    from pareis.replay import Replayer, Sink
+
+
+def replayer(
+    settings: Settings,
+    sink: Sink,
+    *,
+    default_ms: int,
+    speed: float = 0.0,
+    sleep: Callable[[float], None] | None = None,
+    on_change: Callable[[LoggedChange, str], None] | None = None,
+) -> Replayer:
+    """A :class:`~pareis.replay.Replayer` publishing to ``sink`` with the codec and topics of ``settings``.
+
+    With a schema registry configured, the change-log subjects are registered as DataHub's emitters do.
+    """
+    from pareis.compose.decoding import schema_source
+    from pareis.datahub.aspects import is_timeseries
+    from pareis.datahub.codec import Encoder
+    from pareis.datahub.gms import ChangeLogEmulator
+    from pareis.replay import Replayer, proposal_clock
+
+    topics = settings.kafka.topics
+    return Replayer(
+        emulator=ChangeLogEmulator(is_timeseries),
+        encoder=Encoder(schema_source(settings, register=True)),
+        sink=sink,
+        topics={"versioned": topics.mcl_versioned, "timeseries": topics.mcl_timeseries},
+        clock=proposal_clock(default_ms),
+        speed=speed,
+        sleep=sleep or time.sleep,
+        on_change=on_change,
+    )
+
+
+def sink(settings: Settings, *, memory: bool = False) -> Sink:
+    """Where ``pareis replay`` publishes: an in-process broker (``memory``), else :func:`kafka_sink`."""
+    if memory:
+        from pareis.kafka.memory import MemoryBroker
+
+        return MemoryBroker()
+    return kafka_sink(settings)
+
+
+def kafka_sink(settings: Settings) -> Sink:
+    """A publisher to the configured brokers (idempotent, acks=all)."""
+    from pareis.kafka.publisher import KafkaPublisher
+
+    return KafkaPublisher(settings.kafka.bootstrap_servers, settings.kafka.properties)

@@ -1,0 +1,67 @@
+"""The import contracts of ``pyproject.toml`` (``make lint`` runs them): they hold on the tree, and each one fails
+on a deliberate violation planted in a copy of it."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+
+
+def lint_imports(tree: Path) -> subprocess.CompletedProcess[str]:
+    """``lint-imports`` over the packages under ``tree``, with ``tree``'s pyproject.toml (``tree`` first on the
+    path, so a copy is analysed rather than the installed tree)."""
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--config", str(tree / "pyproject.toml"), "--no-cache"],
+        cwd=tree,
+        env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    copy = tmp_path_factory.mktemp("tree")
+    for name in ("pareis", "consumers"):
+        shutil.copytree(ROOT / name, copy / name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", copy / "pyproject.toml")
+    return copy
+
+
+def test_the_contracts_hold_on_the_tree(tree: Path) -> None:
+    result = lint_imports(tree)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "contract"),
+    [
+        ("pareis/core/violation.py", "import redis\n", "pareis.core imports the standard library only"),
+        ("pareis/core/violation.py", "from pareis.store import runs\n", "layers"),
+        ("pareis/datahub/violation.py", "from pareis.kafka import memory\n", "layers"),
+        ("pareis/store/violation.py", "from pareis.tickets import port\n", "layers"),
+        ("pareis/roles/violation.py", "from pareis.store import lineage_redis\n", "only the composition root"),
+        ("pareis/commands/violation.py", "from pareis.kafka import memory\n", "the read surfaces"),
+    ],
+)
+def test_a_deliberate_violation_breaks_its_contract(tree: Path, module: str, source: str, contract: str) -> None:
+    planted = tree / module
+    planted.write_text(f'"""A deliberate violation."""\n\n{source}')
+    try:
+        result = lint_imports(tree)
+    finally:
+        planted.unlink()
+    assert result.returncode == 1, result.stdout + result.stderr
+    broken = result.stdout.split("Broken contracts", 1)[-1]
+    assert contract in broken, result.stdout
+    assert module.removesuffix(".py").replace("/", ".") in broken
