@@ -6,15 +6,14 @@ in-process writer — ``pareis demo --serve``, the tests — holds while it chan
 can't be given is a 404 page (:class:`~pareis.answers.sources.CannotEvaluate`) or a 503
 (:class:`~pareis.answers.sources.SourceUnavailable`), never a traceback.
 
-The retrain gate (``pareis.answers.gate``) and reliability (``pareis.answers.reliability``) are rendered from their
-JSON; each is evaluated at the app's clock (the wall clock for ``pareis serve``, the demo's final simulated time for
-``pareis demo --serve``).
+The retrain gate (``pareis.answers.gate``, per model group) and reliability (``pareis.answers.reliability``:
+``pareis protect`` over every model) are rendered from their JSON; each is evaluated at the app's clock (the wall
+clock for ``pareis serve``, the demo's final simulated time for ``pareis demo --serve``).
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -42,7 +41,9 @@ STATES = ("ACTIVE", "RESOLVED")
 
 def environment() -> Environment:
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"]))
-    env.filters.update(short=present.short, when=present.when, duration=present.duration, link=present.link)
+    env.filters.update(
+        short=present.short, named=present.named, when=present.when, duration=present.duration, link=present.link
+    )
     return env
 
 
@@ -142,13 +143,22 @@ def _reading(question: Callable[[], T]) -> Callable[[], T]:
 # -- Incidents ---------------------------------------------------------------------------------------------------
 
 
+PAGE_ROWS = 100
+"""Rows the Incidents page shows before "show all": active incidents come first, so they are what is shown."""
+
+
 def _filters(request: Request) -> dict[str, str]:
     q = request.query_params
     return {
         "state": q.get("state", "") if q.get("state", "") in STATES else "",
         "severity": q.get("severity", "") if q.get("severity", "") in SEVERITIES else "",
         "q": q.get("q", "").strip(),
+        "all": "1" if q.get("all") == "1" else "",
     }
+
+
+def _shown(rows: list[Any], filters: dict[str, str]) -> list[Any]:
+    return rows if filters["all"] else rows[:PAGE_ROWS]
 
 
 def _matching(rows: list[Any], filters: dict[str, str]) -> list[Any]:
@@ -174,7 +184,8 @@ async def incidents_page(ctx: Context, request: Request) -> Response:
     rows, filters = await _incident_rows(ctx, request)
     return ctx.html(
         "incidents.html",
-        rows=rows,
+        rows=_shown(rows, filters),
+        total=len(rows),
         filters=filters,
         query=request.url.query,
         token=token,
@@ -188,7 +199,14 @@ async def incidents_page(ctx: Context, request: Request) -> Response:
 @answering
 async def incidents_table(ctx: Context, request: Request) -> Response:
     rows, filters = await _incident_rows(ctx, request)
-    return ctx.html("incidents_table.html", rows=rows, filters=filters, query=request.url.query, now_ms=ctx.clock())
+    return ctx.html(
+        "incidents_table.html",
+        rows=_shown(rows, filters),
+        total=len(rows),
+        filters=filters,
+        query=request.url.query,
+        now_ms=ctx.clock(),
+    )
 
 
 @answering
@@ -249,28 +267,19 @@ async def incident_api(ctx: Context, request: Request) -> Response:
 # -- Models ------------------------------------------------------------------------------------------------------
 
 
-def optional(module: str) -> Any | None:
-    """An answers module that may not be part of this build (the gate, reliability), or None."""
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        return None
-
-
 def _models_answer(ctx: Context) -> dict[str, Any]:
+    from pareis.answers.gate import cannot_evaluate_json, gate
     from pareis.answers.models import models
 
     answer = models(ctx.sources).to_json()
-    gate = optional("pareis.answers.gate")
     at_ms = ctx.clock()
     gates: dict[str, Any] = {}
-    if gate is not None:
-        for group in answer["groups"]:
-            try:
-                gates[group["group"]] = gate.gate(ctx.sources, model=group["group"], at_ms=at_ms).to_json()
-            except CannotEvaluate as exc:
-                gates[group["group"]] = {"decision": "CANNOT_EVALUATE", "reason": str(exc), "checks": []}
-    return {"evaluated_at_ms": at_ms, "gate_available": gate is not None, "gates": gates, **answer}
+    for group in answer["groups"]:
+        try:
+            gates[group["group"]] = gate(ctx.sources, model=group["group"], at_ms=at_ms).to_json()
+        except CannotEvaluate as exc:
+            gates[group["group"]] = {**cannot_evaluate_json(group["group"], str(exc)), "checks": []}
+    return {"evaluated_at_ms": at_ms, "gates": gates, **answer}
 
 
 @answering
@@ -287,11 +296,10 @@ async def models_api(ctx: Context, request: Request) -> Response:
 # -- Protect -----------------------------------------------------------------------------------------------------
 
 
-def _protect_answer(ctx: Context) -> dict[str, Any] | None:
-    reliability = optional("pareis.answers.reliability")
-    if reliability is None:
-        return None
-    answer = reliability.protect(ctx.sources, at_ms=ctx.clock())
+def _protect_answer(ctx: Context) -> dict[str, Any]:
+    from pareis.answers.reliability import protect
+
+    answer = protect(ctx.sources, at_ms=ctx.clock())
     return {**answer.to_json(), "yaml": answer.yaml}
 
 
@@ -303,7 +311,4 @@ async def protect_page(ctx: Context, request: Request) -> Response:
 
 @answering
 async def protect_api(ctx: Context, request: Request) -> Response:
-    answer = await ctx.ask(_reading(lambda: _protect_answer(ctx)))
-    if answer is None:
-        raise CannotEvaluate("reliability answers are not part of this build")
-    return _json(answer)
+    return _json(await ctx.ask(_reading(lambda: _protect_answer(ctx))))
