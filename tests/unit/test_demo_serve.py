@@ -11,9 +11,12 @@ import sys
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from tests.support import sample
 from tests.support.stack import wait_until
 
+pytestmark = pytest.mark.slow  # a subprocess runs the whole demo first
 ROOT = Path(__file__).resolve().parents[2]
 
 
