@@ -41,7 +41,9 @@ def chromium_path() -> str:
     return path
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: Playwright's sync API runs an event loop in the main thread while it is open, and
+# a later test (tests/unit) that calls asyncio.run() there would fail.
+@pytest.fixture(scope="module")
 def playwright() -> Iterator[Playwright]:
     from playwright.sync_api import sync_playwright
 
@@ -49,7 +51,7 @@ def playwright() -> Iterator[Playwright]:
         yield p
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(playwright: Playwright) -> Iterator[Browser]:
     browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
     yield browser

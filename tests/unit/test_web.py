@@ -4,6 +4,7 @@ guard, probes, metrics and the live follower. The browser-level behaviour is in 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import re
 from collections.abc import Iterator
@@ -152,7 +153,9 @@ def test_the_follower_numbers_changes_and_catches_up_late_streams() -> None:
         await follower.stop()
         return got
 
-    assert asyncio.run(scenario()) == ["1", "1", "2"]
+    # In a thread of its own: Playwright's sync API (tests/browser, same session) keeps a loop running in this one.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        assert pool.submit(asyncio.run, scenario()).result() == ["1", "1", "2"]
 
 
 def test_serve_refuses_to_bind_beyond_loopback_without_a_token(tmp_path: Path) -> None:
