@@ -10,10 +10,10 @@ open-world (they read Pareis's own sources and nothing else), with a typed resul
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 
@@ -46,15 +46,18 @@ async def one_line_errors(ctx: ServerRequestContext[Any, Any], call_next: CallNe
     return result
 
 
-def build_server(sources: Sources, *, tools: Callable[[Sources], Any] = Tools) -> MCPServer:
-    """A server whose tools answer from ``sources`` (the caller opens and closes them)."""
+def build_server(
+    sources: Sources, *, tools: Callable[[Sources], Any] = Tools, middleware: Sequence[ServerMiddleware[Any]] = ()
+) -> MCPServer:
+    """A server whose tools answer from ``sources`` (the caller opens and closes them); ``middleware`` runs
+    outside the server's own (the benchmark times requests with it)."""
     server: MCPServer = MCPServer(
         catalog.SERVER_NAME,
         title="Pareis",
         description="Read-only ML data-incident answers over DataHub metadata.",
         instructions=INSTRUCTIONS,
         version=__version__,
-        middleware=[one_line_errors],
+        middleware=[*middleware, one_line_errors],
     )
     impl = tools(sources)
     for entry in catalog.TOOLS:
