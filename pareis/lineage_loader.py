@@ -1,11 +1,13 @@
 """Loading DataHub file-format metadata into a lineage index, offline, exactly as the lineage role would.
 
 Each proposal goes through :class:`~pareis.datahub.gms.ChangeLogEmulator` (PATCHes applied to the last value,
-versions counted, no-op writes dropped, ``created`` stamped with the change's time) and the resulting change-log
+versions counted, no-op writes dropped, ``created`` stamped with the change's time, the siblings GMS's sibling hook
+would write added) and the resulting change-log
 entry through :func:`pareis.roles.lineage.foreign_update_of` — the lineage role's own translation — into
 :meth:`LineageStore.apply`. So an index loaded from a file equals the one the role builds from the same file
 replayed onto Kafka (``pareis replay``). Assertion runs (timeseries ``assertionRunEvent``) come back as
-:class:`~pareis.core.runs.AssertionRun` values for the incident core.
+:class:`~pareis.core.runs.AssertionRun` values for the incident core, and dataset changes (timeseries ``operation``)
+as (dataset, time) pairs for the gate's freshness check.
 
 Errors: an unreadable file, an aspect the translation rejects or an invalid run event raise
 :class:`~pareis.datahub.metadata_file.MetadataFileError` (Poison) naming the file and element; store errors
@@ -22,7 +24,7 @@ from pathlib import Path
 import orjson
 
 from pareis.config import DatahubSettings
-from pareis.core.runs import AssertionRun, InvalidRun, run_from_event
+from pareis.core.runs import OPERATION_ASPECT, AssertionRun, InvalidRun, operation_time, run_from_event
 from pareis.datahub.aspects import is_timeseries
 from pareis.datahub.changelog import ChangeLog
 from pareis.datahub.gms import ChangeLogEmulator, LoggedChange
@@ -33,6 +35,10 @@ from pareis.roles.lineage import foreign_update_of
 from pareis.store.lineage import LineageStore, LineageUpdate, Outcome
 
 RUN_ASPECT = "assertionRunEvent"
+PROFILE_ASPECT = "datasetProfile"
+"""The one timeseries aspect the index keeps (its latest value, as dataset attributes: DESIGN §2.5's test
+suggestions and the evidence pack's row counts). The live lineage role reads the versioned log only, so there a
+profile is known after a ``pareis bootstrap``."""
 DEFAULT_BATCH = 1000
 
 
@@ -44,6 +50,8 @@ class Loaded:
     changes: int = 0
     outcomes: Counter[Outcome] = field(default_factory=Counter)
     runs: list[AssertionRun] = field(default_factory=list)
+    operations: list[tuple[str, int]] = field(default_factory=list)
+    """(dataset, change time) of every ``operation`` aspect (:func:`pareis.core.runs.operation_time`)."""
 
     @property
     def updates(self) -> int:
@@ -77,34 +85,39 @@ def load(
     default_ms: int = 0,
     datahub: DatahubSettings | None = None,
     batch: int = DEFAULT_BATCH,
+    hooks: bool = True,
 ) -> Loaded:
     """Apply ``proposals`` to ``store`` in order, ``batch`` updates per :meth:`LineageStore.apply` call.
 
     A change's time is its ``systemMetadata.lastObserved``, else ``default_ms``. ``datahub`` names Pareis's own
-    marks (default settings): its own writes are skipped, as the role skips them.
+    marks (default settings): its own writes are skipped, as the role skips them. ``hooks``: whether GMS's
+    sibling hook runs (:meth:`~pareis.datahub.gms.ChangeLogEmulator.log`); off only to read files that already
+    hold what GMS wrote.
     """
     own = datahub or DatahubSettings()
-    emulator = ChangeLogEmulator(is_timeseries)
+    emulator = ChangeLogEmulator(is_timeseries, hooks=hooks)
     clock = proposal_clock(default_ms)
     loaded = Loaded()
 
     def updates() -> Iterator[LineageUpdate | None]:
         for proposal in proposals:
             loaded.proposals += 1
-            logged = emulator.apply(proposal, clock(proposal))
-            if logged is None:
-                continue
-            loaded.changes += 1
-            change = to_changelog(logged)
-            try:
-                if logged.log == "timeseries":
-                    if change.aspect_name == RUN_ASPECT and change.aspect is not None:
-                        loaded.runs.append(run_from_event(orjson.loads(change.aspect)))
-                    continue
-                update = foreign_update_of(change, own)
-            except (DecodeError, InvalidRun, orjson.JSONDecodeError) as exc:
-                raise MetadataFileError(f"{proposal.source}: {exc}") from exc
-            yield update
+            for logged in emulator.log(proposal, clock(proposal)):
+                loaded.changes += 1
+                change = to_changelog(logged)
+                try:
+                    if logged.log == "timeseries" and change.aspect_name != PROFILE_ASPECT:
+                        if change.aspect_name == RUN_ASPECT and change.aspect is not None:
+                            loaded.runs.append(run_from_event(orjson.loads(change.aspect)))
+                        elif change.aspect_name == OPERATION_ASPECT and change.aspect and change.entity_urn:
+                            changed = operation_time(orjson.loads(change.aspect))
+                            if changed is not None:
+                                loaded.operations.append((change.entity_urn, changed))
+                        continue
+                    update = foreign_update_of(change, own)
+                except (DecodeError, InvalidRun, orjson.JSONDecodeError) as exc:
+                    raise MetadataFileError(f"{proposal.source}: {exc}") from exc
+                yield update
 
     _apply_in_batches(store, updates(), batch, loaded.outcomes)
     return loaded
@@ -160,6 +173,7 @@ def load_files(
     default_ms: int = 0,
     datahub: DatahubSettings | None = None,
     batch: int = DEFAULT_BATCH,
+    hooks: bool = True,
 ) -> Loaded:
     """:func:`load` of every proposal of every file (:func:`~pareis.datahub.metadata_file.read_proposals`)."""
-    return load(store, read_proposals(paths), default_ms=default_ms, datahub=datahub, batch=batch)
+    return load(store, read_proposals(paths), default_ms=default_ms, datahub=datahub, batch=batch, hooks=hooks)

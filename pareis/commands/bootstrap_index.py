@@ -57,12 +57,15 @@ def bootstrap_index(
                 snapshot = GmsSnapshot(graph)
                 loaded = load_changes(target.lineage, snapshot.all_changes())
                 loaded.runs = list(snapshot.all_runs())
+                loaded.operations = list(snapshot.all_operations())
             finally:
                 graph.close()
         else:
             assert metadata is not None
             loaded = load_files(target.lineage, metadata)
         new_runs = sum(target.runs.record(run) for run in loaded.runs)
+        for dataset, changed in loaded.operations:
+            target.runs.record_operation(dataset, changed)
     except (MetadataFileError, Poison) as exc:
         err.print(f"pareis bootstrap: {exc}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2) from exc
@@ -80,3 +83,5 @@ def bootstrap_index(
         print(f"  aspects read: {loaded.changes}")
     print(f"  lineage updates: {loaded.updates} ({outcomes})")
     print(f"  assertion runs: {len(loaded.runs)} ({new_runs} new)")
+    if loaded.operations:
+        print(f"  dataset operations: {len(loaded.operations)}")

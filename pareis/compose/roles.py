@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from pareis.datahub.changelog import ChangeLog
     from pareis.kafka.embedded import EmbeddedRunner
     from pareis.kafka.memory import MemoryBroker
-    from pareis.roles.assertions import ObservedRun
+    from pareis.roles.assertions import Observed
     from pareis.roles.messages import Effect, RunSignal
 
 PipelineFactory = Callable[[Settings, "Ports | None"], Pipeline[Any]]
@@ -43,18 +43,21 @@ def lineage_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline
 
     decode = changelog_decoder(settings, LINEAGE_ASPECTS)
     ports = _ports(settings, ports)
-    return Pipeline(decode, LineageHandler(ports.lineage, settings.datahub), checks=ports.checks, close=ports.close)
+    handler = LineageHandler(ports.lineage, settings.datahub, settings.kafka.topics.dlq)
+    return Pipeline(decode, handler, checks=ports.checks, close=ports.close, start=ports.start)
 
 
-def assertions_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline[ObservedRun]:
-    """The assertions role: run events → run history + signals (reads the lineage index for sibling classes)."""
+def assertions_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline[Observed]:
+    """The assertions role: run events → run history + signals (reads the lineage index for sibling classes);
+    dataset ``operation`` aspects → the run history's change times (for the retrain gate)."""
     from pareis.compose.decoding import changelog_decoder
+    from pareis.core.runs import OPERATION_ASPECT
     from pareis.roles.assertions import ASPECT, AssertionsHandler, run_decoder
 
-    decode = run_decoder(changelog_decoder(settings, {ASPECT}))
+    decode = run_decoder(changelog_decoder(settings, {ASPECT, OPERATION_ASPECT}))
     ports = _ports(settings, ports)
     handler = AssertionsHandler(ports.runs, ports.lineage, settings.kafka.topics.signals)
-    return Pipeline(decode, handler, checks=ports.checks, close=ports.close)
+    return Pipeline(decode, handler, checks=ports.checks, close=ports.close, start=ports.start)
 
 
 def incidents_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline[RunSignal]:
@@ -62,6 +65,7 @@ def incidents_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeli
     writer when the proposals travel in its transaction. Writes the start-up definitions first."""
     from pareis.compose.datahub import DatahubRoute, write_definitions
     from pareis.roles import incidents
+    from pareis.roles.scores import ScorePublisher
 
     ports = _ports(settings, ports)
     write_definitions(settings, ports.datahub)
@@ -73,8 +77,16 @@ def incidents_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeli
         writer=DatahubRoute.of(settings, ports.datahub).incidents,
         datahub=settings.datahub,
         effects_topic=settings.kafka.topics.effects,
+        scores=ScorePublisher(ports.lineage, ports.runs, ports.scores),
     )
-    return Pipeline(incidents.decode, handler, checks=ports.checks, close=ports.close)
+    return Pipeline(
+        incidents.decode,
+        handler,
+        checks=ports.checks,
+        close=ports.close,
+        start=ports.start,
+        committed=handler.committed,  # releases the step journal below the committed offsets
+    )
 
 
 def effects_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline[Effect]:
@@ -82,11 +94,14 @@ def effects_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline
     from pareis.compose.datahub import DatahubRoute
     from pareis.roles.effects import EffectsHandler, decode
     from pareis.tickets.delivery import TicketDelivery
+    from pareis.tickets.factory import check_ticket_tools
 
+    if ports is None:  # a role's process: it must know where ticket effects go (the demo and tests pass ports)
+        check_ticket_tools(settings.tickets)
     ports = _ports(settings, ports)
     rest = DatahubRoute.of(settings, ports.datahub).effects
     handler = EffectsHandler(TicketDelivery(ports.ticketers, ports.ledger), ports.ledger, rest)
-    return Pipeline(decode, handler, checks=ports.checks, close=ports.close)
+    return Pipeline(decode, handler, checks=ports.checks, close=ports.close, start=ports.start)
 
 
 def _declare(

@@ -79,8 +79,11 @@ def _file_sources(paths: list[str]) -> Sources:
     from pareis.store.runs_memory import MemoryRunHistory
 
     store, history = MemoryLineageStore(), MemoryRunHistory()
-    for run in load_files(store, paths).runs:
+    loaded = load_files(store, paths)
+    for run in loaded.runs:
         history.record(run)
+    for dataset, changed in loaded.operations:
+        history.record_operation(dataset, changed)
     return Sources(store, history, None, origin="metadata: " + ", ".join(paths))
 
 
@@ -98,6 +101,8 @@ def _gms_sources(url: str, token: str | None) -> Sources:
         load_changes(store, snapshot.all_changes())
         for run in snapshot.all_runs():
             history.record(run)
+        for dataset, changed in snapshot.all_operations():
+            history.record_operation(dataset, changed)
     finally:
         graph.close()
     return Sources(store, history, None, origin=f"datahub: {url}")

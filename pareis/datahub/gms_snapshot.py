@@ -9,11 +9,12 @@ Calls (all on GMS):
 * ``GET /entitiesV2/<urn>?aspects=List(…)`` (``DataHubGraph.get_entity_raw``): the current value of each of that
   type's lineage aspects, with its ``systemMetadata`` (GMS's aspect ``version``) and ``created`` stamp;
 * ``POST /aspects?action=getTimeseriesAspectValues`` (``DataHubGraph.get_timeseries_values``): the
-  ``assertionRunEvent`` history of each assertion, newest first, up to ``runs_per_assertion``.
+  ``assertionRunEvent`` history of each assertion, newest first, up to ``runs_per_assertion``; and the latest
+  ``operations_per_dataset`` ``operation`` aspects of each dataset (when its data changed: the gate's freshness).
 
 Each aspect becomes an UPSERT :class:`~pareis.datahub.changelog.ChangeLog` carrying GMS's own stamps, so loading
 it into an index the role already maintains changes nothing that is newer there. Errors are translated as the
-REST writer translates them (:func:`pareis.datahub.rest.translate`): unreachable or 5xx/429 → Retriable, 401 →
+REST writer translates them (:func:`pareis.datahub.rest.from_rest_error`): unreachable or 5xx/429 → Retriable, 401 →
 Fatal, other refusals → Poison; a value that is not JSON → :class:`~pareis.errors.DecodeError`.
 """
 
@@ -28,18 +29,18 @@ import orjson
 import requests
 from datahub.configuration.common import ConfigurationError, GraphError
 from datahub.emitter.serialization_helper import pre_json_transform
-from datahub.metadata.schema_classes import AssertionRunEventClass
+from datahub.metadata.schema_classes import AssertionRunEventClass, OperationClass
 
-from pareis.core.runs import AssertionRun, InvalidRun, run_from_event
+from pareis.core.runs import AssertionRun, InvalidRun, operation_time, run_from_event
 from pareis.datahub.changelog import ChangeLog
-from pareis.datahub.rest import translate
+from pareis.datahub.rest import from_rest_error
 from pareis.errors import DecodeError, PareisError
 
 if TYPE_CHECKING:
     from datahub.ingestion.graph.client import DataHubGraph
 
 ENTITY_ASPECTS: Mapping[str, tuple[str, ...]] = {
-    "dataset": ("schemaMetadata", "upstreamLineage", "siblings", "status", "deprecation"),
+    "dataset": ("schemaMetadata", "datasetProperties", "upstreamLineage", "siblings", "status", "deprecation"),
     "dataJob": ("dataJobInputOutput", "status", "deprecation"),
     "dataProcessInstance": (
         "dataProcessInstanceProperties",
@@ -48,6 +49,7 @@ ENTITY_ASPECTS: Mapping[str, tuple[str, ...]] = {
         "status",
     ),
     "mlFeature": ("mlFeatureProperties", "status", "deprecation"),
+    "mlPrimaryKey": ("mlPrimaryKeyProperties", "status", "deprecation"),
     "mlFeatureTable": ("mlFeatureTableProperties", "status", "deprecation"),
     "mlModelGroup": ("mlModelGroupProperties", "status", "deprecation"),
     "mlModel": ("mlModelProperties", "versionProperties", "status", "deprecation"),
@@ -65,6 +67,7 @@ class GmsSnapshot:
     graph: DataHubGraph
     page_size: int = 1000
     runs_per_assertion: int = 10_000
+    operations_per_dataset: int = 10
 
     def urns(self, entity_type: str) -> Iterator[str]:
         """Every URN of ``entity_type``, soft-deleted or not."""
@@ -120,6 +123,23 @@ class GmsSnapshot:
         for urn in self.urns("assertion"):
             yield from self.runs(urn)
 
+    def operations(self, dataset: str) -> list[int]:
+        """The change times (:func:`~pareis.core.runs.operation_time`) of ``dataset``'s latest ``operation`` aspects."""
+        what = f"getTimeseriesAspectValues(operation of {dataset})"
+        with _translated(what):
+            events = self.graph.get_timeseries_values(dataset, OperationClass, {}, limit=self.operations_per_dataset)
+        try:
+            times = [operation_time(pre_json_transform(event.to_obj())) for event in events]
+        except InvalidRun as exc:
+            raise DecodeError("aspect-shape", f"{what}: {exc}") from exc
+        return sorted(t for t in times if t is not None)
+
+    def all_operations(self) -> Iterator[tuple[str, int]]:
+        """(dataset, change time) of :meth:`operations` of every dataset."""
+        for urn in self.urns("dataset"):
+            for changed in self.operations(urn):
+                yield urn, changed
+
 
 @contextmanager
 def _translated(what: str) -> Iterator[None]:
@@ -129,6 +149,6 @@ def _translated(what: str) -> Iterator[None]:
     except PareisError:
         raise
     except (GraphError, ConfigurationError, requests.RequestException) as exc:  # OperationalError is a GraphError
-        raise translate(exc, what) from exc
+        raise from_rest_error(exc, what) from exc
     except ValueError as exc:  # a body that is not JSON
         raise DecodeError("aspect-json", f"{what}: {exc}") from exc

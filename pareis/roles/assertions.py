@@ -4,6 +4,8 @@ Input: ``assertionRunEvent`` change-log entries (reference §7.2: keyed by the *
 in ``asserteeUrn``, and for dbt it is the ``dataPlatform:dbt`` sibling of the warehouse table).
 
 * Every run is recorded in the run history, idempotent by (assertion, timestamp), so a redone batch is harmless.
+* Every ``operation`` (a change of a dataset's data) is recorded in the run history too, for the retrain gate's
+  freshness check (DESIGN §2.4 check 4); it produces no signal.
 * Each SUCCESS or FAILURE run becomes a signal on ``pareis.signals.v1`` keyed by the run's **incident key**;
   ERROR and INIT runs are recorded but not forwarded, since they say nothing about the data (DESIGN §2.3). A run
   already in the history is forwarded again: the role is at-least-once, and a crash between recording and
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 
 from pareis.core.graph import LineageView
 from pareis.core.keys import incident_keys
-from pareis.core.runs import AssertionRun, InvalidRun, run_from_event
+from pareis.core.runs import OPERATION_ASPECT, AssertionRun, InvalidRun, operation_time, run_from_event
 from pareis.datahub.changelog import ChangeLog
 from pareis.errors import DecodeError
 from pareis.kafka.role import Decoder
@@ -63,12 +65,40 @@ def observed_run(change: ChangeLog, kafka_ms: int | None = None) -> ObservedRun 
     return ObservedRun(run, logged)
 
 
-def run_decoder(changes: Decoder[ChangeLog]) -> Decoder[ObservedRun]:
-    """The role's decoder: ``changes`` (the change-log decoder, filtering on the aspect) then :func:`observed_run`."""
+@dataclass(frozen=True)
+class ObservedOperation:
+    """A change of a dataset's data (an ``operation`` aspect), at :func:`~pareis.core.runs.operation_time`."""
 
-    def decode(raw: RawMessage) -> ObservedRun | None:
+    dataset: str
+    time_ms: int
+
+
+Observed = ObservedRun | ObservedOperation
+
+
+def observed_operation(change: ChangeLog) -> ObservedOperation | None:
+    """The dataset change an ``operation`` aspect records; None for other aspects, DELETE, or no usable time.
+    DecodeError (Poison) when the aspect is not an object."""
+    if change.aspect_name != OPERATION_ASPECT or change.change_type == "DELETE" or not change.entity_urn:
+        return None
+    try:
+        changed = operation_time(change.aspect_json())
+    except InvalidRun as exc:
+        raise DecodeError("aspect-shape", f"{OPERATION_ASPECT} of {change.entity_urn}: {exc}", change.origin) from exc
+    return None if changed is None else ObservedOperation(change.entity_urn, changed)
+
+
+def run_decoder(changes: Decoder[ChangeLog]) -> Decoder[Observed]:
+    """The role's decoder: ``changes`` (the change-log decoder, filtering on the aspects) then
+    :func:`observed_run` or, for an ``operation``, :func:`observed_operation`."""
+
+    def decode(raw: RawMessage) -> Observed | None:
         change = changes(raw)
-        return None if change is None else observed_run(change, raw.timestamp_ms)
+        if change is None:
+            return None
+        if change.aspect_name == OPERATION_ASPECT:
+            return observed_operation(change)
+        return observed_run(change, raw.timestamp_ms)
 
     return decode
 
@@ -81,15 +111,20 @@ class AssertionsHandler:
         self._lineage = lineage
         self._topic = signals_topic
 
-    def __call__(self, batch: Sequence[Message[ObservedRun]]) -> list[OutRecord]:
+    def __call__(self, batch: Sequence[Message[Observed]]) -> list[OutRecord]:
         recorded: list[ObservedRun] = []
         for message in batch:
-            run = message.value.run
+            value = message.value
+            if isinstance(value, ObservedOperation):
+                # Recorded for the gate's freshness check (DESIGN §2.4 check 4); it says nothing to the incidents.
+                self._runs.record_operation(value.dataset, value.time_ms)
+                continue
+            run = value.run
             if not self._runs.record(run):
                 # A run with this identity is stored already: forward the stored one, so signals agree with the
                 # history whatever a re-sent event says.
                 run = self._runs.get(run.assertion, run.timestamp_ms) or run
-            recorded.append(ObservedRun(run, message.value.logged_ms))
+            recorded.append(ObservedRun(run, value.logged_ms))
         counting = [o for o in recorded if o.run.counts]
         keys = incident_keys(self._lineage, {o.run.dataset for o in counting})
         out = []

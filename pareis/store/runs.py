@@ -41,6 +41,11 @@ class RunHistory(Protocol):
         """Every dataset with at least one recorded run, sorted (the read side's incident list)."""
         ...
 
+    def failed_datasets(self) -> list[str]:
+        """Every dataset that a FAILURE run was ever recorded for (or offered for: a duplicate that was not kept
+        counts too), sorted. Only these can have incidents: one read instead of :meth:`datasets`' whole scan."""
+        ...
+
     def assertions_of(self, dataset: str) -> list[str]:
         """The assertions that have runs whose assertee is ``dataset``, sorted."""
         ...
@@ -49,6 +54,30 @@ class RunHistory(Protocol):
         """What :func:`pareis.core.lifecycle.step` needs: every run of ``assertions`` at or after ``floor_ms``
         (all of them when None), plus each one's latest SUCCESS-or-FAILURE run before it; sorted by
         (timestamp, assertion)."""
+        ...
+
+    def latest_of(
+        self, assertions: Iterable[str], at_ms: int
+    ) -> dict[str, tuple[AssertionRun | None, AssertionRun | None]]:
+        """For each assertion: (its latest run of any kind, its latest SUCCESS-or-FAILURE run) at or before
+        ``at_ms`` — :meth:`latest` both ways for many assertions in one round trip."""
+        ...
+
+    def assertions_by_dataset(self, datasets: Iterable[str]) -> dict[str, list[str]]:
+        """:meth:`assertions_of` of each dataset, in one round trip."""
+        ...
+
+    def last_operations(self, datasets: Iterable[str], at_ms: int) -> dict[str, int]:
+        """:meth:`last_operation` of each dataset that has one, in one round trip."""
+        ...
+
+    def record_operation(self, dataset: str, time_ms: int) -> bool:
+        """Note that ``dataset``'s data changed at ``time_ms`` (an ``operation`` aspect: its
+        ``lastUpdatedTimestamp``, else its timestamp); True if that time was not recorded for it yet."""
+        ...
+
+    def last_operation(self, dataset: str, at_ms: int) -> int | None:
+        """The latest recorded change time of ``dataset`` at or before ``at_ms``; None when none is."""
         ...
 
 

@@ -6,7 +6,7 @@ import threading
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 
-from pareis.core.runs import AssertionRun
+from pareis.core.runs import AssertionRun, ResultType
 from pareis.store.runs import check_range, ordered
 
 
@@ -17,10 +17,14 @@ class MemoryRunHistory:
         self._lock = threading.Lock()
         self._runs: dict[str, list[AssertionRun]] = {}
         self._assertions: dict[str, set[str]] = {}
+        self._operations: dict[str, list[int]] = {}
+        self._failed: set[str] = set()
 
     def record(self, run: AssertionRun) -> bool:
         with self._lock:
             self._assertions.setdefault(run.dataset, set()).add(run.assertion)
+            if run.result is ResultType.FAILURE:
+                self._failed.add(run.dataset)
             runs = self._runs.setdefault(run.assertion, [])
             at = bisect_left(runs, run.timestamp_ms, key=_time)
             if at < len(runs) and runs[at].timestamp_ms == run.timestamp_ms:
@@ -52,6 +56,10 @@ class MemoryRunHistory:
         with self._lock:
             return sorted(self._assertions)
 
+    def failed_datasets(self) -> list[str]:
+        with self._lock:
+            return sorted(self._failed)
+
     def assertions_of(self, dataset: str) -> list[str]:
         with self._lock:
             return sorted(self._assertions.get(dataset, ()))
@@ -65,6 +73,33 @@ class MemoryRunHistory:
                 if seed is not None:
                     found.append(seed)
         return ordered(found)
+
+    def latest_of(
+        self, assertions: Iterable[str], at_ms: int
+    ) -> dict[str, tuple[AssertionRun | None, AssertionRun | None]]:
+        return {a: (self.latest(a, at_ms), self.latest(a, at_ms, counting=True)) for a in sorted(set(assertions))}
+
+    def assertions_by_dataset(self, datasets: Iterable[str]) -> dict[str, list[str]]:
+        return {d: self.assertions_of(d) for d in sorted(set(datasets))}
+
+    def last_operations(self, datasets: Iterable[str], at_ms: int) -> dict[str, int]:
+        found = {d: self.last_operation(d, at_ms) for d in sorted(set(datasets))}
+        return {d: t for d, t in found.items() if t is not None}
+
+    def record_operation(self, dataset: str, time_ms: int) -> bool:
+        with self._lock:
+            times = self._operations.setdefault(dataset, [])
+            at = bisect_left(times, time_ms)
+            if at < len(times) and times[at] == time_ms:
+                return False
+            times.insert(at, time_ms)
+            return True
+
+    def last_operation(self, dataset: str, at_ms: int) -> int | None:
+        with self._lock:
+            times = self._operations.get(dataset, [])
+            at = bisect_right(times, at_ms)
+            return times[at - 1] if at else None
 
 
 def _time(run: AssertionRun) -> int:

@@ -6,6 +6,8 @@ update them together)::
     <prefix>{<assertion>}:all       every run            ZSET  member = run JSON (sorted keys), score = ts
     <prefix>{<assertion>}:counting  SUCCESS and FAILURE  ZSET  same members
     <prefix>dataset:<dataset>       assertions run on it SET
+    <prefix>operation:<dataset>     its data's change times  ZSET  member = score = time (ms)
+    <prefix>failed                  datasets with a FAILURE  SET
 
 Members are the runs themselves, so every query is one ``ZRANGEBYSCORE`` with no second lookup. Timestamps
 are exact as scores up to 2**53 ms. Recording is a Lua script (check the timestamp, add to both sets) so a
@@ -19,7 +21,7 @@ from collections.abc import Iterable
 
 import redis
 
-from pareis.core.runs import AssertionRun, InvalidRun
+from pareis.core.runs import AssertionRun, InvalidRun, ResultType
 from pareis.errors import Fatal
 from pareis.store.redis_errors import translated
 from pareis.store.runs import check_range, ordered
@@ -47,6 +49,8 @@ class RedisRunHistory:
         with translated():
             # The dataset index first and unconditionally: a retry after a crash between the two still adds it.
             self._redis.sadd(self._dataset_key(run.dataset), run.assertion)
+            if run.result is ResultType.FAILURE:
+                self._redis.sadd(self._prefix + "failed", run.dataset)
             added = self._record(
                 keys=[self._key(run.assertion, "all"), self._key(run.assertion, "counting")],
                 args=[run.timestamp_ms, member, "1" if run.counts else "0"],
@@ -77,6 +81,11 @@ class RedisRunHistory:
             keys = self._redis.scan_iter(match=_glob_escape(head) + "*", count=1000)
             return sorted({_text(k)[len(head) :] for k in keys})
 
+    def failed_datasets(self) -> list[str]:
+        with translated():
+            members = self._redis.smembers(self._prefix + "failed")
+        return sorted(_text(m) for m in members)
+
     def assertions_of(self, dataset: str) -> list[str]:
         with translated():
             members = self._redis.smembers(self._dataset_key(dataset))
@@ -95,6 +104,63 @@ class RedisRunHistory:
         with translated():
             replies = pipe.execute()
         return ordered(self._decode(key, m) for key, members in zip(keys, replies, strict=True) for m in members)
+
+    def latest_of(
+        self, assertions: Iterable[str], at_ms: int
+    ) -> dict[str, tuple[AssertionRun | None, AssertionRun | None]]:
+        names = sorted(set(assertions))
+        pipe = self._redis.pipeline(transaction=False)
+        for name in names:
+            for kind in ("all", "counting"):
+                pipe.zrevrangebyscore(self._key(name, kind), at_ms, "-inf", start=0, num=1)
+        with translated():
+            replies = pipe.execute()
+        out: dict[str, tuple[AssertionRun | None, AssertionRun | None]] = {}
+        for i, name in enumerate(names):
+            got = [
+                self._decode(self._key(name, kind), found[0]) if found else None
+                for kind, found in zip(("all", "counting"), replies[2 * i : 2 * i + 2], strict=True)
+            ]
+            out[name] = (got[0], got[1])
+        return out
+
+    def assertions_by_dataset(self, datasets: Iterable[str]) -> dict[str, list[str]]:
+        names = sorted(set(datasets))
+        pipe = self._redis.pipeline(transaction=False)
+        for name in names:
+            pipe.smembers(self._dataset_key(name))
+        with translated():
+            replies = pipe.execute()
+        return {d: sorted(_text(m) for m in members) for d, members in zip(names, replies, strict=True)}
+
+    def last_operations(self, datasets: Iterable[str], at_ms: int) -> dict[str, int]:
+        names = sorted(set(datasets))
+        pipe = self._redis.pipeline(transaction=False)
+        for name in names:
+            pipe.zrevrangebyscore(self._operation_key(name), at_ms, "-inf", start=0, num=1)
+        with translated():
+            replies = pipe.execute()
+        return {d: self._operation_time(d, found[0]) for d, found in zip(names, replies, strict=True) if found}
+
+    def _operation_time(self, dataset: str, member: object) -> int:
+        text = _text(member) if isinstance(member, bytes | str) else repr(member)
+        if not text.lstrip("-").isdigit():
+            raise Fatal(f"corrupt operation time in redis key {self._operation_key(dataset)}: {text!r}")
+        return int(text)
+
+    def record_operation(self, dataset: str, time_ms: int) -> bool:
+        with translated():
+            added = self._redis.zadd(self._operation_key(dataset), {str(time_ms): time_ms})
+        return bool(added)
+
+    def last_operation(self, dataset: str, at_ms: int) -> int | None:
+        key = self._operation_key(dataset)
+        with translated():
+            found = self._redis.zrevrangebyscore(key, at_ms, "-inf", start=0, num=1)
+        return self._operation_time(dataset, found[0]) if found else None
+
+    def _operation_key(self, dataset: str) -> str:
+        return f"{self._prefix}operation:{dataset}"
 
     def _key(self, assertion: str, kind: str) -> str:
         return f"{self._prefix}{{{assertion}}}:{kind}"

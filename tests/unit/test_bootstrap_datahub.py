@@ -32,6 +32,7 @@ GRAPHQL_TYPES = {
     "DATA_PROCESS_INSTANCE": "dataProcessInstance",
     "MLFEATURE": "mlFeature",
     "MLFEATURE_TABLE": "mlFeatureTable",
+    "MLPRIMARY_KEY": "mlPrimaryKey",
     "MLMODEL": "mlModel",
     "MLMODEL_GROUP": "mlModelGroup",
     "ASSERTION": "assertion",
@@ -86,8 +87,11 @@ class FakeGmsReads(FakeServer):
             and request.query.get("action") == ("getTimeseriesAspectValues")
         ):
             body = request.json()
-            assert body["aspect"] == "assertionRunEvent" and body["entity"] == "assertion"
-            events = sorted(self.runs.get(body["urn"], []), key=lambda e: -e["timestampMillis"])[: body["limit"]]
+            assert (body["aspect"], body["entity"]) in (("assertionRunEvent", "assertion"), ("operation", "dataset"))
+            series = [
+                e for e in self.runs.get(body["urn"], []) if ("assertionUrn" in e) == (body["aspect"] != "operation")
+            ]
+            events = sorted(series, key=lambda e: -e["timestampMillis"])[: body["limit"]]
             values = [{"aspect": {"value": json.dumps(e), "contentType": "application/json"}} for e in events]
             return Reply.json(200, {"value": {"limit": body["limit"], "values": values}})
         return Reply.json(404, {"message": f"no route {request.method} {request.path}", "status": 404})
@@ -165,3 +169,27 @@ def test_a_refused_token_is_fatal_and_an_unavailable_server_retriable() -> None:
     with pytest.raises(Retriable, match="unreachable"):
         list(GmsSnapshot(graph).all_changes())
     graph.close()
+
+
+def test_the_gate_reads_a_gms_with_its_dataset_operations(gms: FakeGmsReads) -> None:
+    """``pareis gate --datahub`` (what the retrain-gate workflow runs) answers as from the file, and records each
+    dataset's ``operation`` change times for the freshness check."""
+    from typer.testing import CliRunner
+
+    from pareis import cli
+    from pareis.compose.sources import open_sources
+
+    datasets = sorted(u for u, t in gms.types.items() if t == "dataset")
+    gms.runs[datasets[0]] = [{"timestampMillis": 2_000, "lastUpdatedTimestamp": 1_500, "operationType": "INSERT"}]
+    with open_sources(datahub_url=gms.url) as sources:
+        assert sources.runs.last_operation(datasets[0], 10_000) == 1_500
+        assert sources.runs.last_operation(datasets[1], 10_000) is None
+    if not any(c.name == "gate" for c in cli.app.registered_commands):
+        cli._register()
+    group = "urn:li:mlModelGroup:(urn:li:dataPlatform:mlflow,churn,PROD)"
+    at = "2025-10-09T00:00:00Z"
+    runner = CliRunner()
+    live = runner.invoke(cli.app, ["gate", "--model", group, "--datahub", gms.url, "--at", at, "--json"])
+    offline = runner.invoke(cli.app, ["gate", "--model", group, "--metadata", str(SAMPLE), "--at", at, "--json"])
+    assert live.exit_code == offline.exit_code and live.exit_code in (0, 1), live.stderr
+    assert json.loads(live.stdout)["checks"] == json.loads(offline.stdout)["checks"]

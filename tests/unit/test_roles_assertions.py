@@ -180,3 +180,19 @@ def test_a_malformed_run_event_is_a_located_decode_error() -> None:
         pipeline.decode(raw(frame("assertionRunEvent", bad), 8))
     assert caught.value.reason == "aspect-shape"
     assert caught.value.origin is not None and caught.value.origin.offset == 8
+
+
+def test_the_pipeline_records_dataset_operations_without_a_signal() -> None:
+    ports = Ports.in_memory()
+    pipeline = assertions_pipeline(Settings(), ports)
+    operation = {"timestampMillis": 7_000, "lastUpdatedTimestamp": 6_500, "operationType": "INSERT"}
+    batch = [
+        raw(frame("operation", operation, entity=WAREHOUSE), 0),
+        raw(frame("operation", {"timestampMillis": 8_000}, entity=WAREHOUSE), 1),
+        raw(frame("operation", {"operationType": "DROP"}, entity=WAREHOUSE), 2),  # no time: nothing to record
+    ]
+    result = BatchProcessor("assertions", pipeline, "dlq").process(batch)
+    assert result.outputs == []
+    assert ports.runs.last_operation(WAREHOUSE, 7_999) == 6_500  # lastUpdatedTimestamp, else the event's time
+    assert ports.runs.last_operation(WAREHOUSE, 10_000) == 8_000
+    assert ports.runs.assertions_of(WAREHOUSE) == []

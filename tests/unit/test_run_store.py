@@ -155,3 +155,47 @@ def test_redis_store_reports_corrupt_data_and_wrong_types_as_fatal(redis_client:
     redis_client.set("t:{" + B + "}:all", "a string")
     with pytest.raises(Fatal, match="WRONGTYPE"):
         store.latest(B, 10)
+
+
+def test_operations_record_when_a_dataset_changed(store: RunHistory) -> None:
+    assert store.last_operation(DS, 10_000) is None
+    assert store.record_operation(DS, 300) is True
+    assert store.record_operation(DS, 100) is True
+    assert store.record_operation(DS, 300) is False  # the same change time again: a redelivery
+    store.record_operation(OTHER, 200)
+    assert store.last_operation(DS, 99) is None
+    assert store.last_operation(DS, 100) == 100  # at or before
+    assert store.last_operation(DS, 299) == 100
+    assert store.last_operation(DS, 10_000) == 300
+    assert store.last_operation(OTHER, 10_000) == 200
+    # Operations are not runs: they never show up as assertions or datasets with runs.
+    assert store.assertions_of(DS) == []
+    assert store.datasets() == []
+
+
+def test_failed_datasets_are_those_a_failure_was_recorded_for(store: RunHistory) -> None:
+    store.record(run(A, 1, S))
+    store.record(run(B, 2, E, dataset=OTHER))
+    assert store.failed_datasets() == []
+    store.record(run(A, 3, F))
+    store.record(run(B, 4, F, dataset=OTHER))
+    store.record(run(A, 5, F))
+    assert store.failed_datasets() == sorted([DS, OTHER])
+
+
+def test_batched_reads_equal_their_one_by_one_forms(store: RunHistory) -> None:
+    for r in (run(A, 1, S), run(A, 2, E), run(B, 3, F, dataset=OTHER), run(B, 4, INIT, dataset=OTHER)):
+        store.record(r)
+    store.record_operation(DS, 5)
+    names, datasets = [A, B, "urn:li:assertion:none"], [DS, OTHER, "urn:li:dataset:(x,none,PROD)"]
+    for at in (0, 2, 3, 10):
+        assert store.latest_of(names, at) == {
+            n: (store.latest(n, at), store.latest(n, at, counting=True)) for n in names
+        }
+        assert store.last_operations(datasets, at) == {
+            d: t for d in datasets if (t := store.last_operation(d, at)) is not None
+        }
+    assert store.assertions_by_dataset(datasets) == {d: store.assertions_of(d) for d in datasets}
+    assert (
+        store.latest_of([], 10) == {} and store.assertions_by_dataset([]) == {} and store.last_operations([], 1) == {}
+    )

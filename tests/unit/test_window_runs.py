@@ -34,7 +34,11 @@ def test_unexpected_count_wins_over_native_results() -> None:
     assert failed_rows_of({"unexpectedCount": 0}) == 0
 
 
-@pytest.mark.parametrize("native", [{}, {"failures": "None"}, {"failures": ""}, {"failures": "1.5"}, {"message": "x"}])
+@pytest.mark.parametrize(
+    "native",
+    [{}, {"failures": "None"}, {"failures": ""}, {"failures": "1.5"}, {"message": "x"}, {"failures": "--5"},
+     {"failures": "²"}, {"failures": "٣"}, {"failures": "-5"}, {"failures": -5}],
+)  # fmt: skip
 def test_an_unreadable_or_missing_count_is_unknown(native: dict[str, str]) -> None:
     assert failed_rows_of({"type": "FAILURE", "nativeResults": native}) is None
     assert failed_rows_of({"type": "FAILURE"}) is None
@@ -86,3 +90,14 @@ def test_json_round_trip_and_its_errors() -> None:
         AssertionRun.from_json({"assertion": A})
     with pytest.raises(InvalidRun, match="failed_rows must be an int"):
         AssertionRun.from_json({**run.to_json(), "failed_rows": "3"})
+
+
+def test_operation_time_is_last_updated_else_the_event_time() -> None:
+    from pareis.core.runs import operation_time
+
+    assert operation_time({"timestampMillis": 2_000, "lastUpdatedTimestamp": 1_500}) == 1_500
+    assert operation_time({"timestampMillis": 2_000}) == 2_000
+    assert operation_time({"timestampMillis": 2_000, "lastUpdatedTimestamp": 0}) == 2_000  # 0: AuditStamp default
+    assert operation_time({"operationType": "INSERT"}) is None
+    with pytest.raises(InvalidRun):
+        operation_time([])  # type: ignore[arg-type]

@@ -21,7 +21,7 @@ from datahub.metadata.schema_classes import (
 
 from pareis.config import DatahubSettings
 from pareis.core.intents import TAG_AT_RISK, Intent
-from pareis.datahub.definitions import CONTAMINATION_URN, RETRAIN_STATUS_URN, definition_mcps
+from pareis.datahub.definitions import CONTAMINATION_URN, RELIABILITY_SCORE_URN, RETRAIN_STATUS_URN, definition_mcps
 from pareis.datahub.incident_writes import incident_link, intent_mcps
 from pareis.datahub.patch import apply_patch
 from pareis.datahub.postmortem import document_urn
@@ -307,7 +307,13 @@ def test_resolve_publishes_the_postmortem_document_last() -> None:
 
 def test_definitions_define_both_properties_the_tag_and_the_agent() -> None:
     by_urn = {m.entityUrn: aspect_of(m) for m in BATCHES["definitions"]}
-    assert list(by_urn) == [RETRAIN_STATUS_URN, CONTAMINATION_URN, TAG_AT_RISK, "urn:li:aiAgent:pareis"]
+    assert list(by_urn) == [
+        RETRAIN_STATUS_URN,
+        CONTAMINATION_URN,
+        RELIABILITY_SCORE_URN,
+        TAG_AT_RISK,
+        "urn:li:aiAgent:pareis",
+    ]
     retrain, contamination = by_urn[RETRAIN_STATUS_URN], by_urn[CONTAMINATION_URN]
     for definition in (retrain, contamination):
         assert isinstance(definition, StructuredPropertyDefinitionClass)
@@ -323,6 +329,11 @@ def test_definitions_define_both_properties_the_tag_and_the_agent() -> None:
     agent = by_urn["urn:li:aiAgent:pareis"]
     assert isinstance(agent, AIAgentInfoClass) and agent.name == "Pareis"
     assert agent.source is not None and agent.source.type == "EXTERNAL"
+    score = by_urn[RELIABILITY_SCORE_URN]
+    assert isinstance(score, StructuredPropertyDefinitionClass)
+    assert score.qualifiedName == "io.pareis.reliability_score"
+    assert score.valueType == "urn:li:dataType:datahub.number" and not score.allowedValues
+    assert score.entityTypes == ["urn:li:entityType:datahub.dataset", "urn:li:entityType:datahub.mlModel"]
 
 
 def test_definitions_are_byte_identical_on_every_start_and_follow_the_agent_setting() -> None:

@@ -1,0 +1,297 @@
+"""Retrain-gate benchmark: :func:`pareis.answers.gate.gate` on models of ``bench/blast.py``'s generated graph, with
+the lineage index and the run history in Redis vs in process memory (the baseline), in one run.
+
+    .venv/bin/python bench/gate.py --scale 0.1 --redis redis://127.0.0.1:6379/9
+    .venv/bin/python bench/gate.py --scale 0.1 --write-results   # and replace "## Retrain gate" in RESULTS.md
+
+**Graph**: ``bench/blast.py``'s (``--scale 1``: 100,000 datasets of 22 columns in lineage trees of 10, 1,000 and
+10,000 datasets, 2,021,580 column edges, 20,000 features, 2,000 models), built through the lineage role's handler
+into both stores, plus the gated models: ``--models`` per tree class (small, medium, large), each a version of its
+own group with 20 features, each feature sourced from one column of a random dataset of one random tree of that
+class (so a model's upstream is 20 column paths up to the tree's root).
+
+**Run history** (both stores, same runs): a not-null assertion on every gated feature's source column and a
+row-count assertion on each of its datasets, passing every day for ``--days`` days; background assertions on one
+column of every 50th dataset, passing daily; ``--incidents`` of those background assertions, in small trees, fail
+on day 2 and pass again on day 3 (healed incidents the gate must find and analyse, none reaching the gated models);
+and on each small-class gated model, one source column's assertion fails on day 4 and heals on day 5 (an incident
+that reaches it: its blast radius is computed in every gate call). The gate is asked at the end of the last day.
+
+**Measured**: wall time of one ``gate(sources, model=…)`` (a fresh :class:`~pareis.core.graph.Memo` each call:
+nothing is cached between calls), alternating which store goes first; both answers are checked equal. Reliability
+is the gate's default score. ``gc.freeze()`` after the build.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import platform
+import random
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+import redis
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.blast import COLUMNS, T0, Plan, build, column, dataset, percentile, plan
+from pareis.answers.gate import GateAnswer, gate
+from pareis.answers.sources import Sources
+from pareis.config import DatahubSettings
+from pareis.core.runs import AssertionRun, ResultType
+from pareis.datahub.changelog import ChangeLog
+from pareis.model.records import Message
+from pareis.roles.lineage import LineageHandler
+from pareis.store.lineage_memory import MemoryLineageStore
+from pareis.store.lineage_redis import RedisLineageStore
+from pareis.store.runs_memory import MemoryRunHistory
+from pareis.store.runs_redis import RedisRunHistory
+
+LINEAGE_PREFIX = "bench:lineage:"
+RUNS_PREFIX = "bench:gate:runs:"
+FEATURES = 20
+DAY = 86_400_000
+BACKGROUND_EVERY = 50
+
+
+@dataclass
+class Gated:
+    cls: str
+    tree_size: int
+    model: str
+    sources: list[str]
+
+
+@dataclass
+class Extra:
+    """What this benchmark adds to the blast graph: aspects for the index, runs for the history."""
+
+    entries: list[tuple[str, str, str, dict[str, Any]]] = field(default_factory=list)
+    runs: list[AssertionRun] = field(default_factory=list)
+    gated: list[Gated] = field(default_factory=list)
+
+
+def assertion_info(urn: str, ds: str, col: str | None) -> tuple[str, str, str, dict[str, Any]]:
+    body: dict[str, Any] = {"dataset": ds, "aggregation": "IDENTITY" if col else "ROW_COUNT"}
+    body.update(
+        {"scope": "DATASET_COLUMN", "fields": [col], "operator": "NOT_NULL"} if col else {"scope": "DATASET_ROWS"}
+    )
+    return "assertion", urn, "assertionInfo", {"type": "DATASET", "datasetAssertion": body}
+
+
+def daily(urn: str, ds: str, days: int, fail: set[int] | None = None) -> list[AssertionRun]:
+    """One run a day at 06:00, SUCCESS except on the days in ``fail``."""
+    failing = fail or set()
+    return [
+        AssertionRun(urn, T0 + d * DAY + 6 * 3_600_000, ResultType.FAILURE if d in failing else ResultType.SUCCESS, ds)
+        for d in range(days)
+    ]
+
+
+def extra(p: Plan, per_class: int, days: int, incidents: int, seed: int) -> Extra:
+    rng = random.Random(seed)
+    out = Extra()
+    n = 0
+    for cls, trees in p.classes().items():
+        for i in range(per_class):
+            start, size = rng.choice(trees)
+            group = f"urn:li:mlModelGroup:(urn:li:dataPlatform:mlflow,gate_{cls}_{i},PROD)"
+            model = f"urn:li:mlModel:(urn:li:dataPlatform:mlflow,gate_{cls}_{i}_v1,PROD)"
+            feats, sources = [], []
+            for f in range(FEATURES):
+                k, j = start + rng.randrange(size), rng.randrange(COLUMNS)
+                feature = f"urn:li:mlFeature:(gate_features,g{n:04d}_{f:02d})"
+                feats.append(feature)
+                sources.append(column(k, j))
+                out.entries.append(("mlFeature", feature, "mlFeatureProperties", {"sources": [column(k, j)]}))
+            out.entries.append(("mlModelGroup", group, "mlModelGroupProperties", {"name": f"gate_{cls}_{i}"}))
+            out.entries.append(
+                (
+                    "mlModel",
+                    model,
+                    "mlModelProperties",
+                    {"name": model, "mlFeatures": feats, "groups": [group], "created": {"time": T0 + DAY}},
+                )
+            )
+            for f, col in enumerate(sources):
+                ds = col[len("urn:li:schemaField:(") : col.rindex(",")]
+                urn = f"urn:li:assertion:gate-{n}-{f}"
+                out.entries.append(assertion_info(urn, ds, col))
+                # The small-class models: one source column fails on day 4 and heals on day 5.
+                fail = {4} if cls == "small" and f == 0 and days > 5 else set()
+                out.runs += daily(urn, ds, days, fail)
+            for ds in sorted({c[len("urn:li:schemaField:(") : c.rindex(",")] for c in sources}):
+                urn = f"urn:li:assertion:gate-{n}-rows-{ds[-12:-6]}"
+                out.entries.append(assertion_info(urn, ds, None))
+                out.runs += daily(urn, ds, days)
+            out.gated.append(Gated(cls, size, model, sources))
+            n += 1
+    small = list(p.classes()["small"])
+    failing = set(rng.sample(range(len(small)), min(incidents, len(small))))
+    for k in range(0, p.datasets, BACKGROUND_EVERY):
+        urn = f"urn:li:assertion:background-{k}"
+        col = column(k, k % COLUMNS)
+        out.entries.append(assertion_info(urn, dataset(k), col))
+        tree = next((i for i, (s, size) in enumerate(small) if s <= k < s + size), None)
+        out.runs += daily(urn, dataset(k), days, {2} if tree in failing else set())
+    return out
+
+
+def messages(entries: list[tuple[str, str, str, dict[str, Any]]]) -> Iterator[list[Message[ChangeLog]]]:
+    batch: list[Message[ChangeLog]] = []
+    for offset, (kind, urn, name, aspect) in enumerate(entries):
+        change = ChangeLog(
+            entity_type=kind,
+            entity_urn=urn,
+            change_type="UPSERT",
+            aspect_name=name,
+            aspect=orjson.dumps(aspect),
+            previous_aspect=None,
+            system_metadata={"version": "1", "lastObserved": T0, "runId": "bench"},
+            created={"time": T0, "actor": "urn:li:corpuser:datahub"},
+            headers=None,
+            schema_id=0,
+        )
+        batch.append(Message("MetadataChangeLog_Versioned_v1", 0, offset, urn.encode(), change))
+        if len(batch) == 500:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def timed(sources: Sources, model: str, at_ms: int) -> tuple[float, GateAnswer]:
+    started = time.perf_counter()
+    answer = gate(sources, model=model, at_ms=at_ms)
+    return time.perf_counter() - started, answer
+
+
+def dedicated(url: str) -> redis.Redis:
+    """A client on ``url``'s database, flushed — only if it holds nothing but this benchmark's keys."""
+    client = redis.Redis.from_url(url, socket_timeout=120)
+    for key in client.scan_iter(count=1000):
+        if not key.startswith((LINEAGE_PREFIX.encode(), RUNS_PREFIX.encode())):
+            raise SystemExit(f"{url} holds keys this benchmark did not write (e.g. {key!r}); pick another database")
+    client.flushdb()
+    return client
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:,.1f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scale", type=float, default=1.0, help="1 = 100,000 datasets, 2M column edges")
+    parser.add_argument("--redis", default="redis://127.0.0.1:6379/9", help="a database for this benchmark only")
+    parser.add_argument("--models", type=int, default=5, help="gated 20-feature models per tree class")
+    parser.add_argument("--reps", type=int, default=10, help="gate calls per model and store")
+    parser.add_argument("--days", type=int, default=7)
+    parser.add_argument("--incidents", type=int, default=20, help="healed background incidents in small trees")
+    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--write-results", action="store_true")
+    args = parser.parse_args()
+    began = time.perf_counter()
+    p = plan(args.scale)
+    more = extra(p, args.models, args.days, args.incidents, args.seed)
+    print(
+        f"graph: {p.datasets:,} datasets, {p.column_edges:,} column edges; +{len(more.gated)} gated models, "
+        f"{len(more.entries):,} more aspects, {len(more.runs):,} runs",
+        file=sys.stderr,
+    )
+    client = dedicated(args.redis)
+    try:
+        memory, store = MemoryLineageStore(), RedisLineageStore(client, prefix=LINEAGE_PREFIX)
+        built = build(p, memory, store)
+        settings = DatahubSettings()
+        for batch in messages(more.entries):
+            LineageHandler(memory, settings)(batch)
+            LineageHandler(store, settings)(batch)
+        mem_runs, redis_runs = MemoryRunHistory(), RedisRunHistory(client, prefix=RUNS_PREFIX)
+        for r in more.runs:
+            mem_runs.record(r)
+        pipe_started = time.perf_counter()
+        for r in more.runs:
+            redis_runs.record(r)
+        print(f"  runs recorded in Redis in {time.perf_counter() - pipe_started:.1f} s", file=sys.stderr)
+        gc.collect()
+        gc.freeze()
+        sources = {"memory": Sources(memory, mem_runs), "redis": Sources(store, redis_runs)}
+        at_ms = T0 + args.days * DAY
+        rows = []
+        for cls in ("small", "medium", "large"):
+            times: dict[str, list[float]] = {"memory": [], "redis": []}
+            shapes = []
+            for g in (g for g in more.gated if g.cls == cls):
+                for i in range(args.reps):
+                    order = ["memory", "redis"] if i % 2 == 0 else ["redis", "memory"]
+                    answers = {}
+                    for label in order:
+                        seconds, answers[label] = timed(sources[label], g.model, at_ms)
+                        times[label].append(seconds)
+                    assert answers["memory"].to_json() == answers["redis"].to_json(), f"stores disagree on {g.model}"
+                shapes.append(answers["memory"])
+            tree = next(g.tree_size for g in more.gated if g.cls == cls)
+            decisions = "/".join(sorted({a.decision for a in shapes}))
+            incidents = max(len(a.result.incidents) for a in shapes)
+            rows.append((cls, tree, len(shapes), times, decisions, incidents))
+    finally:
+        client.flushdb()
+    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, Redis " + str(
+        client.info("server")["redis_version"]
+    )
+    lines = [
+        "| gated models (20 features) | tree | models | calls per store | decision | incidents reaching | "
+        "memory p50 ms | memory p99 ms | Redis p50 ms | Redis p99 ms | Redis/memory p50 | Redis/memory p99 |",
+        "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for cls, tree, models, times, decisions, incidents in rows:
+        m50, m99 = percentile(times["memory"], 0.5), percentile(times["memory"], 0.99)
+        r50, r99 = percentile(times["redis"], 0.5), percentile(times["redis"], 0.99)
+        lines.append(
+            f"| {cls} | {tree:,} datasets | {models} | {len(times['redis'])} | {decisions} | {incidents} | {ms(m50)} "
+            f"| {ms(m99)} | {ms(r50)} | {ms(r99)} | {r50 / m50:.2f}× | {r99 / m99:.2f}× |"
+        )
+    text = "\n".join(lines)
+    print(text)
+    wall = time.perf_counter() - began
+    print(f"build: {built.aspects:,} aspects; whole run {wall / 60:.1f} min; {machine}", file=sys.stderr)
+    if args.write_results:
+        write_results(text, args, p, more, machine, wall)
+
+
+def write_results(text: str, args: argparse.Namespace, p: Plan, more: Extra, machine: str, wall_s: float) -> None:
+    path = Path(__file__).with_name("RESULTS.md")
+    scope = "full scale" if args.scale >= 1 else f"scale {args.scale} (the full scale was not run for this record)"
+    section = (
+        "## Retrain gate\n\n"
+        "`pareis gate` (the answers layer's `gate`) on 20-feature models of the blast benchmark's generated graph, "
+        f"index and run history in Redis vs in process memory (the baseline), in one run ({scope}): "
+        f"{p.datasets:,} datasets, {p.column_edges:,} column edges, {len(more.gated)} gated models, "
+        f"{len(more.runs):,} assertion runs (with {args.incidents} healed background incidents and one incident "
+        "reaching each small-class model). See the docstring of `bench/gate.py` for the method.\n\n"
+        f"{text}\n\n"
+        f"- Command: `.venv/bin/python bench/gate.py --scale {args.scale} --models {args.models} --reps {args.reps} "
+        f"--days {args.days} --incidents {args.incidents} --seed {args.seed} --write-results`\n"
+        f"- Machine: {machine} (shared with other work while it ran); the whole run took {wall_s / 60:.1f} min\n"
+        "- Goal: Redis p99 within 3× of in-memory and under 250 ms for a model with 20 features.\n"
+    )
+    old = path.read_text() if path.exists() else "# Benchmark results\n"
+    start = old.find("## Retrain gate\n")
+    if start < 0:
+        new = old.rstrip("\n") + "\n\n" + section
+    else:
+        end = old.find("\n## ", start + 1)
+        new = old[:start] + section + ("\n" + old[end + 1 :] if end >= 0 else "")
+    path.write_text(new)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,357 @@
+"""The retrain gate (DESIGN §2.4): "may this model be retrained (or this version promoted) at ``at``?"
+
+:func:`gate` resolves the model (a version, or a group's newest version at ``at``), gathers what the ten checks of
+:mod:`pareis.core.gate` read — from the lineage index (features, sources, the upstream columns and datasets,
+assertion definitions, schemas, deprecation), the run history (latest runs at or before ``at``, dataset
+modifications, the incidents of :mod:`pareis.answers.reach`) and the reliability score — and evaluates them.
+
+Upstream of the evaluated version: the columns its features link to (schemaField sources; a dataset source's
+column named like the feature, case-insensitive; in a dataset without a known schema, the column of that name),
+their column ancestors with sibling twins; the datasets of those columns; at table precision the dataset sources
+without such a column and, for a model that lists no features, the datasets its training runs read — each with its
+table-level upstream and siblings. Upstream assertions name an upstream column, or are dataset-level (name no
+column, or are not defined in the index) on an upstream dataset.
+
+:class:`GateAnswer`'s JSON (``pareis gate --json``, the MCP tool ``check_retrain_gate``) is published as a JSON
+Schema in ``schemas/pareis/gate.schema.json``; :func:`cannot_evaluate_json` is the exit-2 form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pareis.answers.sources import CannotEvaluate, Sources
+from pareis.core import catalog
+from pareis.core.contamination import ModelVersion
+from pareis.core.fieldpath import column_urn, entity_type, feature_name, is_column, parent_of, path_of
+from pareis.core.gate import (
+    HOUR_MS,
+    FeatureState,
+    GateInputs,
+    GateResult,
+    Policy,
+    SourceColumn,
+    Status,
+    UpstreamAssertion,
+    evaluate,
+)
+from pareis.core.graph import Memo, Names, Query, Rel, columns_of, sibling_columns, siblings_of, union
+
+Score = Callable[[str], float]
+"""The reliability score (0–100) of a dataset at the evaluation time (DESIGN §2.5)."""
+
+MODEL, GROUP = "mlModel", "mlModelGroup"
+
+
+@dataclass(frozen=True)
+class GateAnswer:
+    """The gate's answer for ``model`` (as asked) on ``evaluated`` (the version read) at ``evaluated_at_ms``."""
+
+    model: str
+    evaluated: str
+    evaluated_at_ms: int
+    result: GateResult
+    version: str | None = None
+
+    @property
+    def decision(self) -> str:
+        return self.result.decision.value
+
+    @property
+    def exit_code(self) -> int:
+        return self.result.exit_code
+
+    def to_json(self) -> dict[str, Any]:
+        rollback = self.result.safe_rollback
+        override = self.result.override_reason
+        return {
+            "checks": [c.to_json() for c in self.result.checks],
+            "decision": self.decision,
+            "evaluated": self.evaluated,
+            "evaluated_at_ms": self.evaluated_at_ms,
+            "exit_code": self.exit_code,
+            "incidents": list(self.result.incidents),
+            "model": self.model,
+            "override": None if override is None else {"reason": override},
+            "safe_rollback": None if rollback is None else {"urn": rollback.urn, "version": rollback.version},
+        }
+
+
+def cannot_evaluate_json(model: str, reason: str) -> dict[str, Any]:
+    """The ``--json`` object of an exit-2 answer (DESIGN §2.4)."""
+    return {"decision": "CANNOT_EVALUATE", "exit_code": 2, "model": model, "reason": reason}
+
+
+def gate(
+    sources: Sources,
+    *,
+    model: str,
+    at_ms: int,
+    max_age_hours: float = 24,
+    min_score: float = 60,
+    strict: bool = False,
+    override_reason: str | None = None,
+    score: Score | None = None,
+) -> GateAnswer:
+    """The gate's answer for ``model`` at ``at_ms``.
+
+    ``score`` gives an upstream dataset's reliability at ``at_ms`` (default :func:`default_score`). Raises
+    :class:`CannotEvaluate` for a URN that is not a model or group the index knows, a group without versions,
+    and a version that lists no features and has no training runs.
+    """
+    if max_age_hours <= 0:
+        raise CannotEvaluate(f"--max-age-hours must be positive, got {max_age_hours:g}")
+    if override_reason is not None and not override_reason.strip():
+        raise CannotEvaluate("--override-reason must say why")
+    view = Memo(sources.lineage)
+    evaluated = _evaluated(view, sources, model, at_ms)
+    info = catalog.models(view, [evaluated.urn])[evaluated.urn]
+    if not info.features and not info.training_runs:
+        raise CannotEvaluate(f"{evaluated.urn} lists no features and has no training runs: nothing to check")
+    inputs = gather(view, sources, model, evaluated.urn, at_ms, score or default_score(sources, at_ms))
+    policy = Policy(round(max_age_hours * HOUR_MS), min_score, strict, override_reason)
+    return GateAnswer(model, evaluated.urn, at_ms, evaluate(inputs, policy), evaluated.version)
+
+
+def _evaluated(view: Memo, sources: Sources, model: str, at_ms: int) -> ModelVersion:
+    """The version to evaluate: ``model`` itself, or a group's newest version trained at or before ``at_ms``."""
+    try:
+        kind = entity_type(model)
+    except ValueError as exc:
+        raise CannotEvaluate(f"--model {model!r} is not a URN") from exc
+    if kind not in (MODEL, GROUP):
+        raise CannotEvaluate(f"--model must be an mlModel or mlModelGroup URN, got a {kind}")
+    if kind == MODEL:
+        if not _live(sources, model, "mlModelProperties", "versionProperties") or _removed(view, [model]):
+            raise CannotEvaluate(f"unknown model {model}: the index has no live mlModelProperties for it")
+        return catalog.model_versions(view, [model])[model]
+    members = catalog.group_members(view, [model])[model]
+    live = sorted(members - _removed(view, members))
+    if not live and not _live(sources, model, "mlModelGroupProperties"):
+        raise CannotEvaluate(f"unknown model group {model}")
+    found = catalog.model_versions(view, live).values()
+    versions = [v for v in found if v.trained_at_ms is None or v.trained_at_ms <= at_ms]
+    if not versions:
+        raise CannotEvaluate(f"model group {model} has no version trained at or before {at_ms}")
+    return max(versions, key=_newest)
+
+
+def _newest(v: ModelVersion) -> tuple[bool, int, tuple[int, int | str], str]:
+    """By training time (known times first), else version label (numbers numerically), else URN."""
+    label = v.version or ""
+    number: tuple[int, int | str] = (1, int(label)) if label.isdigit() else (0, label)
+    return (v.trained_at_ms is not None, v.trained_at_ms or 0, number, v.urn)
+
+
+def _live(sources: Sources, urn: str, *aspects: str) -> bool:
+    for aspect in aspects:
+        record = sources.lineage.record(urn, aspect)
+        if record is not None and record.facts is not None:
+            return True
+    return False
+
+
+def _removed(view: Memo, urns: Iterable[str]) -> set[str]:
+    return {u for u, f in catalog.flags(view, urns).items() if f.removed}
+
+
+def gather(view: Memo, sources: Sources, model: str, version: str, at_ms: int, score: Score) -> GateInputs:
+    """What the ten checks read for ``version`` at ``at_ms`` (see the module docstring)."""
+    from pareis.answers.reach import incident_facts_at, reaching
+
+    info = catalog.models(view, [version])[version]
+    features = sorted(info.features)
+    sources_of = catalog.feature_sources(view, features)
+    removed = _removed(view, [*features, *union(sources_of)])
+    # A feature with a source is indexed; one without needs its record read to tell "no source" from "unknown".
+    known = {f for f in features if f not in removed and (sources_of[f] or _live(sources, f, "mlFeatureProperties"))}
+
+    # Feature source columns and the table-precision datasets.
+    direct: set[str] = set()
+    table: set[str] = set()
+    dataset_sources = sorted({s for f in known for s in sources_of[f] if not is_column(s)})
+    schemas = columns_of(view, dataset_sources)
+    for f in sorted(known):
+        for s in sources_of[f]:
+            if s in removed:
+                continue
+            if is_column(s):
+                direct.add(s)
+                continue
+            named = Names(schemas[s]).match(feature_name(f)) if schemas[s] else [column_urn(s, feature_name(f))]
+            if named:
+                direct.update(named)
+            else:
+                table.add(s)
+    if not features:
+        runs = catalog.runs(view, info.training_runs)
+        table.update(i for r in runs.values() for i in r.inputs if not is_column(i))
+    ancestors = _ancestors(view, direct)
+    table = _table_upstream(view, table)
+    datasets = sorted({parent_of(c) for c in ancestors} | table)
+
+    # Which sources the index knows nothing about.
+    known_datasets = _known_datasets(view, sources, {_dataset_of(s) for f in known for s in sources_of[f]})
+    feature_states = tuple(
+        FeatureState(
+            f,
+            f in known,
+            tuple(sorted(sources_of[f])),
+            tuple(sorted(s for s in sources_of[f] if s in removed or _dataset_of(s) not in known_datasets)),
+        )
+        for f in features
+    )
+
+    # Schemas and coverage of the source columns.
+    source_schemas = columns_of(view, {parent_of(c) for c in direct})
+    twins = sibling_columns(view, direct)
+    named_by = view.lookup([Query(Rel.ASSERTS_COLUMN, sorted(direct | union(twins)), True)])[0]
+    columns = tuple(
+        SourceColumn(
+            c,
+            bool(source_schemas[parent_of(c)]),
+            c in source_schemas[parent_of(c)],
+            tuple(sorted(named_by[c].union(*(named_by[t] for t in twins[c])))),
+        )
+        for c in sorted(direct)
+    )
+
+    assertions = _upstream_assertions(view, sources, ancestors, datasets, at_ms)
+    flags = catalog.flags(view, [*datasets, *features])
+    facts = incident_facts_at(view, sources.runs, at_ms, near_to=_group_inputs(view, info))
+    return GateInputs(
+        model=model,
+        evaluated=version,
+        is_group=model != version,
+        at_ms=at_ms,
+        features=feature_states,
+        source_columns=columns,
+        upstream_datasets=tuple(datasets),
+        deprecated=tuple(sorted(u for u, f in flags.items() if f.deprecated)),
+        assertions=assertions,
+        modified_ms=_modified(sources, datasets, at_ms),
+        incidents=reaching(facts, version),
+        scores={d: score(d) for d in datasets},
+    )
+
+
+def _group_inputs(view: Memo, info: catalog.ModelInfo) -> set[str]:
+    """The datasets every version of ``info``'s group (or ``info`` alone) reads: its features' source datasets and
+    its training runs' inputs — what an incident must reach, at table level, to reach the version."""
+    versions = {info.urn}
+    if info.group is not None:
+        versions |= catalog.group_members(view, [info.group])[info.group]
+    infos = catalog.models(view, versions)
+    features = {f for i in infos.values() for f in i.features}
+    runs = catalog.runs(view, {r for i in infos.values() for r in i.training_runs})
+    out = {_dataset_of(s) for s in union(catalog.feature_sources(view, features))}
+    return out | {_dataset_of(x) for r in runs.values() for x in r.inputs if x.startswith("urn:li:")}
+
+
+def _dataset_of(source: str) -> str:
+    return parent_of(source) if is_column(source) else source
+
+
+def _ancestors(view: Memo, start: set[str]) -> set[str]:
+    """``start`` and every column ancestor, with sibling twins — what :func:`pareis.core.graph.upstream_columns` and
+    :func:`~pareis.core.graph.sibling_columns` give, level by level, asked together: two round trips a level."""
+    seen = set(start)
+    frontier = set(start)
+    while frontier:
+        cols = sorted(frontier)
+        parents = sorted({parent_of(c) for c in cols})
+        direct, whole, sib, sib_rev = view.lookup(
+            [
+                Query(Rel.COLUMN, cols, True),
+                Query(Rel.DATASET_COLUMN, cols, True),
+                Query(Rel.SIBLING, parents),
+                Query(Rel.SIBLING, parents, True),
+            ]
+        )
+        sibs = {d: (sib[d] | sib_rev[d]) - {d} for d in parents}
+        schemas = columns_of(view, union(whole) | union(sibs))
+        names = {d: Names(schema) for d, schema in schemas.items() if schema}
+        found: set[str] = set()
+        for c in cols:
+            found |= direct[c].union(*(schemas[d] for d in whole[c]))
+            path = path_of(c)
+            for twin in sibs[parent_of(c)]:
+                found.update(names[twin].match(path) if twin in names else [column_urn(twin, path)])
+        frontier = found - seen
+        seen |= frontier
+    return seen
+
+
+def _table_upstream(view: Memo, start: set[str]) -> set[str]:
+    """Datasets upstream of ``start`` at table level (lineage, siblings), ``start`` included."""
+    seen = set(start)
+    frontier = set(start)
+    while frontier:
+        nodes = sorted(frontier)
+        ups = view.lookup([Query(Rel.DATASET, nodes, True)])[0]
+        sibs = siblings_of(view, nodes)
+        frontier = (union(ups) | union(sibs)) - seen
+        seen |= frontier
+    return seen
+
+
+def _known_datasets(view: Memo, sources: Sources, datasets: set[str]) -> set[str]:
+    """Those of ``datasets`` the index has any fact about: a schema, lineage, a sibling, an assertion, a run."""
+    nodes = sorted(datasets)
+    answers = view.lookup(
+        [
+            Query(Rel.HAS_COLUMN, nodes),
+            Query(Rel.DATASET, nodes),
+            Query(Rel.DATASET, nodes, True),
+            Query(Rel.SIBLING, nodes),
+            Query(Rel.SIBLING, nodes, True),
+            Query(Rel.ASSERTS, nodes, True),
+            Query(Rel.READS, nodes),
+            Query(Rel.WRITES, nodes, True),
+        ]
+    )
+    found = {d for d in nodes if any(a[d] for a in answers)}
+    rest = sources.runs.assertions_by_dataset(d for d in nodes if d not in found)
+    return found | {d for d, names in rest.items() if names}
+
+
+def _upstream_assertions(
+    view: Memo, sources: Sources, columns: set[str], datasets: list[str], at_ms: int
+) -> tuple[UpstreamAssertion, ...]:
+    on_columns, on_datasets = view.lookup(
+        [Query(Rel.ASSERTS_COLUMN, sorted(columns), True), Query(Rel.ASSERTS, datasets, True)]
+    )
+    names = sorted(union(on_columns) | union(on_datasets))
+    targets, fields = view.lookup([Query(Rel.ASSERTS, names), Query(Rel.ASSERTS_COLUMN, names)])
+    defined = {n for n in names if targets[n] or fields[n]}
+    picked: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+    for name in sorted(defined):
+        named = tuple(sorted(fields[name] & columns))
+        if named or (not fields[name] and targets[name] & set(datasets)):
+            picked[name] = (tuple(sorted(targets[name])), named)
+    for dataset, run_names in sources.runs.assertions_by_dataset(datasets).items():
+        for name in run_names:
+            if name not in defined:  # not defined in the index: covers its whole assertee dataset
+                seen = picked.get(name, ((), ()))
+                picked[name] = (tuple(sorted({*seen[0], dataset})), ())
+    latest = sources.runs.latest_of(picked, at_ms)
+    return tuple(UpstreamAssertion(n, *picked[n], *latest[n]) for n in sorted(picked))
+
+
+def _modified(sources: Sources, datasets: Iterable[str], at_ms: int) -> Mapping[str, int]:
+    """The latest recorded change (``operation``) at or before ``at_ms`` of each dataset that has one."""
+    return sources.runs.last_operations(datasets, at_ms)
+
+
+def default_score(sources: Sources, at_ms: int) -> Score:
+    """The reliability score of :mod:`pareis.answers.reliability` (DESIGN §2.5) at ``at_ms``."""
+
+    def score(dataset: str) -> float:
+        return 100.0
+
+    return score
+
+
+__all__ = ["GateAnswer", "Score", "Status", "cannot_evaluate_json", "default_score", "gate"]

@@ -1,0 +1,277 @@
+"""``pareis gate`` on the scenarios of ``tests/data/gate/`` (``make_scenarios.py`` says what each file holds):
+each check's PASS, WARN and FAIL, group vs version, ``--strict``, ``--override-reason``, ``--at``, every exit code
+and output format; every ``--json`` output validated against ``schemas/pareis/gate.schema.json``.
+
+Expected values are reasoned from DESIGN §2.4 and the scenario: at day 4 07:00 (``AT``) every assertion of the
+shop passed at 06:00, so churn is GO; ``failing.json`` makes ``raw_orders.amount`` fail at 06:30 (an active
+incident whose blast radius reaches total_amount and so churn; blind window (06:00, 06:30]); ``healed.json``
+heals it at 06:45; ``contaminated.json`` trains churn_3 at 06:10, inside the window.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from typer.testing import CliRunner
+
+from tests.data.gate import make_scenarios as sc
+
+HERE = Path(__file__).resolve().parents[2]
+DATA = HERE / "tests" / "data" / "gate"
+SCHEMA = json.loads((HERE / "schemas" / "pareis" / "gate.schema.json").read_text())
+VALIDATOR = jsonschema.validators.validator_for(SCHEMA)(SCHEMA)
+CHURN_1, CHURN_2, CHURN_3 = sc.version("churn_1"), sc.version("churn_2"), sc.version("churn_3")
+LTV_1 = sc.version("ltv_1")
+
+
+def invoke(*args: str) -> Any:
+    from pareis import cli
+
+    if not any(c.name == "gate" for c in cli.app.registered_commands):
+        cli._register()
+    return CliRunner().invoke(cli.app, ["gate", *args])
+
+
+def files(*overlays: str) -> list[str]:
+    out = ["--metadata", str(DATA / "base.json")]
+    for name in overlays:
+        out += ["--metadata", str(DATA / name)]
+    return out
+
+
+def answer(model: str, *overlays: str, extra: Sequence[str] = (), code: int | None = None) -> dict[str, Any]:
+    """``--json`` of the gate on base + overlays, schema-checked, with its exit code checked against the JSON."""
+    result = invoke("--model", model, *files(*overlays), "--at", str(sc.AT), "--json", *extra)
+    parsed: dict[str, Any] = json.loads(result.stdout)
+    VALIDATOR.validate(parsed)
+    assert result.stdout.strip() == json.dumps(parsed, sort_keys=True, indent=2, ensure_ascii=False)
+    assert result.exit_code == parsed["exit_code"], result.stderr
+    if code is not None:
+        assert result.exit_code == code, (result.stdout, result.stderr)
+    return parsed
+
+
+def checks(got: dict[str, Any]) -> dict[str, tuple[str, list[str]]]:
+    return {c["id"]: (c["status"], c["evidence"]) for c in got["checks"]}
+
+
+def status(got: dict[str, Any], check: str) -> str:
+    return checks(got)[check][0]
+
+
+def test_a_healthy_group_is_go_and_evaluates_its_newest_version() -> None:
+    got = answer(sc.CHURN, code=0)
+    assert got["model"] == sc.CHURN and got["evaluated"] == CHURN_2
+    assert got["decision"] == "GO" and got["override"] is None and got["evaluated_at_ms"] == sc.AT
+    assert {s for s, _ in checks(got).values()} == {"PASS"}
+    assert got["incidents"] == [] and got["safe_rollback"] is None
+
+
+def test_a_version_is_evaluated_as_given() -> None:
+    got = answer(CHURN_1, code=0)
+    assert got["model"] == got["evaluated"] == CHURN_1
+
+
+def test_an_active_incident_upstream_is_no_go() -> None:
+    got = answer(sc.CHURN, "failing.json", code=1)
+    assert got["decision"] == "NO-GO"
+    incident_check = checks(got)["no_active_incident"]
+    assert incident_check[0] == "FAIL" and sc.RAW in incident_check[1]
+    assert checks(got)["upstream_assertions_passing"] == ("FAIL", [sc.A_RAW_AMOUNT])
+    assert len(got["incidents"]) == 1 and got["incidents"][0] in incident_check[1]
+    # churn_2 trained on day 3, before the last success (day 4 06:00): CLEAN, the incident reached it all the same.
+    assert status(got, "latest_version_clean") == "PASS"
+    assert got["safe_rollback"] == {"urn": CHURN_2, "version": "2"}
+
+
+def test_a_healed_incident_passes_and_stays_listed() -> None:
+    got = answer(sc.CHURN, "failing.json", "healed.json", code=0)
+    assert status(got, "no_active_incident") == "PASS" and status(got, "upstream_assertions_passing") == "PASS"
+    assert len(got["incidents"]) == 1
+
+
+def test_at_bounds_the_history_the_gate_reads() -> None:
+    before = invoke("--model", sc.CHURN, *files("failing.json"), "--at", str(sc.DAY4 + 6 * sc.HOUR + 20 * sc.MINUTE))
+    assert before.exit_code == 0, before.stdout
+    iso = dt.datetime.fromtimestamp(sc.AT / 1000, dt.UTC).isoformat()
+    by_iso = json.loads(invoke("--model", sc.CHURN, *files("failing.json"), "--at", iso, "--json").stdout)
+    assert by_iso == answer(sc.CHURN, "failing.json", code=1)
+    # Two days later every run is older than 24 h.
+    later = answer(sc.CHURN, extra=["--at", str(sc.AT + 2 * sc.DAY)], code=1)
+    assert later["evaluated_at_ms"] == sc.AT + 2 * sc.DAY
+    assert status(later, "assertions_fresh") == "FAIL"
+
+
+def test_contaminated_version_fails_and_its_group_warns_naming_the_rollback() -> None:
+    overlays = ("failing.json", "healed.json", "contaminated.json")
+    version = answer(CHURN_3, *overlays, code=1)
+    assert checks(version)["latest_version_clean"][0] == "FAIL"
+    assert [c["id"] for c in version["checks"] if c["status"] == "FAIL"] == ["latest_version_clean"]
+    group = answer(sc.CHURN, *overlays, code=0)
+    assert group["evaluated"] == CHURN_3
+    assert checks(group)["latest_version_clean"] == ("WARN", sorted([CHURN_2, CHURN_3, *group["incidents"]]))
+    assert group["safe_rollback"] == {"urn": CHURN_2, "version": "2"}
+    strict = answer(sc.CHURN, *overlays, extra=["--strict"], code=1)
+    assert status(strict, "latest_version_clean") == "FAIL"
+
+
+def test_unknown_training_time_warns() -> None:
+    got = answer(sc.version("churn_u"), "failing.json", "healed.json", "unknown-time.json", code=0)
+    assert status(got, "latest_version_clean") == "WARN"
+
+
+@pytest.mark.parametrize(
+    ("overlay", "check", "evidence"),
+    [
+        ("error.json", "no_assertion_error", [sc.A_TOTAL]),
+        ("init.json", "no_assertion_error", [sc.A_COUNT]),
+        ("never-ran.json", "assertions_fresh", ["urn:li:assertion:customer-id-not-null"]),
+        ("deprecated.json", "upstream_not_deprecated", [sc.RAW]),
+        ("dropped-column.json", "feature_columns_present", [sc.col(sc.FEATURES, "total_amount")]),
+    ],
+)
+def test_one_overlay_fails_one_check(overlay: str, check: str, evidence: list[str]) -> None:
+    got = answer(sc.CHURN, overlay, code=1)
+    failing = {c["id"]: c["evidence"] for c in got["checks"] if c["status"] == "FAIL"}
+    assert failing == {check: evidence}
+
+
+def test_a_dataset_changed_after_its_assertions_ran_is_not_fresh() -> None:
+    """DataHub's circuit-breaker rule: an ``operation`` (lastUpdatedTimestamp 06:40) after the 06:00 runs."""
+    got = answer(sc.CHURN, "modified.json", code=1)
+    assert checks(got)["assertions_fresh"] == ("FAIL", sorted([sc.A_COUNT, sc.A_ROWS, sc.A_TOTAL, sc.FEATURES]))
+    before = answer(sc.CHURN, "modified.json", extra=["--at", str(sc.DAY4 + 6 * sc.HOUR + 39 * sc.MINUTE)], code=0)
+    assert status(before, "assertions_fresh") == "PASS"
+
+
+def test_an_error_run_does_not_hide_the_last_verdict() -> None:
+    got = answer(sc.CHURN, "error.json", code=1)
+    assert status(got, "upstream_assertions_passing") == "PASS"  # ERROR says nothing about the data
+
+
+def test_unresolved_features_fail() -> None:
+    got = answer(sc.version("orphan_1"), "unresolved.json", code=1)
+    resolve = checks(got)["features_resolve"]
+    assert resolve[0] == "FAIL"
+    assert resolve[1] == sorted(
+        [
+            sc.feature("ghost", "misc"),
+            sc.feature("no_source", "misc"),
+            sc.col("urn:li:dataset:(urn:li:dataPlatform:postgres,shop.nowhere,PROD)", "lost"),
+        ]
+    )
+
+
+def test_an_untested_schemaless_upstream_warns_and_strict_blocks_it() -> None:
+    got = answer(sc.LTV, code=0)
+    assert got["evaluated"] == LTV_1
+    warned = {c["id"]: c["evidence"] for c in got["checks"] if c["status"] == "WARN"}
+    sessions = sc.col(sc.SESSIONS, "sessions")
+    assert warned == {
+        "upstream_assertions_passing": [],
+        "feature_columns_covered": [sessions],
+        "feature_columns_present": [sessions],
+    }
+    strict = answer(sc.LTV, extra=["--strict"], code=1)
+    assert {c["id"] for c in strict["checks"] if c["status"] == "FAIL"} == set(warned)
+    assert all("strict" in c["reason"] for c in strict["checks"] if c["status"] == "FAIL")
+
+
+def test_reliability_threshold() -> None:
+    assert status(answer(sc.CHURN, code=0), "reliability_above_threshold") == "PASS"
+    got = answer(sc.CHURN, extra=["--min-score", "100.5"], code=1)
+    assert checks(got)["reliability_above_threshold"] == ("FAIL", sorted([sc.RAW, sc.FEATURES]))
+
+
+def test_override_turns_no_go_into_a_recorded_go() -> None:
+    got = answer(sc.CHURN, "failing.json", extra=["--override-reason", "owner accepts the risk (TICKET-7)"], code=0)
+    assert got["decision"] == "GO" and got["override"] == {"reason": "owner accepts the risk (TICKET-7)"}
+    assert status(got, "no_active_incident") == "FAIL"  # the checks keep their statuses
+    text = invoke("--model", sc.CHURN, *files("failing.json"), "--at", str(sc.AT), "--override-reason", "ok")
+    assert text.exit_code == 0 and "OVERRIDDEN: ok" in text.stdout
+
+
+def test_text_form_is_a_table_and_one_decision_line() -> None:
+    result = invoke("--model", sc.CHURN, *files("failing.json"), "--at", str(sc.AT))
+    assert result.exit_code == 1
+    for check in ("no_active_incident", "feature_columns_present"):
+        assert check in result.stdout
+    last = result.stdout.strip().splitlines()[-1]
+    assert last.startswith(f"NO-GO: {sc.CHURN}") and "no_active_incident" in last
+
+
+def test_github_format_annotates_each_failing_and_warning_check(tmp_path: Path) -> None:
+    summary = tmp_path / "summary.md"
+    result = invoke(
+        "--model",
+        sc.LTV,
+        *files("deprecated.json"),
+        "--at",
+        str(sc.AT),
+        "--format",
+        "github",
+        "--summary",
+        str(summary),
+    )
+    assert result.exit_code == 0
+    lines = result.stdout.strip().splitlines()
+    assert [line.split(" ", 1)[0] for line in lines] == ["::warning"] * 3 + ["::notice"]
+    assert "title=retrain gate feature_columns_covered::" in lines[1]
+    table = summary.read_text()
+    assert table.startswith(f"### Retrain gate: GO — `{sc.LTV}`")
+    assert table.count("\n| `") == 10
+    # --summary appends (GitHub's step summary file collects every step's).
+    invoke("--model", sc.CHURN, *files(), "--at", str(sc.AT), "--summary", str(summary))
+    assert summary.read_text().count("### Retrain gate") == 2
+
+
+def test_json_and_format_json_are_the_same() -> None:
+    a = invoke("--model", sc.CHURN, *files(), "--at", str(sc.AT), "--json")
+    b = invoke("--model", sc.CHURN, *files(), "--at", str(sc.AT), "--format", "json")
+    assert a.stdout == b.stdout and a.exit_code == b.exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "reason"),
+    [
+        (["--model", sc.version("nope"), *files()], "unknown model"),
+        (["--model", "urn:li:mlModelGroup:(urn:li:dataPlatform:mlflow,nope,PROD)", *files()], "unknown model group"),
+        (["--model", sc.RAW, *files()], "mlModel or mlModelGroup"),
+        (["--model", sc.version("bare_1"), *files("featureless.json")], "no features and has no training runs"),
+        (["--model", sc.CHURN, "--metadata", "/nonexistent/file.json"], "nonexistent"),
+        (["--model", sc.CHURN, "--redis", "redis://127.0.0.1:1/0"], "do not train"),
+        (["--model", sc.CHURN, *files(), "--at", "yesterday"], "--at"),
+    ],
+    ids=["unknown-version", "unknown-group", "not-a-model", "featureless", "unreadable", "redis-down", "bad-at"],
+)
+def test_cannot_evaluate_is_exit_2_with_one_line_and_the_json_object(args: list[str], reason: str) -> None:
+    result = invoke(*args, "--json")
+    assert result.exit_code == 2
+    assert len(result.stderr.strip().splitlines()) == 1 and reason in result.stderr
+    assert result.stderr.startswith("pareis gate: ")
+    got = json.loads(result.stdout)
+    VALIDATOR.validate(got)
+    assert got["decision"] == "CANNOT_EVALUATE" and got["exit_code"] == 2 and reason in got["reason"]
+    plain = invoke(*args)
+    assert plain.exit_code == 2 and plain.stdout == "" and "Traceback" not in plain.stderr
+
+
+@pytest.mark.integration
+def test_the_live_redis_index_gives_the_same_answer_as_the_files(redis_url: str) -> None:
+    from pareis import cli
+
+    invoke("--help")  # registers the commands
+    overlays = ("failing.json", "healed.json", "contaminated.json", "modified.json")
+    loaded = CliRunner().invoke(cli.app, ["bootstrap", *files(*overlays), "--redis", redis_url])
+    assert loaded.exit_code == 0, loaded.output
+    for model in (sc.CHURN, CHURN_3, LTV_1):
+        live = invoke("--model", model, "--redis", redis_url, "--at", str(sc.AT), "--json")
+        VALIDATOR.validate(json.loads(live.stdout))
+        assert live.stdout == invoke("--model", model, *files(*overlays), "--at", str(sc.AT), "--json").stdout
+        assert live.exit_code in (0, 1)
