@@ -15,11 +15,12 @@ from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 
 from pareis import __version__
 from pareis.answers.sources import Sources
-from pareis.mcp.tools import Tools
+from pareis.mcp.tools import Tools, at_ms
 from pareis.model import agent as catalog
 
 INSTRUCTIONS = (
@@ -75,4 +76,22 @@ def build_server(
             ),
             structured_output=True,
         )
+
+    def evidence_markdown(model_urn: str) -> str:
+        """The evidence pack of ``model_urn`` as Markdown, generated now."""
+        from mcp.server.mcpserver.exceptions import ResourceError
+
+        try:
+            return str(impl.evidence(model_urn, at_ms(None))[1])
+        except ToolError as exc:
+            raise ResourceError(str(exc)) from exc
+
+    server.resource(
+        catalog.EVIDENCE_RESOURCE,
+        name="evidence_pack",
+        title="Article 10 evidence pack",
+        description="The EU AI Act Article 10 evidence pack of a model version or group, as Markdown, generated "
+        "now from live metadata (the same text as get_evidence_pack). Not legal advice.",
+        mime_type="text/markdown",
+    )(evidence_markdown)
     return server
