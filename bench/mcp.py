@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import platform
 import socket
@@ -47,6 +48,7 @@ RECORDED = REPO / "deploy" / "demo" / "recorded"
 RAW = "urn:li:dataset:(urn:li:dataPlatform:postgres,retail.raw.transactions,PROD)"
 CHURN = "urn:li:mlModelGroup:(urn:li:dataPlatform:mlflow,churn,PROD)"
 LEGACY = "2025-11-25"
+AT_MS = 1_759_752_000_000  # 2025-10-06T12:00Z, inside the recording's incident (the gate says NO-GO)
 
 
 def load(redis_url: str) -> None:
@@ -61,7 +63,9 @@ def load(redis_url: str) -> None:
 def questions(sources: Any) -> list[tuple[str, dict[str, Any], Callable[[], Any]]]:
     """``(tool, arguments, the direct answers-layer call)`` for every tool this build has."""
     from pareis.answers.blast import blast
+    from pareis.answers.gate import gate
     from pareis.answers.incidents import analysis, incident_list
+    from pareis.answers.reliability import protect
     from pareis.answers.verdicts import model_verdicts
 
     (only,) = incident_list(sources)
@@ -71,8 +75,27 @@ def questions(sources: Any) -> list[tuple[str, dict[str, Any], Callable[[], Any]
         ("get_incident", {"urn": RAW}, lambda: analysis(sources, dataset=RAW).to_json()),
         ("get_blast_radius", {"urn": assertion}, lambda: blast(sources, assertion=assertion).to_json()),
         ("get_model_verdicts", {"urn": CHURN}, lambda: model_verdicts(sources, CHURN).to_json()),
+        (
+            "check_retrain_gate",
+            {"model_urn": CHURN, "at": AT_MS},
+            lambda: gate(sources, model=CHURN, at_ms=AT_MS).to_json(),
+        ),
+        (
+            "get_reliability",
+            {"urn": CHURN, "at": AT_MS},
+            lambda: protect(sources, at_ms=AT_MS, model=CHURN, max_gaps=10).to_json(),
+        ),
+        ("get_evidence_pack", {"model_urn": CHURN, "at": AT_MS}, lambda: evidence(sources)),
     ]
     return asked
+
+
+def evidence(sources: Any) -> tuple[dict[str, Any], str]:
+    from pareis.answers.evidence import evidence_pack
+    from pareis.answers.evidence_render import markdown
+
+    pack = evidence_pack(sources, CHURN, AT_MS).to_json()
+    return pack, markdown(pack)
 
 
 def free_port() -> int:
@@ -244,6 +267,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--write-results", action="store_true")
     args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING)  # before the SDK configures INFO logging for this process
     load_avg = os.getloadavg()[0]
     started = time.monotonic()
     load(args.redis)
