@@ -28,7 +28,6 @@ T = TypeVar("T")
 MAX_PAGE = 500
 """The largest ``max_results`` a caller may ask for: a page stays a few hundred kilobytes at most."""
 
-Urn = Annotated[str, Field(description="a DataHub URN", min_length=8)]
 Offset = Annotated[int, Field(ge=0, description="skip this many items (paging)")]
 
 
@@ -54,16 +53,19 @@ def paging(total: int, returned: int, offset: int, max_results: int) -> dict[str
 
 @contextmanager
 def answering() -> Iterator[None]:
-    """Turn the answers layer's refusals into tool errors with a one-line reason."""
+    """Turn what the CLI reports as exit 1 or 2 into tool errors with a one-line reason: the answers layer's
+    refusals, a source that is down (store errors translated by the composition root's ``reading``), and bad
+    input the lower layers reject (PareisError, ValueError)."""
     from pareis.compose.sources import reading
+    from pareis.errors import PareisError
 
     try:
         with reading():
             yield
-    except CannotEvaluate as exc:
-        raise ToolError(_one_line(exc)) from exc
     except SourceUnavailable as exc:
         raise ToolError(f"source unavailable: {_one_line(exc)}") from exc
+    except (CannotEvaluate, PareisError, ValueError) as exc:
+        raise ToolError(_one_line(exc)) from exc
 
 
 def _one_line(exc: BaseException) -> str:
