@@ -79,7 +79,8 @@ def test_every_tool_the_skill_names_exists_and_every_tool_is_named() -> None:
 def test_the_example_client_config_runs_datahubs_server_beside_pareis() -> None:
     import json
 
-    config = json.loads((SKILL_DIR.parents[1] / ".mcp.json.example").read_text(encoding="utf-8"))["mcpServers"]
+    example = Path(__file__).resolve().parents[2] / ".mcp.json.example"
+    config = json.loads(example.read_text(encoding="utf-8"))["mcpServers"]
     assert config["datahub"]["args"] == ["mcp-server-datahub@latest"]
     assert {"DATAHUB_GMS_URL", "DATAHUB_GMS_TOKEN"} <= set(config["datahub"]["env"])
     local = config["pareis"]
