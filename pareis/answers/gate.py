@@ -28,15 +28,12 @@ from pareis.core.contamination import ModelVersion
 from pareis.core.fieldpath import column_urn, entity_type, feature_name, is_column, parent_of, path_of
 from pareis.core.gate import (
     HOUR_MS,
-    FeatureState,
-    GateInputs,
     GateResult,
     Policy,
-    SourceColumn,
     Status,
-    UpstreamAssertion,
     evaluate,
 )
+from pareis.core.gate_inputs import FeatureState, GateInputs, SourceColumn, UpstreamAssertion
 from pareis.core.graph import Memo, Names, Query, Rel, columns_of, sibling_columns, siblings_of, union
 
 Score = Callable[[str], float]

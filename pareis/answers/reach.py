@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from pareis.core.gate import IncidentReach
+from pareis.core.gate_inputs import IncidentReach
 from pareis.core.graph import LineageView, Memo, Query, Rel, related, union
 from pareis.core.incident_urn import incident_urn
 from pareis.core.inputs import analysis_inputs
