@@ -25,7 +25,7 @@ from typing import Any
 from pareis.answers.sources import CannotEvaluate, Sources
 from pareis.core import catalog
 from pareis.core.contamination import ModelVersion
-from pareis.core.fieldpath import column_urn, entity_type, feature_name, is_column, parent_of, path_of
+from pareis.core.fieldpath import column_urn, entity_type, feature_name, is_column, parent_of
 from pareis.core.gate import (
     HOUR_MS,
     GateResult,
@@ -156,10 +156,20 @@ def _removed(view: Memo, urns: Iterable[str]) -> set[str]:
 
 def gather(view: Memo, sources: Sources, model: str, version: str, at_ms: int, score: Score) -> GateInputs:
     """What the ten checks read for ``version`` at ``at_ms`` (see the module docstring)."""
-    from pareis.answers.reach import incident_facts_at, reaching
+    from pareis.answers.reach import REGION, analysed, candidates, near, reaching
+    from pareis.answers.upstream import walk_up
 
     info = catalog.models(view, [version])[version]
     features = sorted(info.features)
+    group = [info.group] if info.group else []
+    # One round trip for the features' sources and the group's versions (read again below, from the memo).
+    view.lookup(
+        [
+            Query(Rel.FEATURE_SOURCE, features, True),
+            Query(Rel.MODEL_GROUP, group, True),
+            Query(Rel.VERSION_OF, group, True),
+        ]
+    )
     sources_of = catalog.feature_sources(view, features)
     removed = _removed(view, [*features, *union(sources_of)])
     # A feature with a source is indexed; one without needs its record read to tell "no source" from "unknown".
@@ -185,12 +195,24 @@ def gather(view: Memo, sources: Sources, model: str, version: str, at_ms: int, s
     if not features:
         runs = catalog.runs(view, info.training_runs)
         table.update(i for r in runs.values() for i in r.inputs if not is_column(i))
-    ancestors = _ancestors(view, direct)
+    found = candidates(view, sources.runs)
+    seeds: dict[object, set[str]] = {**found.seeds, REGION: _group_inputs(view, info)}
+    ancestors, ups = walk_up(view, direct, seeds)
     table = _table_upstream(view, table)
     datasets = sorted({parent_of(c) for c in ancestors} | table)
+    source_datasets = sorted({_dataset_of(s) for f in known for s in sources_of[f]})
+    # One round trip for every lookup below that the walk did not answer (they then read the memo).
+    view.lookup(
+        [
+            *_known_queries(source_datasets),
+            Query(Rel.HAS_COLUMN, sorted({parent_of(c) for c in direct})),
+            Query(Rel.ASSERTS_COLUMN, sorted(ancestors), True),
+            Query(Rel.ASSERTS, datasets, True),
+        ]
+    )
 
     # Which sources the index knows nothing about.
-    known_datasets = _known_datasets(view, sources, {_dataset_of(s) for f in known for s in sources_of[f]})
+    known_datasets = _known_datasets(view, sources, set(source_datasets))
     feature_states = tuple(
         FeatureState(
             f,
@@ -217,7 +239,7 @@ def gather(view: Memo, sources: Sources, model: str, version: str, at_ms: int, s
 
     assertions = _upstream_assertions(view, sources, ancestors, datasets, at_ms)
     flags = catalog.flags(view, [*datasets, *features])
-    facts = incident_facts_at(view, sources.runs, at_ms, near_to=_group_inputs(view, info))
+    facts = analysed(view, sources.runs, at_ms, found, near(found, ups, REGION))
     return GateInputs(
         model=model,
         evaluated=version,
@@ -251,36 +273,6 @@ def _dataset_of(source: str) -> str:
     return parent_of(source) if is_column(source) else source
 
 
-def _ancestors(view: Memo, start: set[str]) -> set[str]:
-    """``start`` and every column ancestor, with sibling twins — what :func:`pareis.core.graph.upstream_columns` and
-    :func:`~pareis.core.graph.sibling_columns` give, level by level, asked together: two round trips a level."""
-    seen = set(start)
-    frontier = set(start)
-    while frontier:
-        cols = sorted(frontier)
-        parents = sorted({parent_of(c) for c in cols})
-        direct, whole, sib, sib_rev = view.lookup(
-            [
-                Query(Rel.COLUMN, cols, True),
-                Query(Rel.DATASET_COLUMN, cols, True),
-                Query(Rel.SIBLING, parents),
-                Query(Rel.SIBLING, parents, True),
-            ]
-        )
-        sibs = {d: (sib[d] | sib_rev[d]) - {d} for d in parents}
-        schemas = columns_of(view, union(whole) | union(sibs))
-        names = {d: Names(schema) for d, schema in schemas.items() if schema}
-        found: set[str] = set()
-        for c in cols:
-            found |= direct[c].union(*(schemas[d] for d in whole[c]))
-            path = path_of(c)
-            for twin in sibs[parent_of(c)]:
-                found.update(names[twin].match(path) if twin in names else [column_urn(twin, path)])
-        frontier = found - seen
-        seen |= frontier
-    return seen
-
-
 def _table_upstream(view: Memo, start: set[str]) -> set[str]:
     """Datasets upstream of ``start`` at table level (lineage, siblings), ``start`` included."""
     seen = set(start)
@@ -297,21 +289,25 @@ def _table_upstream(view: Memo, start: set[str]) -> set[str]:
 def _known_datasets(view: Memo, sources: Sources, datasets: set[str]) -> set[str]:
     """Those of ``datasets`` the index has any fact about: a schema, lineage, a sibling, an assertion, a run."""
     nodes = sorted(datasets)
-    answers = view.lookup(
-        [
-            Query(Rel.HAS_COLUMN, nodes),
-            Query(Rel.DATASET, nodes),
-            Query(Rel.DATASET, nodes, True),
-            Query(Rel.SIBLING, nodes),
-            Query(Rel.SIBLING, nodes, True),
-            Query(Rel.ASSERTS, nodes, True),
-            Query(Rel.READS, nodes),
-            Query(Rel.WRITES, nodes, True),
-        ]
-    )
+    answers = view.lookup(_known_queries(nodes))
     found = {d for d in nodes if any(a[d] for a in answers)}
     rest = sources.runs.assertions_by_dataset(d for d in nodes if d not in found)
     return found | {d for d, names in rest.items() if names}
+
+
+def _known_queries(nodes: list[str]) -> list[Query]:
+    """What tells whether the index knows a dataset: a schema, lineage either way, a sibling, an assertion, a
+    process reading or writing it."""
+    return [
+        Query(Rel.HAS_COLUMN, nodes),
+        Query(Rel.DATASET, nodes),
+        Query(Rel.DATASET, nodes, True),
+        Query(Rel.SIBLING, nodes),
+        Query(Rel.SIBLING, nodes, True),
+        Query(Rel.ASSERTS, nodes, True),
+        Query(Rel.READS, nodes),
+        Query(Rel.WRITES, nodes, True),
+    ]
 
 
 def _upstream_assertions(
