@@ -4,7 +4,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test unit browser lint stack-up stack-down stack-status bench clean demo-record demo-stack-install
+.PHONY: install demo test unit browser lint stack-up stack-down stack-status bench clean demo-record demo-stack-install \
+	dbt-install
 
 install: $(STAMP)
 
@@ -18,17 +19,18 @@ $(STAMP): pyproject.toml
 demo: install
 	$(BIN)/pareis demo
 
-## Installs, starts Kafka, Redis and Postgres (deploy/local), installs chromium for the browser tests, lints, runs
-## every test tier.
-test: install stack-up browser lint
+## Installs, starts Kafka, Redis and Postgres (deploy/local), installs chromium for the browser tests and dbt for the
+## dbt-snippet test, lints, runs every test tier.
+test: install dbt-install stack-up browser lint
 	$(BIN)/pytest
 
 ## Debian's chromium for tests/browser (Playwright drives it; its own browser download can't work here).
 browser:
 	deploy/local/browser.sh
 
+## The pure tier: no service (Kafka, Redis, Postgres) and nothing slow.
 unit: install
-	$(BIN)/pytest tests/unit
+	$(BIN)/pytest -m "unit and not slow" -q
 
 # $(wildcard): a folder with no tracked file yet (bench/) doesn't exist in a fresh clone, and ruff fails on it.
 LINT_DIRS := $(wildcard pareis consumers tests bench)
@@ -43,6 +45,7 @@ lint: install
 	$(BIN)/lint-imports
 	"$$(deploy/local/actionlint.sh)" $(WORKFLOWS)
 	$(BIN)/zizmor --offline --quiet $(WORKFLOWS)
+	$(BIN)/agentskills validate skills/pareis-ml-incidents
 
 ## The real demo stack (deploy/demo): a 1M-row Postgres warehouse, dbt, MLflow and DataHub's own connectors,
 ## run as one scenario that rewrites deploy/demo/recorded/ (≈ 6 min; needs Postgres, which it starts).
@@ -58,6 +61,13 @@ DEMO_STAMP := $(DEMO_VENV)/.installed
 DBT_PINS   := 'dbt-core==1.11.16' 'dbt-postgres==1.11.0'
 
 demo-stack-install: $(DEMO_STAMP)
+
+# dbt alone in .venv-demo, for the test that parses `pareis protect`'s dbt snippets in the demo project.
+dbt-install: $(DEMO_VENV)/bin/dbt
+
+$(DEMO_VENV)/bin/dbt: $(STAMP)
+	test -x $(DEMO_VENV)/bin/python || $(BIN)/uv venv -q --python $(BIN)/python $(DEMO_VENV)
+	$(BIN)/uv pip install -q --python $(DEMO_VENV)/bin/python $(DBT_PINS)
 
 $(DEMO_STAMP): $(STAMP)
 	$(BIN)/uv pip install -q --python $(BIN)/python -e '.[dev,demo-stack]'

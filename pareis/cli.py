@@ -7,9 +7,18 @@ unreadable file).
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
+# Never print locals (they hold settings and tokens) nor a traceback: failures are one line (main()).
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    help=__doc__,
+    pretty_exceptions_enable=False,
+    pretty_exceptions_show_locals=False,
+)
 
 
 @app.callback()
@@ -39,7 +48,10 @@ def _register() -> None:
     from pareis.commands.blast import blast
     from pareis.commands.bootstrap_index import bootstrap_index
     from pareis.commands.demo import demo
+    from pareis.commands.evidence import evidence
     from pareis.commands.gate import gate
+    from pareis.commands.mcp import mcp
+    from pareis.commands.protect import protect
     from pareis.commands.replay import replay
     from pareis.commands.serve import serve
 
@@ -48,13 +60,27 @@ def _register() -> None:
     app.command("bootstrap")(bootstrap_index)
     app.command("demo")(demo)
     app.command("gate")(gate)
+    app.command("evidence")(evidence)
+    app.command("protect")(protect)
+    app.command("mcp")(mcp)
     app.command("replay")(replay)
     app.command("serve")(serve)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    """Run the command line; whatever escapes a command is one line on stderr and exit 2 or 1
+    (:mod:`pareis.commands.failure`). Usage errors are typer's (exit 2)."""
+    from pareis.commands.failure import report
+
     _register()
-    app()
+    args = sys.argv[1:] if argv is None else argv
+    command = next((a for a in args if not a.startswith("-")), None)
+    try:
+        app(args=args, prog_name="pareis")
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as error:  # typer re-raises what a command raised: report it, never a traceback
+        sys.exit(report(command, error))
 
 
 if __name__ == "__main__":

@@ -3,15 +3,22 @@
 Every setting has an environment variable ``PAREIS_<SECTION>__<NAME>`` (e.g. ``PAREIS_KAFKA__BOOTSTRAP_SERVERS``)
 and may also come from a YAML file named by ``PAREIS_CONFIG_FILE`` (environment wins over the file). Nothing is
 read at import time: call :func:`load_settings`.
+
+Unknown keys are errors at every level, in the environment and in the file (a typo such as
+``PAREIS_TICKETS__SLAK__TOKEN`` would otherwise be ignored silently). ``PAREIS_CONFIG_FILE`` and the tooling
+namespaces ``PAREIS_TEST_*`` (the test suite) and ``PAREIS_STACK_*`` (``deploy/local``) are not settings.
+:func:`load_settings` raises :class:`SettingsError`, whose message names the offending keys but never their values
+(they may be secrets).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -20,9 +27,24 @@ from pydantic_settings import (
 )
 
 CONFIG_FILE_ENV = "PAREIS_CONFIG_FILE"
+ENV_PREFIX = "PAREIS_"
+NOT_SETTINGS = ("PAREIS_TEST_", "PAREIS_STACK_")
+"""Prefixes of variables that belong to tooling, not to the settings."""
+ROLE_NAMES = ("lineage", "assertions", "incidents", "effects")
 
 
-class Topics(BaseModel):
+class SettingsError(ValueError):
+    """Settings that cannot be used: unknown keys, invalid values, a missing config file. The message is one
+    line per problem, naming keys but never values."""
+
+
+class Section(BaseModel):
+    """A settings section: unknown keys are errors (a typo must not pass silently)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Topics(Section):
     """Topic names; DataHub's defaults and Pareis's own."""
 
     mcl_versioned: str = "MetadataChangeLog_Versioned_v1"
@@ -34,7 +56,7 @@ class Topics(BaseModel):
     dlq: str = "pareis.dlq.v1"
 
 
-class KafkaSettings(BaseModel):
+class KafkaSettings(Section):
     """Connection to the Kafka cluster DataHub writes its change log to."""
 
     bootstrap_servers: str = "localhost:9092"
@@ -46,9 +68,12 @@ class KafkaSettings(BaseModel):
     properties: dict[str, str] = Field(default_factory=dict)
     """Extra librdkafka properties (security.protocol, sasl.*, …), applied to every client."""
     topics: Topics = Field(default_factory=Topics)
+    dlq_max_bytes: int = Field(default=900_000, ge=1024)
+    """Upper bound of a dead letter (key, value and headers); a larger poison message keeps as much of its value
+    as fits, marked truncated. Keep it below the DLQ topic's ``max.message.bytes`` (1 MB by default)."""
 
 
-class RoleTuning(BaseModel):
+class RoleTuning(Section):
     """Per-role overrides of the batching and commit cadence; None keeps the process-wide value."""
 
     batch_size: int | None = None
@@ -68,7 +93,7 @@ def _default_tuning() -> dict[str, RoleTuning]:
     return {"assertions": _LATENCY, "incidents": _LATENCY, "effects": _LATENCY}
 
 
-class RuntimeSettings(BaseModel):
+class RuntimeSettings(Section):
     """How each role polls, batches and commits (see :meth:`for_role` for per-role overrides)."""
 
     batch_size: int = 500
@@ -97,6 +122,9 @@ class RuntimeSettings(BaseModel):
     def _over_defaults(cls, roles: dict[str, RoleTuning]) -> dict[str, RoleTuning]:
         # What the operator sets refines the defaults field by field instead of replacing the whole map.
         merged = _default_tuning()
+        unknown = sorted(set(roles) - set(ROLE_NAMES))
+        if unknown:
+            raise ValueError(f"unknown role(s) {', '.join(unknown)}; roles: {', '.join(ROLE_NAMES)}")
         for name, tuning in roles.items():
             base = merged.get(name, RoleTuning())
             merged[name] = base.model_copy(update=tuning.model_dump(exclude_none=True))
@@ -110,7 +138,7 @@ class RuntimeSettings(BaseModel):
         return self.model_copy(update=tuning.model_dump(exclude_none=True))
 
 
-class DatahubSettings(BaseModel):
+class DatahubSettings(Section):
     """Where Pareis's own writes go, and how they are marked."""
 
     write_path: Literal["kafka", "rest"] = "kafka"
@@ -122,15 +150,20 @@ class DatahubSettings(BaseModel):
     ui_url: str | None = None
     """DataHub's web app (e.g. ``https://datahub.example.com``), for the links Pareis writes into notes; None:
     notes name the incident URN instead of linking it."""
+    mcp_url: str | None = None
+    """The public URL of ``pareis mcp --http`` (e.g. ``https://pareis.example.com/mcp``): when set, the agent
+    registry names the MCP server as a DataHub ``service`` with ``mcpServerProperties``."""
+    repository_url: str | None = None
+    """Where Pareis's source lives (a git URL), for the Agent Skill's ``sourceRepository`` in DataHub."""
 
 
-class SlackSettings(BaseModel):
+class SlackSettings(Section):
     token: SecretStr | None = None
     channel: str | None = None
     base_url: str = "https://slack.com/api/"
 
 
-class JiraSettings(BaseModel):
+class JiraSettings(Section):
     url: str | None = None
     email: str | None = None
     token: SecretStr | None = None
@@ -139,13 +172,16 @@ class JiraSettings(BaseModel):
     done_transition: str = "Done"
 
 
-class LinearSettings(BaseModel):
+class LinearSettings(Section):
     api_key: SecretStr | None = None
     team_id: str | None = None
     url: str = "https://api.linear.app/graphql"
 
 
-class TicketSettings(BaseModel):
+class TicketSettings(Section):
+    no_tools: bool = False
+    """True: run the effects role with no ticket tool (ticket effects go nowhere). Must be explicit: without a
+    configured tool and without this, the effects role refuses to start."""
     slack: SlackSettings = Field(default_factory=SlackSettings)
     jira: JiraSettings = Field(default_factory=JiraSettings)
     linear: LinearSettings = Field(default_factory=LinearSettings)
@@ -166,6 +202,13 @@ class Settings(BaseSettings):
     log_level: str = "INFO"
     log_json: bool = True
 
+    @field_validator("log_level")
+    @classmethod
+    def _a_level(cls, level: str) -> str:
+        if level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+            raise ValueError("not a log level (DEBUG, INFO, WARNING, ERROR, CRITICAL)")
+        return level.upper()
+
     @classmethod
     def settings_customise_sources(
         cls,
@@ -182,9 +225,45 @@ class Settings(BaseSettings):
         return tuple(sources)
 
 
+def unknown_variables(environ: Mapping[str, str]) -> list[str]:
+    """The ``PAREIS_*`` variables of ``environ`` whose first segment is no top-level setting (nested segments are
+    checked by the sections themselves)."""
+    top = {name.upper() for name in Settings.model_fields}
+    unknown = []
+    for name in environ:
+        upper = name.upper()
+        if not upper.startswith(ENV_PREFIX) or upper == CONFIG_FILE_ENV or upper.startswith(NOT_SETTINGS):
+            continue
+        if upper[len(ENV_PREFIX) :].split("__", 1)[0] not in top:
+            unknown.append(name)
+    return sorted(unknown)
+
+
+def describe(error: ValidationError, *, env: bool = True) -> str:
+    """One line per problem of ``error``: where (as a setting path and its variable) and what, never the value."""
+    lines = []
+    for problem in error.errors(include_input=False, include_url=False):
+        path = ".".join(str(part) for part in problem["loc"])
+        variable = ENV_PREFIX + "__".join(str(part) for part in problem["loc"]).upper()
+        where = f"{path} ({variable})" if env and path else path or "settings"
+        message = "unknown setting" if problem["type"] == "extra_forbidden" else problem["msg"]
+        lines.append(f"{where}: {message}")
+    return "; ".join(lines)
+
+
 def load_settings(**overrides: Any) -> Settings:
-    """Read settings from init overrides, then ``PAREIS_*`` variables, then the YAML file, in that order."""
+    """Read settings from init overrides, then ``PAREIS_*`` variables, then the YAML file, in that order.
+
+    :class:`SettingsError` for a missing config file, an unknown variable or key, or an invalid value."""
     path = os.environ.get(CONFIG_FILE_ENV)
     if path and not Path(path).is_file():
-        raise FileNotFoundError(f"{CONFIG_FILE_ENV}={path}: no such file")
-    return Settings(**overrides)
+        raise SettingsError(f"{CONFIG_FILE_ENV}={path}: no such file")
+    unknown = unknown_variables(os.environ)
+    if unknown:
+        raise SettingsError(f"unknown setting variable(s): {', '.join(unknown)}")
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        raise SettingsError(f"invalid settings: {describe(exc)}") from None
+    except (OSError, ValueError) as exc:  # an unreadable or malformed YAML file
+        raise SettingsError(f"{CONFIG_FILE_ENV}={path}: {type(exc).__name__}: {str(exc).splitlines()[0]}") from None

@@ -1,7 +1,8 @@
 """Loading DataHub file-format metadata into a lineage index, offline, exactly as the lineage role would.
 
 Each proposal goes through :class:`~pareis.datahub.gms.ChangeLogEmulator` (PATCHes applied to the last value,
-versions counted, no-op writes dropped, ``created`` stamped with the change's time) and the resulting change-log
+versions counted, no-op writes dropped, ``created`` stamped with the change's time, the siblings GMS's sibling hook
+would write added) and the resulting change-log
 entry through :func:`pareis.roles.lineage.foreign_update_of` — the lineage role's own translation — into
 :meth:`LineageStore.apply`. So an index loaded from a file equals the one the role builds from the same file
 replayed onto Kafka (``pareis replay``). Assertion runs (timeseries ``assertionRunEvent``) come back as
@@ -34,6 +35,10 @@ from pareis.roles.lineage import foreign_update_of
 from pareis.store.lineage import LineageStore, LineageUpdate, Outcome
 
 RUN_ASPECT = "assertionRunEvent"
+PROFILE_ASPECT = "datasetProfile"
+"""The one timeseries aspect the index keeps (its latest value, as dataset attributes: DESIGN §2.5's test
+suggestions and the evidence pack's row counts). The live lineage role reads the versioned log only, so there a
+profile is known after a ``pareis bootstrap``."""
 DEFAULT_BATCH = 1000
 
 
@@ -80,38 +85,39 @@ def load(
     default_ms: int = 0,
     datahub: DatahubSettings | None = None,
     batch: int = DEFAULT_BATCH,
+    hooks: bool = True,
 ) -> Loaded:
     """Apply ``proposals`` to ``store`` in order, ``batch`` updates per :meth:`LineageStore.apply` call.
 
     A change's time is its ``systemMetadata.lastObserved``, else ``default_ms``. ``datahub`` names Pareis's own
-    marks (default settings): its own writes are skipped, as the role skips them.
+    marks (default settings): its own writes are skipped, as the role skips them. ``hooks``: whether GMS's
+    sibling hook runs (:meth:`~pareis.datahub.gms.ChangeLogEmulator.log`); off only to read files that already
+    hold what GMS wrote.
     """
     own = datahub or DatahubSettings()
-    emulator = ChangeLogEmulator(is_timeseries)
+    emulator = ChangeLogEmulator(is_timeseries, hooks=hooks)
     clock = proposal_clock(default_ms)
     loaded = Loaded()
 
     def updates() -> Iterator[LineageUpdate | None]:
         for proposal in proposals:
             loaded.proposals += 1
-            logged = emulator.apply(proposal, clock(proposal))
-            if logged is None:
-                continue
-            loaded.changes += 1
-            change = to_changelog(logged)
-            try:
-                if logged.log == "timeseries":
-                    if change.aspect_name == RUN_ASPECT and change.aspect is not None:
-                        loaded.runs.append(run_from_event(orjson.loads(change.aspect)))
-                    elif change.aspect_name == OPERATION_ASPECT and change.aspect and change.entity_urn:
-                        changed = operation_time(orjson.loads(change.aspect))
-                        if changed is not None:
-                            loaded.operations.append((change.entity_urn, changed))
-                    continue
-                update = foreign_update_of(change, own)
-            except (DecodeError, InvalidRun, orjson.JSONDecodeError) as exc:
-                raise MetadataFileError(f"{proposal.source}: {exc}") from exc
-            yield update
+            for logged in emulator.log(proposal, clock(proposal)):
+                loaded.changes += 1
+                change = to_changelog(logged)
+                try:
+                    if logged.log == "timeseries" and change.aspect_name != PROFILE_ASPECT:
+                        if change.aspect_name == RUN_ASPECT and change.aspect is not None:
+                            loaded.runs.append(run_from_event(orjson.loads(change.aspect)))
+                        elif change.aspect_name == OPERATION_ASPECT and change.aspect and change.entity_urn:
+                            changed = operation_time(orjson.loads(change.aspect))
+                            if changed is not None:
+                                loaded.operations.append((change.entity_urn, changed))
+                        continue
+                    update = foreign_update_of(change, own)
+                except (DecodeError, InvalidRun, orjson.JSONDecodeError) as exc:
+                    raise MetadataFileError(f"{proposal.source}: {exc}") from exc
+                yield update
 
     _apply_in_batches(store, updates(), batch, loaded.outcomes)
     return loaded
@@ -167,6 +173,7 @@ def load_files(
     default_ms: int = 0,
     datahub: DatahubSettings | None = None,
     batch: int = DEFAULT_BATCH,
+    hooks: bool = True,
 ) -> Loaded:
     """:func:`load` of every proposal of every file (:func:`~pareis.datahub.metadata_file.read_proposals`)."""
-    return load(store, read_proposals(paths), default_ms=default_ms, datahub=datahub, batch=batch)
+    return load(store, read_proposals(paths), default_ms=default_ms, datahub=datahub, batch=batch, hooks=hooks)

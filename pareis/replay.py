@@ -2,9 +2,9 @@
 
 This stands in for GMS on machines without one (local stacks, backfills, tests, the demo); the metadata itself
 stays real. Proposals are read with acryl-datahub's reader, turned into change-log records by
-:class:`~pareis.datahub.gms.ChangeLogEmulator`, encoded with the DataHub codec and handed to a :class:`Sink` —
-the real broker (:class:`pareis.kafka.publisher.KafkaPublisher`) or the in-process one
-(:class:`pareis.kafka.memory.MemoryBroker`).
+:class:`~pareis.datahub.gms.ChangeLogEmulator` (with the siblings GMS's sibling hook writes), encoded with the
+DataHub codec and handed to a :class:`Sink` — the real broker (:class:`pareis.kafka.publisher.KafkaPublisher`) or
+the in-process one (:class:`pareis.kafka.memory.MemoryBroker`).
 """
 
 from __future__ import annotations
@@ -76,20 +76,22 @@ class Replayer:
             if self.speed > 0 and last_ms is not None and now_ms > last_ms:
                 self.sleep((now_ms - last_ms) / 1000.0 / self.speed)
             last_ms = now_ms
-            change = self.emulator.apply(proposal, now_ms)
-            if change is None:
+            changes = self.emulator.log(proposal, now_ms)
+            if not changes:
                 report.unchanged += 1
-                continue
-            topic = self.topics[change.log]
-            self.sink.publish(topic, change.key.encode(), self.encoder.encode_mcl(change.record, topic))
-            report.published[topic] += 1
-            if self.on_change is not None:
-                self.on_change(change, topic)
+            for change in changes:
+                topic = self.topics[change.log]
+                self.sink.publish(topic, change.key.encode(), self.encoder.encode_mcl(change.record, topic))
+                report.published[topic] += 1
+                if self.on_change is not None:
+                    self.on_change(change, topic)
         self.sink.flush()
         return report
 
     def run_files(self, paths: Iterable[str | Path]) -> ReplayReport:
-        return self.run(read_proposals(paths))
+        """Replay every file, read (and so validated) in full before the first change is published: a bad last
+        file must not leave the first ones half-published."""
+        return self.run(list(read_proposals(paths)))
 
 
 def proposal_clock(default_ms: int) -> Callable[[Proposal], int]:

@@ -7,7 +7,8 @@ can't be had FAILS the requesting tests with the script's output and the service
 them. Overrides (the stack is then never started for that service):
 
 * ``PAREIS_TEST_KAFKA_BOOTSTRAP`` — bootstrap servers, e.g. ``broker:9092``;
-* ``PAREIS_TEST_REDIS_URL`` — a Redis URL; database 15 when the URL names none (it is flushed per test!);
+* ``PAREIS_TEST_REDIS_URL`` — a Redis URL (its database is flushed per test!); when it names no database, the
+  session leases one of its own (:mod:`tests.support.redis_lease`), so two runs on one machine never collide;
 * ``PAREIS_TEST_POSTGRES_DSN`` — a libpq DSN / URL.
 
 Fixtures: ``kafka_bootstrap`` (session, str), ``kafka_admin`` (session, AdminClient), ``new_topic`` (factory
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -29,6 +31,31 @@ if TYPE_CHECKING:
     from confluent_kafka.admin import AdminClient
 
     from tests.support.stack import NewTopic
+
+
+TESTS = Path(__file__).resolve().parent
+TIERS = ("unit", "integration", "e2e")
+SERVICE_FIXTURES = frozenset(
+    {"kafka_bootstrap", "kafka_admin", "new_topic", "_redis_server_url", "redis_url", "redis_client", "postgres_dsn"}
+)
+"""Fixtures that reach a service: a test under ``tests/unit`` that uses one is an integration test."""
+SLOW_MODULES = frozenset({"test_helm_chart.py", "test_wheel.py"})
+"""Modules whose every test is slow (builds the Helm chart, a wheel and a venv)."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test with its tier, by directory (``tests/unit|integration|e2e``); a test under ``tests/unit``
+    that reaches a service (a service fixture, or a parameter marked ``integration``) is ``integration`` instead
+    of ``unit``, so ``-m unit`` needs no service. Tests of :data:`SLOW_MODULES` are also ``slow``."""
+    for item in items:
+        folder = item.path.relative_to(TESTS).parts[0]
+        tier = folder if folder in TIERS else None
+        if tier == "unit" and (item.get_closest_marker("integration") or SERVICE_FIXTURES & set(item.fixturenames)):
+            tier = "integration"
+        if tier is not None and not item.get_closest_marker(tier):
+            item.add_marker(getattr(pytest.mark, tier))
+        if item.path.name in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
 
 
 def _endpoint(service: str) -> str:
@@ -89,13 +116,17 @@ def new_group() -> str:
 
 
 @pytest.fixture(scope="session")
-def _redis_server_url() -> str:
-    return _endpoint("redis")
+def _redis_server_url() -> Iterator[str]:
+    from tests.support import stack
+
+    url = _endpoint("redis")
+    yield url
+    stack.release_redis_db(url)
 
 
 @pytest.fixture
 def redis_url(_redis_server_url: str) -> str:
-    """URL of a Redis database (15 on our server) that is empty when the test starts."""
+    """URL of this session's Redis database, empty when the test starts."""
     import redis
 
     with redis.Redis.from_url(_redis_server_url) as client:

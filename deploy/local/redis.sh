@@ -55,6 +55,8 @@ dir "$REDIS_DIR"
 save ""
 appendonly no
 databases 16
+# Pareis refuses to start on a Redis that may evict its state (pareis/store/redis_policy.py).
+maxmemory-policy noeviction
 EOF
 }
 

@@ -155,6 +155,12 @@ def analysis(sources: Sources, *, assertion: str | None = None, dataset: str | N
 def incident_list(sources: Sources) -> list[IncidentSummary]:
     """Every incident the run history describes, of every dataset: active ones first, then by first failure,
     newest first, then URN. Each is analysed as :func:`analysis` would analyse it."""
+    return [IncidentSummary.of(answer.facts) for answer in incident_analyses(sources)]
+
+
+def incident_analyses(sources: Sources) -> list[IncidentAnswer]:
+    """The full analysis of every incident :func:`incident_list` lists, in its order (what ``get_incident`` and
+    the model verdicts read: an incident that is not its dataset's latest is only reachable here)."""
     from pareis.core.graph import Memo
     from pareis.core.keys import canonical, sibling_classes
     from pareis.core.window import incidents
@@ -163,11 +169,11 @@ def incident_list(sources: Sources) -> list[IncidentSummary]:
     datasets = sources.runs.datasets()
     classes = sibling_classes(view, datasets)
     keys = sorted({canonical(members) for members in classes.values()})
-    found: list[IncidentSummary] = []
+    found: list[IncidentAnswer] = []
     for key in keys:
         _, timeline = _class_timeline(view, sources, key, set())
-        found.extend(IncidentSummary.of(_facts(view, key, timeline, w)) for w in incidents(timeline))
-    return sorted(found, key=lambda s: (s.state != "ACTIVE", -s.first_failure_ms, s.urn))
+        found.extend(IncidentAnswer(_facts(view, key, timeline, w)) for w in incidents(timeline))
+    return sorted(found, key=lambda a: (not a.facts.window.is_open, -a.facts.window.first_failure_ms, a.facts.urn))
 
 
 def _class_timeline(

@@ -24,6 +24,7 @@ from pareis.commands.common import (
     evaluating,
     opened,
 )
+from pareis.core.impact import ratio_text
 
 
 def blast(
@@ -75,7 +76,7 @@ def print_blast(console: Console, subject: str, blast: dict[str, Any]) -> None:
             m["urn"],
             m["group"] or "—",
             f"{len(m['poisoned_features'])}/{m['total_features']}",
-            f"{m['ratio']:.2f}",
+            ratio_text(m["ratio"]),
             m["severity"],
             m["precision"],
         )

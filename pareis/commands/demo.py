@@ -2,7 +2,8 @@
 
 Each step of the timeline is replayed as GMS would log it into the in-process broker, then the lineage,
 assertions, incidents and effects roles run over in-memory stores, DataHub writer and ticket tools until no input
-is left. The lifecycle is printed as it unfolds and the outputs land in a folder (see :mod:`pareis.demo.outputs`).
+is left. The lifecycle is printed as it unfolds, then the protect table (reliability scores and ranked test gaps)
+and the churn model's evidence pack; the outputs land in a folder (see :mod:`pareis.demo.outputs`).
 """
 
 from __future__ import annotations
@@ -17,10 +18,14 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 
+from pareis.core.impact import ratio_text
+
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from pareis.core.intents import IncidentFacts
     from pareis.demo.gates import StepGate
-    from pareis.demo.session import StepOutcome
+    from pareis.demo.session import DemoSession, Step, StepOutcome
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDED = ROOT / "deploy" / "demo" / "recorded"
@@ -64,6 +69,10 @@ def demo(
     console = Console()
     files = timeline or default_timeline()
     steps = steps_of(files)
+    try:  # before the run, so that a bad --out fails at once and not after the whole scenario
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OSError(exc.errno, f"--out {out}: cannot create the folder: {exc.strerror}") from exc
     console.rule("[bold]Pareis demo")
     console.print(f"timeline: {', '.join(str(f.relative_to(ROOT) if f.is_relative_to(ROOT) else f) for f in files)}")
     console.print(f"{len(steps)} steps · roles: lineage → assertions → incidents → effects (in-memory backends)")
@@ -79,7 +88,8 @@ def demo(
         for gate in gates_after(session, outcome):
             gates.append(gate)
             _print_gate(console, gate)
-    written = write_outputs(session, outcomes, out) + write_gates(gates, out)
+    proved = _protect_and_prove(console, session, steps, out)
+    written = write_outputs(session, outcomes, out) + write_gates(gates, out) + proved
     console.rule("[bold]Outputs")
     for path in written:
         console.print(f"  {path}")
@@ -91,6 +101,35 @@ def demo(
         # Answers are evaluated at the timeline's last simulated moment, not the wall clock: the demo's "now".
         final_ms = max((step.at_ms for step in steps), default=0)
         run_app(session.sources, port=port, clock=lambda: final_ms, announce=console.print)
+
+
+def _protect_and_prove(console: Console, session: DemoSession, steps: Sequence[Step], out: Path) -> list[Path]:
+    """After the timeline: the protect table of every model (DESIGN §2.5) at the last step's latest time, and the
+    evidence pack of the churn model group (else the first group) written to ``out`` and published as a Document
+    to the session's DataHub writer."""
+    from pareis.answers.evidence import evidence_pack
+    from pareis.answers.evidence_render import markdown
+    from pareis.answers.reliability import protect
+    from pareis.commands.evidence import write_pack
+    from pareis.commands.protect import print_protect
+    from pareis.datahub.evidence_doc import document_mcp
+    from pareis.demo.outputs import when
+
+    if not steps:
+        return []
+    at = max((int((p.system_metadata or {}).get("lastObserved") or 0) for p in steps[-1].proposals), default=0)
+    at = max(at, steps[-1].at_ms)
+    console.rule(f"[bold]Protect: reliability and test gaps at {when(at)}")
+    print_protect(console, protect(session.sources, at_ms=at))
+    groups = session.sources.lineage.entities("mlModelGroupProperties")
+    if not groups:
+        return []
+    group = next((g for g in groups if ",churn," in g), groups[0])
+    pack = evidence_pack(session.sources, group, at)
+    data = pack.to_json()
+    session.writer.write([document_mcp(data, markdown(data), session.settings.datahub)])
+    console.print(f"evidence pack (EU AI Act Art. 10) of {_short(group)}: {pack.file_stem}.{{md,html,json}}")
+    return write_pack(pack, out)
 
 
 def _print_step(console: Console, outcome: StepOutcome) -> None:
@@ -136,7 +175,7 @@ def _print_blast(console: Console, facts: IncidentFacts) -> None:
         blast.add_row(
             _short(m.urn),
             f"{len(m.poisoned_features)}/{m.total_features} {features}",
-            f"{m.ratio:.2f}",
+            ratio_text(m.ratio),
             f"[{style}]{m.severity.value}[/]",
             m.precision,
         )

@@ -50,10 +50,10 @@ def replay(
         replayer = wiring.replayer(settings, sink, default_ms=at or int(time.time() * 1000), speed=speed)
         report = replayer.run_files(files)
     except Poison as exc:
-        err.print(f"pareis replay: {exc}", markup=False, highlight=False)
+        err.print(f"pareis replay: {exc}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2) from exc
     except (Retriable, Fatal) as exc:
-        err.print(f"pareis replay: {exc}", markup=False, highlight=False)
+        err.print(f"pareis replay: {exc}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(1) from exc
     target = "in-process broker" if memory else settings.kafka.bootstrap_servers
     print(f"replayed {', '.join(str(f) for f in files)} to {target}")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from pareis.config import Settings
 
 if TYPE_CHECKING:
+    from datahub.emitter.mcp import MetadataChangeProposalWrapper
     from datahub.ingestion.graph.client import DataHubGraph
 
     from pareis.datahub.writer import DatahubWriter
@@ -49,13 +50,22 @@ class DatahubRoute:
         return cls(incidents=None, effects=writer)
 
 
-def write_definitions(settings: Settings, writer: DatahubWriter) -> None:
-    """Write the start-up definitions (:func:`~pareis.datahub.definitions.definition_mcps`) once, outside any
-    transaction, through ``writer``; the records a Kafka writer returns are published to the MCP topic at once.
-    Idempotent."""
+def start_up_mcps(settings: Settings) -> list[MetadataChangeProposalWrapper]:
+    """The start-up definitions (:func:`~pareis.datahub.definitions.definition_mcps`) then Pareis's entry in
+    DataHub's agent registry (:func:`~pareis.datahub.agent_registry.registry_mcps`: its Agent Skill, the MCP
+    server's tools, and the server itself when ``datahub.mcp_url`` is set)."""
+    from pareis.datahub.agent_registry import Skill, registry_mcps
     from pareis.datahub.definitions import definition_mcps
+    from pareis.model.agent import SKILL_DIR, SKILL_PATH, TOOLS
 
-    records = writer.write(definition_mcps(settings.datahub))
+    skill = Skill.read(SKILL_DIR / "SKILL.md", path=SKILL_PATH)
+    return [*definition_mcps(settings.datahub), *registry_mcps(settings.datahub, tools=TOOLS, skill=skill)]
+
+
+def write_definitions(settings: Settings, writer: DatahubWriter) -> None:
+    """Write the start-up proposals (:func:`start_up_mcps`) once, outside any transaction, through ``writer``;
+    the records a Kafka writer returns are published to the MCP topic at once. Idempotent."""
+    records = writer.write(start_up_mcps(settings))
     if not records:
         return
     from pareis.compose.replay import kafka_sink

@@ -31,15 +31,17 @@ def changelog_decoder(settings: Settings, aspects: Collection[str] | None = None
     """A decoder of MetadataChangeLog messages for a role.
 
     Filters (returns None) before the full decode when the aspect is not in ``aspects`` (None: keep all), and
-    after it when the change is Pareis's own write coming back (``systemMetadata.pipelineName``). Errors are
+    after it when the change is Pareis's own write coming back (:func:`~pareis.datahub.marks.is_own_write`, the
+    one rule for that). Errors are
     DecodeErrors located at the message. The prior value is skipped (``decode_mcl(..., previous=False)``):
     ``previous_aspect`` is always None here, as no role reads it.
     """
     from pareis.datahub.codec import Decoder as Codec
+    from pareis.datahub.marks import is_own_write
 
     codec = Codec(schema_source(settings))
     wanted = frozenset(aspects) if aspects is not None else None
-    own_pipeline = settings.datahub.pipeline_name
+    datahub = settings.datahub
 
     def decode(raw: RawMessage) -> ChangeLog | None:
         value = raw.value
@@ -52,9 +54,6 @@ def changelog_decoder(settings: Settings, aspects: Collection[str] | None = None
             if exc.origin is not None:
                 raise
             raise exc.at(raw.origin) from exc
-        system = change.system_metadata
-        if system is not None and system.get("pipelineName") == own_pipeline:
-            return None
-        return change
+        return None if is_own_write(change.system_metadata, change.created, datahub) else change
 
     return decode

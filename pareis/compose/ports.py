@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from pareis.config import Settings
 from pareis.kafka.role import Check
+from pareis.store.scores import MemoryScoreLedger, ScoreLedger
 
 if TYPE_CHECKING:
     import redis
@@ -35,7 +36,8 @@ class Ports:
 
     ``datahub`` takes Pareis's DataHub writes: the writer of the configured path on Redis (see
     :mod:`pareis.compose.datahub`), a :class:`~pareis.datahub.writer.MemoryWriter` in memory, on either path.
-    ``checks`` are the readiness probes of what the ports connect to; ``close`` lets go of it.
+    ``checks`` are the readiness probes of what the ports connect to; ``start`` is the start-up check of it (a
+    role refuses to start on an evicting Redis); ``close`` lets go of it.
     """
 
     lineage: LineageStore
@@ -47,6 +49,9 @@ class Ports:
     ticketers: list[Ticketer] = field(default_factory=list)
     checks: Mapping[str, Check] = field(default_factory=dict)
     close: Callable[[], None] = _nothing
+    start: Callable[[], None] = _nothing
+    scores: ScoreLedger = field(default_factory=MemoryScoreLedger)
+    """The reliability scores last written to DataHub (:mod:`pareis.roles.scores`)."""
 
     @classmethod
     def in_memory(cls, ticketers: Sequence[Ticketer] = ()) -> Ports:
@@ -84,6 +89,7 @@ class Ports:
         from pareis.store.ledger_redis import RedisLedger
         from pareis.store.lineage_redis import RedisLineageStore
         from pareis.store.runs_redis import RedisRunHistory
+        from pareis.store.scores_redis import RedisScoreLedger
         from pareis.tickets.factory import ticketers_from_settings
 
         client = redis_client(settings.redis_url)
@@ -109,6 +115,8 @@ class Ports:
             ticketers=ticketers_from_settings(settings.tickets),
             checks={"redis": redis_ping(client)},
             close=close,
+            start=redis_preflight(client),
+            scores=RedisScoreLedger(client),
         )
 
 
@@ -117,6 +125,17 @@ def redis_client(url: str) -> redis.Redis:
     import redis
 
     return redis.Redis.from_url(url, socket_timeout=10, socket_connect_timeout=5, health_check_interval=30)
+
+
+def redis_preflight(client: redis.Redis) -> Callable[[], None]:
+    """A role's start-up check of its Redis: refuse to start (Fatal) unless nothing can be evicted
+    (:func:`~pareis.store.redis_policy.require_noeviction`); Retriable, naming the server, when unreachable."""
+    from pareis.store.redis_policy import require_noeviction
+
+    def preflight() -> None:
+        require_noeviction(client)
+
+    return preflight
 
 
 def redis_ping(client: redis.Redis) -> Check:

@@ -43,7 +43,8 @@ def lineage_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline
 
     decode = changelog_decoder(settings, LINEAGE_ASPECTS)
     ports = _ports(settings, ports)
-    return Pipeline(decode, LineageHandler(ports.lineage, settings.datahub), checks=ports.checks, close=ports.close)
+    handler = LineageHandler(ports.lineage, settings.datahub, settings.kafka.topics.dlq)
+    return Pipeline(decode, handler, checks=ports.checks, close=ports.close, start=ports.start)
 
 
 def assertions_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline[Observed]:
@@ -56,7 +57,7 @@ def assertions_pipeline(settings: Settings, ports: Ports | None = None) -> Pipel
     decode = run_decoder(changelog_decoder(settings, {ASPECT, OPERATION_ASPECT}))
     ports = _ports(settings, ports)
     handler = AssertionsHandler(ports.runs, ports.lineage, settings.kafka.topics.signals)
-    return Pipeline(decode, handler, checks=ports.checks, close=ports.close)
+    return Pipeline(decode, handler, checks=ports.checks, close=ports.close, start=ports.start)
 
 
 def incidents_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline[RunSignal]:
@@ -64,6 +65,7 @@ def incidents_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeli
     writer when the proposals travel in its transaction. Writes the start-up definitions first."""
     from pareis.compose.datahub import DatahubRoute, write_definitions
     from pareis.roles import incidents
+    from pareis.roles.scores import ScorePublisher
 
     ports = _ports(settings, ports)
     write_definitions(settings, ports.datahub)
@@ -75,8 +77,16 @@ def incidents_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeli
         writer=DatahubRoute.of(settings, ports.datahub).incidents,
         datahub=settings.datahub,
         effects_topic=settings.kafka.topics.effects,
+        scores=ScorePublisher(ports.lineage, ports.runs, ports.scores),
     )
-    return Pipeline(incidents.decode, handler, checks=ports.checks, close=ports.close)
+    return Pipeline(
+        incidents.decode,
+        handler,
+        checks=ports.checks,
+        close=ports.close,
+        start=ports.start,
+        committed=handler.committed,  # releases the step journal below the committed offsets
+    )
 
 
 def effects_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline[Effect]:
@@ -84,11 +94,14 @@ def effects_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline
     from pareis.compose.datahub import DatahubRoute
     from pareis.roles.effects import EffectsHandler, decode
     from pareis.tickets.delivery import TicketDelivery
+    from pareis.tickets.factory import check_ticket_tools
 
+    if ports is None:  # a role's process: it must know where ticket effects go (the demo and tests pass ports)
+        check_ticket_tools(settings.tickets)
     ports = _ports(settings, ports)
     rest = DatahubRoute.of(settings, ports.datahub).effects
     handler = EffectsHandler(TicketDelivery(ports.ticketers, ports.ledger), ports.ledger, rest)
-    return Pipeline(decode, handler, checks=ports.checks, close=ports.close)
+    return Pipeline(decode, handler, checks=ports.checks, close=ports.close, start=ports.start)
 
 
 def _declare(

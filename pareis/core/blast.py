@@ -7,13 +7,18 @@
    parent. Siblings are one column: a sibling class is an origin when no member has a parent outside the class,
    and it is reported by its members without any parent (all members when each has one, i.e. a cycle).
 3. **Affected columns A**: F, its ancestors, and everything downstream of those (lineage and sibling hops).
+   Both walks also follow containment (:class:`_Spread`, :mod:`pareis.core.containment`): a bad nested field
+   makes its enclosing structs bad (and what flows from them), a bad struct its nested fields.
 4. **Affected datasets**: those with a column in A, plus the *table-level* spread: a dataset edge (lineage, or a
    process reading one and writing the other) along which no column edge exists carries the failure to the whole
    downstream dataset, and from there to everything downstream of it at table level (DESIGN §2.1, "used where no
    column edges exist"). Table-level datasets are listed with the others.
 5. **Features**: linked to a column in A (precision ``column``); or by a dataset source whose same-name column
-   (case-insensitive) is in A (``column``); or by a dataset source without such a column, to a dataset with a
-   column in A, or by any source to a table-level dataset (``table``).
+   (case-insensitive) is in A (``column``) — for a source without a known schema, the column of that name,
+   failing when A holds it; or by a dataset source whose schema lacks such a column, to a dataset with a column
+   in A, or by any source to a table-level dataset (``table``). A primary key (``mlPrimaryKey``) is linked like a
+   feature; a poisoned key poisons every feature of every feature table keyed by it (the table's point-in-time
+   join breaks), at the key's precision.
 6. **Models**: consuming an affected feature (precision ``table`` when any of its poisoned features is only
    linked at table precision), or listing no features and trained by a run or job reading an affected dataset
    (``table``). Ratio and severity are :class:`~pareis.core.impact.ModelImpact`'s.
@@ -23,12 +28,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 
+from pareis.core.containment import Containment
 from pareis.core.fieldpath import canonical_column, column_urn, feature_name, parent_of, path_of
 from pareis.core.graph import (
+    Attr,
     LineageView,
-    Memo,
     Names,
     Query,
     Rel,
@@ -36,6 +42,7 @@ from pareis.core.graph import (
     columns_of,
     dataset_children,
     downstream_columns,
+    memoised,
     related,
     sibling_columns,
     siblings_of,
@@ -65,15 +72,22 @@ def blast_radius(
     Raises :class:`UnknownAssertion` for an assertion the index does not define, and :class:`ValueError` for a
     column argument that is not a schemaField URN. Deterministic; every list in the result is sorted.
     """
-    memo = Memo(view)
+    memo = memoised(view)
     failing, table_seeds = _failing(memo, sorted(set(assertions)), columns, sorted(set(datasets)))
-    ancestors, parents, twins = _ancestors(memo, failing)
-    origins = _origins(ancestors, parents, twins)
-    affected = closure(ancestors, lambda frontier: _down(memo, frontier))
+    contained = Containment(memo)
+    up = _Spread(memo, contained, lambda frontier: upstream_columns(memo, frontier))
+    up.run({c: {""} for c in failing})
+    whole = {c for c, bad in up.state.items() if "" in bad}
+    origins = _origins(whole, up.origin_parents(whole), up.twins)
+    down = _Spread(memo, contained, lambda frontier: downstream_columns(memo, frontier))
+    down.run(up.state)
+    affected = set(down.state)
     with_columns = {parent_of(c) for c in affected}
     table_level = _table_level(memo, with_columns, table_seeds)
     features = _features(memo, affected, with_columns, table_level)
     models = _models(memo, features, with_columns | table_level)
+    touched = sorted(with_columns | table_level)
+    incomplete = [d for d, attrs in memo.attributes(touched).items() if Attr.LINEAGE_INCOMPLETE in attrs]
     return BlastRadius(
         failing_columns=tuple(sorted(failing)),
         origin_columns=tuple(sorted(origins)),
@@ -81,6 +95,7 @@ def blast_radius(
         datasets=tuple(sorted(with_columns | table_level)),
         features=tuple(sorted(features)),
         models=tuple(models),
+        incomplete=tuple(sorted(incomplete)),
     )
 
 
@@ -115,22 +130,71 @@ def _failing(
     return failing, table
 
 
-def _ancestors(
-    view: LineageView, start: set[str]
-) -> tuple[set[str], dict[str, frozenset[str]], dict[str, frozenset[str]]]:
-    """Every ancestor of ``start`` (included), with each one's lineage parents and sibling twins."""
-    parents: dict[str, frozenset[str]] = {}
-    twins: dict[str, frozenset[str]] = {}
-    seen = set(start)
-    frontier = set(start)
-    while frontier:
-        ups = upstream_columns(view, frontier)
-        sibs = sibling_columns(view, frontier)
-        parents.update(ups)
-        twins.update(sibs)
-        frontier = (union(ups) | union(sibs)) - seen
-        seen |= frontier
-    return seen, parents, twins
+class _Spread:
+    """A walk of columns along lineage (``step``), siblings and containment (DESIGN §2.1), remembering how much
+    of each column is bad: ``state[c]`` holds ``""`` when all of ``c`` is, and ``".x.y"`` when only its nested
+    field ``x.y`` is.
+
+    A bad nested field makes its enclosing structs partly bad (the rest of its path remembered); a wholly bad
+    column makes everything nested in it wholly bad; a partly bad struct flowing into another struct makes the
+    field at the same path inside it wholly bad when that field exists. So a failing ``service.type`` reaches a
+    view's ``service`` copied from its table's ``service`` (and the view's ``service.type``), but not the
+    table's ``service.provider``.
+    """
+
+    def __init__(
+        self,
+        view: LineageView,
+        contained: Containment,
+        step: Callable[[set[str]], Mapping[str, frozenset[str]]],
+    ) -> None:
+        self.view = view
+        self.contained = contained
+        self.step = step
+        self.state: dict[str, set[str]] = {}
+        self.hops: dict[str, frozenset[str]] = {}
+        self.twins: dict[str, frozenset[str]] = {}
+        self.up: dict[str, list[tuple[str, str]]] = {}
+
+    def run(self, start: Mapping[str, set[str]]) -> None:
+        pending = {c: set(bad) for c, bad in start.items()}
+        while pending:
+            fresh = {c: parts - self.state.get(c, set()) for c, parts in pending.items()}
+            new = {c: parts for c, parts in fresh.items() if parts}
+            if not new:
+                return
+            for c, parts in new.items():
+                self.state.setdefault(c, set()).update(parts)
+            frontier = set(new)
+            todo = frontier - self.hops.keys()
+            if todo:
+                self.hops.update(self.step(todo))
+                self.twins.update(sibling_columns(self.view, todo))
+                self.up.update(self.contained.enclosing(todo))
+            whole = {c for c in frontier if "" in new[c]}
+            nested = self.contained.nested(whole)
+            pending = {}
+            for c in sorted(frontier):
+                for bad in new[c]:
+                    for n in self.hops[c] | self.twins[c]:
+                        pending.setdefault(n, set()).add(bad)
+                    for struct, rest in self.up[c]:
+                        pending.setdefault(struct, set()).add(rest + bad)
+                    if bad and (inner := self.contained.inside(c, bad)) is not None:
+                        pending.setdefault(inner, set()).add("")
+                for n in nested.get(c, ()):
+                    pending.setdefault(n, set()).add("")
+
+    def origin_parents(self, columns: Iterable[str]) -> dict[str, frozenset[str]]:
+        """Lineage parents of each column for re-rooting, a struct enclosing it standing in for a nested field
+        that has none of its own (its data came with the struct)."""
+        out: dict[str, frozenset[str]] = {}
+        for c in columns:
+            parents = self.hops[c]
+            if not parents:
+                parents = frozenset(s for s, _ in self.up.get(c, ()) if self.hops.get(s))
+            out[c] = parents
+        return out
 
 
 def _origins(ancestors: set[str], parents: dict[str, frozenset[str]], twins: dict[str, frozenset[str]]) -> set[str]:
@@ -159,13 +223,6 @@ def _origins(ancestors: set[str], parents: dict[str, frozenset[str]], twins: dic
     return origins
 
 
-def _down(view: LineageView, frontier: set[str]) -> dict[str, frozenset[str]]:
-    """Lineage children and sibling twins of each column of a frontier."""
-    kids = downstream_columns(view, frontier)
-    sibs = sibling_columns(view, frontier)
-    return {c: kids[c] | sibs[c] for c in frontier}
-
-
 def _table_level(view: LineageView, with_columns: set[str], seeds: set[str]) -> set[str]:
     """Datasets affected as a whole: seeds, and children reached along edges without column lineage."""
     children = dataset_children(view, with_columns)
@@ -188,7 +245,11 @@ def _table_level(view: LineageView, with_columns: set[str], seeds: set[str]) -> 
 def _features(
     view: LineageView, affected: set[str], with_columns: set[str], table_level: set[str]
 ) -> dict[str, Precision]:
-    """Affected features and the best precision of the evidence for each."""
+    """Affected features and the best precision of the evidence for each.
+
+    Primary keys (``mlPrimaryKey``) are linked to their sources exactly like features; a poisoned key poisons every
+    feature of every feature table keyed by it, at the key's precision. Keys themselves are not listed.
+    """
     found: dict[str, Precision] = {}
 
     def mark(feature: str, precision: Precision) -> None:
@@ -200,21 +261,46 @@ def _features(
             mark(f, "column")
     datasets = with_columns | table_level
     by_source = related(view, Rel.FEATURE_SOURCE, datasets)
-    schemas = columns_of(view, [d for d in datasets if by_source[d]])
-    for d in sorted(d for d in datasets if by_source[d]):
+    sourced = sorted(d for d in datasets if by_source[d])
+    schemas = columns_of(view, sourced)
+    hit: dict[str, set[str]] = {}
+    for c in affected:
+        hit.setdefault(parent_of(c), set()).add(c)
+    for d in sourced:
         names = Names(schemas[d])
+        hits = Names(hit.get(d, ()))
         for f in by_source[d]:
-            named = names.match(feature_name(f))
-            if named and affected.intersection(named):
-                mark(f, "column")
-            elif not named and d in with_columns:
+            name = feature_name(f)
+            if not schemas[d]:
+                # No known schema (Feast never emits one): the feature is the column of its name, known to be
+                # failing from the assertions that name it.
+                if hits.match(name):
+                    mark(f, "column")
+            elif named := names.match(name):
+                if affected.intersection(named):
+                    mark(f, "column")
+            elif d in with_columns:
                 mark(f, "table")
             if d in table_level:
                 mark(f, "table")
     for feats in related(view, Rel.FEATURE_DATASET, table_level).values():
         for f in feats:
             mark(f, "table")
+    keys = sorted(k for k in found if _is_key(k))
+    if keys:
+        tables = related(view, Rel.TABLE_KEY, keys, reverse=True)
+        members = related(view, Rel.TABLE_FEATURE, union(tables))
+        for k in keys:
+            for t in sorted(tables[k]):
+                for f in members[t]:
+                    mark(f, found[k])
+        for k in keys:
+            del found[k]
     return found
+
+
+def _is_key(urn: str) -> bool:
+    return urn.startswith("urn:li:mlPrimaryKey:")
 
 
 def _models(view: LineageView, features: dict[str, Precision], datasets: set[str]) -> list[ModelImpact]:

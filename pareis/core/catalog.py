@@ -8,18 +8,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from pareis.core.contamination import ModelVersion, trained_at
+from pareis.core.contamination import ModelVersion, known_time, trained_at
+from pareis.core.dimension import OTHER
 from pareis.core.graph import Attr, LineageView, Query, Rel, union
 
 
 @dataclass(frozen=True)
 class AssertionDef:
-    """What an assertion checks. ``columns`` empty: the whole of each dataset."""
+    """What an assertion checks. ``columns`` empty: the whole of each dataset. ``dimension``: the data-quality
+    dimension it tests (:mod:`pareis.core.dimension`; ``other`` when the index does not say)."""
 
     urn: str
     datasets: tuple[str, ...]
     columns: tuple[str, ...]
     type: str | None
+    dimension: str = OTHER
 
 
 @dataclass(frozen=True)
@@ -70,9 +73,20 @@ def assertions(view: LineageView, urns: Iterable[str]) -> dict[str, AssertionDef
     targets, fields = view.lookup([Query(Rel.ASSERTS, nodes), Query(Rel.ASSERTS_COLUMN, nodes)])
     attrs = view.attributes([n for n in nodes if targets[n] or fields[n]])
     return {
-        n: AssertionDef(n, tuple(sorted(targets[n])), tuple(sorted(fields[n])), attrs[n].get(Attr.ASSERTION_TYPE))
+        n: AssertionDef(
+            n,
+            tuple(sorted(targets[n])),
+            tuple(sorted(fields[n])),
+            attrs[n].get(Attr.ASSERTION_TYPE),
+            attrs[n].get(Attr.ASSERTION_DIMENSION) or OTHER,
+        )
         for n in attrs
     }
+
+
+def failure_classes(defs: Mapping[str, AssertionDef]) -> dict[str, str]:
+    """The class of failure of each assertion (its dimension), for :class:`~pareis.core.intents.AnalysisInputs`."""
+    return {a: d.dimension for a, d in defs.items()}
 
 
 def assertions_on(view: LineageView, datasets: Iterable[str]) -> dict[str, frozenset[str]]:
@@ -154,7 +168,7 @@ def model_versions(view: LineageView, urns: Iterable[str]) -> dict[str, ModelVer
     started = runs(view, union({m: frozenset(i.training_runs) for m, i in infos.items()}))
     out = {}
     for m, info in infos.items():
-        starts = [s for r in info.training_runs if (s := started[r].started_ms) is not None]
+        starts = [s for r in info.training_runs if (s := started[r].started_ms) is not None and known_time(s)]
         when = trained_at(max(starts, default=None), info.created_ms, info.version_created_ms)
         out[m] = ModelVersion(urn=m, group=info.group, version=info.version, trained_at_ms=when)
     return out

@@ -43,11 +43,19 @@ class ModelVersion:
 
 def trained_at(run_started_ms: int | None, created_ms: int | None, version_ms: int | None = None) -> int | None:
     """A version's training time: its training run's start (``dataProcessInstanceProperties.created``), else
-    ``mlModelProperties.created``, else the ``versionProperties`` timestamp; None when none is known."""
+    ``mlModelProperties.created``, else the ``versionProperties`` timestamp; None when none is known.
+
+    A time of 0 or less is unknown (0 is DataHub's AuditStamp default, not 1970): it is skipped like an absent one.
+    """
     for candidate in (run_started_ms, created_ms, version_ms):
-        if candidate is not None:
+        if known_time(candidate):
             return candidate
     return None
+
+
+def known_time(ms: int | None) -> bool:
+    """Whether ``ms`` is a real time: present and positive (DESIGN §2.3)."""
+    return ms is not None and ms > 0
 
 
 def verdict(version: ModelVersion, in_blast: bool, last_success_ms: int | None, healed_ms: int | None) -> Verdict:
@@ -55,7 +63,7 @@ def verdict(version: ModelVersion, in_blast: bool, last_success_ms: int | None, 
     if not in_blast:
         return Verdict.CLEAN
     trained = version.trained_at_ms
-    if trained is None:
+    if trained is None or not known_time(trained):
         return Verdict.UNKNOWN
     after_good = last_success_ms is None or last_success_ms < trained
     before_heal = healed_ms is None or trained < healed_ms
@@ -118,7 +126,7 @@ def contamination(
             VersionVerdict(
                 v, v.urn in in_blast[group], verdict(v, v.urn in in_blast[group], last_success_ms, healed_ms)
             )
-            for v in sorted(known.values(), key=_age)
+            for v in sorted(known.values(), key=age)
         )
         result.append(GroupContamination(group, verdicts, safe_rollback(verdicts, last_success_ms)))
     return tuple(result)
@@ -132,13 +140,13 @@ def safe_rollback(verdicts: Iterable[VersionVerdict], last_success_ms: int | Non
         v.version
         for v in verdicts
         if v.verdict is Verdict.CLEAN
-        and v.version.trained_at_ms is not None
-        and v.version.trained_at_ms <= last_success_ms
+        and known_time(v.version.trained_at_ms)
+        and (v.version.trained_at_ms or 0) <= last_success_ms
     ]
-    return max(candidates, key=_age, default=None)
+    return max(candidates, key=age, default=None)
 
 
-def _age(version: ModelVersion) -> tuple[int, int, tuple[int, int | str], str]:
+def age(version: ModelVersion) -> tuple[int, int, tuple[int, int | str], str]:
     """Sort key, oldest first: unknown training times last, then by training time, version label, URN."""
     label = version.version or ""
     number: tuple[int, int | str] = (0, int(label)) if label.isdigit() else (1, label)

@@ -11,7 +11,23 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import NamedTuple, Protocol
 
-from pareis.core.fieldpath import column_urn, parent_of, path_of
+from pareis.core.fieldpath import COLUMN_PREFIX, column_urn, parent_of, path_of
+
+REMOVABLE_TYPES = frozenset(
+    {
+        "dataset",
+        "dataJob",
+        "dataProcessInstance",
+        "mlFeature",
+        "mlFeatureTable",
+        "mlPrimaryKey",
+        "mlModel",
+        "mlModelGroup",
+        "assertion",
+    }
+)
+"""Entity types whose ``status`` (soft deletion) and ``deprecation`` the index keeps. A column is removed with
+its dataset."""
 
 
 class Rel(StrEnum):
@@ -36,9 +52,10 @@ class Rel(StrEnum):
     TRAINS = "trains"
     """training run or job → model (``mlModelProperties.trainingJobs``, ``dataProcessInstanceOutput``)."""
     FEATURE_SOURCE = "feature_source"
-    """source (column or dataset) → feature (``mlFeatureProperties.sources``)."""
+    """source (column or dataset) → feature or primary key (``mlFeatureProperties`` / ``mlPrimaryKeyProperties``
+    ``sources``)."""
     FEATURE_DATASET = "feature_dataset"
-    """dataset of a feature source → feature (derived from ``mlFeatureProperties.sources``)."""
+    """dataset of a feature source → feature or primary key (derived from the ``sources`` above)."""
     FEATURE_MODEL = "feature_model"
     """feature → model (``mlModelProperties.mlFeatures``)."""
     MODEL_GROUP = "model_group"
@@ -47,6 +64,8 @@ class Rel(StrEnum):
     """model → version set (``versionProperties.versionSet``)."""
     TABLE_FEATURE = "table_feature"
     """feature table → feature (``mlFeatureTableProperties.mlFeatures``)."""
+    TABLE_KEY = "table_key"
+    """feature table → primary key it is keyed by (``mlFeatureTableProperties.mlPrimaryKeys``)."""
     ASSERTS = "asserts"
     """assertion → dataset it checks (``assertionInfo``)."""
     ASSERTS_COLUMN = "asserts_column"
@@ -70,6 +89,13 @@ class Attr(StrEnum):
     RUN_NAME = "run.name"  # dataProcessInstanceProperties.name
     RUN_STARTED_MS = "run.started_ms"  # dataProcessInstanceProperties.created.time
     ASSERTION_TYPE = "assertion.type"  # assertionInfo.type
+    ASSERTION_DIMENSION = "assertion.dimension"  # assertionInfo → pareis.core.dimension.dimension
+    LINEAGE_INCOMPLETE = "lineage.incomplete"  # upstreamLineage: the entries not indexed, JSON [[where, why], …]
+    SCHEMA_TYPES = "schema.types"  # schemaMetadata: JSON {simple field path: type} (NumberType → "number", …)
+    SCHEMA_PRIMARY_KEYS = "schema.primary_keys"  # schemaMetadata.primaryKeys: JSON [simple field path, …]
+    SCHEMA_FOREIGN_KEYS = "schema.foreign_keys"  # schemaMetadata.foreignKeys: JSON [[path, foreign column], …]
+    DBT_UNIQUE_ID = "dbt.unique_id"  # datasetProperties.customProperties.dbt_unique_id (dbt nodes only)
+    PROFILE = "profile"  # datasetProfile: JSON {"time_ms", "rows", "fields": {path: {min, max, values, …}}}
 
 
 class Query(NamedTuple):
@@ -99,9 +125,15 @@ class LineageView(Protocol):
 
 
 class Memo:
-    """A :class:`LineageView` that remembers answers, so one analysis asks the store each question once.
+    """The :class:`LineageView` one computation sees: answers remembered, removed entities absent.
 
-    Only valid while the index does not change (one computation over one snapshot in time).
+    * **Remembered**: each question is asked of the store once (valid while the index does not change: one
+      computation over one snapshot in time).
+    * **Removed entities are gone** (DESIGN §2.1): an entity whose ``status.removed`` is true (a column: whose
+      dataset's is) has no edges and is nobody's neighbour, so no walk, verdict or listing reaches it. Its
+      attributes stay readable (they say why it is gone). Un-removing it brings it back in the next Memo.
+
+    Checking removal costs one batched attribute read per walk step that meets new entities.
     """
 
     def __init__(self, view: LineageView) -> None:
@@ -117,10 +149,15 @@ class Memo:
             if todo:
                 missing.append(Query(q.rel, todo, q.reverse))
         if missing:
-            for q, answer in zip(missing, self._view.lookup(missing), strict=True):
+            answers = self._view.lookup(missing)
+            seen = {n for q in missing for n in q.nodes}
+            for answer in answers:
+                seen.update(union(answer))
+            gone = self.removed(seen)
+            for q, answer in zip(missing, answers, strict=True):
                 cache = self._edges[(q.rel, q.reverse)]
                 for n in q.nodes:
-                    cache[n] = answer.get(n, frozenset())
+                    cache[n] = frozenset() if n in gone else answer.get(n, frozenset()) - gone
         out: list[Adjacency] = []
         for q in queries:
             cache = self._edges[(q.rel, q.reverse)]
@@ -134,6 +171,29 @@ class Memo:
             for n in todo:
                 self._attrs[n] = got.get(n, {})
         return {n: self._attrs[n] for n in nodes}
+
+    def removed(self, nodes: Iterable[str]) -> set[str]:
+        """The soft-deleted among ``nodes`` (a column when its dataset is)."""
+        owners = {n: _owner(n) for n in nodes}
+        attrs = self.attributes({o for o in owners.values() if o is not None})
+        return {n for n, o in owners.items() if o is not None and attrs[o].get(Attr.REMOVED) == "true"}
+
+
+def memoised(view: LineageView) -> Memo:
+    """``view`` itself when it is a :class:`Memo` already, else a new one over it."""
+    return view if isinstance(view, Memo) else Memo(view)
+
+
+def _owner(urn: str) -> str | None:
+    """The entity whose ``status`` decides whether ``urn`` exists: itself, or a column's dataset; None for
+    entity types without one (tags, containers, …)."""
+    if urn.startswith(COLUMN_PREFIX):
+        try:
+            urn = parent_of(urn)
+        except ValueError:
+            return None
+    parts = urn.split(":", 3)
+    return urn if len(parts) == 4 and parts[2] in REMOVABLE_TYPES else None
 
 
 def related(view: LineageView, rel: Rel, nodes: Iterable[str], *, reverse: bool = False) -> Adjacency:

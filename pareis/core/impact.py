@@ -34,13 +34,18 @@ class Severity(StrEnum):
 _RANK = {Severity.NONE: 0, Severity.LOW: 1, Severity.MEDIUM: 2, Severity.HIGH: 3}
 
 
-def severity_of(ratio: float, precision: Precision) -> Severity:
-    """LOW below 0.25, MEDIUM in [0.25, 0.5), HIGH from 0.5 or at table precision."""
-    if precision == "table" or ratio >= 0.5:
+def severity_of(ratio: float | None, precision: Precision) -> Severity:
+    """LOW below 0.25, MEDIUM in [0.25, 0.5), HIGH from 0.5, at table precision, or without a ratio."""
+    if precision == "table" or ratio is None or ratio >= 0.5:
         return Severity.HIGH
     if ratio >= 0.25:
         return Severity.MEDIUM
     return Severity.LOW
+
+
+def ratio_text(ratio: float | None) -> str:
+    """A ratio as the surfaces print it: two decimals, ``—`` when the model lists no features."""
+    return "—" if ratio is None else f"{ratio:.2f}"
 
 
 @dataclass(frozen=True)
@@ -54,9 +59,10 @@ class ModelImpact:
     precision: Precision
 
     @property
-    def ratio(self) -> float:
-        if self.precision == "table" or self.total_features == 0:
-            return 1.0
+    def ratio(self) -> float | None:
+        """poisoned / total features, at either precision; None when the model lists no features (DESIGN §2.2)."""
+        if self.total_features == 0:
+            return None
         return len(self.poisoned_features) / self.total_features
 
     @property
@@ -69,7 +75,7 @@ class ModelImpact:
             "group": self.group,
             "poisoned_features": sorted(self.poisoned_features),
             "total_features": self.total_features,
-            "ratio": round(self.ratio, 6),
+            "ratio": None if self.ratio is None else round(self.ratio, 6),
             "severity": self.severity.value,
             "precision": self.precision,
         }
@@ -86,6 +92,9 @@ class BlastRadius:
     features: tuple[str, ...]
     models: tuple[ModelImpact, ...] = field(default_factory=tuple)
     failed_rows: int | None = None
+    incomplete: tuple[str, ...] = ()
+    """Datasets of the radius whose lineage is only partly indexed (an entry of their lineage aspect was
+    malformed and dead-lettered): the radius may be larger than it shows."""
 
     @property
     def severity(self) -> Severity:
@@ -101,4 +110,5 @@ class BlastRadius:
             "models": [m.to_json() for m in sorted(self.models, key=lambda m: m.urn)],
             "severity": self.severity.value,
             "failed_rows": self.failed_rows,
+            **({"lineage_incomplete": sorted(self.incomplete)} if self.incomplete else {}),
         }

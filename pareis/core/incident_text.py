@@ -46,12 +46,18 @@ def description(facts: IncidentFacts) -> str:
     rows = "unknown" if w.failed_rows is None else str(w.failed_rows)
     good = iso(w.last_success_ms) if w.last_success_ms is not None else "never (no earlier passing run)"
     lines = [
-        f"Pareis: {len(w.assertions)} failing assertion(s) on {facts.dataset}; failed rows: {rows}.",
+        f"Pareis: {len(w.assertions)} failing assertion(s) on {facts.dataset}; failed rows: {rows}; "
+        f"class of failure: {facts.failure_class}.",
         f"Severity {facts.severity.value} (priority {facts.priority}): {len(blast.models)} model(s), "
         f"{len(blast.features)} feature(s), {len(blast.columns)} column(s) downstream.",
         f"Blind window: last known good {good}, first failure {iso(w.first_failure_ms)}; "
         + ("still failing." if w.is_open else f"healed {iso(w.healed_ms)}."),
     ]
+    if blast.incomplete:
+        lines.append(
+            f"Lineage incomplete: part of the lineage of {', '.join(blast.incomplete[:_MAX_LISTED])} could not be "
+            "indexed (see the dead-letter topic); the blast radius may be larger."
+        )
     if blast.models:
         lines.append("")
         lines.append("Models at risk:")
@@ -89,7 +95,7 @@ def description(facts: IncidentFacts) -> str:
 def update_comment(changes: Mapping[str, tuple[Any, Any]]) -> str:
     """One line per changed fact: ``name: old → new`` for values, ``+added -removed`` for lists.
 
-    ``blast`` values are digests (see :func:`pareis.core.lifecycle.summary`), so only the fact of a change is said.
+    ``blast`` values are digests (see :class:`pareis.core.lifecycle.Published`), so only the fact of a change is said.
     """
     lines = ["Pareis updated this incident:"]
     for name in sorted(changes):

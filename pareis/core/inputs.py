@@ -40,7 +40,7 @@ def analysis_inputs(
         runs=tuple(timeline),
         blast=blast,
         versions=model_versions(view, blast.values()),
-        failure_classes={a: d.type for a, d in defs.items() if d.type},
+        failure_classes=catalog.failure_classes(defs),
     )
 
 

@@ -2,9 +2,11 @@
 
 Intents are plain frozen values carrying everything the DataHub writer and the ticketers need, so neither has
 to read anything back. Each has a deterministic ``effect_id`` (incident URN, kind, revision) so that delivery
-downstream is idempotent, and a ``to_json`` form (lists sorted; the caller encodes with sorted keys) that is the
-wire contract of ``pareis.effects.v1``. :func:`analyse` turns an incident window and the analysis inputs into
-:class:`IncidentFacts`; the texts are rendered by :mod:`pareis.core.incident_text`.
+downstream is idempotent, and a ``to_json`` view (lists sorted; encode with sorted keys) for logs, answers and
+the determinism tests. Intents never travel themselves: the incidents role turns each into DataHub proposals and
+one ticket effect, whose only wire format is ``pareis.effects.v1`` (:mod:`pareis.roles.messages`).
+:func:`analyse` turns an incident window and the analysis inputs into :class:`IncidentFacts`; the texts are
+rendered by :mod:`pareis.core.incident_text`.
 """
 
 from __future__ import annotations
@@ -15,12 +17,14 @@ from enum import StrEnum
 from typing import Any
 
 from pareis.core.contamination import GroupContamination, ModelVersion, Verdict, contamination
+from pareis.core.dimension import OTHER
 from pareis.core.impact import BlastRadius, ModelImpact, Severity
 from pareis.core.runs import AssertionRun, ResultType
 from pareis.core.window import IncidentWindow
 
 TAG_AT_RISK = "urn:li:tag:pareis-at-risk"
-UNCLASSIFIED = "UNCLASSIFIED"
+UNCLASSIFIED = OTHER
+"""The class of an assertion nothing classifies (:data:`pareis.core.dimension.OTHER`)."""
 
 
 class RetrainStatus(StrEnum):
@@ -38,8 +42,8 @@ class AnalysisInputs:
     ``blast``: the blast radius of each assertion of the dataset that may fail (computed by
     :func:`pareis.core.blast.blast_radius`); an assertion missing here contributes nothing.
     ``versions``: every known version of each affected model group (key: group URN, or the model URN for a
-    model in no group). ``failure_classes``: an optional label per assertion (``NOT_NULL``, ``FRESHNESS``, …)
-    for the postmortem's class of failure.
+    model in no group). ``failure_classes``: the data-quality dimension each assertion tests
+    (:mod:`pareis.core.dimension`: ``completeness``, ``freshness``, …), the incident's class of failure.
     """
 
     runs: tuple[AssertionRun, ...]
@@ -287,6 +291,7 @@ def merge_blast(radii: Iterable[BlastRadius], failed_rows: int | None) -> BlastR
         features=union("features"),
         models=tuple(models[urn] for urn in sorted(models)),
         failed_rows=failed_rows,
+        incomplete=union("incomplete"),
     )
 
 

@@ -61,23 +61,101 @@ class Signal:
 
 
 @dataclass(frozen=True)
-class Tracked:
-    """The incident a state is about: its identity, when Pareis opened it, and what it last published.
+class Published:
+    """What Pareis last published about an incident: the facts an Update compares the new analysis with.
 
-    ``published``: the JSON summary (see :func:`summary`) of the facts of its last intent.
+    Each field is one published fact; :meth:`to_json` is the stored form (JSON values: lists, and ``blast`` as a
+    digest of the blast radius without ``failed_rows``, so only the fact of a change is kept). The defaults are
+    "nothing published".
     """
+
+    assertions: tuple[str, ...] = ()
+    at_risk: tuple[str, ...] = ()
+    blast: str = ""
+    contamination: tuple[tuple[str, str], ...] = ()
+    failed_rows: int | None = None
+    first_failure_ms: int | None = None
+    healed_ms: int | None = None
+    last_success_ms: int | None = None
+    retrain: tuple[tuple[str, RetrainStatus], ...] = ()
+    rollback: tuple[tuple[str, str | None], ...] = ()
+    severity: str = ""
+
+    @classmethod
+    def of(cls, facts: IncidentFacts) -> Published:
+        """The facts an intent about ``facts`` publishes."""
+        blast = facts.blast.to_json()
+        blast["failed_rows"] = None
+        return cls(
+            assertions=tuple(facts.window.assertions),
+            at_risk=tuple(facts.at_risk),
+            blast=datahub_guid(blast),
+            contamination=tuple((v.version.urn, v.verdict.value) for g in facts.contamination for v in g.versions),
+            failed_rows=facts.window.failed_rows,
+            first_failure_ms=facts.window.first_failure_ms,
+            healed_ms=facts.window.healed_ms,
+            last_success_ms=facts.window.last_success_ms,
+            retrain=tuple(facts.retrain),
+            rollback=tuple(facts.rollbacks),
+            severity=facts.severity.value,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "assertions": list(self.assertions),
+            "at_risk": list(self.at_risk),
+            "blast": self.blast,
+            "contamination": [[urn, verdict] for urn, verdict in self.contamination],
+            "failed_rows": self.failed_rows,
+            "first_failure_ms": self.first_failure_ms,
+            "healed_ms": self.healed_ms,
+            "last_success_ms": self.last_success_ms,
+            "retrain": [[urn, status.value] for urn, status in self.retrain],
+            "rollback": [[group, urn] for group, urn in self.rollback],
+            "severity": self.severity,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Published:
+        """Inverse of :meth:`to_json` (a missing fact reads as its default); KeyError/TypeError/ValueError on a
+        malformed one."""
+        if not isinstance(data, Mapping):
+            raise TypeError(f"published facts must be an object, got {type(data).__name__}")
+        return cls(
+            assertions=tuple(data.get("assertions", ())),
+            at_risk=tuple(data.get("at_risk", ())),
+            blast=str(data.get("blast", "")),
+            contamination=tuple((urn, verdict) for urn, verdict in data.get("contamination", ())),
+            failed_rows=data.get("failed_rows"),
+            first_failure_ms=data.get("first_failure_ms"),
+            healed_ms=data.get("healed_ms"),
+            last_success_ms=data.get("last_success_ms"),
+            retrain=tuple((urn, RetrainStatus(status)) for urn, status in data.get("retrain", ())),
+            rollback=tuple((group, urn) for group, urn in data.get("rollback", ())),
+            severity=str(data.get("severity", "")),
+        )
+
+    def changes(self, new: Published) -> dict[str, tuple[Any, Any]]:
+        """The facts that differ from ``new``, by name, as (old, new) JSON values."""
+        old_json, new_json = self.to_json(), new.to_json()
+        return {k: (old_json[k], new_json[k]) for k in sorted(new_json) if old_json[k] != new_json[k]}
+
+
+@dataclass(frozen=True)
+class Tracked:
+    """The incident a state is about: its identity, when Pareis opened it, and what it last published."""
 
     urn: str
     key_ms: int
     opened_at_ms: int
     revision: int
-    published: Mapping[str, Any]
+    published: Published
 
     def to_json(self) -> dict[str, Any]:
         return {
             "key_ms": self.key_ms,
             "opened_at_ms": self.opened_at_ms,
-            "published": dict(self.published),
+            "published": self.published.to_json(),
             "revision": self.revision,
             "urn": self.urn,
         }
@@ -101,7 +179,7 @@ class IncidentState:
         """The entities an ACTIVE incident tagged ``pareis-at-risk`` (models and features); empty otherwise."""
         if self.status is not Status.ACTIVE or self.incident is None:
             return ()
-        return tuple(self.incident.published.get("at_risk", ()))
+        return self.incident.published.at_risk
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -127,10 +205,10 @@ class IncidentState:
                     key_ms=tracked["key_ms"],
                     opened_at_ms=tracked["opened_at_ms"],
                     revision=tracked["revision"],
-                    published=tracked["published"],
+                    published=Published.from_json(tracked["published"]),
                 ),
             )
-        except (KeyError, TypeError) as error:
+        except (KeyError, TypeError, ValueError) as error:
             raise ValueError(f"malformed incident state: {error!r}") from error
 
 
@@ -166,7 +244,7 @@ def step(
         newer = [w for w in windows if w.first_failure_ms > current.first_failure_ms]
     elif status is Status.RESOLVED and tracked is not None:
         # Any failure now is new; a healed window is new only if it began after the resolved one healed.
-        healed = tracked.published.get("healed_ms")
+        healed = tracked.published.healed_ms
         after = healed if isinstance(healed, int) else tracked.key_ms + 1
         newer = [w for w in windows if w.is_open or w.first_failure_ms >= after]
     else:
@@ -190,25 +268,6 @@ def step(
     return IncidentState(state.dataset, status, floor, tracked), tuple(out)
 
 
-def summary(facts: IncidentFacts) -> dict[str, Any]:
-    """The published facts an Update compares, as JSON values (lists, not tuples, so they survive a store)."""
-    blast = facts.blast.to_json()
-    blast["failed_rows"] = None
-    return {
-        "assertions": list(facts.window.assertions),
-        "at_risk": list(facts.at_risk),
-        "blast": datahub_guid(blast),
-        "contamination": [[v.version.urn, v.verdict.value] for g in facts.contamination for v in g.versions],
-        "failed_rows": facts.window.failed_rows,
-        "first_failure_ms": facts.window.first_failure_ms,
-        "healed_ms": facts.window.healed_ms,
-        "last_success_ms": facts.window.last_success_ms,
-        "retrain": [[urn, status.value] for urn, status in facts.retrain],
-        "rollback": [[group, urn] for group, urn in facts.rollbacks],
-        "severity": facts.severity.value,
-    }
-
-
 def _open(urn: str, key_ms: int, revision: int, facts: IncidentFacts, now_ms: int, out: list[Intent]) -> Tracked:
     out.append(
         Open(
@@ -221,16 +280,16 @@ def _open(urn: str, key_ms: int, revision: int, facts: IncidentFacts, now_ms: in
             tags_add=facts.at_risk,
         )
     )
-    return Tracked(urn, key_ms, now_ms, revision + 1, summary(facts))
+    return Tracked(urn, key_ms, now_ms, revision + 1, Published.of(facts))
 
 
 def _update(tracked: Tracked, facts: IncidentFacts, now_ms: int, out: list[Intent]) -> Tracked:
-    new = summary(facts)
+    new = Published.of(facts)
     old = tracked.published
-    changed = tuple(sorted(k for k in new if old.get(k) != new[k]))
-    if not changed:
+    changes = old.changes(new)
+    if not changes:
         return tracked
-    old_risk, new_risk = set(old.get("at_risk", ())), set(facts.at_risk)
+    old_risk, new_risk = set(old.at_risk), set(facts.at_risk)
     out.append(
         Update(
             effect_id=effect_id(tracked.urn, Update.kind, tracked.revision),
@@ -239,18 +298,18 @@ def _update(tracked: Tracked, facts: IncidentFacts, now_ms: int, out: list[Inten
             facts=facts,
             title=incident_text.title(facts),
             description=incident_text.description(facts),
-            changed=changed,
+            changed=tuple(changes),
             tags_add=tuple(sorted(new_risk - old_risk)),
             tags_remove=tuple(sorted(old_risk - new_risk)),
             retrain=_retrain_changes(old, facts),
-            comment=incident_text.update_comment({k: (old.get(k), new[k]) for k in changed}),
+            comment=incident_text.update_comment(changes),
         )
     )
     return Tracked(tracked.urn, tracked.key_ms, tracked.opened_at_ms, tracked.revision + 1, new)
 
 
 def _resolve(tracked: Tracked, facts: IncidentFacts, now_ms: int, out: list[Intent]) -> Tracked:
-    old_risk = set(tracked.published.get("at_risk", ()))
+    old_risk = set(tracked.published.at_risk)
     out.append(
         Resolve(
             effect_id=effect_id(tracked.urn, Resolve.kind, tracked.revision),
@@ -264,12 +323,12 @@ def _resolve(tracked: Tracked, facts: IncidentFacts, now_ms: int, out: list[Inte
             postmortem=incident_text.postmortem(facts, tracked.opened_at_ms, now_ms),
         )
     )
-    return Tracked(tracked.urn, tracked.key_ms, tracked.opened_at_ms, tracked.revision + 1, summary(facts))
+    return Tracked(tracked.urn, tracked.key_ms, tracked.opened_at_ms, tracked.revision + 1, Published.of(facts))
 
 
-def _retrain_changes(published: Mapping[str, Any], facts: IncidentFacts) -> tuple[tuple[str, RetrainStatus], ...]:
+def _retrain_changes(published: Published, facts: IncidentFacts) -> tuple[tuple[str, RetrainStatus], ...]:
     """Retrain statuses that differ from the published ones; a version no longer evaluated goes back to OK."""
-    old = {urn: RetrainStatus(status) for urn, status in published.get("retrain", ())}
+    old = dict(published.retrain)
     new = dict(facts.retrain)
     for urn in old.keys() - new.keys():
         new[urn] = RetrainStatus.OK

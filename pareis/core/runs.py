@@ -144,20 +144,20 @@ def failed_rows_of(result: Mapping[str, Any]) -> int | None:
     """The failing-row count of an ``AssertionResult``: ``unexpectedCount``, else ``nativeResults["failures"]``.
 
     dbt writes the count only as the string ``nativeResults["failures"]`` (reference §7.3). A value that is not
-    a whole number (dbt's ``"None"``, an empty string) means the count is unknown: None, not an error, because
-    the run's verdict stays valid without it.
+    a whole number of ASCII digits (dbt's ``"None"``, an empty string, ``"--5"``, ``"²"``, a negative count) means
+    the count is unknown: None, not an error, because the run's verdict stays valid without it.
     """
     count = result.get("unexpectedCount")
-    if _is_int(count):
+    if _is_int(count) and count >= 0:
         return int(count)
     native = result.get("nativeResults")
     if isinstance(native, Mapping):
         failures = native.get("failures")
-        if _is_int(failures):
+        if _is_int(failures) and failures >= 0:
             return int(failures)
         if isinstance(failures, str):
             text = failures.strip()
-            if text.lstrip("-").isdigit():
+            if text.isascii() and text.isdigit():  # str.isdigit alone admits "²", which int() refuses
                 return int(text)
     return None
 

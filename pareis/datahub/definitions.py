@@ -1,4 +1,4 @@
-"""What Pareis defines in DataHub once, at start-up (DESIGN §3): two structured properties, a tag, the agent.
+"""What Pareis defines in DataHub once, at start-up (DESIGN §3, §2.5): three structured properties, a tag, the agent.
 
 :func:`definition_mcps` is idempotent by construction: the aspects are full UPSERTs of constant values with
 constant stamps, so writing them again on every start-up leaves DataHub unchanged (GMS logs nothing for a
@@ -26,7 +26,10 @@ RETRAIN_STATUS = "io.pareis.retrain_status"
 CONTAMINATION = "io.pareis.contamination"
 RETRAIN_STATUS_URN = f"urn:li:structuredProperty:{RETRAIN_STATUS}"
 CONTAMINATION_URN = f"urn:li:structuredProperty:{CONTAMINATION}"
+RELIABILITY_SCORE = "io.pareis.reliability_score"
+RELIABILITY_SCORE_URN = f"urn:li:structuredProperty:{RELIABILITY_SCORE}"
 STRING_TYPE = "urn:li:dataType:datahub.string"
+NUMBER_TYPE = "urn:li:dataType:datahub.number"
 TAG_NAME = TAG_AT_RISK.removeprefix("urn:li:tag:")
 
 DEFINITIONS_VERSION = "1"
@@ -52,14 +55,19 @@ def _entity_type(name: str) -> str:
 
 
 def _property(
-    qualified_name: str, display_name: str, description: str, values: tuple[tuple[str, str], ...], entities: list[str]
+    qualified_name: str,
+    display_name: str,
+    description: str,
+    values: tuple[tuple[str, str], ...],
+    entities: list[str],
+    value_type: str = STRING_TYPE,
 ) -> StructuredPropertyDefinitionClass:
     return StructuredPropertyDefinitionClass(
         qualifiedName=qualified_name,
         displayName=display_name,
         description=description,
-        valueType=STRING_TYPE,
-        allowedValues=[PropertyValueClass(value=value, description=text) for value, text in values],
+        valueType=value_type,
+        allowedValues=[PropertyValueClass(value=value, description=text) for value, text in values] or None,
         cardinality=PropertyCardinalityClass.SINGLE,
         entityTypes=[_entity_type(entity) for entity in entities],
     )
@@ -90,6 +98,19 @@ def definition_mcps(settings: DatahubSettings) -> list[MetadataChangeProposalWra
                 "Whether this model version was trained on data poisoned by a Pareis incident.",
                 _CONTAMINATION_VALUES,
                 ["mlModel"],
+            ),
+        ),
+        (
+            RELIABILITY_SCORE_URN,
+            _property(
+                RELIABILITY_SCORE,
+                "Reliability score (Pareis)",
+                "0–100 from published components (assertion coverage of the columns feeding models, 7-day pass "
+                "rate, 30-day incident history, freshness of runs); for a model, from its upstream datasets' scores. "
+                "See `pareis protect` for the components.",
+                (),
+                ["dataset", "mlModel"],
+                NUMBER_TYPE,
             ),
         ),
         (

@@ -9,7 +9,9 @@ metadata itself stays real. For each proposal it emits the MetadataChangeLog tha
 * ``previousAspectValue``/``previousSystemMetadata`` come from the last value logged for that entity and aspect
   (never for timeseries aspects), and ``systemMetadata.version`` counts that aspect's versions;
 * routing: timeseries aspects go to the timeseries change log, everything else to the versioned one;
-* ``created`` is the change's time and actor.
+* ``created`` is the change's time and actor;
+* :meth:`ChangeLogEmulator.log` also runs the MCL hook that writes lineage back, DataHub's sibling hook
+  (:mod:`pareis.datahub.sibling_hook`), and logs what it writes, right after the change that triggered it.
 """
 
 from __future__ import annotations
@@ -22,14 +24,16 @@ import orjson
 
 from pareis.datahub.metadata_file import JSON_CONTENT_TYPE, Proposal
 from pareis.datahub.patch import apply_patch
+from pareis.datahub.sibling_hook import HOOK_ACTOR, sibling_proposals
 
 # Aspects with a lineage relationship: GMS re-logs them on a no-op write as RESTATE (reference §2).
-LINEAGE_ASPECTS = frozenset(
+RESTATED_ASPECTS = frozenset(
     {
         "upstreamLineage",
         "dataJobInputOutput",
         "siblings",
         "mlFeatureProperties",
+        "mlPrimaryKeyProperties",
         "mlFeatureTableProperties",
         "mlModelProperties",
         "mlModelGroupProperties",
@@ -53,7 +57,9 @@ class LoggedChange:
 
 @dataclass
 class _Current:
-    value: dict[str, Any]
+    """What GMS remembers of an aspect: its JSON only (parsed again on the rare reads, PATCH and the sibling hook),
+    so that a large load holds one compact copy of each current value."""
+
     json: bytes
     system_metadata: dict[str, Any]
     version: int
@@ -63,15 +69,48 @@ class _Current:
 class ChangeLogEmulator:
     """Turns proposals into the change-log records GMS would log, remembering each aspect's current value.
 
-    ``is_timeseries(aspect_name)`` routes aspects; ``actor`` is the default actor of ``created``.
+    ``is_timeseries(aspect_name)`` routes aspects; ``actor`` is the default actor of ``created``; ``hooks``: whether
+    :meth:`log` runs the sibling hook (GMS runs it unless ``siblings.enabled`` is false).
     """
 
     is_timeseries: Callable[[str], bool]
     actor: str = "urn:li:corpuser:datahub"
+    hooks: bool = True
     _current: dict[tuple[str, str], _Current] = field(default_factory=dict)
+    _entities: set[str] = field(default_factory=set)
 
-    def apply(self, proposal: Proposal, now_ms: int) -> LoggedChange | None:
-        """The change logged for ``proposal`` at ``now_ms``, or None when GMS would log nothing."""
+    def log(self, proposal: Proposal, now_ms: int) -> list[LoggedChange]:
+        """Every change GMS logs for ``proposal`` at ``now_ms``: its own (none for a no-op write), then the
+        ``siblings`` writes of the sibling hook it triggers."""
+        change = self.apply(proposal, now_ms)
+        if change is None:
+            return []
+        out = [change]
+        if not self.hooks or change.log != "versioned":
+            return out
+        written = sibling_proposals(
+            proposal.entity_type,
+            proposal.entity_urn,
+            proposal.aspect_name,
+            str(change.record["changeType"]),
+            self.current,
+            self._entities.__contains__,
+        )
+        for urn, value in written:
+            hook = Proposal("dataset", urn, "UPSERT", "siblings", value, JSON_CONTENT_TYPE, None, proposal.source)
+            logged = self.apply(hook, now_ms, actor=HOOK_ACTOR)
+            if logged is not None:
+                out.append(logged)
+        return out
+
+    def current(self, entity: str, aspect_name: str) -> dict[str, Any] | None:
+        """The current value of a versioned aspect, None when it has none."""
+        found = self._current.get((entity, aspect_name))
+        return None if found is None else orjson.loads(found.json)
+
+    def apply(self, proposal: Proposal, now_ms: int, *, actor: str | None = None) -> LoggedChange | None:
+        """The change logged for ``proposal`` at ``now_ms`` (by ``actor``, default :attr:`actor`), or None when GMS
+        would log nothing. No hook runs (see :meth:`log`)."""
         timeseries = self.is_timeseries(proposal.aspect_name)
         key = (proposal.entity_urn, proposal.aspect_name)
         previous = None if timeseries else self._current.get(key)
@@ -84,19 +123,20 @@ class ChangeLogEmulator:
             value, value_json, change_type = None, None, "DELETE"
         else:
             value = (
-                apply_patch(proposal.aspect_name, previous.value if previous else None, proposal.aspect)
+                apply_patch(proposal.aspect_name, orjson.loads(previous.json) if previous else None, proposal.aspect)
                 if proposal.is_patch
                 else proposal.aspect
             )
             value_json = orjson.dumps(value)
-            if previous is not None and value == previous.value:
-                if proposal.aspect_name not in LINEAGE_ASPECTS:
+            if previous is not None and value_json == previous.json:
+                if proposal.aspect_name not in RESTATED_ASPECTS:
                     return None
                 change_type = "RESTATE"
             if not timeseries:
                 version = previous.version + (change_type != "RESTATE") if previous else 1
                 system_metadata["version"] = str(version)
-                self._current[key] = _Current(value, value_json, system_metadata, version)
+                self._current[key] = _Current(value_json, system_metadata, version)
+                self._entities.add(proposal.entity_urn)
         record: dict[str, Any] = {
             "entityType": proposal.entity_type,
             "entityUrn": proposal.entity_urn,
@@ -106,7 +146,7 @@ class ChangeLogEmulator:
             "systemMetadata": system_metadata,
             "previousAspectValue": _generic(previous.json) if previous else None,
             "previousSystemMetadata": previous.system_metadata if previous else None,
-            "created": {"time": now_ms, "actor": self.actor},
+            "created": {"time": now_ms, "actor": actor or self.actor},
         }
         return LoggedChange("timeseries" if timeseries else "versioned", proposal.entity_urn, record)
 

@@ -14,7 +14,7 @@ Calls (all on GMS):
 
 Each aspect becomes an UPSERT :class:`~pareis.datahub.changelog.ChangeLog` carrying GMS's own stamps, so loading
 it into an index the role already maintains changes nothing that is newer there. Errors are translated as the
-REST writer translates them (:func:`pareis.datahub.rest.translate`): unreachable or 5xx/429 → Retriable, 401 →
+REST writer translates them (:func:`pareis.datahub.rest.from_rest_error`): unreachable or 5xx/429 → Retriable, 401 →
 Fatal, other refusals → Poison; a value that is not JSON → :class:`~pareis.errors.DecodeError`.
 """
 
@@ -33,14 +33,14 @@ from datahub.metadata.schema_classes import AssertionRunEventClass, OperationCla
 
 from pareis.core.runs import AssertionRun, InvalidRun, operation_time, run_from_event
 from pareis.datahub.changelog import ChangeLog
-from pareis.datahub.rest import translate
+from pareis.datahub.rest import from_rest_error
 from pareis.errors import DecodeError, PareisError
 
 if TYPE_CHECKING:
     from datahub.ingestion.graph.client import DataHubGraph
 
 ENTITY_ASPECTS: Mapping[str, tuple[str, ...]] = {
-    "dataset": ("schemaMetadata", "upstreamLineage", "siblings", "status", "deprecation"),
+    "dataset": ("schemaMetadata", "datasetProperties", "upstreamLineage", "siblings", "status", "deprecation"),
     "dataJob": ("dataJobInputOutput", "status", "deprecation"),
     "dataProcessInstance": (
         "dataProcessInstanceProperties",
@@ -49,6 +49,7 @@ ENTITY_ASPECTS: Mapping[str, tuple[str, ...]] = {
         "status",
     ),
     "mlFeature": ("mlFeatureProperties", "status", "deprecation"),
+    "mlPrimaryKey": ("mlPrimaryKeyProperties", "status", "deprecation"),
     "mlFeatureTable": ("mlFeatureTableProperties", "status", "deprecation"),
     "mlModelGroup": ("mlModelGroupProperties", "status", "deprecation"),
     "mlModel": ("mlModelProperties", "versionProperties", "status", "deprecation"),
@@ -148,6 +149,6 @@ def _translated(what: str) -> Iterator[None]:
     except PareisError:
         raise
     except (GraphError, ConfigurationError, requests.RequestException) as exc:  # OperationalError is a GraphError
-        raise translate(exc, what) from exc
+        raise from_rest_error(exc, what) from exc
     except ValueError as exc:  # a body that is not JSON
         raise DecodeError("aspect-json", f"{what}: {exc}") from exc

@@ -5,13 +5,13 @@
 1. ``incidentInfo`` (UPSERT) on the incident: type CUSTOM / ``ML_DATA_QUALITY``, source ASSERTION_FAILURE with
    the assertion whose failure began the incident, priority from severity, entities = the dataset then the
    affected models, the intent's title and description, state ACTIVE (Open, Update) or RESOLVED (Resolve);
-2. ``globalTags`` PATCHes adding / removing ``pareis-at-risk`` — each entry attributed to the incident
-   (``attribution.source`` = incident URN), so resolving one incident removes only its own entry and a model
-   two incidents touch stays tagged until both are resolved;
+2. ``globalTags`` PATCHes adding / removing ``pareis-at-risk`` — each entry attributed to the agent
+   (``attribution.actor`` = the configured ``agent_urn``) and the incident (``attribution.source``), so resolving
+   one incident removes only its own entry and a model two incidents touch stays tagged until both are resolved;
 3. ``institutionalMemory`` PATCHes: a note on the dataset and the affected models linking the incident (keyed
    by its URL, so the Resolve note replaces the Open note);
 4. ``structuredProperties`` PATCHes, one per model version: ``io.pareis.retrain_status`` and
-   ``io.pareis.contamination``;
+   ``io.pareis.contamination``, attributed to the agent (the incident in ``attribution.sourceDetail``);
 5. on Resolve, the postmortem Document (:mod:`pareis.datahub.postmortem`).
 
 Update writes only what changed: incidentInfo (its description reflects every published fact), the tag deltas,
@@ -36,6 +36,7 @@ from datahub.metadata.schema_classes import (
     IncidentTypeClass,
     InstitutionalMemoryMetadataClass,
     MetadataAttributionClass,
+    StructuredPropertyValueAssignmentClass,
     TagAssociationClass,
 )
 from datahub.specific.aspect_helpers.institutional_memory import HasInstitutionalMemoryPatch
@@ -119,7 +120,7 @@ def tag_patches(
     incident = intent.facts.urn
     out: list[Mcp] = []
     for urn in sorted(set(add)):
-        attribution = MetadataAttributionClass(time=intent.at_ms, actor=settings.actor, source=incident)
+        attribution = MetadataAttributionClass(time=intent.at_ms, actor=settings.agent_urn, source=incident)
         out += (
             _patch(intent, settings, urn).add_tag(TagAssociationClass(tag=TAG_AT_RISK, attribution=attribution)).build()
         )
@@ -166,11 +167,20 @@ def property_patches(
         for group in intent.facts.contamination:
             for verdict in group.versions:
                 values.setdefault(verdict.version.urn, {})[CONTAMINATION] = verdict.verdict.value
+    # The incident goes into sourceDetail, not source: the source is part of an entry's key, and each property
+    # keeps one entry per model version whichever incident wrote it last.
+    attribution = MetadataAttributionClass(
+        time=intent.at_ms, actor=settings.agent_urn, sourceDetail={"incident": intent.facts.urn}
+    )
     out: list[Mcp] = []
     for urn in sorted(values):
         patch = _patch(intent, settings, urn)
         for key in sorted(values[urn]):
-            patch.set_structured_property(key, values[urn][key])
+            patch.set_structured_property_manual(
+                StructuredPropertyValueAssignmentClass(
+                    propertyUrn=f"urn:li:structuredProperty:{key}", values=[values[urn][key]], attribution=attribution
+                )
+            )
         out += patch.build()
     return out
 

@@ -92,7 +92,7 @@ class RestWriter:
                 # A copy: the emitter stamps client properties into the system metadata it is given.
                 self._emitter.emit_mcp(copy_mcp(mcp), emit_mode=EmitMode.SYNC_PRIMARY)
             except (OperationalError, requests.RequestException) as exc:
-                raise translate(exc, what) from exc
+                raise from_rest_error(exc, what) from exc
         return ()
 
     def close(self) -> None:
@@ -102,11 +102,11 @@ class RestWriter:
         try:
             self._emitter.test_connection()
         except (ConfigurationError, requests.RequestException) as exc:
-            raise translate(exc, "GET /config") from exc
+            raise from_rest_error(exc, "GET /config") from exc
         self._connected = True
 
 
-def translate(exc: BaseException, what: str) -> PareisError:
+def from_rest_error(exc: BaseException, what: str) -> PareisError:
     """The Pareis error for an exception raised by acryl's REST emitter while doing ``what``."""
     if isinstance(exc, ConfigurationError):
         return _config_error(exc, what)

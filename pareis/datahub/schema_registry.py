@@ -4,9 +4,13 @@
 Writer schemas are fetched by id and parsed once per id; encoding registers (or looks up) the subject
 ``<topic>-value`` (TopicNameStrategy) and caches the id per subject.
 
-Errors leave here as :mod:`pareis.errors` types: an unknown id is ``DecodeError("unknown-schema")``; an unreachable
-registry, a timeout or a 5xx/429 is :class:`Retriable`; refused credentials or a rejected registration is
-:class:`Fatal`.
+Errors leave here as :mod:`pareis.errors` types. Only the registry's own answer that an id does not exist (404 with
+a registry error code, 404xx) makes a message poison (``DecodeError("unknown-schema")``); refused credentials
+(401/403) and a refused registration (409/422) are :class:`Fatal`. Every other failure of a registry call is the
+registry's, not the message's, and :class:`Retriable`: unreachable, a timeout, any other status, a 404 from something
+that is not the registry (a proxy), a 200 whose body is not the registry's JSON (an SSO or proxy page), a schema text
+that does not parse. Treating those as poison would dead-letter and commit every message whose schema id is not
+cached yet — at start-up, all of them.
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ from pareis.errors import DecodeError, Fatal, Retriable
 if TYPE_CHECKING:
     from confluent_kafka.schema_registry import SchemaRegistryClient
 
-_RETRIABLE_STATUS = frozenset({408, 425, 429})
+_CREDENTIALS_REFUSED = frozenset({401, 403})
+_REGISTRATION_REFUSED = frozenset({409, 422})  # an incompatible or invalid schema: configuration, not transient
 
 
 class RegistrySchemaSource:
@@ -53,13 +58,14 @@ class RegistrySchemaSource:
             return cached
         with _translated(f"schema id {schema_id}", missing="unknown-schema"):
             found = self._client.get_schema(schema_id)
-        schema_type = getattr(found, "schema_type", None) or "AVRO"
+            schema_type = getattr(found, "schema_type", None) or "AVRO"
+            schema_str = found.schema_str
         if schema_type != "AVRO":
             raise DecodeError("unknown-schema", f"schema id {schema_id} is a {schema_type} schema, not Avro")
         try:
-            writer = schemas.parse_writer(schema_id, found.schema_str or "")
-        except ValueError as exc:
-            raise DecodeError("unknown-schema", str(exc)) from exc
+            writer = schemas.parse_writer(schema_id, schema_str or "")
+        except ValueError as exc:  # the registry's data, not the message: retry (and alert), never dead-letter
+            raise Retriable(f"schema id {schema_id}: the registry's schema does not parse: {exc}") from exc
         self._writers[schema_id] = writer
         return writer
 
@@ -87,7 +93,8 @@ class RegistrySchemaSource:
 class _translated:
     """Context manager mapping registry-client exceptions to Pareis's error classes.
 
-    ``missing`` is the DecodeError reason for a 404 (None: a 404 is Fatal — e.g. a subject that must exist).
+    ``missing`` is the DecodeError reason for the registry's "schema not found" (None: that is Fatal — e.g. a
+    subject that must exist). Everything but that and refused credentials is Retriable (module docstring).
     """
 
     def __init__(self, what: str, *, missing: str | None) -> None:
@@ -103,17 +110,23 @@ class _translated:
         from confluent_kafka.schema_registry.error import OAuthTokenError, SchemaRegistryError
 
         if isinstance(exc, SchemaRegistryError):
-            status = int(exc.http_status_code)
-            detail = f"{self._what}: registry answered {status}: {exc.error_message}"
-            if status == 404 and self._missing is not None:
-                raise DecodeError(self._missing, detail) from exc
-            if status >= 500 or status in _RETRIABLE_STATUS:
-                raise Retriable(detail) from exc
-            raise Fatal(detail) from exc
+            status, code = int(exc.http_status_code), int(exc.error_code or -1)
+            detail = f"{self._what}: registry answered {status}: {str(exc.error_message)[:200]}"
+            if status == 404 and 40400 <= code < 40500:  # the registry's own "not found" (40403: schema, …)
+                if self._missing is not None:
+                    raise DecodeError(self._missing, detail) from exc
+                raise Fatal(detail) from exc
+            if status in _CREDENTIALS_REFUSED or status in _REGISTRATION_REFUSED:
+                raise Fatal(detail) from exc
+            raise Retriable(detail) from exc
         if isinstance(exc, OAuthTokenError):
             raise Fatal(f"{self._what}: registry credentials refused: {exc}") from exc
         if isinstance(exc, _transport_errors()):
             raise Retriable(f"{self._what}: registry unreachable: {exc}") from exc
+        if isinstance(exc, DecodeError | Fatal | Retriable):
+            return
+        # A body that is not the registry's JSON (an HTML page answering 200), or any other surprise.
+        raise Retriable(f"{self._what}: unreadable registry answer: {type(exc).__name__}: {str(exc)[:200]}") from exc
 
 
 def _transport_errors() -> tuple[type[BaseException], ...]:

@@ -12,6 +12,7 @@ Files are read and parsed on first use, never at import.
 from __future__ import annotations
 
 import functools
+import importlib.resources
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +21,25 @@ from typing import Any, Final
 from fastavro import parse_schema
 from fastavro.schema import to_parsing_canonical_form
 
-SCHEMA_DIR: Final = Path(__file__).resolve().parents[2] / "schemas" / "datahub"
+PACKAGED: Final = "_schemas"
+"""Where an installed copy holds the top-level ``schemas/`` tree (inside the package; the wheel build puts it there,
+``setup.py``)."""
+
+
+@functools.cache
+def schema_root() -> Path:
+    """The ``schemas/`` tree: the installed package's (``pareis/_schemas``, found through importlib.resources), else
+    the source checkout's top-level ``schemas/`` (an editable install, the tests)."""
+    packaged = Path(str(importlib.resources.files("pareis") / PACKAGED))
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[2] / "schemas"
+
+
+def schema_dir() -> Path:
+    """The vendored DataHub schemas, ``schemas/datahub``."""
+    return schema_root() / "datahub"
+
 
 MCL: Final = "MetadataChangeLog"
 MCP: Final = "MetadataChangeProposal"
@@ -92,7 +111,7 @@ def parse_writer(schema_id: int, schema: str | dict[str, Any]) -> WriterSchema:
 @functools.cache
 def text(relative: str) -> str:
     """The exact text of a vendored file, e.g. ``text("MetadataChangeLog.avsc")``."""
-    return (SCHEMA_DIR / relative).read_text(encoding="utf-8")
+    return (schema_dir() / relative).read_text(encoding="utf-8")
 
 
 @functools.cache

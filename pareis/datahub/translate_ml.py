@@ -20,8 +20,9 @@ if TYPE_CHECKING:
 
 
 def ml_feature_properties(shape: Shape, entity: str, aspect: Mapping[str, Any]) -> Facts:
-    """Sources of a feature: a schemaField (column precision) or a dataset (matched by feature name at walk
-    time). Both also index the source's dataset, for table-level reach."""
+    """Sources of a feature (or of a primary key, ``mlPrimaryKeyProperties``, same shape): a schemaField (column
+    precision) or a dataset (matched by name at walk time). Both also index the source's dataset, for table-level
+    reach."""
     edges: set[Edge] = set()
     for i, source in enumerate(shape.urns(aspect, "sources", "")):
         if shape.is_column(source):
@@ -35,7 +36,10 @@ def ml_feature_properties(shape: Shape, entity: str, aspect: Mapping[str, Any]) 
 
 
 def ml_feature_table_properties(shape: Shape, entity: str, aspect: Mapping[str, Any]) -> Facts:
-    return Facts.of((Rel.TABLE_FEATURE, entity, f) for f in shape.urns(aspect, "mlFeatures", ""))
+    """The table's features and the primary keys it is keyed by (a bad key breaks the join of every feature)."""
+    edges: set[Edge] = {(Rel.TABLE_FEATURE, entity, f) for f in shape.urns(aspect, "mlFeatures", "")}
+    edges.update((Rel.TABLE_KEY, entity, k) for k in shape.urns(aspect, "mlPrimaryKeys", ""))
+    return Facts.of(edges)
 
 
 def ml_model_properties(shape: Shape, entity: str, aspect: Mapping[str, Any]) -> Facts:
@@ -109,6 +113,7 @@ def _put(attrs: dict[Attr, str], name: Attr, value: str | int | None) -> None:
 
 HANDLERS: Mapping[str, Handler] = {
     "mlFeatureProperties": ml_feature_properties,
+    "mlPrimaryKeyProperties": ml_feature_properties,
     "mlFeatureTableProperties": ml_feature_table_properties,
     "mlModelProperties": ml_model_properties,
     "mlModelGroupProperties": ml_model_group_properties,

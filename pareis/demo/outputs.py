@@ -4,6 +4,8 @@
   ``datahub ingest mcps``);
 * ``tickets.jsonl`` — one line per ticket per tool: title, body, comments, closed;
 * ``postmortem-<incident>.md`` — each postmortem Document's Markdown, as published to DataHub;
+* ``evidence-<model>.{md,html,json}`` — the Article 10 evidence pack of the churn model group (written by
+  ``pareis demo`` after the timeline, and published to DataHub as a Document);
 * ``report.html`` — one self-contained page: timeline, blast radius per model, window, verdicts, rollbacks,
   retrain gate, tickets.
 """
@@ -20,6 +22,7 @@ from typing import Any
 import orjson
 from datahub.ingestion.sink.file import write_metadata_file
 
+from pareis.core.impact import ratio_text
 from pareis.core.intents import IncidentFacts
 from pareis.demo.session import DemoSession, StepOutcome
 
@@ -62,7 +65,7 @@ def write_outputs(session: DemoSession, outcomes: Sequence[StepOutcome], folder:
     written.append(tickets)
 
     for mcp in session.writer.proposals:
-        if mcp.aspectName == "documentInfo":
+        if mcp.aspectName == "documentInfo" and "pareis-evidence-" not in str(mcp.entityUrn):
             document = aspect_json(mcp)
             name = str(mcp.entityUrn).rsplit(":", 1)[-1].removesuffix("-postmortem")
             path = folder / f"postmortem-{name}.md"
@@ -122,7 +125,8 @@ def _incident_html(facts: IncidentFacts) -> str:
         out.append(
             f"<tr><td>{e(m.urn)}</td><td>{e(m.group or '—')}</td><td>{len(m.poisoned_features)}/{m.total_features}: "
             f"{e(', '.join(f.rsplit(',', 1)[-1].rstrip(')') for f in m.poisoned_features))}</td>"
-            f"<td>{m.ratio:.2f}</td><td class='{m.severity.value}'>{m.severity.value}</td><td>{m.precision}</td></tr>"
+            f"<td>{ratio_text(m.ratio)}</td><td class='{m.severity.value}'>{m.severity.value}</td>"
+            f"<td>{m.precision}</td></tr>"
         )
     out.append(
         "</table><h3>Model versions</h3><table><tr><th>group</th><th>version</th><th>trained</th>"

@@ -21,7 +21,7 @@ from typing import Any
 import structlog
 
 from pareis.errors import Fatal, Poison, Retriable
-from pareis.kafka.dlq import dead_letter
+from pareis.kafka.dlq import DEFAULT_MAX_BYTES, dead_letter
 from pareis.kafka.role import Pipeline
 from pareis.model.records import Message, OutRecord, RawMessage
 
@@ -59,10 +59,13 @@ def _bump(counts: dict[PartitionKey, int], key: PartitionKey) -> None:
 class BatchProcessor:
     """Runs batches through ``pipeline`` for role ``role``; poison goes to ``dlq_topic``."""
 
-    def __init__(self, role: str, pipeline: Pipeline[Any], dlq_topic: str) -> None:
+    def __init__(
+        self, role: str, pipeline: Pipeline[Any], dlq_topic: str, *, dlq_max_bytes: int = DEFAULT_MAX_BYTES
+    ) -> None:
         self.role = role
         self.pipeline = pipeline
         self.dlq_topic = dlq_topic
+        self.dlq_max_bytes = dlq_max_bytes
 
     def process(self, batch: Sequence[RawMessage]) -> BatchResult:
         """Decode, filter and handle ``batch``; raises only Retriable or Fatal (nothing has been produced)."""
@@ -79,13 +82,9 @@ class BatchProcessor:
                 continue
             try:
                 value = decode(raw)
-            except Poison as exc:
-                dead.append(self._dead(raw, exc, tally))
-                continue
-            except (Retriable, Fatal):
-                raise
             except Exception as exc:
-                raise self._unclassified("the decoder", exc, str(raw.origin)) from exc
+                dead.append(self._dead_letter_or_raise("the decoder", raw, exc, tally))
+                continue
             if value is None:
                 _bump(tally.filtered, key)
                 continue
@@ -107,8 +106,8 @@ class BatchProcessor:
         except (Retriable, Fatal):
             raise
         except Exception as exc:
-            first = sources[0].origin
-            raise self._unclassified("the handler", exc, f"a batch of {len(decoded)} from {first}") from exc
+            at = f"a batch of {len(decoded)} from {sources[0].origin}"
+            raise self._unclassified("the handler", exc, at) from exc
         for message in decoded:
             _bump(tally.handled, (message.topic, message.partition))
         return outputs
@@ -120,13 +119,9 @@ class BatchProcessor:
         for message, raw in zip(decoded, sources, strict=True):
             try:
                 outputs.extend(self.pipeline.handle([message]))
-            except Poison as exc:
-                dead.append(self._dead(raw, exc, tally))
-                continue
-            except (Retriable, Fatal):
-                raise
             except Exception as exc:
-                raise self._unclassified("the handler", exc, str(raw.origin)) from exc
+                dead.append(self._dead_letter_or_raise("the handler", raw, exc, tally))
+                continue
             _bump(tally.handled, (message.topic, message.partition))
         return outputs
 
@@ -142,7 +137,16 @@ class BatchProcessor:
             error_class=type(exc).__name__,
             error=str(exc),
         )
-        return dead_letter(self.dlq_topic, raw, self.role, exc)
+        return dead_letter(self.dlq_topic, raw, self.role, exc, max_bytes=self.dlq_max_bytes)
+
+    def _dead_letter_or_raise(self, where: str, raw: RawMessage, exc: Exception, tally: Tally) -> OutRecord:
+        """The dead letter of ``raw`` when ``exc`` is Poison; otherwise raise: Retriable and Fatal as they are,
+        anything else (unclassified) as Fatal."""
+        if isinstance(exc, Poison):
+            return self._dead(raw, exc, tally)
+        if isinstance(exc, Retriable | Fatal):
+            raise exc
+        raise self._unclassified(where, exc, str(raw.origin)) from exc
 
     def _unclassified(self, where: str, exc: Exception, at: str) -> Fatal:
         """The Fatal an unclassified error becomes, logged with its traceback."""

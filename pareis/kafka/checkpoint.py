@@ -5,6 +5,9 @@ with the batch's next offsets, then :meth:`Checkpoint.commit` when :meth:`Checkp
 committed before the outputs of the same input are durable.
 
 * :class:`AtLeastOnce`: produce, flush and check every delivery report, then a synchronous commit of the offsets.
+  A failed delivery report (of this batch or of an earlier one not committed yet) drops every pending offset and
+  raises :class:`DeliveryFailed`: the runner rewinds to the committed offsets and redoes from there, so the
+  failed record is produced again before anything past its input is committed.
 * :class:`ExactlyOnce`: outputs, dead letters and offsets (``send_offsets_to_transaction`` with the consumer's group
   metadata, which fences zombies of an older generation) in one transaction. An abortable error raises
   :class:`~pareis.kafka.classify.AbortTransaction` after aborting: the runner rewinds to the committed offsets and
@@ -29,7 +32,16 @@ import structlog
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
 from pareis.errors import Fatal, Retriable
-from pareis.kafka.classify import AbortTransaction, CommitLost, Verdict, classify, translate, translate_exception
+from pareis.kafka import dlq
+from pareis.kafka.classify import (
+    AbortTransaction,
+    CommitLost,
+    Verdict,
+    classify,
+    error_of,
+    translate,
+    translate_exception,
+)
 from pareis.model.records import OutRecord
 
 log = structlog.get_logger(__name__)
@@ -41,6 +53,12 @@ Observer = Callable[[float], None]
 
 def _ignore(_: float) -> None:
     return None
+
+
+class DeliveryFailed(AbortTransaction):
+    """An output of uncommitted input was not delivered: the pending offsets are dropped, and the runner must
+    rewind to the committed offsets (after a back-off) so that the input is redone and its outputs produced
+    again. Redoing only the current batch would commit the earlier batches' offsets past the lost record."""
 
 
 class Checkpoint:
@@ -56,6 +74,7 @@ class Checkpoint:
         deadline_s: float = 60.0,
         stop: threading.Event | None = None,
         on_commit: Observer = _ignore,
+        on_committed: Callable[[Mapping[PartitionKey, int]], None] = lambda _: None,
     ) -> None:
         self.consumer = consumer
         self.producer = producer
@@ -65,13 +84,20 @@ class Checkpoint:
         self.deadline_s = deadline_s
         self.stop = stop or threading.Event()
         self.on_commit = on_commit
+        self.on_committed = on_committed
+        """Told the offsets each commit made durable."""
         self.pending: dict[PartitionKey, int] = {}
         self.uncommitted = 0
         self._delivery_errors: list[KafkaError] = []
+        self._shrink: set[tuple[bytes, bytes, bytes]] = set()
+        """Sources of dead letters the broker refused as too large (its topic's ``max.message.bytes`` is below
+        ``kafka.dlq_max_bytes``): produced again with headers only."""
 
     # --- per batch -------------------------------------------------------------------------------------------
     def produce(self, records: Sequence[OutRecord]) -> None:
         for record in records:
+            if self._shrink and _source(record.headers) in self._shrink:
+                record = dlq.bounded(record, 0)
             while True:
                 try:
                     self.producer.produce(
@@ -85,6 +111,11 @@ class Checkpoint:
                 except BufferError:  # local queue full: serve delivery reports to make room
                     self.producer.poll(0.05)
                 except KafkaException as exc:
+                    err = error_of(exc)
+                    too_large = err is not None and err.code() == KafkaError.MSG_SIZE_TOO_LARGE
+                    if too_large and dlq.is_dead_letter(record.headers) and record.value:
+                        record = dlq.bounded(record, 0)  # the producer's limit is below dlq_max_bytes
+                        continue
                     raise translate_exception(exc, f"producing to {record.topic}") from exc
         self.producer.poll(0)
 
@@ -114,9 +145,18 @@ class Checkpoint:
         self.producer.flush(10)
 
     # --- helpers ---------------------------------------------------------------------------------------------
-    def _delivered(self, err: KafkaError | None, _msg: Message) -> None:
-        if err is not None:
-            self._delivery_errors.append(err)
+    def _delivered(self, err: KafkaError | None, msg: Message) -> None:
+        if err is None:
+            return
+        raw = msg.headers() if msg is not None else None
+        headers = (
+            [(str(k), v if isinstance(v, bytes) else b"") for k, v in (raw or [])] if isinstance(raw, list) else []
+        )
+        if err.code() == KafkaError.MSG_SIZE_TOO_LARGE and dlq.is_dead_letter(headers):
+            # Not fatal: redone, the dead letter is produced with its headers only.
+            self._shrink.add(_source(headers))
+            err = KafkaError(KafkaError.MSG_SIZE_TOO_LARGE, f"dead letter too large: {err.str()}", retriable=True)
+        self._delivery_errors.append(err)
 
     def _offsets(self) -> list[TopicPartition]:
         return [TopicPartition(t, p, o) for (t, p), o in sorted(self.pending.items())]
@@ -139,6 +179,11 @@ class Checkpoint:
                 delay = min(delay * 2, 2.0)
 
 
+def _source(headers: Sequence[tuple[str, bytes]] | None) -> tuple[bytes, bytes, bytes]:
+    found = dict(headers or ())
+    return (found.get(dlq.SOURCE_TOPIC, b""), found.get(dlq.SOURCE_PARTITION, b""), found.get(dlq.SOURCE_OFFSET, b""))
+
+
 class AtLeastOnce(Checkpoint):
     """Outputs flushed, then offsets committed synchronously."""
 
@@ -152,7 +197,11 @@ class AtLeastOnce(Checkpoint):
             raise Retriable(f"{remaining} output records not delivered within {self.deadline_s:.0f}s")
         if self._delivery_errors:
             errors, self._delivery_errors = self._delivery_errors, []
-            raise translate(errors[0], f"delivering output ({len(errors)} failed)")
+            error = translate(errors[0], f"delivering output ({len(errors)} failed)")
+            if isinstance(error, Fatal):
+                raise error
+            self.abort()
+            raise DeliveryFailed(str(error)) from error
         if not self.pending:
             return
         try:
@@ -174,9 +223,11 @@ class AtLeastOnce(Checkpoint):
                 raise translate(err, f"committing {tp.topic}[{tp.partition}]")
             # Keep it for the next commit; a later offset of the same partition supersedes it.
             key = (tp.topic, tp.partition)
-            self.pending.setdefault(key, committed[key])
+            self.pending.setdefault(key, committed.pop(key))
             log.warning("offset commit failed", topic=tp.topic, partition=tp.partition, error=err.str())
         self.on_commit(time.perf_counter() - started)
+        if committed:
+            self.on_committed(committed)
 
 
 class ExactlyOnce(Checkpoint):
@@ -226,10 +277,13 @@ class ExactlyOnce(Checkpoint):
             self.abort()
             raise AbortTransaction(str(exc)) from exc
         self.in_transaction = False
+        committed = dict(self.pending)
         self.pending.clear()
         self.uncommitted = 0
         self._delivery_errors.clear()
         self.on_commit(time.perf_counter() - started)
+        if committed:
+            self.on_committed(committed)
 
     def abort(self) -> None:
         super().abort()

@@ -72,6 +72,14 @@ _RETRY_CODES = frozenset(
         KafkaError.NOT_COORDINATOR,
         KafkaError.CONCURRENT_TRANSACTIONS,
         KafkaError.UNKNOWN_TOPIC_OR_PART,
+        # An output topic not created yet (auto-creation off): an operator creates it, the role must not
+        # crash-loop meanwhile; librdkafka raises these at produce time once it knows the topic is missing.
+        KafkaError._UNKNOWN_TOPIC,
+        KafkaError._UNKNOWN_PARTITION,
+        KafkaError.LEADER_NOT_AVAILABLE,
+        KafkaError.NOT_LEADER_FOR_PARTITION,
+        KafkaError.NOT_ENOUGH_REPLICAS,
+        KafkaError.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
     }
 )
 

@@ -166,6 +166,7 @@ class EmbeddedRunner:
             report.produced.append(appended)
         last = records[-1]
         running.positions[(last.topic, last.partition)] = last.offset + 1
+        running.processor.pipeline.committed({(last.topic, last.partition): last.offset + 1})
         tally = result.tally
         report.batches += 1
         report.consumed += sum(tally.consumed.values())

@@ -12,6 +12,11 @@ Contracts the runtime relies on:
   redoes the batch one message at a time to find and dead-letter the culprits), :class:`~pareis.errors.Fatal`
   to stop the process.
 * **checks**: readiness probes, each ``() -> None`` raising when its dependency is unreachable.
+* **start**: called once before the role joins its group; raises :class:`~pareis.errors.Fatal` to refuse to
+  start (an unsafe dependency, e.g. an evicting Redis) or Retriable when a dependency is unreachable.
+* **committed** ``(Mapping[(topic, partition), next offset]) -> None``: called after offsets were committed (the
+  input before them will not be redone), e.g. to release what was kept for a redo. Its errors are logged, not
+  raised: the next commit's call covers the same offsets again.
 
 Declarations (:class:`RoleSpec`) name topics by their settings field and a pipeline factory by import path, so a
 role module imports nothing heavy and nothing connects until the runtime builds the pipeline.
@@ -47,6 +52,10 @@ def _nothing() -> None:
     return None
 
 
+def _ignore(_: Mapping[tuple[str, int], int]) -> None:
+    return None
+
+
 @dataclass(frozen=True)
 class Pipeline(Generic[T]):
     """A role's behaviour, built at start-up: it may hold connections, released by ``close``."""
@@ -55,6 +64,8 @@ class Pipeline(Generic[T]):
     handle: Handler[T]
     checks: Mapping[str, Check] = field(default_factory=dict)
     close: Callable[[], None] = _nothing
+    start: Callable[[], None] = _nothing
+    committed: Callable[[Mapping[tuple[str, int], int]], None] = _ignore
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,9 @@ Guarantees:
 * a Retriable from the pipeline pauses every assigned partition, backs off (capped, exponential; a server's
   ``retry_after`` hint is honoured), commits nothing of that batch and redoes the same batch, then resumes; the
   consumer is polled meanwhile, so the group keeps the member and rebalances are served;
-* an aborted transaction rewinds every assigned partition to its committed offset and redoes from there;
+* an aborted transaction rewinds every assigned partition to its committed offset and redoes from there; so
+  does (after a back-off) an output record of uncommitted input that failed delivery (at-least-once), so that
+  nothing is committed past an input whose outputs were not delivered;
 * on revocation, finished work is committed (or, if the commit fails, the transaction aborted) and buffered
   messages of revoked partitions are dropped, so no handler runs for a partition no longer owned;
 * :meth:`RoleRunner.run` returns after ``stop`` is set, once the in-flight batch is finished or abandoned, work
@@ -26,10 +28,10 @@ import structlog
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition
 
 from pareis.config import Settings
-from pareis.errors import Fatal, Retriable
+from pareis.errors import Fatal, PareisError, Retriable
 from pareis.kafka import clients
 from pareis.kafka.batch import BatchProcessor, BatchResult, PartitionKey
-from pareis.kafka.checkpoint import AtLeastOnce, Checkpoint, ExactlyOnce
+from pareis.kafka.checkpoint import AtLeastOnce, Checkpoint, DeliveryFailed, ExactlyOnce
 from pareis.kafka.classify import AbortTransaction, translate, translate_exception
 from pareis.kafka.role import Delivery, Pipeline, Role
 from pareis.model.records import RawMessage
@@ -82,6 +84,8 @@ class RoleRunner:
         self.paused = False
         self.failed = False
         self.rewind_needed = False
+        self.delivery_failures = 0
+        """Consecutive :class:`DeliveryFailed` rewinds (the back-off's exponent); reset by a commit."""
         self.client_error: BaseException | None = None
         self._consumer: Consumer | None = None
         self._checkpoint: Checkpoint | None = None
@@ -101,11 +105,17 @@ class RoleRunner:
         run = self.settings.runtime.for_role(self.role.name)
         role = self.role
         pipeline: Pipeline[Any] = role.build()
+        try:
+            pipeline.start()
+        except BaseException:
+            pipeline.close()
+            raise
         for name, check in pipeline.checks.items():
             self.health.check(f"{role.name}.{name}", check)
         self.health.gate(f"{role.name}.joined", False)
         heartbeat = self.health.loop(role.name, run.max_poll_interval_ms / 1000)
-        processor = BatchProcessor(role.name, pipeline, self.settings.kafka.topics.dlq)
+        kafka = self.settings.kafka
+        processor = BatchProcessor(role.name, pipeline, kafka.topics.dlq, dlq_max_bytes=kafka.dlq_max_bytes)
         self._consumer = clients.new_consumer(clients.consumer_config(self.settings, role), self._on_client_error)
         producer = clients.new_producer(clients.producer_config(self.settings, role), self._on_client_error)
         commit_seconds = self.metrics.commit_seconds.labels(role.name)
@@ -114,6 +124,7 @@ class RoleRunner:
             "commit_interval_s": run.commit_interval_ms / 1000,
             "stop": self.stop,
             "on_commit": commit_seconds.observe,
+            "on_committed": self._committed_hook(pipeline),
         }
         if role.delivery is Delivery.EXACTLY_ONCE:
             eos = ExactlyOnce(self.consumer, producer, **common)
@@ -222,6 +233,11 @@ class RoleRunner:
                     raise
             except AbortTransaction as exc:
                 self.metrics.errors.labels(name, type(exc).__name__).inc()
+                if isinstance(exc, DeliveryFailed):
+                    # The output's destination is unavailable (a missing topic, a partition without leader):
+                    # wait before producing it again rather than redo at once.
+                    self._back_off(exc, self.delivery_failures, beat)
+                    self.delivery_failures += 1
                 self._rewind()
                 return
             except Retriable as exc:  # a dependency is down, or (at-least-once) outputs were not delivered
@@ -247,6 +263,16 @@ class RoleRunner:
         if self.failed:
             return
         self.checkpoint.commit()
+        self.delivery_failures = 0
+
+    def _committed_hook(self, pipeline: Pipeline[Any]) -> Any:
+        def committed(offsets: Any) -> None:
+            try:
+                pipeline.committed(offsets)
+            except PareisError as exc:  # the next commit's call covers these offsets again
+                self.log.warning("post-commit release failed", error=str(exc))
+
+        return committed
 
     def _count(self, result: BatchResult) -> None:
         name, tally, m = self.role.name, result.tally, self.metrics

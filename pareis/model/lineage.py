@@ -80,7 +80,7 @@ class Outcome(StrEnum):
 
 
 @dataclass(frozen=True)
-class Record:
+class AspectRecord:
     """What the store remembers of one (entity, aspect): its stamp and its facts (None after a DELETE)."""
 
     stamp: Stamp

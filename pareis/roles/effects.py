@@ -24,7 +24,6 @@ from pareis.model.records import Message, OutRecord, RawMessage
 from pareis.roles.messages import DatahubWrite, Effect, TicketClose, TicketComment, TicketOpen, decode_effect
 from pareis.store.ledger import EffectLedger
 from pareis.tickets.delivery import TicketDelivery
-from pareis.tickets.port import IncidentTicket
 
 
 def decode(raw: RawMessage) -> Effect:
@@ -61,8 +60,7 @@ class EffectsHandler:
     def deliver(self, effect: Effect) -> None:
         """Deliver one effect (a no-op when it was delivered before)."""
         if isinstance(effect, TicketOpen):
-            ticket = IncidentTicket(effect.incident, effect.title, effect.body, effect.severity, effect.url)
-            self._tickets.open(effect.effect_id, ticket)
+            self._tickets.open(effect.effect_id, effect.ticket)
         elif isinstance(effect, TicketComment):
             self._tickets.comment(effect.effect_id, effect.incident, effect.text)
         elif isinstance(effect, TicketClose):

@@ -22,13 +22,14 @@ Per signal (in offset order; several signals of one dataset in a batch chain in 
 After the whole batch is computed, the journal entries (each step that changed a state, with its outputs) and
 then the new states are written (journal first: a crash between the two must still find the journal). The
 runtime then produces the outputs and commits the input offsets in one transaction; a redo replays the journal,
-so it produces the same records, byte for byte.
+so it produces the same records, byte for byte. Once the transaction committed, the runtime calls
+:meth:`IncidentsHandler.committed`, which releases the journal entries below the committed offsets.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from pareis.config import DatahubSettings
 from pareis.core.graph import LineageView, Memo
@@ -50,9 +51,11 @@ from pareis.roles.messages import (
     decode_signal,
     encode,
 )
+from pareis.roles.scores import ScorePublisher, ScoreWrite, score_mcps
 from pareis.store.incidents import IncidentStore
 from pareis.store.journal import JournalEntry, Position, StepJournal
 from pareis.store.runs import RunHistory
+from pareis.tickets.port import IncidentTicket
 
 
 def decode(raw: RawMessage) -> RunSignal:
@@ -72,7 +75,7 @@ def analysis_inputs(view: LineageView, runs: RunHistory, state: IncidentState, s
         assertions.update(runs.assertions_of(member))
     if state.incident is not None:
         # The tracked incident's assertions even if the sibling class shrank since: its opening run must be read.
-        assertions.update(state.incident.published.get("assertions", ()))
+        assertions.update(state.incident.published.assertions)
     floor = history_floor(state)
     if floor is not None and signal.run.timestamp_ms < floor:
         # A late run (signals of different assertions travel on different partitions): read from its own time,
@@ -88,7 +91,7 @@ def ticket_effect(intent: Intent, settings: DatahubSettings) -> Effect:
     effect_id = f"{intent.effect_id}/ticket"
     if isinstance(intent, Open):
         url = incident_link(facts, settings) if settings.ui_url else None
-        return TicketOpen(effect_id, facts.urn, intent.title, intent.description, facts.severity, url)
+        return TicketOpen(effect_id, IncidentTicket(facts.urn, intent.title, intent.description, facts.severity, url))
     if isinstance(intent, Update):
         return TicketComment(effect_id, facts.urn, intent.comment)
     assert isinstance(intent, Resolve)
@@ -100,7 +103,8 @@ class IncidentsHandler:
 
     ``writer`` takes the proposals (a :class:`~pareis.datahub.writer.KafkaWriter` returns the records to produce;
     an in-memory writer keeps them); None (``write_path`` is ``rest``, as :mod:`pareis.compose.datahub` routes it):
-    the proposals leave as ``datahub.write`` effects on ``effects_topic``.
+    the proposals leave as ``datahub.write`` effects on ``effects_topic``. ``scores``, when given, adds the
+    reliability-score patches the batch's runs cause (:mod:`pareis.roles.scores`) after the incidents' outputs.
     """
 
     def __init__(
@@ -113,7 +117,9 @@ class IncidentsHandler:
         writer: DatahubWriter | None,
         datahub: DatahubSettings,
         effects_topic: str,
+        scores: ScorePublisher | None = None,
     ) -> None:
+        self._scores = scores
         self._lineage = lineage
         self._runs = runs
         self._incidents = incidents
@@ -164,7 +170,23 @@ class IncidentsHandler:
         self._journal.record(entries)
         for state in changed.values():
             self._incidents.put(state)
+        if self._scores is not None:  # reliability scores changed by these runs (pareis.roles.scores)
+            out.extend(self._score_outputs(self._scores.writes(batch)))
         return out
+
+    def committed(self, offsets: Mapping[tuple[str, int], int]) -> None:
+        """The runtime committed ``offsets`` (the next offset per input partition): the journal entries below
+        them can never be redone, so they are released (:meth:`~pareis.store.journal.StepJournal.release`)."""
+        for (topic, partition), below in sorted(offsets.items()):
+            self._journal.release(topic, partition, below)
+
+    def _score_outputs(self, writes: Sequence[ScoreWrite]) -> list[OutRecord]:
+        mcps = score_mcps(writes, self._datahub)
+        if self._writer is not None:
+            return list(self._writer.write(mcps))
+        return [
+            self._effect(DatahubWrite(w.effect_id, w.cause, mcp.to_obj())) for w, mcp in zip(writes, mcps, strict=True)
+        ]
 
     def _outputs(self, intent: Intent) -> list[OutRecord]:
         mcps = intent_mcps(intent, self._datahub)

@@ -1,6 +1,6 @@
 """The lineage role's handler: a batch of versioned change-log entries → lineage index updates (DESIGN §1, §2.1).
 
-For each entry :func:`update_of` calls :func:`pareis.datahub.translate.translate` (the one translation of aspects
+For each entry :func:`update_of` calls :func:`pareis.datahub.translate.lineage_update` (the one translation of aspects
 into :class:`~pareis.store.lineage.LineageUpdate`, shared with the offline loader
 :mod:`pareis.lineage_loader`), then the whole batch goes to :meth:`LineageStore.apply` in one call.
 
@@ -13,6 +13,11 @@ Contract (the role runs at-least-once, :mod:`pareis.kafka.role`):
 * **Poison before writes.** The whole batch is translated before anything is written; a malformed aspect raises
   :class:`~pareis.errors.DecodeError` (Poison) located at its message, so the runtime isolates and dead-letters
   it and redoes the rest.
+* **Partly malformed lineage.** A malformed ``fineGrainedLineages`` entry does not drop the aspect: the valid
+  entries are indexed, the entity is marked :data:`~pareis.core.graph.Attr.LINEAGE_INCOMPLETE` (incidents whose
+  blast radius touches it say "lineage incomplete"), and with ``dlq_topic`` the bad entries are dead-lettered
+  (reason ``lineage-incomplete``; the value is ``{"entityUrn", "aspectName", "errors", "entries"}`` JSON, the
+  headers locate the original message).
 * **Dependencies.** Store errors propagate as the store raises them (Redis: :class:`~pareis.errors.Retriable`
   when unreachable, :class:`~pareis.errors.Fatal` otherwise). The handler produces no records.
 """
@@ -21,13 +26,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
 
 from pareis.config import DatahubSettings
+from pareis.core.graph import Attr
 from pareis.datahub.changelog import ChangeLog
 from pareis.datahub.marks import is_own_write
-from pareis.datahub.translate import stamp_of, translate
+from pareis.datahub.translate import lineage_update, stamp_of
 from pareis.errors import DecodeError
-from pareis.model.records import Message, OutRecord
+from pareis.kafka.dlq import dead_letter
+from pareis.model.records import Message, OutRecord, RawMessage
 from pareis.store.lineage import LineageStore, LineageUpdate, Outcome
 
 
@@ -35,7 +45,7 @@ def update_of(change: ChangeLog) -> LineageUpdate | None:
     """The lineage update one change-log entry makes; None when it contributes nothing to the index.
 
     Raises :class:`~pareis.errors.DecodeError` (Poison) for an entry without an entity URN, aspect JSON that does
-    not parse, or an aspect value :func:`~pareis.datahub.translate.translate` rejects; the error names the
+    not parse, or an aspect value :func:`~pareis.datahub.translate.lineage_update` rejects; the error names the
     entry's origin when it has one.
     """
     if change.aspect_name is None:
@@ -45,7 +55,7 @@ def update_of(change: ChangeLog) -> LineageUpdate | None:
             raise DecodeError("aspect-shape", f"{change.aspect_name} change without an entityUrn")
         aspect = None if change.change_type == "DELETE" else change.aspect_json()
         stamp = stamp_of(change.system_metadata, change.created)
-        return translate(change.entity_urn, change.aspect_name, change.change_type, aspect, stamp)
+        return lineage_update(change.entity_urn, change.aspect_name, change.change_type, aspect, stamp)
     except DecodeError as exc:
         if exc.origin is None and change.origin is not None:
             raise exc.at(change.origin) from exc
@@ -68,14 +78,41 @@ class LineageHandler:
 
     store: LineageStore
     datahub: DatahubSettings
+    dlq_topic: str | None = None
     outcomes: dict[Outcome, int] = field(default_factory=dict)
 
     def __call__(self, batch: Sequence[Message[ChangeLog]]) -> Iterable[OutRecord]:
         updates: list[LineageUpdate] = []
+        letters: list[OutRecord] = []
         for message in batch:
             update = foreign_update_of(message.value, self.datahub)
             if update is not None:
                 updates.append(update)
+                if self.dlq_topic and update.facts and Attr.LINEAGE_INCOMPLETE in update.facts.attrs:
+                    letters.append(self._bad_part(message, update.facts.attrs[Attr.LINEAGE_INCOMPLETE]))
         for outcome in self.store.apply(updates):
             self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
-        return ()
+        return letters
+
+    def _bad_part(self, message: Message[ChangeLog], incomplete: str) -> OutRecord:
+        assert self.dlq_topic is not None
+        change = message.value
+        errors = orjson.loads(incomplete)
+        aspect = change.aspect_json()
+        entries = [_entry(aspect, where) for where, _ in errors]
+        value = {"entityUrn": change.entity_urn, "aspectName": change.aspect_name, "errors": errors, "entries": entries}
+        raw = RawMessage(
+            message.topic, message.partition, message.offset, message.key, orjson.dumps(value), message.headers
+        )
+        detail = "; ".join(f"{where}: {why}" for where, why in errors)
+        error = DecodeError("lineage-incomplete", f"{change.aspect_name} of {change.entity_urn}: {detail}")
+        return dead_letter(self.dlq_topic, raw, "lineage", error.at(message.origin))
+
+
+def _entry(aspect: Any, where: str) -> Any:
+    """The entry at ``where`` (``<field>[<index>]``) of ``aspect``, or None."""
+    name, _, index = where.partition("[")
+    try:
+        return aspect[name][int(index.rstrip("]"))]
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None

@@ -28,6 +28,7 @@ from pareis.core.impact import Severity
 from pareis.core.lifecycle import Signal
 from pareis.core.runs import AssertionRun, InvalidRun
 from pareis.errors import DecodeError, Origin
+from pareis.tickets.port import IncidentTicket
 
 SIGNAL_VERSION = 1
 EFFECT_VERSION = 1
@@ -55,24 +56,24 @@ class RunSignal:
 
 @dataclass(frozen=True)
 class TicketOpen:
-    """Open the incident's ticket in every configured tool."""
+    """Open ``ticket`` (the ticketers' own record of what a ticket says) in every configured tool."""
 
     effect_id: str
-    incident: str
-    title: str
-    body: str
-    severity: Severity
-    url: str | None = None
+    ticket: IncidentTicket
 
     kind = "ticket.open"
+
+    @property
+    def incident(self) -> str:
+        return self.ticket.incident_urn
 
     def to_json(self) -> dict[str, Any]:
         return {
             **_common(self),
-            "body": self.body,
-            "severity": self.severity.value,
-            "title": self.title,
-            "url": self.url,
+            "body": self.ticket.body,
+            "severity": self.ticket.severity.value,
+            "title": self.ticket.title,
+            "url": self.ticket.url,
         }
 
 
@@ -199,14 +200,14 @@ def _ticket_open(shape: _Shape, obj: Mapping[str, Any]) -> Effect:
     severity = obj.get("severity")
     if not isinstance(severity, str) or severity not in Severity.__members__:
         raise shape.fail(f"severity must be one of {', '.join(Severity.__members__)}, got {severity!r}")
-    return TicketOpen(
-        effect_id=shape.name(obj, "effect_id"),
-        incident=shape.name(obj, "incident"),
-        title=shape.name(obj, "title"),
-        body=shape.text(obj, "body"),
-        severity=Severity(severity),
-        url=shape.opt_name(obj, "url"),
-    )
+    effect_id, incident, title = shape.name(obj, "effect_id"), shape.name(obj, "incident"), shape.name(obj, "title")
+    try:
+        ticket = IncidentTicket(
+            incident, title, shape.text(obj, "body"), Severity(severity), shape.opt_name(obj, "url")
+        )
+    except ValueError as exc:  # the ticket's own rules (a blank title)
+        raise shape.fail(str(exc)) from exc
+    return TicketOpen(effect_id, ticket)
 
 
 def _ticket_comment(shape: _Shape, obj: Mapping[str, Any]) -> Effect:

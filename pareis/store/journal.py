@@ -16,7 +16,10 @@ Rules, identical in every implementation (``tests/unit/test_roles_journal.py`` r
   belong to an attempt that was aborted, since the role computes afresh only past every entry), then adds it;
 * it also drops entries older than ``o - keep``: a transaction never spans more than ``keep`` offsets of one
   partition (commit_every plus a batch, with margin), so nothing older can be redone;
-* entries of different partitions never mix (offsets are only comparable within one partition).
+* entries of different partitions never mix (offsets are only comparable within one partition);
+* :meth:`StepJournal.release` drops a partition's entries below an offset once the transaction that wrote their
+  outputs has committed it (the runtime calls it after every commit): nothing below a committed offset can be
+  redone. Entries live until then — never on a timer, which would lose a slow transaction's outputs on its redo.
 
 Implementations: :class:`MemoryStepJournal` (here) and :class:`pareis.store.journal_redis.RedisStepJournal`.
 """
@@ -77,6 +80,11 @@ class StepJournal(Protocol):
 
     def record(self, entries: Sequence[JournalEntry]) -> None:
         """Journal ``entries`` in order (see the module rules); one round trip for the batch."""
+        ...
+
+    def release(self, topic: str, partition: int, below: int) -> None:
+        """Drop every entry of ``topic[partition]`` (any dataset) at an offset below ``below``: the input
+        before ``below`` is committed and will not be redone."""
         ...
 
 
@@ -153,3 +161,17 @@ class MemoryStepJournal:
                 kept = [e for e in self._entries.get(key, []) if p.offset - self._keep <= e[0] < p.offset]
                 kept.append((p.offset, encode_entry(entry)))
                 self._entries[key] = kept
+
+    def release(self, topic: str, partition: int, below: int) -> None:
+        with self._lock:
+            for key in [k for k in self._entries if k[:2] == (topic, partition)]:
+                kept = [e for e in self._entries[key] if e[0] >= below]
+                if kept:
+                    self._entries[key] = kept
+                else:
+                    del self._entries[key]
+
+    def __len__(self) -> int:
+        """The number of entries held (for tests)."""
+        with self._lock:
+            return sum(len(v) for v in self._entries.values())

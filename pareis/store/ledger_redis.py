@@ -1,19 +1,21 @@
-"""The effect ledger in Redis: one key per delivered effect, ``SET <prefix><id> 1 EX <ttl>``.
+"""The effect ledger in Redis: one key per delivered effect, ``SET <prefix><id> 1``.
 
-One key per id (rather than one big Redis set) so that entries expire on their own: ``ttl_s`` must exceed the
-longest time an effect can be redelivered after it was delivered (the effects topic's retention), and bounds
-the ledger's memory by the effect rate times that time.
+By default an entry never expires: the ledger must not forget an effect while it can still be redelivered, and an
+effect can be redelivered as long as the effects topic holds it (a consumer group reset, a replay of the topic).
+Effects are few (a handful per incident), so the ledger grows slowly. ``ttl_s`` bounds it where the operator
+knows the topic's retention (it must exceed it); a TTL also makes the keys the first evicted under a
+``volatile-*`` policy, which is one reason Pareis requires ``noeviction``.
 """
 
 from __future__ import annotations
 
 import redis
 
-from pareis.errors import Fatal, Retriable
 from pareis.store.ledger import _check
+from pareis.store.redis_errors import translated
 
 DEFAULT_PREFIX = "pareis:ledger:effect:"
-DEFAULT_TTL_S = 30 * 24 * 3600
+DEFAULT_TTL_S: int | None = None
 
 
 class RedisLedger:
@@ -32,22 +34,10 @@ class RedisLedger:
         self._ttl_s = ttl_s
 
     def seen(self, effect_id: str) -> bool:
-        try:
+        with translated():
             return bool(self._redis.exists(self._prefix + effect_id))
-        except redis.RedisError as error:
-            raise _translate(error) from error
 
     def record(self, effect_id: str) -> None:
         _check(effect_id)
-        try:
+        with translated():
             self._redis.set(self._prefix + effect_id, b"1", ex=self._ttl_s)
-        except redis.RedisError as error:
-            raise _translate(error) from error
-
-
-def _translate(error: redis.RedisError) -> Exception:
-    if isinstance(error, redis.AuthenticationError):
-        return Fatal(f"redis refused the credentials: {error}")
-    if isinstance(error, redis.ConnectionError | redis.TimeoutError | redis.ReadOnlyError):
-        return Retriable(f"redis unavailable: {error}")
-    return Fatal(f"redis error: {error}")

@@ -23,9 +23,9 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from pareis.core.graph import LineageView
-from pareis.model.lineage import Edge, Facts, LineageUpdate, Outcome, Record, Stamp
+from pareis.model.lineage import AspectRecord, Edge, Facts, LineageUpdate, Outcome, Stamp
 
-__all__ = ["Edge", "Facts", "LineageStore", "LineageUpdate", "Outcome", "Record", "Stamp"]
+__all__ = ["AspectRecord", "Edge", "Facts", "LineageStore", "LineageUpdate", "Outcome", "Stamp"]
 
 
 class LineageStore(LineageView, Protocol):
@@ -35,7 +35,7 @@ class LineageStore(LineageView, Protocol):
         """Apply updates in order, each atomically; one outcome per update. One round trip for the batch."""
         ...
 
-    def record(self, entity: str, aspect: str) -> Record | None:
+    def record(self, entity: str, aspect: str) -> AspectRecord | None:
         """The record of (entity, aspect), None if the store never saw it."""
         ...
 

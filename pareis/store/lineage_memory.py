@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 
 from pareis.core.graph import Adjacency, Attr, Query, Rel
-from pareis.store.lineage import Edge, Facts, LineageUpdate, Outcome, Record
+from pareis.store.lineage import AspectRecord, Edge, Facts, LineageUpdate, Outcome
 
 _EMPTY = Facts()
 
@@ -14,7 +14,7 @@ class MemoryLineageStore:
     """:class:`~pareis.store.lineage.LineageStore` in dictionaries; not thread-safe."""
 
     def __init__(self) -> None:
-        self._records: dict[tuple[str, str], Record] = {}
+        self._records: dict[tuple[str, str], AspectRecord] = {}
         # (relation, node) → {neighbour: number of records contributing the edge}
         self._out: dict[tuple[Rel, str], dict[str, int]] = {}
         self._in: dict[tuple[Rel, str], dict[str, int]] = {}
@@ -44,7 +44,7 @@ class MemoryLineageStore:
         attrs.update(after.attrs)
         if not attrs:
             del self._attrs[update.entity]
-        self._records[key] = Record(update.stamp, update.facts)
+        self._records[key] = AspectRecord(update.stamp, update.facts)
         return Outcome.APPLIED
 
     def _add(self, edges: Collection[Edge]) -> None:
@@ -72,7 +72,7 @@ class MemoryLineageStore:
                     if not counts:
                         del index[(rel, node)]
 
-    def record(self, entity: str, aspect: str) -> Record | None:
+    def record(self, entity: str, aspect: str) -> AspectRecord | None:
         return self._records.get((entity, aspect))
 
     def entities(self, aspect: str) -> list[str]:

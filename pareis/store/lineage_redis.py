@@ -30,8 +30,7 @@ refused credentials and any other server error → :class:`~pareis.errors.Fatal`
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -39,8 +38,8 @@ import redis
 
 from pareis.core.fieldpath import COLUMN_PREFIX
 from pareis.core.graph import Adjacency, Attr, Query, Rel
-from pareis.errors import Fatal, Retriable
-from pareis.store.lineage import Edge, Facts, LineageUpdate, Outcome, Record, Stamp
+from pareis.store.lineage import AspectRecord, Edge, Facts, LineageUpdate, Outcome, Stamp
+from pareis.store.redis_errors import translated
 
 DEFAULT_PREFIX = "pareis:lineage:"
 
@@ -266,7 +265,7 @@ class RedisLineageStore:
     def apply(self, updates: Sequence[LineageUpdate]) -> list[Outcome]:
         if not updates:
             return []
-        with _translated():
+        with translated():
             pipe = self._redis.pipeline(transaction=False)
             for u in updates:
                 version = "" if u.stamp.version is None else str(u.stamp.version)
@@ -276,14 +275,14 @@ class RedisLineageStore:
             results = pipe.execute()
         return [_OUTCOMES[int(r)] for r in results]
 
-    def record(self, entity: str, aspect: str) -> Record | None:
-        with _translated():
+    def record(self, entity: str, aspect: str) -> AspectRecord | None:
+        with translated():
             raw = self._redis.get(f"{self._prefix}r:{aspect}|{entity}")
         if raw is None:
             return None
         version, time, deleted, facts = _text(raw).split("\n", 3)
         stamp = Stamp(int(version) if version else None, int(time))
-        return Record(stamp, None if deleted == "1" else decode_facts(facts))
+        return AspectRecord(stamp, None if deleted == "1" else decode_facts(facts))
 
     def entities(self, aspect: str) -> list[str]:
         """``SCAN`` over the records of ``aspect``, then the head of each (version, time, tombstone flag) in one
@@ -291,7 +290,7 @@ class RedisLineageStore:
         head = f"{self._prefix}r:{aspect}|"
         pattern = "".join("\\" + c if c in "*?[]\\" else c for c in head) + "*"
         found: list[str] = []
-        with _translated():
+        with translated():
             cursor: int | str = 0
             while True:
                 cursor, keys = self._redis.scan(cursor=int(cursor), match=pattern, count=1000)
@@ -312,7 +311,7 @@ class RedisLineageStore:
         query on a column also ``HEXISTS`` in the forward hash of each dataset its URN may name."""
         plan = [(q, list(q.nodes)) for q in queries]
         p = self._prefix
-        with _translated():
+        with translated():
             pipe = self._redis.pipeline(transaction=False)
             for q, nodes in plan:
                 side = "i" if q.reverse else "o"
@@ -337,7 +336,7 @@ class RedisLineageStore:
 
     def attributes(self, nodes: Collection[str]) -> Mapping[str, Mapping[str, str]]:
         ordered = list(nodes)
-        with _translated():
+        with translated():
             pipe = self._redis.pipeline(transaction=False)
             for n in ordered:
                 pipe.hgetall(f"{self._prefix}a:{n}")
@@ -356,15 +355,3 @@ def _spellings(column: str) -> list[tuple[str, str]]:
 
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
-
-
-@contextmanager
-def _translated() -> Iterator[None]:
-    try:
-        yield
-    except redis.AuthenticationError as error:
-        raise Fatal(f"redis refused the credentials: {error}") from error
-    except (redis.ConnectionError, redis.TimeoutError, redis.ReadOnlyError) as error:
-        raise Retriable(f"redis unavailable: {error}") from error
-    except redis.RedisError as error:
-        raise Fatal(f"redis error in the lineage store: {error}") from error

@@ -15,7 +15,7 @@ import redis
 from pareis.errors import Fatal, Retriable
 
 
-def translate(error: redis.RedisError) -> Retriable | Fatal:
+def from_redis(error: redis.RedisError) -> Retriable | Fatal:
     """The Pareis error for a redis-py error."""
     if isinstance(error, redis.AuthenticationError):
         return Fatal(f"redis refused the credentials: {error}")
@@ -26,8 +26,8 @@ def translate(error: redis.RedisError) -> Retriable | Fatal:
 
 @contextmanager
 def translated() -> Iterator[None]:
-    """Run a block of Redis calls, re-raising redis-py errors as :func:`translate` says (chained)."""
+    """Run a block of Redis calls, re-raising redis-py errors as :func:`from_redis` says (chained)."""
     try:
         yield
     except redis.RedisError as error:
-        raise translate(error) from error
+        raise from_redis(error) from error

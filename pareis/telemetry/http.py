@@ -18,7 +18,10 @@ class TelemetryServer:
     def __init__(self, registry: CollectorRegistry, health: Health, host: str = "0.0.0.0", port: int = 9400):
         self.registry = registry
         self.health = health
-        self._server = ThreadingHTTPServer((host, port), self._handler_class())
+        try:
+            self._server = ThreadingHTTPServer((host, port), self._handler_class())
+        except OSError as exc:  # a port in use, a bad host: say which setting, not only the errno
+            raise OSError(exc.errno, f"cannot listen on {host}:{port} (runtime.http_port): {exc.strerror}") from exc
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="telemetry-http", daemon=True)
 

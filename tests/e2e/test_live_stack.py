@@ -24,6 +24,7 @@ answer on the whole recording).
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import subprocess
@@ -78,6 +79,7 @@ SETTLE_S = 150.0  # per step; generous: the box may be loaded
 TAG = "urn:li:tag:pareis-at-risk"
 CONTAMINATION = "urn:li:structuredProperty:io.pareis.contamination"
 RETRAIN = "urn:li:structuredProperty:io.pareis.retrain_status"
+SCORE = "urn:li:structuredProperty:io.pareis.reliability_score"
 DOCUMENT = "urn:li:document:{}-postmortem"
 
 # The expected severities are the honest literal answer of DESIGN §2.2 for this lineage: churn reads 2 poisoned
@@ -154,7 +156,9 @@ class Writes:
     """entity → [(effect id, property URN, value)] in write order"""
     documents: list[tuple[str, str, DocumentInfoClass]] = field(default_factory=list)
     effects: set[str] = field(default_factory=set)
-    """effect ids of every write but the start-up definitions"""
+    """effect ids of every write but the start-up definitions and the reliability scores"""
+    scores: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    """entity → io.pareis.reliability_score values in write order (DESIGN §2.5)"""
 
 
 def read_writes(bootstrap: str, topic: str) -> Writes:
@@ -165,6 +169,15 @@ def read_writes(bootstrap: str, topic: str) -> Writes:
         assert message.key() == (change.entity_urn or "").encode()
         effect = ((change.system_metadata or {}).get("properties") or {}).get("pareisEffectId", "")
         if effect.startswith("definitions"):
+            continue
+        if effect.startswith("score/"):
+            assert change.aspect_name == "structuredProperties" and change.change_type == "PATCH"
+            (op,) = change.aspect_json()["patch"]
+            assignment = StructuredPropertyValueAssignmentClass.from_obj(op["value"])
+            assert assignment.validate() and assignment.propertyUrn == SCORE
+            (value,) = assignment.values
+            assert isinstance(value, float)
+            out.scores[str(change.entity_urn)].append(value)
             continue
         out.effects.add(effect)
         entity = str(change.entity_urn)
@@ -403,6 +416,13 @@ def test_the_recorded_incident_through_the_live_stack(
             assert retrain == [(opened, "BLOCKED")], version  # stays blocked: the resolve writes no change
         else:
             assert retrain == [(opened, "BLOCKED"), (resolved, "OK")], version
+
+    # --- reliability scores: on the failing dataset and the versions, written only when they change -------------
+    assert DATASET in writes.scores and set(models) <= set(writes.scores), sorted(writes.scores)
+    for entity, values in writes.scores.items():
+        assert all(0.0 <= v <= 100.0 for v in values), (entity, values)
+        assert all(a != b for a, b in itertools.pairwise(values)), (entity, values)
+    assert min(writes.scores[DATASET]) < max(writes.scores[DATASET]), "the incident moved the raw table score"
 
     # --- the tickets: one per tool for the incident, body with the blast radius, window and rollback ------------
     found = tickets(slack, jira, linear)

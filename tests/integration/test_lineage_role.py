@@ -22,11 +22,12 @@ from pareis.config import KafkaSettings, RuntimeSettings, Settings, Topics
 from pareis.core.blast import blast_radius
 from pareis.datahub.metadata_file import read_proposals
 from pareis.datahub.translate import LINEAGE_ASPECTS
+from pareis.kafka import dlq as dlq_headers
 from pareis.lineage_loader import load_files
-from pareis.store.lineage import LineageStore, Record
+from pareis.store.lineage import AspectRecord, LineageStore
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.lineage_redis import RedisLineageStore
-from tests.support.roles import committed, end_offsets
+from tests.support.roles import committed, end_offsets, read_topic
 from tests.support.stack import wait_until
 
 pytestmark = pytest.mark.integration
@@ -34,7 +35,7 @@ SAMPLE = Path(__file__).resolve().parents[2] / "deploy" / "demo" / "sample" / "t
 PARTITIONS = 3
 
 
-def canonical(record: Record | None) -> str | None:
+def canonical(record: AspectRecord | None) -> str | None:
     if record is None:
         return None
     return f"{record.stamp}:{record.facts.encode() if record.facts is not None else 'deleted'}"
@@ -53,11 +54,33 @@ def snapshot(store: LineageStore) -> dict[str, dict[str, Any]]:
     }
 
 
+FEATURES_DBT = "urn:li:dataset:(urn:li:dataPlatform:dbt,retail.analytics.customer_features,PROD)"
+
+
+def with_a_malformed_lineage_entry(directory: Path) -> Path:
+    """The sample with one malformed fineGrainedLineages entry among customer_features' valid ones."""
+    timeline = json.loads(SAMPLE.read_text())
+    (lineage,) = [c for c in timeline if c["entityUrn"] == FEATURES_DBT and c["aspectName"] == "upstreamLineage"]
+    bad = {"upstreamType": "FIELD_SET", "downstreamType": "FIELD", "downstreams": ["customer_id"], "upstreams": []}
+    lineage["aspect"]["json"]["fineGrainedLineages"].insert(0, bad)
+    path = directory / "timeline.json"
+    path.write_text(json.dumps(timeline))
+    return path
+
+
+@pytest.mark.parametrize("malformed", [False, True], ids=["sample", "one-malformed-lineage-entry"])
 def test_role_on_replayed_sample_equals_the_loaded_index(
-    kafka_bootstrap: str, new_topic: Callable[..., str], new_group: str, redis_url: str, redis_client: redis.Redis
+    kafka_bootstrap: str,
+    new_topic: Callable[..., str],
+    new_group: str,
+    redis_url: str,
+    redis_client: redis.Redis,
+    malformed: bool,
+    tmp_path: Path,
 ) -> None:
+    sample = with_a_malformed_lineage_entry(tmp_path) if malformed else SAMPLE
     versioned, timeseries, dlq = new_topic(PARTITIONS), new_topic(1), new_topic(1)
-    command = [sys.executable, "-m", "pareis.cli", "replay", str(SAMPLE), "--bootstrap-servers", kafka_bootstrap]
+    command = [sys.executable, "-m", "pareis.cli", "replay", str(sample), "--bootstrap-servers", kafka_bootstrap]
     command += ["--versioned-topic", versioned, "--timeseries-topic", timeseries]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, env={**os.environ}, check=False)
     assert done.returncode == 0, done.stderr
@@ -91,10 +114,14 @@ def test_role_on_replayed_sample_equals_the_loaded_index(
         stop.set()
         runner.join(60)
     assert not runner.is_alive() and exit_codes == [0]
-    assert end_offsets(kafka_bootstrap, dlq, 1) == {0: 0}, "nothing was dead-lettered"
+    if malformed:
+        (letter,) = read_topic(kafka_bootstrap, dlq, 1)
+        assert dict(letter.headers())[dlq_headers.ERROR_REASON] == b"lineage-incomplete", "the bad part only"
+    else:
+        assert end_offsets(kafka_bootstrap, dlq, 1) == {0: 0}, "nothing was dead-lettered"
 
     memory = MemoryLineageStore()
-    load_files(memory, [SAMPLE])
+    load_files(memory, [sample])
     from_redis = snapshot(RedisLineageStore(redis_client))
     assert json.dumps(from_redis, sort_keys=True) == json.dumps(snapshot(memory), sort_keys=True)
     churn = "urn:li:mlModel:(urn:li:dataPlatform:mlflow,churn_3,PROD)"
@@ -103,10 +130,12 @@ def test_role_on_replayed_sample_equals_the_loaded_index(
     # `pareis blast --redis` reads that index; without the assertions role there are no runs, so no failed rows.
     assertion = sorted(from_redis["assertions"])[0]
     live, offline = (
-        cli_blast(source, "--assertion", assertion) for source in (["--redis", redis_url], ["--metadata", str(SAMPLE)])
+        cli_blast(source, "--assertion", assertion) for source in (["--redis", redis_url], ["--metadata", str(sample)])
     )
     assert live["blast"] == {**offline["blast"], "failed_rows": None}
     assert offline["blast"]["models"]
+    incomplete = [b.get("lineage_incomplete") for b in from_redis["assertions"].values()]
+    assert any(FEATURES_DBT in (i or ()) for i in incomplete) == malformed
 
 
 def cli_blast(*args: str | list[str]) -> dict[str, Any]:

@@ -126,13 +126,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--http-port", type=int, default=0)
     p.add_argument("--batch-work-ms", type=float, default=0.0, help="transform: simulated work per batch")
     p.add_argument("--rdkafka-debug", default="", help="librdkafka debug contexts, e.g. cgrp,fetch")
+    p.add_argument("--schema-registry", default=None, help="datahub: decode through this registry")
+    p.add_argument("--kafka-property", action="append", default=[], help="KEY=VALUE, a librdkafka property")
     p.add_argument("--wait-go", action="store_true", help="start only after a line on stdin (a warm standby)")
     a = p.parse_args(argv)
     settings = Settings(
         kafka=KafkaSettings(
             bootstrap_servers=a.bootstrap,
+            schema_registry_url=a.schema_registry,
             topics=Topics(dlq=a.dlq),
-            properties={"debug": a.rdkafka_debug} if a.rdkafka_debug else {},
+            properties={
+                **({"debug": a.rdkafka_debug} if a.rdkafka_debug else {}),
+                **dict(item.split("=", 1) for item in a.kafka_property),
+            },
         ),
         runtime=RuntimeSettings(
             batch_size=a.batch_size,

@@ -2,10 +2,13 @@
 
 Each ``*_endpoint`` function returns where a service answers, either the one named by its override variable
 (``PAREIS_TEST_KAFKA_BOOTSTRAP``, ``PAREIS_TEST_REDIS_URL``, ``PAREIS_TEST_POSTGRES_DSN``; ours is then never
-started) or ours, started with ``deploy/local/stack.sh up <service>`` (a no-op that re-checks readiness when it
-already runs). Either way the service is asked a real question before the endpoint is returned; any failure
-raises :class:`StackError` whose message carries the script's output and the tail of the service's log. The
-fixtures turn that into ``pytest.fail``: a required service that can't be had fails the tests, never skips them.
+started) or ours, started as ``PAREIS_TEST_STACK`` says (:func:`stack_mode`): ``local`` — ``deploy/local/stack.sh
+up <service>`` (a no-op that re-checks readiness when it already runs); ``testcontainers`` — a throwaway container
+of testcontainers' module for it (:mod:`tests.support.containers`); ``auto`` (the default) — testcontainers when a
+Docker engine answers, else local. Either way the service is asked a real question before the endpoint is
+returned; any failure raises :class:`StackError` whose message carries the script's output and the tail of the
+service's log. The fixtures turn that into ``pytest.fail``: a required service that can't be had fails the
+tests, never skips them.
 
 Nothing here runs at import time, so unit tests that import the package never touch a service.
 """
@@ -16,7 +19,8 @@ import functools
 import os
 import subprocess
 import time
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
@@ -28,6 +32,8 @@ REPO_DIR = Path(__file__).resolve().parents[2]
 STACK_SCRIPT = REPO_DIR / "deploy" / "local" / "stack.sh"
 LOG_DIR = REPO_DIR / ".stack" / "logs"
 
+STACK_ENV = "PAREIS_TEST_STACK"
+STACK_MODES = ("auto", "local", "testcontainers")
 KAFKA_ENV = "PAREIS_TEST_KAFKA_BOOTSTRAP"
 REDIS_ENV = "PAREIS_TEST_REDIS_URL"
 POSTGRES_ENV = "PAREIS_TEST_POSTGRES_DSN"
@@ -36,8 +42,6 @@ LOCAL_KAFKA = "127.0.0.1:9092"
 LOCAL_REDIS = "redis://127.0.0.1:6379"
 LOCAL_POSTGRES = "postgresql://pareis:pareis@127.0.0.1:5432/pareis"
 
-REDIS_TEST_DB = 15
-"""The Redis database the fixtures flush and hand out, unless the override URL names one."""
 
 # A cold start may fetch the Kafka jars and apt-get install Redis or Postgres; stay under pytest-timeout's 600 s
 # so that the failure is ours, with the log tail, rather than a bare timeout.
@@ -94,40 +98,120 @@ def _checked(service: str, env: str, endpoint: str, check: Callable[[str], None]
     try:
         check(endpoint)
     except Exception as exc:
-        origin = f"from {env}" if os.environ.get(env) else "started by deploy/local/stack.sh"
-        tail = "" if os.environ.get(env) else f"\n{log_tail(service)}"
+        local = not os.environ.get(env) and _mode() == "local"
+        origin = (
+            f"from {env}"
+            if os.environ.get(env)
+            else f"started by {'deploy/local/stack.sh' if local else 'testcontainers'}"
+        )
+        tail = f"\n{log_tail(service)}" if local else ""
         raise StackError(
             f"{service} at {endpoint} ({origin}) does not answer: {type(exc).__name__}: {exc}{tail}"
         ) from exc
     return endpoint
 
 
+def stack_mode(env: Mapping[str, str] | None = None, docker_reachable: Callable[[], bool] | None = None) -> str:
+    """``local`` or ``testcontainers``: how to start the services no override variable names.
+
+    ``PAREIS_TEST_STACK`` in ``env`` (default: the environment) is ``local``, ``testcontainers`` or ``auto`` (the
+    default: ``testcontainers`` when ``docker_reachable()`` says a Docker engine answers, else ``local``); any other
+    value is a :class:`StackError`.
+    """
+    env = os.environ if env is None else env
+    mode = env.get(STACK_ENV, "").strip() or "auto"
+    if mode not in STACK_MODES:
+        raise StackError(f"{STACK_ENV}={mode!r}: expected one of {', '.join(STACK_MODES)}")
+    if mode != "auto":
+        return mode
+    if docker_reachable is None:
+        from tests.support.containers import docker_reachable
+    return "testcontainers" if docker_reachable() else "local"
+
+
+@functools.cache
+def _mode() -> str:
+    return stack_mode()
+
+
+def _ours(service: str, local: str) -> str:
+    """Where our ``service`` answers, started as :func:`stack_mode` says."""
+    if _mode() == "testcontainers":
+        from tests.support import containers
+
+        start: Callable[[], str] = getattr(containers, service)
+        try:
+            return start()
+        except Exception as exc:
+            raise StackError(f"testcontainers could not start {service}: {type(exc).__name__}: {exc}") from exc
+    stack_up(service)
+    return local
+
+
 @functools.cache
 def kafka_endpoint() -> str:
     """Bootstrap servers of a Kafka that answers metadata requests (cached for the process)."""
     override = os.environ.get(KAFKA_ENV)
-    if not override:
-        stack_up("kafka")
-    return _checked("kafka", KAFKA_ENV, override or LOCAL_KAFKA, check_kafka)
+    return _checked("kafka", KAFKA_ENV, override or _ours("kafka", LOCAL_KAFKA), check_kafka)
+
+
+@functools.cache
+def session_id() -> str:
+    """This test session's id (its Redis lease holds it)."""
+    return f"{os.getpid()}-{uuid.uuid4().hex}"
 
 
 @functools.cache
 def redis_endpoint() -> str:
-    """URL of a Redis server that answers PING, with the test database in its path (cached)."""
+    """URL of a Redis server that answers PING, with this session's database in its path (cached): the one the
+    override URL names, else one leased from :data:`tests.support.redis_lease.POOL` for this session."""
     override = os.environ.get(REDIS_ENV)
-    if not override:
-        stack_up("redis")
-    url = with_redis_db(override or LOCAL_REDIS, REDIS_TEST_DB)
-    return _checked("redis", REDIS_ENV, url, check_redis)
+    server = _checked("redis", REDIS_ENV, override or _ours("redis", LOCAL_REDIS), check_redis)
+    if redis_db(server) is not None:
+        return server
+    from tests.support import redis_lease
+
+    with redis_registry(server) as registry:
+        try:
+            db = redis_lease.claim(registry, session_id())
+        except redis_lease.NoFreeDatabase as exc:
+            raise StackError(str(exc)) from exc
+    return with_redis_db(server, db)
+
+
+def redis_registry(url: str) -> Any:
+    """A client on the lease registry database of the server at ``url`` (:mod:`tests.support.redis_lease`)."""
+    import redis
+
+    from tests.support import redis_lease
+
+    registry = urlunsplit(urlsplit(url)._replace(path=f"/{redis_lease.REGISTRY_DB}"))
+    return redis.Redis.from_url(registry, socket_timeout=CHECK_TIMEOUT_S)
+
+
+def release_redis_db(url: str) -> None:
+    """Give back the database this session leased in :func:`redis_endpoint` (a no-op when it holds no lease on
+    it: the override URL named the database)."""
+    from tests.support import redis_lease
+
+    db = redis_db(url)
+    if db is None:
+        return
+    with redis_registry(url) as registry:
+        redis_lease.release(registry, session_id(), db)
+
+
+def redis_db(url: str) -> int | None:
+    """The database a Redis URL names, or None."""
+    path = urlsplit(url).path.strip("/")
+    return int(path) if path else None
 
 
 @functools.cache
 def postgres_endpoint() -> str:
     """DSN of a PostgreSQL server that answers ``select 1`` (cached)."""
     override = os.environ.get(POSTGRES_ENV)
-    if not override:
-        stack_up("postgres")
-    return _checked("postgres", POSTGRES_ENV, override or LOCAL_POSTGRES, check_postgres)
+    return _checked("postgres", POSTGRES_ENV, override or _ours("postgres", LOCAL_POSTGRES), check_postgres)
 
 
 def with_redis_db(url: str, db: int) -> str:

@@ -13,7 +13,7 @@ import redis
 
 from pareis.core.blast import UnknownAssertion, blast_radius
 from pareis.core.impact import BlastRadius, Severity
-from pareis.datahub.translate import translate
+from pareis.datahub.translate import lineage_update
 from pareis.store.lineage import LineageStore, Stamp
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.lineage_redis import RedisLineageStore
@@ -46,7 +46,7 @@ class Graph:
         self.store = store
 
     def put(self, entity: str, aspect: str, value: dict[str, Any]) -> Graph:
-        update = translate(entity, aspect, "UPSERT", value, Stamp(1, 0))
+        update = lineage_update(entity, aspect, "UPSERT", value, Stamp(1, 0))
         assert update is not None
         self.store.apply([update])
         return self
@@ -345,7 +345,7 @@ def test_a_model_without_features_is_reached_through_its_training_runs(g: Graph)
     g.feature("f", c("orders", "other"))
     blast = blast_radius(g.store, columns=[c("orders", "amount")])
     assert impacts(blast) == {"bare": (0, 0, "table", "HIGH")}
-    assert blast.models[0].ratio == 1.0
+    assert blast.models[0].ratio is None  # no features: no ratio (DESIGN §2.2)
 
 
 def test_a_model_trained_on_an_upstream_dataset_is_reached_after_re_rooting(g: Graph) -> None:

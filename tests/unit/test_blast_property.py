@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from pareis.core.blast import blast_radius
 from pareis.core.impact import BlastRadius
-from pareis.datahub.translate import translate
+from pareis.datahub.translate import lineage_update
 from pareis.store.lineage import LineageStore, Stamp
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.lineage_redis import RedisLineageStore
@@ -86,7 +86,7 @@ def worlds(draw: st.DrawFn) -> World:
 
 def load(world: World, store: LineageStore) -> None:
     def put(entity: str, aspect: str, value: dict[str, Any]) -> None:
-        update = translate(entity, aspect, "UPSERT", value, Stamp(1, 0))
+        update = lineage_update(entity, aspect, "UPSERT", value, Stamp(1, 0))
         assert update is not None
         store.apply([update])
 
@@ -221,6 +221,7 @@ def observed(blast: BlastRadius) -> dict[str, Any]:
     }
 
 
+@pytest.mark.slow  # hundreds of Hypothesis examples: `make test` runs it, `make unit` does not
 @settings(max_examples=300, deadline=None)
 @given(worlds())
 def test_blast_radius_matches_the_oracle(world: World) -> None:
@@ -242,6 +243,7 @@ def acyclic(world: World) -> World:
     return World(world.widths, fgl, world.table_edges, set(), world.features, world.models, world.failing)
 
 
+@pytest.mark.slow  # hundreds of Hypothesis examples: `make test` runs it, `make unit` does not
 @settings(max_examples=200, deadline=None)
 @given(worlds())
 def test_in_a_dag_the_affected_columns_are_the_origins_and_their_descendants(world: World) -> None:

@@ -32,6 +32,7 @@ GRAPHQL_TYPES = {
     "DATA_PROCESS_INSTANCE": "dataProcessInstance",
     "MLFEATURE": "mlFeature",
     "MLFEATURE_TABLE": "mlFeatureTable",
+    "MLPRIMARY_KEY": "mlPrimaryKey",
     "MLMODEL": "mlModel",
     "MLMODEL_GROUP": "mlModelGroup",
     "ASSERTION": "assertion",

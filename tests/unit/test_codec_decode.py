@@ -230,6 +230,7 @@ AUDIT_HEADER = {
 texts = st.text(alphabet=st.characters(codec="utf-8"), max_size=300)
 
 
+@pytest.mark.slow  # hundreds of Hypothesis examples: `make test` runs it, `make unit` does not
 @settings(max_examples=300, deadline=None)
 @given(
     entity_type=texts,
@@ -385,6 +386,7 @@ system_metadatas = st.none() | st.fixed_dictionaries(
 generic_aspects = st.none() | st.fixed_dictionaries({"value": st.binary(max_size=300), "contentType": texts})
 
 
+@pytest.mark.slow  # hundreds of Hypothesis examples: `make test` runs it, `make unit` does not
 @settings(max_examples=300, deadline=None)
 @given(
     change_type=st.sampled_from(CHANGE_TYPES),

@@ -84,6 +84,7 @@ def encode(schema: dict[str, Any], record: dict[str, Any]) -> bytes:
     return out.getvalue()
 
 
+@pytest.mark.slow  # hundreds of Hypothesis examples: `make test` runs it, `make unit` does not
 @settings(max_examples=300, deadline=None)
 @given(values)
 def test_equals_fastavro_on_every_type(record: dict[str, Any]) -> None:

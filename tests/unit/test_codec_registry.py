@@ -4,6 +4,7 @@ vendored source's fixed ids."""
 from __future__ import annotations
 
 import io
+import json
 from typing import Any
 
 import fastavro
@@ -107,7 +108,7 @@ def test_unknown_id_is_an_unknown_schema_decode_error(registry: SchemaRegistryCl
     assert "999" in info.value.detail and info.value.origin == origin
 
 
-def test_non_avro_or_unparseable_schema_is_unknown(registry: SchemaRegistryClient) -> None:
+def test_non_avro_schema_is_unknown_and_an_unparseable_one_the_registrys_fault(registry: SchemaRegistryClient) -> None:
     json_id = registry.register_schema("other-value", Schema('{"type": "object"}', "JSON"))
     with pytest.raises(DecodeError, match="JSON schema, not Avro") as info:
         RegistrySchemaSource(registry).writer_schema(json_id)
@@ -121,9 +122,8 @@ def test_non_avro_or_unparseable_schema_is_unknown(registry: SchemaRegistryClien
         def get_schema(self, schema_id: int) -> Any:
             return Garbage()
 
-    with pytest.raises(DecodeError) as info:
+    with pytest.raises(Retriable, match="does not parse"):
         RegistrySchemaSource(GarbageClient(RuntimeError())).writer_schema(5)  # type: ignore[arg-type]
-    assert info.value.reason == "unknown-schema"
 
 
 def test_unrelated_record_schema_is_refused_by_the_decoder(registry: SchemaRegistryClient) -> None:
@@ -146,6 +146,11 @@ def test_unrelated_record_schema_is_refused_by_the_decoder(registry: SchemaRegis
         (SchemaRegistryError(401, 40101, "unauthorized"), Fatal),
         (SchemaRegistryError(403, 40301, "forbidden"), Fatal),
         (SchemaRegistryError(409, 409, "incompatible schema"), Fatal),
+        # Not the registry answering: a proxy's 404 page, a gateway's 400, an SSO page with 200 (JSON error).
+        (SchemaRegistryError(404, -1, "Unknown Schema Registry Error: b'<html>'"), Retriable),
+        (SchemaRegistryError(400, -1, "Unknown Schema Registry Error: b'<html>'"), Retriable),
+        (json.JSONDecodeError("Expecting value", "<html>", 0), Retriable),
+        (KeyError("schema"), Retriable),
     ],
 )
 def test_registry_failures_translate(error: Exception, expected: type[Exception]) -> None:

@@ -11,7 +11,7 @@ import datahub.metadata.schemas as installed
 
 from pareis.datahub import schemas
 
-README = schemas.SCHEMA_DIR / "README.md"
+README = schemas.schema_dir() / "README.md"
 ROW = re.compile(r"^\|\s*`([\w/]+\.avsc)`\s*\|\s*(\d+)\s*\|\s*`([0-9a-f]{64})`\s*\|", re.MULTILINE)
 
 
@@ -29,14 +29,14 @@ def test_readme_names_the_installed_acryl_datahub_version() -> None:
 
 
 def test_readme_pins_every_vendored_file_and_only_those() -> None:
-    on_disk = {str(p.relative_to(schemas.SCHEMA_DIR)) for p in schemas.SCHEMA_DIR.rglob("*.avsc")}
+    on_disk = {str(p.relative_to(schemas.schema_dir())) for p in schemas.schema_dir().rglob("*.avsc")}
     assert set(_pinned()) == on_disk
     assert {*schemas.CURRENT_FILES.values(), schemas.V1_MCL, schemas.V1_MCP} == on_disk
 
 
 def test_vendored_files_match_the_readme_hashes() -> None:
     for name, (size, digest) in _pinned().items():
-        path = schemas.SCHEMA_DIR / name
+        path = schemas.schema_dir() / name
         assert path.stat().st_size == size, name
         assert _sha256(path) == digest, name
 
@@ -44,7 +44,7 @@ def test_vendored_files_match_the_readme_hashes() -> None:
 def test_current_files_are_byte_identical_to_the_installed_package() -> None:
     package_dir = Path(installed.__file__).parent
     for name in schemas.CURRENT_FILES.values():
-        assert _sha256(schemas.SCHEMA_DIR / name) == _sha256(package_dir / name), name
+        assert _sha256(schemas.schema_dir() / name) == _sha256(package_dir / name), name
 
 
 def test_v1_mcl_differs_from_current_only_where_datahub_says() -> None:

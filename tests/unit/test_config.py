@@ -5,8 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import structlog.testing
 
-from pareis.config import load_settings
+from pareis.compose.roles import effects_pipeline
+from pareis.config import Settings, SettingsError, TicketSettings, load_settings
+from pareis.errors import Fatal
+from pareis.tickets.factory import check_ticket_tools
 
 
 def test_the_incident_path_is_tuned_for_latency_and_lineage_for_throughput() -> None:
@@ -43,5 +47,73 @@ def test_yaml_file_and_environment_precedence(tmp_path: Path, monkeypatch: pytes
 
 def test_a_missing_config_file_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PAREIS_CONFIG_FILE", str(tmp_path / "missing.yaml"))
-    with pytest.raises(FileNotFoundError, match=r"missing\.yaml"):
+    with pytest.raises(SettingsError, match=r"missing\.yaml"):
         load_settings()
+
+
+@pytest.mark.parametrize(
+    ("variable", "named"),
+    [
+        ("PAREIS_TICKETS__SLAK__TOKEN", "tickets.slak"),
+        ("PAREIS_TICKETS__SLACK__TOKN", "tickets.slack.tokn"),
+        ("PAREIS_KAFKA__TOPICS__SIGNAL", "kafka.topics.signal"),
+        ("PAREIS_RUNTIME__ROLES__INCIDNETS__BATCH_SIZE", "incidnets"),
+        ("PAREIS_RUNTIME__ROLES__INCIDENTS__BATCHSIZE", "runtime.roles.incidents.batchsize"),
+        ("PAREIS_REDIS", "PAREIS_REDIS"),
+        ("PAREIS_TIKETS__SLACK__TOKEN", "PAREIS_TIKETS__SLACK__TOKEN"),
+    ],
+)
+def test_an_unknown_variable_at_any_level_is_an_error_that_never_echoes_its_value(
+    monkeypatch: pytest.MonkeyPatch, variable: str, named: str
+) -> None:
+    monkeypatch.setenv(variable, "xoxb-secret-value")
+    with pytest.raises(SettingsError) as caught:
+        load_settings()
+    assert named in str(caught.value)
+    assert "secret-value" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "tickets:\n  slak:\n    token: xoxb-secret-value\n",
+        "kafka:\n  topics:\n    signal: x\n",
+        "bogus: xoxb-secret-value\n",
+        "runtime:\n  roles:\n    incidents:\n      batchsize: 3\n",
+    ],
+)
+def test_an_unknown_key_at_any_level_of_the_file_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
+    config = tmp_path / "pareis.yaml"
+    config.write_text(text)
+    monkeypatch.setenv("PAREIS_CONFIG_FILE", str(config))
+    with pytest.raises(SettingsError, match="unknown setting") as caught:
+        load_settings()
+    assert "secret-value" not in str(caught.value)
+
+
+def test_an_invalid_value_is_named_without_its_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PAREIS_RUNTIME__BATCH_SIZE", "hunter2")
+    with pytest.raises(SettingsError, match=r"runtime\.batch_size \(PAREIS_RUNTIME__BATCH_SIZE\)") as caught:
+        load_settings()
+    assert "hunter2" not in str(caught.value)
+
+
+def test_tooling_variables_are_not_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PAREIS_TEST_REDIS_URL", "redis://x")
+    monkeypatch.setenv("PAREIS_STACK_DIR", "/tmp/x")
+    load_settings()
+
+
+def test_no_ticket_tool_must_be_explicit_and_the_tools_are_logged() -> None:
+    with pytest.raises(Fatal, match="PAREIS_TICKETS__NO_TOOLS"):
+        check_ticket_tools(TicketSettings())
+    with pytest.raises(Fatal, match="no ticket tool"):
+        effects_pipeline(Settings())
+    with structlog.testing.capture_logs() as logs:
+        assert check_ticket_tools(TicketSettings(no_tools=True)) == []
+        check_ticket_tools(TicketSettings(slack={"token": "xoxb-1", "channel": "C1"}))  # type: ignore[arg-type]
+    assert [e["tools"] for e in logs if e["event"] == "ticket tools"] == ["none (tickets.no_tools)", ["slack"]]
+    with pytest.raises(Fatal, match="slack"):
+        check_ticket_tools(TicketSettings(no_tools=True, slack={"token": "xoxb-1", "channel": "C1"}))  # type: ignore[arg-type]

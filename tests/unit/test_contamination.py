@@ -31,7 +31,10 @@ def test_training_time_prefers_the_run_start_then_created_then_version_time() ->
     assert trained_at(None, 2, 3) == 2
     assert trained_at(None, None, 3) == 3
     assert trained_at(None, None, None) is None
-    assert trained_at(0, 2) == 0  # epoch 0 is a time, not "unknown"
+    # 0 (DataHub's AuditStamp default) and less are unknown: skipped like an absent time (DESIGN §2.3).
+    assert trained_at(0, 2) == 2
+    assert trained_at(-5, 0, 7) == 7
+    assert trained_at(0, 0, 0) is None
 
 
 @pytest.mark.parametrize(
@@ -44,9 +47,11 @@ def test_training_time_prefers_the_run_start_then_created_then_version_time() ->
         (201, 100, 200, Verdict.CLEAN),
         (10**13, 100, None, Verdict.CONTAMINATED),  # still open: no upper bound
         (100, 100, None, Verdict.CLEAN),
-        (-5, None, 200, Verdict.CONTAMINATED),  # never known good: everything before the heal
+        (5, None, 200, Verdict.CONTAMINATED),  # never known good: everything before the heal
         (200, None, 200, Verdict.CLEAN),
-        (0, None, None, Verdict.CONTAMINATED),
+        (1, None, None, Verdict.CONTAMINATED),
+        (0, None, None, Verdict.UNKNOWN),  # 0 and less are unknown times (DESIGN §2.3), never CLEAN
+        (-5, 100, 200, Verdict.UNKNOWN),
     ],
 )
 def test_verdict_in_the_blast_radius(

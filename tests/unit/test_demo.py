@@ -39,3 +39,17 @@ def test_demo_prints_the_lifecycle_and_writes_its_outputs(tmp_path: Path) -> Non
     assert gates and {g["decision"] for g in gates.values()} == {"GO", "NO-GO"}
     report = (out / "report.html").read_text()
     assert report.count("CONTAMINATED") >= 2 and "churn_2" in report
+    # protect and prove (DESIGN §2.5): the table of scores and gaps, and churn's evidence pack, also in DataHub
+    assert "Protect: reliability and test gaps" in text and "Untested columns feeding models" in text
+    assert text.index("ACTIVE → RESOLVED") < text.index("Protect: reliability")
+    assert sorted(p.name for p in out.glob("evidence-*")) == [
+        "evidence-churn.html",
+        "evidence-churn.json",
+        "evidence-churn.md",
+    ]
+    pack = json.loads((out / "evidence-churn.json").read_text())
+    assert pack["header"]["model"] == "urn:li:mlModelGroup:(urn:li:dataPlatform:mlflow,churn,PROD)"
+    documents = [str(w.entityUrn) for w in writes if str(w.aspectName) == "documentInfo"]
+    assert any(d.startswith("urn:li:document:pareis-evidence-") for d in documents)
+    scores = [w for w in writes if "io.pareis.reliability_score" in json.dumps(w.to_obj())]
+    assert any(str(w.entityUrn).startswith("urn:li:mlModel:") for w in scores)

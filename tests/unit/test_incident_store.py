@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from pareis.core.lifecycle import IncidentState, Status, Tracked
+from pareis.core.lifecycle import IncidentState, Published, Status, Tracked
 from pareis.errors import Fatal, Retriable
 from pareis.store.incidents import IncidentStore
 from pareis.store.incidents_memory import MemoryIncidentStore
@@ -19,14 +19,16 @@ DS3 = "urn:li:dataset:(urn:li:dataPlatform:hive,événements,PROD)"
 
 
 def tracked(urn: str, revision: int = 1) -> Tracked:
-    published = {
-        "assertions": ["urn:li:assertion:a"],
-        "at_risk": ["urn:li:mlModel:(urn:li:dataPlatform:mlflow,churn_3,PROD)"],
-        "failed_rows": None,
-        "healed_ms": None,
-        "retrain": [["urn:li:mlModel:(urn:li:dataPlatform:mlflow,churn_3,PROD)", "BLOCKED"]],
-        "severity": "HIGH",
-    }
+    published = Published.from_json(
+        {
+            "assertions": ["urn:li:assertion:a"],
+            "at_risk": ["urn:li:mlModel:(urn:li:dataPlatform:mlflow,churn_3,PROD)"],
+            "failed_rows": None,
+            "healed_ms": None,
+            "retrain": [["urn:li:mlModel:(urn:li:dataPlatform:mlflow,churn_3,PROD)", "BLOCKED"]],
+            "severity": "HIGH",
+        }
+    )
     return Tracked(urn, key_ms=200, opened_at_ms=5000, revision=revision, published=published)
 
 

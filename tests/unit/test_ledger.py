@@ -71,6 +71,12 @@ def test_implementations_satisfy_the_protocol(new_ledger: LedgerFactory) -> None
 
 
 @pytest.mark.integration
+def test_redis_entries_never_expire_by_default(redis_client: redis.Redis) -> None:
+    RedisLedger(redis_client, prefix="test:ledger:forever:").record("effect-1/jira")
+    assert redis_client.ttl("test:ledger:forever:effect-1/jira") == -1
+
+
+@pytest.mark.integration
 def test_redis_entries_expire_after_the_ttl(redis_client: redis.Redis) -> None:
     prefix = f"test:pareis:ledger:{uuid.uuid4().hex}:"
     RedisLedger(redis_client, prefix=prefix, ttl_s=600).record("effect-1/jira")

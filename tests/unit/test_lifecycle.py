@@ -73,7 +73,7 @@ class Engine:
     def signal(self, r: AssertionRun, now: int | None = None) -> tuple[Intent, ...]:
         floor = None if self.full_history else history_floor(self.state)
         runs = tuple(self.history.timeline(self.history.assertions_of(DS), floor))
-        inputs = AnalysisInputs(runs, self.blast, VERSIONS, {A: "NOT_NULL"})
+        inputs = AnalysisInputs(runs, self.blast, VERSIONS, {A: "completeness"})
         self.state, out = step(self.state, Signal(DS, r), inputs, r.timestamp_ms + 1 if now is None else now)
         return out
 
@@ -197,7 +197,7 @@ def test_resolve_when_every_assertion_passes_with_the_postmortem() -> None:
     assert (pm.time_to_detect_ms, pm.time_to_heal_ms) == (100, 300)
     assert pm.contaminated_versions == (V3.urn,)
     assert pm.rollbacks == ((G, V2.urn), (G2, None))
-    assert pm.failure_class == "NOT_NULL+UNCLASSIFIED"
+    assert pm.failure_class == "completeness+other"  # B is not classified: other
     assert [(e.at_ms, e.event) for e in pm.timeline] == [
         (100, "last_success"),
         (200, "failure"),

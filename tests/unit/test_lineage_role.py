@@ -31,7 +31,7 @@ from pareis.lineage_loader import load_files
 from pareis.model.records import Message, RawMessage
 from pareis.replay import Replayer, proposal_clock
 from pareis.roles.lineage import LineageHandler, update_of
-from pareis.store.lineage import Outcome, Record, Stamp
+from pareis.store.lineage import AspectRecord, Outcome, Stamp
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.lineage_redis import RedisLineageStore
 
@@ -148,7 +148,7 @@ def test_own_marks_follow_the_settings() -> None:
 def test_aspects_outside_the_index_contribute_nothing() -> None:
     store = MemoryLineageStore()
     handler = LineageHandler(store, DatahubSettings())
-    handler(batch(change({"name": "x"}, aspect_name="datasetProperties")))
+    handler(batch(change({"description": "x"}, aspect_name="editableDatasetProperties")))
     assert handler.outcomes == {}
 
 
@@ -213,7 +213,7 @@ def test_the_pipeline_decodes_only_lineage_aspects() -> None:
     assert ROLE.factory == "pareis.compose.roles:lineage_pipeline"
     decode = pipeline.decode
     assert decode(lineage_raw("upstreamLineage")) is not None
-    assert decode(lineage_raw("datasetProperties")) is None, "filtered on the header"
+    assert decode(lineage_raw("editableDatasetProperties")) is None, "filtered on the header"
 
 
 def lineage_raw(aspect_name: str) -> RawMessage:
@@ -264,7 +264,7 @@ def role_store(broker: MemoryBroker, batch_size: int, redo: bool = False) -> Mem
     return store
 
 
-def canonical(record: Record | None) -> str | None:
+def canonical(record: AspectRecord | None) -> str | None:
     if record is None:
         return None
     return f"{record.stamp}:{record.facts.encode() if record.facts is not None else 'deleted'}"

@@ -11,7 +11,7 @@ from redis.retry import Retry
 
 from pareis.core.graph import Attr, Query, Rel
 from pareis.errors import Fatal, Retriable
-from pareis.store.lineage import Edge, Facts, LineageStore, LineageUpdate, Outcome, Record, Stamp
+from pareis.store.lineage import AspectRecord, Edge, Facts, LineageStore, LineageUpdate, Outcome, Stamp
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.lineage_redis import RedisLineageStore
 
@@ -90,7 +90,7 @@ def test_redelivery_is_a_no_op(store: LineageStore) -> None:
 def test_equal_value_under_a_newer_stamp_is_unchanged_and_keeps_the_stamp(store: LineageStore) -> None:
     store.apply([upd(B, "upstreamLineage", [(Rel.DATASET, A, B)], version=3, time=30)])
     assert store.apply([upd(B, "upstreamLineage", [(Rel.DATASET, A, B)], version=3, time=99)]) == [Outcome.UNCHANGED]
-    assert store.record(B, "upstreamLineage") == Record(Stamp(3, 30), Facts.of([(Rel.DATASET, A, B)]))
+    assert store.record(B, "upstreamLineage") == AspectRecord(Stamp(3, 30), Facts.of([(Rel.DATASET, A, B)]))
 
 
 def test_an_older_version_never_overwrites_a_newer_one(store: LineageStore) -> None:
@@ -119,7 +119,7 @@ def test_delete_removes_the_contribution_and_blocks_older_updates(store: Lineage
     store.apply([upd(B, "upstreamLineage", [(Rel.DATASET, A, B)], version=2, time=20)])
     assert store.apply([upd(B, "upstreamLineage", None, version=2, time=30)]) == [Outcome.APPLIED]
     assert up(store, Rel.DATASET, B) == {B: frozenset()}
-    assert store.record(B, "upstreamLineage") == Record(Stamp(2, 30), None)
+    assert store.record(B, "upstreamLineage") == AspectRecord(Stamp(2, 30), None)
     # A late copy of the deleted value does not come back ...
     assert store.apply([upd(B, "upstreamLineage", [(Rel.DATASET, A, B)], version=2, time=20)]) == [Outcome.STALE]
     assert store.apply([upd(B, "upstreamLineage", None, version=2, time=30)]) == [Outcome.UNCHANGED]
@@ -167,7 +167,7 @@ def test_attributes_follow_their_aspect(store: LineageStore) -> None:
 def test_record_returns_the_stamp_and_facts(store: LineageStore) -> None:
     facts = Facts.of([(Rel.HAS_COLUMN, A, col(A, "x"))], {Attr.ASSERTION_TYPE: "FIELD"})
     store.apply([LineageUpdate(A, "schemaMetadata", Stamp(7, 70), facts)])
-    assert store.record(A, "schemaMetadata") == Record(Stamp(7, 70), facts)
+    assert store.record(A, "schemaMetadata") == AspectRecord(Stamp(7, 70), facts)
     assert store.record(A, "upstreamLineage") is None
 
 
@@ -209,7 +209,7 @@ def test_redis_store_works_with_decoded_responses(redis_url: str) -> None:
     store.apply([upd(B, "upstreamLineage", [(Rel.DATASET, A, B)], version=1, attrs={Attr.RUN_NAME: "r"})])
     assert up(store, Rel.DATASET, B) == {B: frozenset({A})}
     assert store.attributes([B]) == {B: {"run.name": "r"}}
-    assert store.record(B, "upstreamLineage") == Record(
+    assert store.record(B, "upstreamLineage") == AspectRecord(
         Stamp(1, 0), Facts.of([(Rel.DATASET, A, B)], {Attr.RUN_NAME: "r"})
     )
     client.close()

@@ -8,7 +8,7 @@ import pytest
 
 from pareis.core import catalog
 from pareis.core.contamination import ModelVersion
-from pareis.datahub.translate import translate
+from pareis.datahub.translate import lineage_update
 from pareis.store.lineage import LineageStore, Stamp
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.lineage_redis import RedisLineageStore
@@ -38,7 +38,7 @@ def store(request: pytest.FixtureRequest) -> LineageStore:
     )
 
     def put(entity: str, aspect: str, value: dict[str, Any]) -> None:
-        update = translate(entity, aspect, "UPSERT", value, Stamp(1, 0))
+        update = lineage_update(entity, aspect, "UPSERT", value, Stamp(1, 0))
         assert update is not None
         s.apply([update])
 
@@ -62,7 +62,7 @@ def store(request: pytest.FixtureRequest) -> LineageStore:
 
 def test_assertion_definitions(store: LineageStore) -> None:
     assert catalog.assertions(store, [ASSERTION, "urn:li:assertion:unknown"]) == {
-        ASSERTION: catalog.AssertionDef(ASSERTION, (ORDERS,), (AMOUNT_COL,), "DATASET")
+        ASSERTION: catalog.AssertionDef(ASSERTION, (ORDERS,), (AMOUNT_COL,), "DATASET", "completeness")
     }
     assert catalog.assertions_on(store, [ORDERS]) == {ORDERS: frozenset({ASSERTION})}
 

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pareis.core.graph import Attr, Query, Rel
-from pareis.store.lineage import Facts, LineageUpdate, Record, Stamp
+from pareis.store.lineage import AspectRecord, Facts, LineageUpdate, Stamp
 from pareis.store.lineage_redis import (
     FIELD_PREFIXES,
     RedisLineageStore,
@@ -107,7 +107,7 @@ def test_records_and_edge_hashes_stay_compact(redis_client: redis.Redis) -> None
             LineageUpdate(DS, "schemaMetadata", Stamp(1, 5), schema),
         ]
     )
-    assert store.record(DS, "upstreamLineage") == Record(Stamp(1, 5), lineage)
+    assert store.record(DS, "upstreamLineage") == AspectRecord(Stamp(1, 5), lineage)
     assert redis_client.type(f"enc:r:upstreamLineage|{DS}") == b"string"
     for key in (f"o:has_column:{DS}", f"i:column:{key_of(col(DS, 'col_03'))}", f"o:column:{key_of(col(UP, 'col_03'))}"):
         assert redis_client.object("encoding", f"enc:{key}") == b"listpack", key

@@ -147,8 +147,15 @@ def test_noop_writes_log_nothing_except_lineage_restate(tmp_path: Path) -> None:
         tmp_path,
         [MCPW(entityUrn=DS, aspect=a) for a in (status, status, lineage, lineage)],
     )
-    changes = [(c.aspect_name, c.change_type) for c in decoded(broker, "v")]
-    assert changes == [("status", "UPSERT"), ("upstreamLineage", "UPSERT"), ("upstreamLineage", "RESTATE")]
+    changes = [(c.entity_urn, c.aspect_name, c.change_type) for c in decoded(broker, "v")]
+    assert changes == [
+        (DS, "status", "UPSERT"),
+        (DS, "upstreamLineage", "UPSERT"),
+        # GMS's sibling hook: a table whose one dbt upstream is UP is UP's sibling (written once).
+        (UP, "siblings", "UPSERT"),
+        (DS, "siblings", "UPSERT"),
+        (DS, "upstreamLineage", "RESTATE"),
+    ]
 
 
 def test_delete_logs_previous_value_and_no_aspect(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from pareis.roles.messages import DatahubWrite, Effect, TicketClose, TicketComme
 from pareis.store.ledger import MemoryLedger
 from pareis.tickets.delivery import TicketDelivery
 from pareis.tickets.memory import MemoryTicketer
+from pareis.tickets.port import IncidentTicket
 from pareis.tickets.retry import RetryPolicy
 
 INCIDENT = "urn:li:incident:pareis-00000000000000000000000000000001"
@@ -34,7 +35,7 @@ def status_write(effect_id: str, removed: bool = False) -> DatahubWrite:
 
 
 LIFECYCLE: list[Effect] = [
-    TicketOpen("e0/ticket", INCIDENT, "Incident on orders", "what happened", Severity.HIGH),
+    TicketOpen("e0/ticket", IncidentTicket(INCIDENT, "Incident on orders", "what happened", Severity.HIGH)),
     TicketComment("e1/ticket", INCIDENT, "a second assertion fails"),
     TicketClose("e2/ticket", INCIDENT, "postmortem: healed"),
 ]

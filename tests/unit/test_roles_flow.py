@@ -14,24 +14,30 @@ What the sample's builder (deploy/demo/sample/build_sample.py) scripts, and what
 from __future__ import annotations
 
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
+from pareis.compose.datahub import start_up_mcps
 from pareis.compose.ports import Ports
 from pareis.compose.replay import replayer
 from pareis.compose.roles import embedded_runner
 from pareis.config import DatahubSettings, Settings
+from pareis.core.blast import blast_radius
 from pareis.core.incident_urn import incident_urn
 from pareis.core.lifecycle import Status
-from pareis.datahub.definitions import CONTAMINATION_URN, RETRAIN_STATUS_URN
+from pareis.datahub.definitions import CONTAMINATION_URN, RELIABILITY_SCORE_URN, RETRAIN_STATUS_URN
 from pareis.datahub.writer import Mcp, MemoryWriter
-from pareis.kafka.dlq import ROLE
+from pareis.kafka.dlq import ERROR_REASON, ROLE
 from pareis.kafka.embedded import RoleReport
 from pareis.kafka.memory import MemoryBroker
+from pareis.lineage_loader import load_files
 from pareis.model.records import header
 from pareis.roles.messages import TicketClose, TicketOpen, decode_effect, decode_signal
+from pareis.store.journal import MemoryStepJournal
+from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.tickets.memory import MemoryTicketer
 from tests.support import sample
 
@@ -47,7 +53,8 @@ LTV = [sample.model("ltv", v) for v in (1, 2)]
 class Flow:
     """The sample replayed into a fresh broker and run through every role on fresh in-memory ports."""
 
-    def __init__(self, write_path: str = "kafka", garbage: bool = False) -> None:
+    def __init__(self, write_path: str = "kafka", garbage: bool = False, timeline: Path = sample.TIMELINE) -> None:
+        self.timeline = timeline
         self.settings = Settings(datahub=DatahubSettings(write_path=write_path))  # type: ignore[arg-type]
         self.broker = MemoryBroker(partitions=3)
         self.replay()
@@ -57,7 +64,7 @@ class Flow:
         self.runner = embedded_runner(self.settings, self.broker, self.ports)
 
     def replay(self) -> None:
-        replayer(self.settings, self.broker, default_ms=0).run_files([sample.TIMELINE])
+        replayer(self.settings, self.broker, default_ms=0).run_files([self.timeline])
 
     def run(self) -> dict[str, RoleReport]:
         return self.runner.run()
@@ -101,6 +108,11 @@ def test_one_incident_keyed_by_the_warehouse_sibling_is_opened_then_resolved(flo
     assert opened["source"]["sourceUrn"] == sample.assertion("not_null_unit_price")
 
 
+def test_the_journal_is_released_once_its_signals_are_committed(flow: Flow) -> None:
+    assert isinstance(flow.ports.journal, MemoryStepJournal)
+    assert len(flow.ports.journal) == 0, "every signal is committed: nothing can be redone"
+
+
 def test_signals_are_keyed_by_the_canonical_sibling(flow: Flow) -> None:
     signals = list(flow.broker.records(flow.settings.kafka.topics.signals))
     assert len(signals) == 3 * 6, "three tests on days 2, 3, 4, 6, 7, 8"
@@ -109,7 +121,7 @@ def test_signals_are_keyed_by_the_canonical_sibling(flow: Flow) -> None:
 
 
 def test_the_blast_radius_is_churn_and_ltv_through_two_features(flow: Flow) -> None:
-    (opened,) = [e for e in map(decode_effect, flow.values("pareis.effects.v1")) if isinstance(e, TicketOpen)]
+    (opened,) = [e.ticket for e in map(decode_effect, flow.values("pareis.effects.v1")) if isinstance(e, TicketOpen)]
     assert opened.severity.value == "MEDIUM"
     for urn in CHURN:
         assert f"- {urn}: MEDIUM, 2/6 feature(s) poisoned" in opened.body
@@ -121,15 +133,33 @@ def test_the_blast_radius_is_churn_and_ltv_through_two_features(flow: Flow) -> N
     assert "last known good 2025-10-05T00:00:00.000Z, first failure 2025-10-07T00:00:00.000Z" in opened.body
 
 
-def final_properties(writer: MemoryWriter) -> dict[tuple[str, str], str]:
-    """Each (entity, structured property) → its last value, from the PATCH proposals in write order."""
-    values: dict[tuple[str, str], str] = {}
+def property_writes(writer: MemoryWriter) -> list[tuple[str, str, str | float]]:
+    """(entity, structured property, value) of every PATCH proposal, in write order."""
+    out: list[tuple[str, str, str | float]] = []
     for m in writer.proposals:
         if m.aspectName == "structuredProperties":
             for op in aspect(m)["patch"]:
                 value = op["value"]
-                values[(str(m.entityUrn), value["propertyUrn"])] = value["values"][0]["string"]
-    return values
+                (typed,) = value["values"][0].values()  # {"string": …} or {"double": …}
+                out.append((str(m.entityUrn), value["propertyUrn"], typed))
+    return out
+
+
+def final_properties(writer: MemoryWriter) -> dict[tuple[str, str], str | float]:
+    """Each (entity, structured property) → its last value, from the PATCH proposals in write order."""
+    return {(urn, prop): value for urn, prop, value in property_writes(writer)}
+
+
+def test_reliability_scores_are_written_on_datasets_and_models_only_when_they_change(flow: Flow) -> None:
+    writes = [(u, v) for u, p, v in property_writes(flow.writer) if p == RELIABILITY_SCORE_URN]
+    written = {u for u, _ in writes}
+    assert {*CHURN, *LTV} <= written
+    assert any(u.startswith("urn:li:dataset:") for u in written)
+    last: dict[str, str | float] = {}
+    for urn, value in writes:
+        assert isinstance(value, float) and 0.0 <= value <= 100.0
+        assert last.get(urn) != value, f"{urn} rewritten with an unchanged score {value}"
+        last[urn] = value
 
 
 def test_verdicts_retrain_statuses_and_rollbacks(flow: Flow) -> None:
@@ -184,12 +214,25 @@ def test_the_rest_path_writes_the_same_proposals_through_the_effects_role() -> N
     via_kafka, via_rest = Flow(), Flow(write_path="rest")
     via_kafka.run()
     reports = via_rest.run()
-    assert proposals(via_rest) == proposals(via_kafka)
+
+    # Incident writes keep their order (one key per incident); score writes are keyed by their dataset, so only
+    # their order per entity is kept across the effects topic's partitions.
+    def split(flow: Flow) -> tuple[list[bytes], dict[str, list[bytes]]]:
+        incident, scores = [], defaultdict(list)
+        for m, raw in zip(flow.writer.proposals, proposals(flow), strict=True):
+            if RELIABILITY_SCORE_URN.encode() in raw:
+                scores[str(m.entityUrn)].append(raw)
+            else:
+                incident.append(raw)
+        return incident, scores
+
+    assert split(via_rest) == split(via_kafka)
     kinds = defaultdict(int)
     for effect in map(decode_effect, via_rest.values("pareis.effects.v1")):
         kinds[effect.kind] += 1
     assert kinds["ticket.open"] == kinds["ticket.close"] == 1
-    assert kinds["datahub.write"] == len(via_rest.writer.proposals) - 4, "all but the 4 start-up definitions"
+    start_up = len(start_up_mcps(Settings()))
+    assert kinds["datahub.write"] == len(via_rest.writer.proposals) - start_up, "all but the start-up proposals"
     assert reports["effects"].dead == 0
 
 
@@ -200,3 +243,34 @@ def test_a_poison_change_log_message_is_dead_lettered_and_the_flow_goes_on() -> 
     (dead,) = list(flow.broker.records(flow.settings.kafka.topics.dlq))
     assert dead.value == b"\x00garbage" and header(dead.headers, ROLE) == b"assertions"
     assert [i["status"]["state"] for i in flow.incident_infos()] == ["ACTIVE", "RESOLVED"]
+
+
+FEATURES_DBT = "urn:li:dataset:(urn:li:dataPlatform:dbt,retail.analytics.customer_features,PROD)"
+
+
+def test_one_malformed_lineage_entry_keeps_the_rest_indexed_and_marks_the_incident(tmp_path: Path) -> None:
+    timeline = orjson.loads(sample.TIMELINE.read_bytes())
+    (lineage,) = [c for c in timeline if c["entityUrn"] == FEATURES_DBT and c["aspectName"] == "upstreamLineage"]
+    bad = {"upstreamType": "FIELD_SET", "downstreamType": "FIELD", "downstreams": ["customer_id"], "upstreams": []}
+    lineage["aspect"]["json"]["fineGrainedLineages"].insert(0, bad)
+    path = tmp_path / "timeline.json"
+    path.write_bytes(orjson.dumps(timeline))
+    flow = Flow(timeline=path)
+    flow.run()
+    (opened,) = [e for e in map(decode_effect, flow.values("pareis.effects.v1")) if isinstance(e, TicketOpen)]
+    assert opened.severity.value == "MEDIUM", "the valid entries are indexed: the same blast radius as clean"
+    for urn in CHURN:
+        assert f"- {urn}: MEDIUM, 2/6 feature(s) poisoned" in opened.body
+    for urn in LTV:
+        assert f"- {urn}: LOW, 1/5 feature(s) poisoned" in opened.body
+    assert f"Lineage incomplete: part of the lineage of {FEATURES_DBT}" in opened.body
+    assert flow.incident_infos()[0]["description"] == opened.body
+    (letter,) = list(flow.broker.records(flow.settings.kafka.topics.dlq))
+    assert header(letter.headers, ERROR_REASON) == b"lineage-incomplete"
+    ((entry,), ((where, _why),)) = (orjson.loads(letter.value or b"")[k] for k in ("entries", "errors"))
+    assert entry["downstreams"] == ["customer_id"] and where == "fineGrainedLineages[0]", "the bad part, named"
+    # Offline (--metadata) reads the same files through the same translation: the same answer.
+    store = MemoryLineageStore()
+    load_files(store, [path])
+    radius = blast_radius(store, assertions=[sample.assertion("not_null_unit_price")])
+    assert FEATURES_DBT in radius.incomplete and radius.to_json()["lineage_incomplete"] == list(radius.incomplete)

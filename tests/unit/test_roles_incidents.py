@@ -21,7 +21,7 @@ from pareis.core.graph import Attr, Rel
 from pareis.core.impact import BlastRadius, ModelImpact
 from pareis.core.incident_urn import incident_urn
 from pareis.core.inputs import model_versions
-from pareis.core.lifecycle import IncidentState, Status, Tracked
+from pareis.core.lifecycle import IncidentState, Published, Status, Tracked
 from pareis.core.runs import AssertionRun, ResultType
 from pareis.datahub.codec import Decoder, Encoder
 from pareis.datahub.registry import VendoredSchemaSource
@@ -130,7 +130,7 @@ def test_the_first_failure_opens_the_incident_with_the_sample_analysis(sample_li
 
     (ticket,) = effects_of(out)
     assert isinstance(ticket, TicketOpen) and ticket.incident == INCIDENT
-    assert ticket.severity.value == "MEDIUM"
+    assert ticket.ticket.severity.value == "MEDIUM"
     assert [r.key for r in out if r.topic == EFFECTS] == [INCIDENT.encode()]
     info = next(a for urn, name, a in mcp_aspects(out) if name == "incidentInfo")
     assert info["priority"] == 2 and info["status"]["state"] == "ACTIVE"
@@ -138,7 +138,7 @@ def test_the_first_failure_opens_the_incident_with_the_sample_analysis(sample_li
     models = [sample.model("churn", v) for v in (1, 2, 3)] + [sample.model("ltv", v) for v in (1, 2)]
     assert info["entities"] == [KEY, *sorted(models)]
 
-    published = h.state.incident.published if h.state.incident else {}
+    published = h.state.incident.published.to_json() if h.state.incident else {}
     assert h.state.status is Status.ACTIVE and h.state.incident and h.state.incident.urn == INCIDENT
     assert published["last_success_ms"] == T0 + 4 * DAY and published["failed_rows"] == 48_213
     assert dict(map(tuple, published["contamination"])) == {
@@ -227,7 +227,7 @@ def test_a_late_run_sees_its_own_blind_window(sample_lineage: MemoryLineageStore
     h.handle(h.arrive(run(INVOICE, 6, ok=True), run(UNIQUE, 6, ok=True), run(INVOICE, 7, ok=True)))
     out = h.handle(h.arrive(run(UNIT_PRICE, 6, ok=False)))
     assert isinstance(effects_of(out)[0], TicketOpen)
-    assert h.state.incident and h.state.incident.published["last_success_ms"] == T0 + 4 * DAY
+    assert h.state.incident and h.state.incident.published.last_success_ms == T0 + 4 * DAY
 
 
 def test_the_rest_path_sends_the_same_proposals_as_effects(sample_lineage: MemoryLineageStore) -> None:
@@ -255,7 +255,7 @@ def test_an_assertion_without_an_indexed_definition_covers_its_whole_dataset(
     h = Harness(sample_lineage)
     unknown = "urn:li:assertion:not-indexed"
     h.handle(h.arrive(AssertionRun(unknown, T0 + 6 * DAY, ResultType.FAILURE, sample.stg_dbt())))
-    published = h.state.incident.published if h.state.incident else {}
+    published = h.state.incident.published.to_json() if h.state.incident else {}
     # Every column of stg_transactions is failing: each feature is poisoned, every model is HIGH.
     assert published["severity"] == "HIGH"
     assert {sample.feature(f) for f in B.CHURN_FEATURES} <= set(published["at_risk"])
@@ -263,7 +263,7 @@ def test_an_assertion_without_an_indexed_definition_covers_its_whole_dataset(
 
 def test_stores_that_disagree_stop_the_role(sample_lineage: MemoryLineageStore) -> None:
     h = Harness(sample_lineage)
-    gone = IncidentState(KEY, Status.ACTIVE, T0, Tracked(INCIDENT, T0, T0, 1, {"assertions": [UNIT_PRICE]}))
+    gone = IncidentState(KEY, Status.ACTIVE, T0, Tracked(INCIDENT, T0, T0, 1, Published(assertions=(UNIT_PRICE,))))
     h.incidents.put(gone)  # ACTIVE, but the run that opened it is not in the history
     with pytest.raises(Fatal, match="inconsistent"):
         h.handle(h.arrive(run(INVOICE, 9, ok=True)))

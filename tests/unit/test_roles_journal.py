@@ -9,7 +9,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from pareis.core.lifecycle import IncidentState, Status, Tracked
+from pareis.core.lifecycle import IncidentState, Published, Status, Tracked
 from pareis.errors import Fatal, Retriable
 from pareis.model.records import OutRecord
 from pareis.store.journal import JournalEntry, MemoryStepJournal, Position, StepJournal
@@ -24,7 +24,9 @@ KEEP = 100
 def state(revision: int, dataset: str = DS) -> IncidentState:
     if revision == 0:
         return IncidentState(dataset)
-    tracked = Tracked(f"urn:li:incident:pareis-{revision}", 10, 20, revision, {"assertions": ["urn:li:assertion:a"]})
+    tracked = Tracked(
+        f"urn:li:incident:pareis-{revision}", 10, 20, revision, Published(assertions=("urn:li:assertion:a",))
+    )
     return IncidentState(dataset, Status.ACTIVE, 5, tracked)
 
 
@@ -94,6 +96,29 @@ def test_partitions_and_datasets_never_mix(journal: StepJournal) -> None:
     assert journal.entries(DS, at(0)) == []
     assert offsets(journal.entries(DS, at(0, partition=1))) == [10]
     assert journal.entries(OTHER, at(0))[0].after == state(2, OTHER)
+
+
+def test_release_drops_a_partitions_entries_below_the_committed_offset_only(journal: StepJournal) -> None:
+    journal.record([step(10, 0, 1), step(20, 1, 2), step(12, 0, 1, dataset=OTHER), step(11, 0, 1, partition=1)])
+    journal.release(TOPIC, 0, 20)
+    assert offsets(journal.entries(DS, at(0))) == [20]
+    assert journal.entries(OTHER, at(0)) == []
+    assert offsets(journal.entries(DS, at(0, partition=1))) == [11], "another partition is not released"
+    journal.release(TOPIC, 0, 21)
+    assert journal.entries(DS, at(0)) == []
+    journal.record([step(30, 2, 3)])  # a dataset released to nothing is journaled (and released) again
+    journal.release(TOPIC, 0, 31)
+    assert journal.entries(DS, at(0)) == []
+
+
+@pytest.mark.integration
+def test_redis_entries_have_no_ttl_and_nothing_is_left_once_released(redis_client: redis.Redis) -> None:
+    journal = RedisStepJournal(redis_client, prefix="test:journal:", keep=KEEP)
+    journal.record([step(10, 0, 1), step(11, 0, 1, dataset=OTHER)])
+    keys = redis_client.keys("test:journal:*")
+    assert len(keys) == 3 and all(redis_client.ttl(key) == -1 for key in keys), "no key may expire on a timer"
+    journal.release(TOPIC, 0, 12)
+    assert redis_client.keys("test:journal:*") == []
 
 
 def test_an_entry_cannot_change_the_dataset() -> None:

@@ -26,6 +26,7 @@ from pareis.roles.messages import (
     decode_signal,
     encode,
 )
+from pareis.tickets.port import IncidentTicket
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas" / "pareis"
 DATASET = "urn:li:dataset:(urn:li:dataPlatform:postgres,retail.stg,PROD)"
@@ -53,8 +54,10 @@ def signal() -> RunSignal:
 def effects() -> list[Effect]:
     mcp = MetadataChangeProposalWrapper(entityUrn=DATASET, aspect=StatusClass(removed=False)).to_obj()
     return [
-        TicketOpen("e1/ticket", INCIDENT, "Title", "Body\n\nmore", Severity.MEDIUM, "https://datahub/x"),
-        TicketOpen("e1/ticket", INCIDENT, "Title", "", Severity.NONE),
+        TicketOpen(
+            "e1/ticket", IncidentTicket(INCIDENT, "Title", "Body\n\nmore", Severity.MEDIUM, "https://datahub/x")
+        ),
+        TicketOpen("e1/ticket", IncidentTicket(INCIDENT, "Title", "", Severity.NONE)),
         TicketComment("e2/ticket", INCIDENT, "changed: severity"),
         TicketClose("e3/ticket", INCIDENT, "postmortem"),
         DatahubWrite("e1/datahub/0", INCIDENT, mcp),
@@ -135,6 +138,13 @@ def test_the_decoder_rejects_what_the_effect_schema_rejects(obj: Any) -> None:
         decode_effect(orjson.dumps(obj), ORIGIN)
     assert caught.value.reason == "effect-shape"
     assert isinstance(caught.value, Poison)
+
+
+def test_a_ticket_the_ticket_port_refuses_is_poison_not_a_crash() -> None:
+    """A blank title passes the JSON shape but not :class:`IncidentTicket`'s rule: the decoder says so as Poison."""
+    with pytest.raises(DecodeError, match="title must not be empty") as caught:
+        decode_effect(orjson.dumps({**_effect_obj(), "title": "   "}), ORIGIN)
+    assert caught.value.reason == "effect-shape"
 
 
 @pytest.mark.parametrize("value", [b"", b"{", b"\xff\xfe", b"null"])

@@ -6,16 +6,19 @@ the real broker behaviour is covered by tests/integration/test_runtime_*.py.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
-from pareis.errors import Fatal, Retriable
-from pareis.kafka.checkpoint import AtLeastOnce, ExactlyOnce
+from pareis.errors import Fatal, Poison, Retriable
+from pareis.kafka import dlq
+from pareis.kafka.checkpoint import AtLeastOnce, DeliveryFailed, ExactlyOnce
 from pareis.kafka.classify import AbortTransaction
-from pareis.model.records import OutRecord
+from pareis.model.records import OutRecord, RawMessage
 
 
 def fail(code: int, **flags: bool) -> KafkaException:
@@ -29,7 +32,7 @@ class Calls:
         self.log: list[tuple[str, Any]] = []
         self.script: dict[str, list[BaseException]] = {}
         self.delivery_error: KafkaError | None = None
-        self._pending_reports: list[Callable[[KafkaError | None, Any], None]] = []
+        self._pending_reports: list[tuple[Callable[[KafkaError | None, Any], None], KafkaError | None]] = []
 
     def _call(self, name: str, arg: Any = None) -> None:
         self.log.append((name, arg))
@@ -49,15 +52,17 @@ class Calls:
     # producer
     def produce(self, topic: str, value: bytes, key: bytes, headers: Any, on_delivery: Any) -> None:
         self._call("produce", (topic, key, value))
-        self._pending_reports.append(on_delivery)
+        # The error set when it was produced, and a stand-in for the message the report carries.
+        report = SimpleNamespace(headers=lambda: headers)
+        self._pending_reports.append((lambda err, _msg: on_delivery(err, report), self.delivery_error))
 
     def poll(self, timeout: float) -> int:
         return 0
 
     def flush(self, timeout: float) -> int:
         self._call("flush")
-        for report in self._pending_reports:
-            report(self.delivery_error, None)
+        for report, error in self._pending_reports:
+            report(error, None)
         self._pending_reports.clear()
         return 0
 
@@ -113,6 +118,27 @@ def test_at_least_once_commits_nothing_when_an_output_was_not_delivered() -> Non
     checkpoint.advance({("in", 0): 1}, 1)
     with pytest.raises(Retriable):
         checkpoint.commit()
+    assert "commit" not in calls.names()
+
+
+def test_at_least_once_commits_nothing_past_an_earlier_batch_whose_output_failed_delivery() -> None:
+    calls = Calls()
+    checkpoint = alo(calls, every=2)
+    calls.delivery_error = KafkaError(KafkaError.UNKNOWN_TOPIC_OR_PART, "no such topic", retriable=True)
+    checkpoint.produce([OutRecord("dlq", b"k", b"poison")])  # batch N: its dead letter will fail
+    checkpoint.advance({("in", 0): 5}, 1)
+    assert not checkpoint.due()
+    calls.delivery_error = None
+    checkpoint.produce([RECORD])  # batch N+1 is fine; its commit is due
+    checkpoint.advance({("in", 0): 9}, 1)
+    assert checkpoint.due()
+    with pytest.raises(DeliveryFailed):
+        checkpoint.commit()
+    assert "commit" not in calls.names()
+    # Every pending offset is dropped (the runner rewinds to the committed ones); a retried commit of whatever
+    # comes next can never carry batch N's offsets.
+    assert checkpoint.pending == {} and not checkpoint.due()
+    checkpoint.commit()
     assert "commit" not in calls.names()
 
 
@@ -186,3 +212,43 @@ def test_exactly_once_retries_a_retriable_commit_and_stops_when_fenced() -> None
     checkpoint.advance({("in", 0): 5}, 2)
     with pytest.raises(Fatal):
         checkpoint.commit()
+
+
+def letter(value: bytes) -> OutRecord:
+    poison = RawMessage("in", 0, 7, b"k", value)
+    return dlq.dead_letter("dlq", poison, "lineage", Poison("bad"), max_bytes=10_000)
+
+
+def test_a_dead_letter_is_bounded_with_the_original_size_and_hash() -> None:
+    small, big = letter(b"x" * 100), letter(bytes(range(256)) * 100)
+    assert small.value == b"x" * 100 and dlq.TRUNCATED not in dict(small.headers)
+    headers = dict(big.headers)
+    assert headers[dlq.TRUNCATED] == b"true" and headers[dlq.ORIGINAL_SIZE] == b"25600"
+    assert headers[dlq.ORIGINAL_SHA256] == hashlib.sha256(bytes(range(256)) * 100).hexdigest().encode()
+    assert big.value and (bytes(range(256)) * 100).startswith(big.value) and dlq.size(big) <= 10_000
+
+
+def test_a_dead_letter_the_broker_refuses_as_too_large_is_redone_with_headers_only_never_fatal() -> None:
+    calls = Calls()
+    checkpoint = alo(calls, every=1)
+    calls.delivery_error = KafkaError(KafkaError.MSG_SIZE_TOO_LARGE, "too large")
+    checkpoint.produce([letter(b"x" * 5000)])
+    checkpoint.advance({("in", 0): 8}, 1)
+    with pytest.raises(DeliveryFailed):
+        checkpoint.commit()
+    calls.delivery_error = None
+    checkpoint.produce([letter(b"x" * 5000)])  # the redo after the rewind
+    assert calls.log[-1][1][2] == b""
+    checkpoint.advance({("in", 0): 8}, 1)
+    checkpoint.commit()
+    assert calls.log[-1] == ("commit", [("in", 0, 8)])
+
+
+def test_a_dead_letter_over_the_producers_limit_is_produced_with_headers_only() -> None:
+    calls = Calls()
+    calls.script["produce"] = [fail(KafkaError.MSG_SIZE_TOO_LARGE)]
+    alo(calls).produce([letter(b"x" * 5000)])
+    assert [arg[2] for name, arg in calls.log if name == "produce"] == [b"x" * 5000, b""]
+    calls.script["produce"] = [fail(KafkaError.MSG_SIZE_TOO_LARGE)]
+    with pytest.raises(Fatal):  # a too large output that is not a dead letter is a bug: stop
+        alo(calls).produce([RECORD])

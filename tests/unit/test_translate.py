@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 import datahub.metadata.schema_classes as dh
@@ -11,7 +13,7 @@ from datahub.emitter.serialization_helper import pre_json_transform
 from datahub.ingestion.source.dbt.dbt_tests import _make_custom_assertion_info
 
 from pareis.core.graph import Attr, Rel
-from pareis.datahub.translate import LINEAGE_ASPECTS, stamp_of, translate
+from pareis.datahub.translate import LINEAGE_ASPECTS, lineage_update, stamp_of
 from pareis.errors import DecodeError, Poison
 from pareis.store.lineage import Facts, LineageUpdate, Stamp
 
@@ -28,7 +30,7 @@ def wire(aspect: Any) -> dict[str, Any]:
 
 
 def facts(entity: str, aspect: Any, name: str | None = None) -> Facts:
-    update = translate(entity, name or aspect.ASPECT_NAME, "UPSERT", wire(aspect), STAMP)
+    update = lineage_update(entity, name or aspect.ASPECT_NAME, "UPSERT", wire(aspect), STAMP)
     assert update is not None and update.facts is not None
     return update.facts
 
@@ -42,11 +44,14 @@ def fgl(up_type: str, ups: list[str], downs: list[str]) -> dh.FineGrainedLineage
 
 
 def test_lineage_aspects_are_those_of_the_design() -> None:
-    design = """upstreamLineage schemaMetadata siblings dataJobInputOutput mlFeatureProperties
+    # §1's list, plus mlPrimaryKeyProperties (feature-table keys, §2.1).
+    design = """upstreamLineage schemaMetadata siblings dataJobInputOutput mlFeatureProperties mlPrimaryKeyProperties
         mlFeatureTableProperties mlModelProperties mlModelGroupProperties versionProperties
         dataProcessInstanceProperties dataProcessInstanceInput dataProcessInstanceOutput assertionInfo status
         deprecation"""
-    assert set(design.split()) == LINEAGE_ASPECTS
+    # plus what DESIGN §2.5's test suggestions and evidence need: the dbt node and the latest profile
+    protect = {"datasetProperties", "datasetProfile"}
+    assert set(design.split()) | protect == LINEAGE_ASPECTS
 
 
 def test_upstream_lineage_links_datasets_and_each_upstream_column_to_each_downstream() -> None:
@@ -135,15 +140,15 @@ def test_siblings_link_dbt_node_and_warehouse_table() -> None:
 
 
 @pytest.mark.parametrize(
-    ("test", "column", "expected_fields"),
+    ("test", "column", "expected_fields", "dimension"),
     [
-        ("not_null", "order_id", {"order_id"}),
-        ("relationships", "customer_id", {"customer_id"}),
-        ("unique", None, set()),
+        ("not_null", "order_id", {"order_id"}, "completeness"),
+        ("relationships", "customer_id", {"customer_id"}, "referential integrity"),
+        ("unique", None, set(), "uniqueness"),
     ],
 )
 def test_dbt_custom_assertion_names_its_dataset_and_column(
-    test: str, column: str | None, expected_fields: set[str]
+    test: str, column: str | None, expected_fields: set[str], dimension: str
 ) -> None:
     fields = [make_schema_field_urn(DBT, column)] if column else []
     scope = "DATASET_COLUMN" if column else "DATASET_ROWS"
@@ -152,7 +157,8 @@ def test_dbt_custom_assertion_names_its_dataset_and_column(
     )
     aspect = dh.AssertionInfoClass(type="CUSTOM", customAssertion=info)
     expected = {(Rel.ASSERTS, ASSERTION, DBT)} | {(Rel.ASSERTS_COLUMN, ASSERTION, col(DBT, f)) for f in expected_fields}
-    assert facts(ASSERTION, aspect) == Facts.of(expected, {Attr.ASSERTION_TYPE: "CUSTOM"})
+    attrs = {Attr.ASSERTION_TYPE: "CUSTOM", Attr.ASSERTION_DIMENSION: dimension}
+    assert facts(ASSERTION, aspect) == Facts.of(expected, attrs)
 
 
 def test_dbt_column_test_without_fields_falls_back_to_native_column_name() -> None:
@@ -204,7 +210,8 @@ def test_freshness_assertion_covers_its_dataset() -> None:
         type="FRESHNESS",
         freshnessAssertion=dh.FreshnessAssertionInfoClass(type="DATASET_CHANGE", entity=RAW, schedule=schedule),
     )
-    assert facts(ASSERTION, aspect) == Facts.of({(Rel.ASSERTS, ASSERTION, RAW)}, {Attr.ASSERTION_TYPE: "FRESHNESS"})
+    attrs = {Attr.ASSERTION_TYPE: "FRESHNESS", Attr.ASSERTION_DIMENSION: "freshness"}
+    assert facts(ASSERTION, aspect) == Facts.of({(Rel.ASSERTS, ASSERTION, RAW)}, attrs)
 
 
 def test_assertion_without_a_target_is_poison() -> None:
@@ -226,29 +233,29 @@ def test_status_and_deprecation_are_flags() -> None:
 
 
 def test_status_of_entities_outside_the_index_is_ignored() -> None:
-    assert translate("urn:li:corpuser:jdoe", "status", "UPSERT", {"removed": True}, STAMP) is None
+    assert lineage_update("urn:li:corpuser:jdoe", "status", "UPSERT", {"removed": True}, STAMP) is None
 
 
 def test_non_lineage_aspects_are_ignored() -> None:
-    assert translate(RAW, "globalTags", "UPSERT", {"tags": []}, STAMP) is None
+    assert lineage_update(RAW, "globalTags", "UPSERT", {"tags": []}, STAMP) is None
 
 
 def test_delete_removes_whatever_the_aspect_was() -> None:
-    assert translate(STG, "upstreamLineage", "DELETE", None, STAMP) == LineageUpdate(
+    assert lineage_update(STG, "upstreamLineage", "DELETE", None, STAMP) == LineageUpdate(
         STG, "upstreamLineage", STAMP, None
     )
 
 
 def test_restate_carries_the_whole_value() -> None:
     aspect = wire(dh.SiblingsClass(siblings=[STG], primary=False))
-    update = translate(DBT, "siblings", "RESTATE", aspect, STAMP)
+    update = lineage_update(DBT, "siblings", "RESTATE", aspect, STAMP)
     assert update == LineageUpdate(DBT, "siblings", STAMP, Facts.of({(Rel.SIBLING, DBT, STG)}))
 
 
 @pytest.mark.parametrize("change_type", ["PATCH", "BOGUS"])
 def test_change_types_without_a_whole_value_are_poison(change_type: str) -> None:
     with pytest.raises(DecodeError, match="carries no value"):
-        translate(DBT, "siblings", change_type, [{"op": "add"}], STAMP)
+        lineage_update(DBT, "siblings", change_type, [{"op": "add"}], STAMP)
 
 
 @pytest.mark.parametrize(
@@ -257,17 +264,6 @@ def test_change_types_without_a_whole_value_are_poison(change_type: str) -> None
         ("upstreamLineage", {"upstreams": "x"}, "upstreams: expected an array"),
         ("upstreamLineage", {"upstreams": [{"type": "COPY"}]}, r"upstreams\[0\].dataset: expected a URN"),
         ("upstreamLineage", {}, "upstreams: required array missing"),
-        (
-            "upstreamLineage",
-            {"upstreams": [], "fineGrainedLineages": [{"upstreamType": "FIELD_SET", "downstreamType": "FIELD",
-                                                       "downstreams": [RAW]}]},
-            r"fineGrainedLineages\[0\].downstreams\[0\]: not a schemaField URN",
-        ),
-        (
-            "upstreamLineage",
-            {"upstreams": [], "fineGrainedLineages": [{"upstreamType": "SOMETHING", "downstreamType": "FIELD"}]},
-            "unknown value 'SOMETHING'",
-        ),
         ("schemaMetadata", {"fields": [{"fieldPath": 3}]}, r"fields\[0\].fieldPath: expected a string"),
         ("siblings", [STG], "expected an object"),
         ("status", {"removed": "yes"}, "removed: expected a boolean"),
@@ -276,13 +272,40 @@ def test_change_types_without_a_whole_value_are_poison(change_type: str) -> None
 )  # fmt: skip
 def test_malformed_aspects_are_poison_naming_the_path(aspect_name: str, value: Any, where: str) -> None:
     with pytest.raises(DecodeError, match=where) as caught:
-        translate(STG, aspect_name, "UPSERT", value, STAMP)
+        lineage_update(STG, aspect_name, "UPSERT", value, STAMP)
     assert caught.value.reason == "aspect-shape"
+
+
+@pytest.mark.parametrize(
+    ("bad", "where"),
+    [
+        ({"upstreamType": "FIELD_SET", "downstreamType": "FIELD", "downstreams": [RAW]},
+         r"fineGrainedLineages\[1\].downstreams\[0\]: not a schemaField URN"),
+        ({"upstreamType": "SOMETHING", "downstreamType": "FIELD"}, "unknown value 'SOMETHING'"),
+        ({"upstreamType": "FIELD_SET", "downstreamType": "FIELD", "downstreams": [col(STG, "id")],
+          "upstreams": [col(RAW, "id"), 7]}, r"upstreams\[1\]"),
+    ],
+)  # fmt: skip
+def test_a_malformed_fine_grained_entry_is_skipped_and_named_the_valid_ones_indexed(
+    bad: dict[str, Any], where: str
+) -> None:
+    good = {"upstreamType": "FIELD_SET", "downstreamType": "FIELD", "upstreams": [col(RAW, "a")],
+            "downstreams": [col(STG, "a")]}  # fmt: skip
+    value = {"upstreams": [{"dataset": RAW}], "fineGrainedLineages": [good, bad]}
+    update = lineage_update(STG, "upstreamLineage", "UPSERT", value, STAMP)
+    assert update is not None and update.facts is not None
+    assert (Rel.COLUMN, col(RAW, "a"), col(STG, "a")) in update.facts.edges
+    assert (Rel.DATASET, RAW, STG) in update.facts.edges
+    assert not any(col(RAW, "id") in edge for edge in update.facts.edges), "nothing of the bad entry"
+    ((at, why),) = json.loads(update.facts.attrs[Attr.LINEAGE_INCOMPLETE])
+    assert at == "fineGrainedLineages[1]" and re.search(where, why)
+    clean = lineage_update(STG, "upstreamLineage", "UPSERT", {**value, "fineGrainedLineages": [good]}, STAMP)
+    assert clean is not None and clean.facts is not None and Attr.LINEAGE_INCOMPLETE not in clean.facts.attrs
 
 
 def test_an_entity_that_is_not_a_urn_is_poison() -> None:
     with pytest.raises(DecodeError, match="not a URN"):
-        translate("orders", "siblings", "UPSERT", {"siblings": []}, STAMP)
+        lineage_update("orders", "siblings", "UPSERT", {"siblings": []}, STAMP)
 
 
 def test_stamp_prefers_the_system_version_and_the_created_time() -> None:

@@ -18,7 +18,7 @@ from datahub.emitter.mce_builder import (
 from datahub.emitter.serialization_helper import pre_json_transform
 
 from pareis.core.graph import Attr, Rel
-from pareis.datahub.translate import translate
+from pareis.datahub.translate import lineage_update
 from pareis.errors import DecodeError
 from pareis.store.lineage import Facts, Stamp
 
@@ -31,7 +31,7 @@ AMOUNT = make_ml_feature_urn("churn_view", "amount")
 
 
 def facts(entity: str, aspect: Any) -> Facts:
-    update = translate(entity, aspect.ASPECT_NAME, "UPSERT", pre_json_transform(aspect.to_obj()), Stamp(1, 0))
+    update = lineage_update(entity, aspect.ASPECT_NAME, "UPSERT", pre_json_transform(aspect.to_obj()), Stamp(1, 0))
     assert update is not None and update.facts is not None
     return update.facts
 
@@ -94,7 +94,9 @@ def test_version_time_prefers_the_source_then_datahub_then_attribution() -> None
 
 def test_version_properties_without_a_version_set_is_poison() -> None:
     with pytest.raises(DecodeError, match="versionSet: expected a URN"):
-        translate(MODEL, "versionProperties", "UPSERT", {"version": {"versionTag": "1"}, "sortId": "1"}, Stamp(1, 0))
+        lineage_update(
+            MODEL, "versionProperties", "UPSERT", {"version": {"versionTag": "1"}, "sortId": "1"}, Stamp(1, 0)
+        )
 
 
 def test_mlflow_model_group_properties() -> None:
@@ -135,18 +137,29 @@ def test_feast_feature_sources_by_dataset_or_by_column() -> None:
     }
 
 
-def test_feature_table_lists_its_features() -> None:
+def test_feature_table_lists_its_features_and_keys() -> None:
     table = make_ml_feature_table_urn("feast", "churn_view")
-    aspect = dh.MLFeatureTablePropertiesClass(
-        mlFeatures=[AMOUNT], mlPrimaryKeys=["urn:li:mlPrimaryKey:(churn_view,id)"]
-    )
-    assert facts(table, aspect).edges == {(Rel.TABLE_FEATURE, table, AMOUNT)}
+    key = "urn:li:mlPrimaryKey:(churn_view,id)"
+    aspect = dh.MLFeatureTablePropertiesClass(mlFeatures=[AMOUNT], mlPrimaryKeys=[key])
+    assert facts(table, aspect).edges == {(Rel.TABLE_FEATURE, table, AMOUNT), (Rel.TABLE_KEY, table, key)}
+
+
+def test_a_primary_key_has_sources_like_a_feature() -> None:
+    key = "urn:li:mlPrimaryKey:(churn_view,id)"
+    aspect = dh.MLPrimaryKeyPropertiesClass(sources=[ORDERS, make_schema_field_urn(ORDERS, "id")])
+    assert facts(key, aspect).edges == {
+        (Rel.FEATURE_SOURCE, ORDERS, key),
+        (Rel.FEATURE_SOURCE, make_schema_field_urn(ORDERS, "id"), key),
+        (Rel.FEATURE_DATASET, ORDERS, key),
+    }
 
 
 def test_ml_shapes_are_checked() -> None:
     with pytest.raises(DecodeError, match=r"mlFeatures\[0\]: expected a URN"):
-        translate(MODEL, "mlModelProperties", "UPSERT", {"mlFeatures": [1]}, Stamp(1, 0))
+        lineage_update(MODEL, "mlModelProperties", "UPSERT", {"mlFeatures": [1]}, Stamp(1, 0))
     with pytest.raises(DecodeError, match=r"created\.time: expected an integer"):
-        translate(RUN, "dataProcessInstanceProperties", "UPSERT", {"name": "r", "created": {"time": "x"}}, Stamp(1, 0))
+        lineage_update(
+            RUN, "dataProcessInstanceProperties", "UPSERT", {"name": "r", "created": {"time": "x"}}, Stamp(1, 0)
+        )
     with pytest.raises(DecodeError, match=r"inputEdges\[0\].destinationUrn: expected a URN"):
-        translate(RUN, "dataProcessInstanceInput", "UPSERT", {"inputs": [], "inputEdges": [{}]}, Stamp(1, 0))
+        lineage_update(RUN, "dataProcessInstanceInput", "UPSERT", {"inputs": [], "inputEdges": [{}]}, Stamp(1, 0))

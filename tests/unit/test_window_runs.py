@@ -34,7 +34,11 @@ def test_unexpected_count_wins_over_native_results() -> None:
     assert failed_rows_of({"unexpectedCount": 0}) == 0
 
 
-@pytest.mark.parametrize("native", [{}, {"failures": "None"}, {"failures": ""}, {"failures": "1.5"}, {"message": "x"}])
+@pytest.mark.parametrize(
+    "native",
+    [{}, {"failures": "None"}, {"failures": ""}, {"failures": "1.5"}, {"message": "x"}, {"failures": "--5"},
+     {"failures": "²"}, {"failures": "٣"}, {"failures": "-5"}, {"failures": -5}],
+)  # fmt: skip
 def test_an_unreadable_or_missing_count_is_unknown(native: dict[str, str]) -> None:
     assert failed_rows_of({"type": "FAILURE", "nativeResults": native}) is None
     assert failed_rows_of({"type": "FAILURE"}) is None

@@ -21,7 +21,7 @@ from datahub.metadata.schema_classes import (
 
 from pareis.config import DatahubSettings
 from pareis.core.intents import TAG_AT_RISK, Intent
-from pareis.datahub.definitions import CONTAMINATION_URN, RETRAIN_STATUS_URN, definition_mcps
+from pareis.datahub.definitions import CONTAMINATION_URN, RELIABILITY_SCORE_URN, RETRAIN_STATUS_URN, definition_mcps
 from pareis.datahub.incident_writes import incident_link, intent_mcps
 from pareis.datahub.patch import apply_patch
 from pareis.datahub.postmortem import document_urn
@@ -117,17 +117,23 @@ def test_building_again_gives_the_same_proposals_in_the_same_order() -> None:
         assert [m.to_obj() for m in again[name]] == [m.to_obj() for m in batch], name
 
 
-def _actors(value: Any) -> set[str]:
+def _actors(value: Any, *, attributions: bool = False) -> set[str]:
+    """The actors of audit stamps in ``value`` (with ``attributions``: of ``attribution`` records only)."""
     if isinstance(value, dict):
-        found = {value["actor"]} if isinstance(value.get("actor"), str) else set()
-        return found.union(*(_actors(v) for v in value.values()))
+        found = {value["actor"]} if isinstance(value.get("actor"), str) and not attributions else set()
+        for key, v in value.items():
+            if key == "attribution" and isinstance(v, dict):
+                found |= {v["actor"]} if attributions else set()
+            else:
+                found |= _actors(v, attributions=attributions)
+        return found
     if isinstance(value, list):
-        return set().union(*(_actors(v) for v in value))
+        return set().union(*(_actors(v, attributions=attributions) for v in value))
     return set()
 
 
-def test_stamps_name_the_configured_actor() -> None:
-    settings = DatahubSettings(actor="urn:li:corpuser:svc-pareis")
+def test_stamps_name_the_configured_actor_and_attributions_the_agent() -> None:
+    settings = DatahubSettings(actor="urn:li:corpuser:svc-pareis", agent_urn="urn:li:aiAgent:pareis-staging")
     for intent in INTENTS.values():
         mcps = intent_mcps(intent, settings)
         aspects = [
@@ -136,7 +142,22 @@ def test_stamps_name_the_configured_actor() -> None:
             if m.aspect
         ]
         assert _actors(aspects) == {"urn:li:corpuser:svc-pareis"}, intent.kind
+        assert _actors(aspects, attributions=True) == {"urn:li:aiAgent:pareis-staging"}, intent.kind
     assert _actors([m.aspect.to_obj() for m in definition_mcps(settings) if m.aspect]) == {"urn:li:corpuser:svc-pareis"}
+
+
+def test_every_tag_and_property_write_is_attributed_to_the_agent_and_the_incident() -> None:
+    for name, intent in INTENTS.items():
+        for mcp in intent_mcps(intent, SETTINGS):
+            if mcp.aspectName not in ("globalTags", "structuredProperties"):
+                continue
+            for op in patch_doc(mcp)["patch"]:
+                if op["op"] != "add":
+                    continue
+                attribution = op["value"]["attribution"]
+                assert attribution["actor"] == "urn:li:aiAgent:pareis", (name, mcp.entityUrn)
+                incident = attribution.get("source") or attribution["sourceDetail"]["incident"]
+                assert incident == intent.facts.urn, (name, mcp.entityUrn)
 
 
 # --- what each intent writes ---------------------------------------------------------------------------------
@@ -286,7 +307,13 @@ def test_resolve_publishes_the_postmortem_document_last() -> None:
 
 def test_definitions_define_both_properties_the_tag_and_the_agent() -> None:
     by_urn = {m.entityUrn: aspect_of(m) for m in BATCHES["definitions"]}
-    assert list(by_urn) == [RETRAIN_STATUS_URN, CONTAMINATION_URN, TAG_AT_RISK, "urn:li:aiAgent:pareis"]
+    assert list(by_urn) == [
+        RETRAIN_STATUS_URN,
+        CONTAMINATION_URN,
+        RELIABILITY_SCORE_URN,
+        TAG_AT_RISK,
+        "urn:li:aiAgent:pareis",
+    ]
     retrain, contamination = by_urn[RETRAIN_STATUS_URN], by_urn[CONTAMINATION_URN]
     for definition in (retrain, contamination):
         assert isinstance(definition, StructuredPropertyDefinitionClass)
@@ -302,6 +329,11 @@ def test_definitions_define_both_properties_the_tag_and_the_agent() -> None:
     agent = by_urn["urn:li:aiAgent:pareis"]
     assert isinstance(agent, AIAgentInfoClass) and agent.name == "Pareis"
     assert agent.source is not None and agent.source.type == "EXTERNAL"
+    score = by_urn[RELIABILITY_SCORE_URN]
+    assert isinstance(score, StructuredPropertyDefinitionClass)
+    assert score.qualifiedName == "io.pareis.reliability_score"
+    assert score.valueType == "urn:li:dataType:datahub.number" and not score.allowedValues
+    assert score.entityTypes == ["urn:li:entityType:datahub.dataset", "urn:li:entityType:datahub.mlModel"]
 
 
 def test_definitions_are_byte_identical_on_every_start_and_follow_the_agent_setting() -> None:

@@ -11,7 +11,7 @@ from pydantic import SecretStr
 
 from pareis.config import DatahubSettings
 from pareis.datahub.incident_writes import intent_mcps
-from pareis.datahub.rest import GmsRejected, RestWriter, translate
+from pareis.datahub.rest import GmsRejected, RestWriter, from_rest_error
 from pareis.errors import Fatal, Poison, Retriable
 from tests.support.fake_gms import FakeGms, received_from
 from tests.unit.test_writer_scenario import SETTINGS, story
@@ -111,5 +111,5 @@ def test_settings_build_the_writer_with_the_token_and_require_a_url() -> None:
 
 
 def test_an_emitter_refusal_without_a_request_is_poison() -> None:
-    error = translate(OperationalError("Delete not supported for non key aspect"), "DELETE globalTags of x")
+    error = from_rest_error(OperationalError("Delete not supported for non key aspect"), "DELETE globalTags of x")
     assert isinstance(error, Poison) and "Delete not supported" in str(error)

@@ -56,7 +56,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- toYaml (merge (dict "runtime" $runtime) (omit .Values.config "runtime")) }}
 {{- end }}
 
-{{/* The Settings.kafka.topics field each role consumes (consumers/<role>.py). */}}
+{{/* The Settings.kafka.topics field each role consumes (the role registry, pareis/compose/roles.py). */}}
 {{- define "pareis.inputTopicKey" -}}
 {{- get (dict "lineage" "mcl_versioned" "assertions" "mcl_timeseries" "incidents" "signals" "effects" "effects") . }}
 {{- end }}

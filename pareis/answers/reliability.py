@@ -1,0 +1,208 @@
+"""Reliability scores and ranked test gaps over a :class:`~pareis.answers.sources.Sources` (DESIGN §2.5, §6).
+
+* :func:`dataset_score` — one dataset's score (its sibling class's), e.g. for the retrain gate's check 9;
+* :func:`model_score` — one model version's;
+* :func:`protect` — the answer of ``pareis protect`` (and the MCP tool ``get_reliability``): scores of the datasets
+  upstream of the targets and of the target models, and the gaps in rank order with their dbt tests.
+
+The computation is :mod:`pareis.core.protect`; this module fetches what the core needs from the ports: the runs of
+the assertions of each upstream sibling class (from 30 days before ``at``, plus the latest one before that) and
+the past incidents (every incident in the run history that began at or before ``at``) with their affected
+columns (:func:`pareis.core.blast.blast_radius`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pareis.answers.incidents import incident_list
+from pareis.answers.sources import CannotEvaluate
+from pareis.core import catalog, dbt_tests
+from pareis.core.blast import blast_radius
+from pareis.core.gaps import Gap
+from pareis.core.graph import LineageView, Memo, Query, Rel
+from pareis.core.protect import Survey, assess, survey
+from pareis.core.reliability import INCIDENT_WINDOW_MS, Score
+from pareis.core.runs import AssertionRun
+
+if TYPE_CHECKING:
+    from pareis.answers.incidents import IncidentSummary
+    from pareis.answers.sources import Sources
+    from pareis.core.impact import BlastRadius
+
+MODEL_PREFIX = "urn:li:mlModel:"
+GROUP_PREFIX = "urn:li:mlModelGroup:"
+DATASET_PREFIX = "urn:li:dataset:"
+
+
+@dataclass(frozen=True)
+class ProtectAnswer:
+    """``pareis protect --json``: scores, gaps in rank order, and the gaps' tests as one ``schema.yml``."""
+
+    evaluated_at_ms: int
+    datasets: tuple[Score, ...]
+    models: tuple[Score, ...]
+    gaps: tuple[Gap, ...]
+    yaml: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "evaluated_at_ms": self.evaluated_at_ms,
+            "datasets": [s.to_json() for s in self.datasets],
+            "models": [s.to_json() for s in self.models],
+            "gaps": [g.to_json() for g in self.gaps],
+        }
+
+
+def _cannot(reason: str) -> Exception:
+    return CannotEvaluate(reason)
+
+
+def _known_dataset(view: LineageView, dataset: str) -> bool:
+    nodes = [dataset]
+    answers = view.lookup(
+        [
+            Query(Rel.HAS_COLUMN, nodes),
+            Query(Rel.SIBLING, nodes),
+            Query(Rel.SIBLING, nodes, True),
+            Query(Rel.DATASET, nodes),
+            Query(Rel.DATASET, nodes, True),
+            Query(Rel.ASSERTS, nodes, True),
+            Query(Rel.FEATURE_SOURCE, nodes),
+            Query(Rel.READS, nodes),
+        ]
+    )
+    return any(a[dataset] for a in answers) or bool(view.attributes(nodes)[dataset])
+
+
+def model_versions(view: LineageView, model: str) -> list[str]:
+    """The versions ``model`` names: itself for an ``mlModel``, every live member for an ``mlModelGroup``.
+
+    CannotEvaluate when the index does not know it (or it is removed).
+    """
+    if model.startswith(GROUP_PREFIX):
+        members = sorted(catalog.group_members(view, [model])[model])
+        flags = catalog.flags(view, members)
+        live = [m for m in members if not flags[m].removed]
+        if not live:
+            raise _cannot(f"unknown model group {model} (no version in the index)")
+        return live
+    if not model.startswith(MODEL_PREFIX):
+        raise _cannot(f"not a model URN: {model}")
+    info = catalog.models(view, [model])[model]
+    known = info.features or info.groups or info.version_sets or info.training_runs or info.created_ms
+    if not known or info.removed:
+        raise _cannot(f"unknown model {model}")
+    return [model]
+
+
+def _runs(sources: Sources, s: Survey, at_ms: int) -> dict[str, list[AssertionRun]]:
+    """Class key → the runs the scores need (see the module docstring)."""
+    out: dict[str, list[AssertionRun]] = {}
+    floor = at_ms - INCIDENT_WINDOW_MS
+    for key, cls in s.classes.items():
+        names = set(cls.assertions)
+        for member in cls.members:
+            names.update(sources.runs.assertions_of(member))
+        out[key] = [r for r in sources.runs.timeline(names, floor) if r.timestamp_ms <= at_ms] if names else []
+    return out
+
+
+def past_incidents(sources: Sources, view: LineageView, at_ms: int) -> list[tuple[IncidentSummary, BlastRadius]]:
+    """Every incident of the run history begun at or before ``at`` (newest first, as
+    :func:`~pareis.answers.incidents.incident_list` lists them) with its blast radius: the incident's assertions
+    together, or its whole dataset when the index defines none of them (as the incidents role does)."""
+    out = []
+    for summary in incident_list(sources):
+        if summary.first_failure_ms > at_ms:
+            continue
+        defs = catalog.assertions(view, summary.assertions)
+        defined = sorted(a for a in summary.assertions if a in defs)
+        radius = blast_radius(view, assertions=defined, datasets=[] if defined else [summary.dataset])
+        out.append((summary, radius))
+    return out
+
+
+def _score_of(s: Survey, runs: dict[str, list[AssertionRun]], dataset: str, at_ms: int) -> Score:
+    datasets, _, _, _ = assess(s, runs, {}, at_ms, max_gaps=0)
+    return next(sc for sc in datasets if sc.urn == dataset)
+
+
+def dataset_score(sources: Sources, dataset: str, at_ms: int) -> Score:
+    """The reliability score of ``dataset`` at ``at_ms`` (DESIGN §2.5). CannotEvaluate for an unknown dataset."""
+    view = Memo(sources.lineage)
+    if not dataset.startswith(DATASET_PREFIX) or not _known_dataset(view, dataset):
+        raise _cannot(f"unknown dataset {dataset}")
+    s = survey(view, datasets=[dataset])
+    return _score_of(s, _runs(sources, s, at_ms), dataset, at_ms)
+
+
+def model_score(sources: Sources, model: str, at_ms: int) -> Score:
+    """The reliability score of a model version. CannotEvaluate for an unknown model or a model group (score its
+    versions)."""
+    view = Memo(sources.lineage)
+    versions = model_versions(view, model)
+    if len(versions) != 1 or versions[0] != model:
+        raise _cannot(f"{model} is a model group; score one of its versions")
+    s = survey(view, models=versions)
+    _, models, _, _ = assess(s, _runs(sources, s, at_ms), {}, at_ms, max_gaps=0)
+    return models[0]
+
+
+def protect(
+    sources: Sources,
+    *,
+    at_ms: int,
+    model: str | None = None,
+    dataset: str | None = None,
+    max_gaps: int | None = None,
+    legacy: bool = False,
+) -> ProtectAnswer:
+    """Scores and ranked gaps for ``model`` (a version, or every version of a group), ``dataset``, or, with
+    neither, every live model version in the index. CannotEvaluate for an unknown model or dataset, or both
+    given."""
+    if model is not None and dataset is not None:
+        raise _cannot("give --model or --dataset, not both")
+    view = Memo(sources.lineage)
+    models: Sequence[str] = ()
+    datasets: Iterable[str] = ()
+    if model is not None:
+        models = model_versions(view, model)
+    elif dataset is not None:
+        if not dataset.startswith(DATASET_PREFIX) or not _known_dataset(view, dataset):
+            raise _cannot(f"unknown dataset {dataset}")
+        datasets = [dataset]
+    else:
+        every = sources.lineage.entities("mlModelProperties")
+        flags = catalog.flags(view, every)
+        models = [m for m in every if not flags[m].removed]
+    s = survey(view, models=models, datasets=datasets)
+    runs = _runs(sources, s, at_ms)
+    incidents = {summary.urn: frozenset(radius.columns) for summary, radius in past_incidents(sources, view, at_ms)}
+    scored, model_scores, gaps, entries = assess(s, runs, incidents, at_ms, max_gaps=max_gaps, legacy=legacy)
+    if dataset is not None:
+        members = set(s.classes[s.class_of[dataset]].members)
+        scored = [sc for sc in scored if sc.urn in members]
+    return ProtectAnswer(
+        evaluated_at_ms=at_ms,
+        datasets=tuple(scored),
+        models=tuple(model_scores),
+        gaps=tuple(gaps),
+        yaml=dbt_tests.schema_yml(entries, legacy=legacy) if entries else "",
+    )
+
+
+def reliability(
+    sources: Sources, urn: str, *, at_ms: int, include_gaps: bool = True, max_gaps: int | None = None
+) -> ProtectAnswer:
+    """The answer of the MCP tool ``get_reliability``: :func:`protect` of a dataset URN or a model (version or
+    group) URN; ``include_gaps=False`` leaves the gaps (and their YAML) out."""
+    if urn.startswith(DATASET_PREFIX):
+        answer = protect(sources, at_ms=at_ms, dataset=urn, max_gaps=max_gaps if include_gaps else 0)
+    elif urn.startswith((MODEL_PREFIX, GROUP_PREFIX)):
+        answer = protect(sources, at_ms=at_ms, model=urn, max_gaps=max_gaps if include_gaps else 0)
+    else:
+        raise _cannot(f"not a dataset or model URN: {urn}")
+    return answer

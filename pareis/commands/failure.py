@@ -1,0 +1,61 @@
+"""The last line of defence of every command: any exception that escapes one becomes one line on stderr and an
+exit code, never a traceback (a traceback tells an operator nothing they can act on, and may print secrets).
+
+Exit codes: 2 the command cannot evaluate (bad input or settings, an unreadable file, a port in use); 1 a
+dependency failed (Redis, the broker, GMS, a ticket tool), or an unexpected error.
+"""
+
+from __future__ import annotations
+
+import errno
+
+from rich.console import Console
+
+from pareis.answers.sources import CannotEvaluate, SourceUnavailable
+from pareis.errors import Fatal, Poison, Retriable
+
+EXIT_DEPENDENCY = 1
+EXIT_CANNOT_EVALUATE = 2
+
+
+def exit_code(error: BaseException) -> int:
+    """The exit code for ``error`` escaping a command (see the module docstring)."""
+    if isinstance(error, Retriable | Fatal | SourceUnavailable | ConnectionError | TimeoutError):
+        return EXIT_DEPENDENCY
+    if isinstance(error, CannotEvaluate | Poison | ValueError | RecursionError | LookupError | UnicodeError):
+        return EXIT_CANNOT_EVALUATE
+    if isinstance(error, OSError):
+        return EXIT_CANNOT_EVALUATE if error.errno != errno.ECONNREFUSED else EXIT_DEPENDENCY
+    try:
+        import redis
+
+        if isinstance(error, redis.RedisError):
+            return EXIT_DEPENDENCY
+    except ImportError:  # pragma: no cover - redis is a dependency
+        pass
+    return EXIT_DEPENDENCY
+
+
+def reason(error: BaseException) -> str:
+    """One line saying what went wrong: the error's own message, else its class."""
+    if isinstance(error, OSError) and error.strerror:
+        where = f" ({error.filename})" if error.filename else ""
+        text = f"{error.strerror}{where}"
+    elif isinstance(error, RecursionError):
+        text = "input nested too deeply to read"
+    else:
+        text = str(error)
+    text = " ".join(text.split())
+    if len(text) > 500:
+        text = text[:500] + "…"
+    known = isinstance(
+        error, Retriable | Fatal | Poison | CannotEvaluate | SourceUnavailable | ValueError | OSError | RecursionError
+    )
+    return text if known and text else f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def report(command: str | None, error: BaseException) -> int:
+    """Print ``pareis[ <command>]: <reason>`` on stderr; the exit code."""
+    name = f"pareis {command}" if command else "pareis"
+    Console(stderr=True).print(f"{name}: {reason(error)}", markup=False, highlight=False, emoji=False, soft_wrap=True)
+    return exit_code(error)

@@ -1,0 +1,78 @@
+"""Nested fields (DESIGN §2.1): a field path ``a.b`` is contained in ``a``.
+
+A struct column and its nested fields are separate columns of one dataset (``service``, ``service.type``,
+``service.provider.id`` once v2 paths are simplified, :mod:`pareis.core.fieldpath`). A poisoned nested field
+poisons the structs enclosing it, and a poisoned struct poisons its nested fields. :class:`Containment` answers,
+for a frontier of columns, which columns enclose them and which they contain, from the datasets' known schemas:
+
+* with a known schema, only the columns it lists count (so a flat name that happens to contain a dot is not split
+  into a struct that does not exist);
+* with an unknown schema, the enclosing struct is spelled from the path (as siblings' columns are) and nothing is
+  known to be nested.
+
+Instances remember schemas, so one walk reads each dataset's schema once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pareis.core.fieldpath import column_urn, parent_of, path_of
+from pareis.core.graph import LineageView, columns_of
+
+
+class Containment:
+    """Containment of the columns of the datasets ``view`` knows."""
+
+    def __init__(self, view: LineageView) -> None:
+        self._view = view
+        self._schemas: dict[str, frozenset[str]] = {}
+        self._nested: dict[str, dict[str, set[str]]] = {}
+
+    def _load(self, datasets: Iterable[str]) -> None:
+        todo = sorted({d for d in datasets if d not in self._schemas})
+        if not todo:
+            return
+        for d, cols in columns_of(self._view, todo).items():
+            self._schemas[d] = frozenset(cols)
+            index: dict[str, set[str]] = {}
+            for c in cols:
+                path = path_of(c)
+                dot = path.find(".")
+                while dot > 0:
+                    index.setdefault(path[:dot], set()).add(c)
+                    dot = path.find(".", dot + 1)
+            self._nested[d] = index
+
+    def enclosing(self, columns: Iterable[str]) -> dict[str, list[tuple[str, str]]]:
+        """For each column, every struct enclosing it and the rest of its path inside that struct: for
+        ``a.b.c``, ``[(a.b, ".c"), (a, ".b.c")]`` (the structs that exist, see the module docstring)."""
+        cols = sorted(set(columns))
+        dotted = [c for c in cols if "." in path_of(c)]
+        self._load(parent_of(c) for c in dotted)
+        out: dict[str, list[tuple[str, str]]] = {c: [] for c in cols}
+        for c in dotted:
+            parent, path = parent_of(c), path_of(c)
+            schema = self._schemas[parent]
+            dot = path.rfind(".")
+            while dot > 0:
+                struct = column_urn(parent, path[:dot])
+                if not schema or struct in schema:
+                    out[c].append((struct, path[dot:]))
+                dot = path.rfind(".", 0, dot)
+        return out
+
+    def nested(self, columns: Iterable[str]) -> dict[str, frozenset[str]]:
+        """For each column, the known columns nested in it at any depth (none for a leaf or an unknown schema)."""
+        cols = sorted(set(columns))
+        self._load(parent_of(c) for c in cols)
+        return {c: frozenset(self._nested[parent_of(c)].get(path_of(c), ())) for c in cols}
+
+    def inside(self, struct: str, rest: str) -> str | None:
+        """The column at ``rest`` (``".b.c"``) inside ``struct``: the known one, or spelled when the schema of its
+        dataset is unknown; None when the schema is known and lacks it. ``struct`` must have been asked about."""
+        parent = parent_of(struct)
+        self._load([parent])
+        found = column_urn(parent, path_of(struct) + rest)
+        schema = self._schemas[parent]
+        return found if not schema or found in schema else None

@@ -1,0 +1,259 @@
+"""Protect: reliability scores and ranked gaps for a set of models or datasets, in two pure steps (DESIGN §2.5).
+
+:func:`survey` reads the lineage view once (batched) and says what is upstream: the sibling classes of the
+datasets feeding the targets, their columns, which of them feed models, which are tested, and which assertions
+check them. The caller then fetches those assertions' runs (a port the core does not know) and the affected
+columns of past incidents, and :func:`assess` turns it all into scores and gaps. Deterministic; lists sorted.
+
+A sibling class (a dbt node and its warehouse table) is scored once and each member reported with that score; its
+columns are one column per field path. A gap is reported on the class's dbt member when it has one (tests are
+written there), else on the class's key member (the smallest non-dbt URN).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from pareis.core import catalog, dbt_tests, reliability
+from pareis.core.dbt_tests import ColumnFacts, DbtNode
+from pareis.core.exposure import ModelUpstream, exposure, model_upstream, parent_of, path_of, sibling_classes
+from pareis.core.fieldpath import column_urn
+from pareis.core.gaps import Gap, SuggestedTest, distinct_groups, matching_incidents, ranked
+from pareis.core.graph import Attr, LineageView, Memo, columns_of, union
+from pareis.core.reliability import Score
+from pareis.core.runs import AssertionRun
+
+DBT_PREFIX = "urn:li:dataset:(urn:li:dataPlatform:dbt,"
+
+
+def class_key(members: Iterable[str]) -> str:
+    """The key member of a sibling class: the smallest non-dbt URN, else the smallest (as incidents are keyed)."""
+    return min(members, key=lambda urn: (urn.startswith(DBT_PREFIX), urn))
+
+
+@dataclass(frozen=True)
+class DatasetClass:
+    """One sibling class upstream of the targets."""
+
+    key: str
+    members: tuple[str, ...]
+    paths: Mapping[str, tuple[str, ...]]
+    """Field path → the members' columns of that path."""
+    feeding: frozenset[str]
+    """Field paths whose columns feed a model."""
+    tested: frozenset[str]
+    """Field paths an assertion names."""
+    assertions: tuple[str, ...]
+    """Assertions the index defines on any member (the caller adds those with runs on a member)."""
+    dbt_member: str | None
+    node: DbtNode
+
+
+@dataclass(frozen=True)
+class Survey:
+    """What :func:`survey` found; the input of :func:`assess`."""
+
+    targets: tuple[str, ...]
+    """Model versions scored."""
+    upstream: Mapping[str, ModelUpstream]
+    classes: Mapping[str, DatasetClass]
+    """Class key → class."""
+    class_of: Mapping[str, str]
+    """Member dataset → class key."""
+    gap_paths: Mapping[str, frozenset[str]]
+    """Class key → field paths eligible as gaps (feeding the targets, or any model for a dataset target)."""
+    features: Mapping[str, tuple[str, ...]]
+    models: Mapping[str, tuple[str, ...]]
+    """Column → features / model versions downstream."""
+    groups: Mapping[str, str | None]
+    facts: Mapping[str, ColumnFacts]
+    """Gap column → its facts, merged over its class."""
+    nodes: Mapping[str, DbtNode]
+    """Dataset → its dbt node (for relationships targets)."""
+
+
+def survey(view: LineageView, *, models: Iterable[str] = (), datasets: Iterable[str] = ()) -> Survey:
+    """The upstream of ``models`` (model versions) and the classes of ``datasets``."""
+    memo = Memo(view)
+    targets = tuple(sorted(set(models)))
+    ups = model_upstream(memo, targets)
+    wanted: dict[str, set[str]] = {}
+    for up in ups.values():
+        for c in up.columns:
+            wanted.setdefault(parent_of(c), set()).add(path_of(c))
+        for d in up.table_datasets:
+            wanted.setdefault(d, set())
+    explicit = set(datasets)
+    classes_of = sibling_classes(memo, set(wanted) | explicit)
+    members = sorted(union(classes_of))
+    schemas = columns_of(memo, members)
+    attrs = memo.attributes(members)
+    every = {c for cols in schemas.values() for c in cols}
+    every |= {column_urn(d, p) for d, ps in wanted.items() for p in ps}
+    exp = exposure(memo, every)
+    on = catalog.assertions_on(memo, members)
+    defs = catalog.assertions(memo, union(on))
+    classes: dict[str, DatasetClass] = {}
+    class_of: dict[str, str] = {}
+    gap_paths: dict[str, frozenset[str]] = {}
+    by_parent: dict[str, list[str]] = {}
+    for c in sorted(every):
+        by_parent.setdefault(parent_of(c), []).append(c)
+    for group in sorted({frozenset(m) for m in classes_of.values()}, key=lambda g: class_key(g)):
+        key = class_key(group)
+        ordered = tuple(sorted(group))
+        paths: dict[str, list[str]] = {}
+        for m in ordered:
+            for c in by_parent.get(m, ()):
+                paths.setdefault(path_of(c), []).append(c)
+        for cols in paths.values():
+            cols.sort()
+        feeding = frozenset(p for p, cols in paths.items() if any(exp.models[c] or exp.features[c] for c in cols))
+        names = sorted({a for m in ordered for a in on.get(m, ())})
+        tested = frozenset(path_of(c) for a in names if a in defs for c in defs[a].columns if parent_of(c) in group)
+        dbt = sorted(m for m in ordered if attrs[m].get(Attr.DBT_UNIQUE_ID) or m.startswith(DBT_PREFIX))
+        dbt_member = dbt[0] if dbt else None
+        node = dbt_tests.dbt_node(dbt_member or key, attrs[dbt_member].get(Attr.DBT_UNIQUE_ID) if dbt_member else None)
+        classes[key] = DatasetClass(
+            key, ordered, {p: tuple(cs) for p, cs in paths.items()}, feeding, tested, tuple(names), dbt_member, node
+        )
+        for m in ordered:
+            class_of[m] = key
+        eligible = set().union(*(wanted.get(m, set()) for m in ordered))
+        if explicit & group:
+            eligible |= feeding
+        gap_paths[key] = frozenset(eligible & feeding)
+    model_set = sorted(set(union({c: frozenset(ms) for c, ms in exp.models.items()})) | set(targets))
+    groups = {m: i.group for m, i in catalog.models(memo, model_set).items()}
+    nodes = {m: classes[class_of[m]].node for m in members}
+    facts: dict[str, ColumnFacts] = {}
+    for key, cls in classes.items():
+        for p in sorted(gap_paths[key]):
+            facts[_gap_column(cls, p)] = _facts(_gap_column(cls, p), cls.paths[p], attrs)
+    return Survey(targets, ups, classes, class_of, gap_paths, exp.features, exp.models, groups, facts, nodes)
+
+
+def _gap_column(cls: DatasetClass, path: str) -> str:
+    home = cls.dbt_member or cls.key
+    spelled = [c for c in cls.paths[path] if parent_of(c) == home]
+    return spelled[0] if spelled else cls.paths[path][0]
+
+
+def _json(attrs: Mapping[str, str], name: Attr) -> object:
+    raw = attrs.get(name)
+    if raw is None:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
+
+
+def _facts(column: str, spellings: Sequence[str], attrs: Mapping[str, Mapping[str, str]]) -> ColumnFacts:
+    """A column's facts merged over its sibling spellings: a type, key or foreign key any of them states; the
+    profile of the most recently profiled one."""
+    kind: str | None = None
+    primary = False
+    foreign: set[str] = set()
+    profile: tuple[int, dict[str, object]] | None = None
+    for c in sorted(spellings):
+        a = attrs.get(parent_of(c), {})
+        path = path_of(c)
+        types = _json(a, Attr.SCHEMA_TYPES)
+        if kind is None and isinstance(types, dict) and isinstance(types.get(path), str):
+            kind = types[path]
+        keys = _json(a, Attr.SCHEMA_PRIMARY_KEYS)
+        primary |= isinstance(keys, list) and path in keys
+        fks = _json(a, Attr.SCHEMA_FOREIGN_KEYS)
+        if isinstance(fks, list):
+            foreign.update(t for s, t in fks if s == path)
+        prof = _json(a, Attr.PROFILE)
+        if isinstance(prof, dict) and isinstance(prof.get("fields"), dict) and path in prof["fields"]:
+            when = prof.get("time_ms") if isinstance(prof.get("time_ms"), int) else 0
+            if profile is None or when > profile[0]:  # type: ignore[operator]
+                profile = (when, prof["fields"][path])  # type: ignore[assignment]
+    field = profile[1] if profile else {}
+    values = field.get("values")
+    return ColumnFacts(
+        column=column,
+        type=kind,
+        primary_key=primary,
+        foreign=tuple(sorted(foreign)),
+        minimum=field.get("min") if isinstance(field.get("min"), str) else None,  # type: ignore[arg-type]
+        maximum=field.get("max") if isinstance(field.get("max"), str) else None,  # type: ignore[arg-type]
+        values=tuple(values) if isinstance(values, list) else None,
+    )
+
+
+def assess(
+    s: Survey,
+    runs: Mapping[str, Sequence[AssertionRun]],
+    incidents: Mapping[str, frozenset[str]],
+    at_ms: int,
+    *,
+    max_gaps: int | None = None,
+    legacy: bool = False,
+) -> tuple[list[Score], list[Score], list[Gap], list[dbt_tests.Entry]]:
+    """Dataset scores (every member, by URN), model scores (by URN), gaps in rank order (at most ``max_gaps``)
+    and the dbt entries of those gaps (for :func:`pareis.core.dbt_tests.schema_yml`).
+
+    ``runs``: class key → the runs of every assertion of the class; ``incidents``: past incident URN → its
+    affected columns.
+    """
+    by_class: dict[str, Score] = {}
+    for key, cls in s.classes.items():
+        by_class[key] = reliability.dataset_score(
+            key, feeding=cls.feeding, tested=cls.tested, runs=runs.get(key, ()), at_ms=at_ms
+        )
+    datasets = [
+        Score(m, by_class[key].score, by_class[key].components) for key, cls in s.classes.items() for m in cls.members
+    ]
+    datasets.sort(key=lambda sc: sc.urn)
+    models = [_model_score(s, m, by_class) for m in s.targets]
+    gaps: list[Gap] = []
+    for key, cls in s.classes.items():
+        for p in sorted(s.gap_paths[key] - cls.tested):
+            spellings = cls.paths[p]
+            column = _gap_column(cls, p)
+            feats = sorted(set().union(*(s.features[c] for c in spellings)))
+            mods = sorted(set().union(*(s.models[c] for c in spellings)))
+            gaps.append(
+                Gap(
+                    column=column,
+                    dataset=parent_of(column),
+                    models=tuple(mods),
+                    features=tuple(feats),
+                    groups=distinct_groups(mods, s.groups),
+                    incidents=matching_incidents(spellings, incidents),
+                    tests=(),
+                )
+            )
+    top = ranked(gaps, max_gaps)
+    entries: list[dbt_tests.Entry] = []
+    out: list[Gap] = []
+    for g in top:
+        cls = s.classes[s.class_of[g.dataset]]
+        tests = dbt_tests.choose(s.facts[g.column], s.nodes)
+        entry = (cls.node, path_of(g.column), tests)
+        entries.append(entry)
+        suggested = tuple(
+            SuggestedTest(t.name, dbt_tests.schema_yml([(cls.node, path_of(g.column), [t])], legacy=legacy))
+            for t in tests
+        )
+        out.append(Gap(g.column, g.dataset, g.models, g.features, g.groups, g.incidents, suggested))
+    return datasets, sorted(models, key=lambda sc: sc.urn), out, entries
+
+
+def _model_score(s: Survey, model: str, by_class: Mapping[str, Score]) -> Score:
+    up = s.upstream[model]
+    weights: dict[str, int] = {}
+    for cols in up.feature_columns.values():
+        for key in sorted({s.class_of[parent_of(c)] for c in cols if parent_of(c) in s.class_of}):
+            weights[key] = weights.get(key, 0) + 1
+    for d in up.table_datasets:
+        table_key = s.class_of.get(d)
+        if table_key is not None:
+            weights[table_key] = weights.get(table_key, 0) + max(1, len(up.features))
+    return reliability.model_score(model, {k: (by_class[k].score, n) for k, n in weights.items()})

@@ -1,0 +1,72 @@
+"""Pareis as an agent, as plain data: the MCP server's tools (names, titles, descriptions, in ``tools/list``
+order) and where its Agent Skill lives.
+
+Plain data in the shared model (standard library only) so that the MCP server (:mod:`pareis.mcp.server`, a
+surface) and the agent registry the composition root writes into DataHub (:mod:`pareis.datahub.agent_registry`)
+describe the same tools with the same words. Names are snake_case and verb-first, as DataHub's own MCP server
+names its tools.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+SERVER_NAME: Final = "pareis"
+SKILL_NAME: Final = "pareis-ml-incidents"
+SKILL_DIR: Final = Path(__file__).resolve().parents[2] / "skills" / SKILL_NAME
+"""The Agent Skill beside the package (the repository's ``skills/``; the image copies it to ``/app/skills``)."""
+SKILL_PATH: Final = f"skills/{SKILL_NAME}/SKILL.md"
+"""The skill's path inside the repository, as DataHub's ``agentSkillInfo.sourceRepository.path`` names it."""
+EVIDENCE_RESOURCE: Final = "pareis://evidence/{model_urn}"
+
+
+@dataclass(frozen=True)
+class ToolEntry:
+    """One tool: ``name`` (the MCP tool name), ``title`` (for people) and ``description`` (for agents)."""
+
+    name: str
+    title: str
+    description: str
+
+
+TOOLS: Final = (
+    ToolEntry(
+        "list_incidents",
+        "List ML data incidents",
+        "Pareis incidents (a failing data-quality assertion turned into an ML incident), newest first. Filter by "
+        "state (ACTIVE, RESOLVED or ALL), by the failing dataset, or by a model (version or group) in the blast "
+        "radius. Paged: offset, max_results; the answer says returned, total and has_more.",
+    ),
+    ToolEntry(
+        "get_incident",
+        "Get an incident's full analysis",
+        "The full analysis of an incident (give its URN) or of a dataset's latest incident (give the dataset URN): "
+        "the blast radius, the blind window (last success, first failure, healed), the verdict of every model "
+        "version and the safe rollback per model group. The same JSON as `pareis analyze --json`.",
+    ),
+    ToolEntry(
+        "get_blast_radius",
+        "Get the column-precision blast radius",
+        "What a failing assertion, a column (schemaField URN, or a dataset URN plus a column name) or a whole dataset "
+        "poisons, in one call: affected columns, datasets, features and models, each model with its poisoned "
+        "features, ratio and severity. The same JSON as `pareis blast --json`, its lists paged by offset and "
+        "max_results.",
+    ),
+    ToolEntry(
+        "get_model_verdicts",
+        "Get a model's version verdicts",
+        "For a model version or model group: every version's training time and verdict (CONTAMINATED, CLEAN or "
+        "UNKNOWN) in each incident that reached it, and the safe version to roll back to.",
+    ),
+)
+TOOL_NAMES: Final = tuple(tool.name for tool in TOOLS)
+
+
+def tool(name: str) -> ToolEntry:
+    """The entry named ``name`` (KeyError when there is none)."""
+    for entry in TOOLS:
+        if entry.name == name:
+            return entry
+    raise KeyError(name)

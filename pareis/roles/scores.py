@@ -1,0 +1,121 @@
+"""Keeping ``io.pareis.reliability_score`` current in DataHub (DESIGN §2.5), from the incidents role.
+
+For each sibling class a batch of run signals touches, at the time ``t`` of its latest run in the batch, the
+class's score (:func:`pareis.core.protect.assess` over the runs at or before ``t``) and the scores of the model
+versions downstream of its columns (each aggregating all its upstream classes' scores at ``t``). A value is written
+— one ``structuredProperties`` PATCH per entity per batch — only when it differs from the last one written
+(:class:`~pareis.store.scores.ScoreLedger`) and is not older than it (a replayed old run never rolls a score
+back). Write volume is bounded by the batch: at most the class's members and
+its downstream models, once each, whatever the number of runs.
+
+The ledger is updated when the batch is computed, before Kafka's transaction commits, with the batch's input
+position. An entry recorded on the batch's partition at or after its first offset comes from an attempt whose
+transaction aborted (committed offsets lie before the batch), so its value is written again: a redo never loses a
+write. A score that only ages between runs (freshness, the
+sliding windows) is rewritten on the class's next run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pareis.config import DatahubSettings
+from pareis.core.exposure import exposure
+from pareis.core.graph import LineageView, Memo
+from pareis.core.protect import Survey, assess, survey
+from pareis.core.reliability import INCIDENT_WINDOW_MS
+from pareis.core.runs import AssertionRun
+from pareis.datahub.definitions import RELIABILITY_SCORE
+from pareis.datahub.incident_writes import EntityPatch
+from pareis.datahub.marks import system_metadata
+from pareis.datahub.writer import Mcp
+from pareis.kafka.records import Message
+from pareis.roles.messages import RunSignal
+from pareis.store.runs import RunHistory
+from pareis.store.scores import Published, ScoreLedger
+
+
+@dataclass(frozen=True)
+class ScoreWrite:
+    """One value to write: the entity, the score, when, and the class whose run caused it (the record key)."""
+
+    urn: str
+    score: float
+    at_ms: int
+    cause: str
+
+    @property
+    def effect_id(self) -> str:
+        """Deterministic, and distinct for distinct values (the effects role's ledger dedupes by it)."""
+        return f"score/{self.urn}/{self.at_ms}/{self.score!r}"
+
+
+@dataclass
+class ScorePublisher:
+    """Computes the score writes of a batch of signals (see the module docstring)."""
+
+    lineage: LineageView
+    runs: RunHistory
+    ledger: ScoreLedger
+
+    def writes(self, batch: Sequence[Message[RunSignal]]) -> list[ScoreWrite]:
+        if not batch:
+            return []
+        latest: dict[str, int] = {}
+        partition = batch[-1].partition
+        first = min(m.offset for m in batch if m.partition == partition)
+        last = max(m.offset for m in batch if m.partition == partition)
+        for message in batch:
+            signal = message.value
+            t = signal.run.timestamp_ms
+            latest[signal.dataset] = max(latest.get(signal.dataset, t), t)
+        scores: dict[str, ScoreWrite] = {}
+        for dataset in sorted(latest):
+            for urn, value in self._scores(dataset, latest[dataset]).items():
+                scores[urn] = ScoreWrite(urn, value, latest[dataset], dataset)  # the last class's value stands
+        known = self.ledger.get(scores)
+        out = []
+        for urn in sorted(scores):
+            w = scores[urn]
+            seen = known.get(urn)
+            redone = seen is not None and seen.partition == partition and seen.offset >= first
+            newer = seen is None or (w.at_ms >= seen.at_ms and w.score != seen.score)
+            if newer or redone:
+                out.append(w)
+        self.ledger.put({w.urn: Published(w.score, w.at_ms, partition, last) for w in out})
+        return out
+
+    def _scores(self, dataset: str, at_ms: int) -> dict[str, float]:
+        view = Memo(self.lineage)
+        s = survey(view, datasets=[dataset])
+        columns = [c for cls in s.classes.values() for cols in cls.paths.values() for c in cols]
+        models = sorted({m for ms in exposure(view, columns).models.values() for m in ms})
+        m = survey(view, models=models) if models else None
+        runs = {k: self._runs_of(s, k, at_ms) for k in s.classes}
+        datasets, _, _, _ = assess(s, runs, {}, at_ms, max_gaps=0)
+        out = {d.urn: d.score for d in datasets}
+        if m is not None:
+            m_runs = {k: runs[k] if k in runs else self._runs_of(m, k, at_ms) for k in m.classes}
+            _, model_scores, _, _ = assess(m, m_runs, {}, at_ms, max_gaps=0)
+            out.update({sc.urn: sc.score for sc in model_scores})
+        return out
+
+    def _runs_of(self, s: Survey, key: str, at_ms: int) -> list[AssertionRun]:
+        cls = s.classes[key]
+        names = set(cls.assertions)
+        for member in cls.members:
+            names.update(self.runs.assertions_of(member))
+        if not names:
+            return []
+        return [r for r in self.runs.timeline(names, at_ms - INCIDENT_WINDOW_MS) if r.timestamp_ms <= at_ms]
+
+
+def score_mcps(writes: Sequence[ScoreWrite], settings: DatahubSettings) -> list[Mcp]:
+    """One ``structuredProperties`` PATCH per write, with Pareis's marks."""
+    out: list[Mcp] = []
+    for w in writes:
+        patch = EntityPatch(w.urn, system_metadata=system_metadata(settings, w.effect_id, w.at_ms))
+        patch.set_structured_property(RELIABILITY_SCORE, w.score)
+        out += patch.build()
+    return out

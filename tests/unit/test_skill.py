@@ -1,0 +1,76 @@
+"""The Agent Skill ``skills/pareis-ml-incidents``: valid for ``skills-ref`` (the Agent Skills reference
+validator), its frontmatter carries the issue's trigger phrases, its references are one level deep and exist, and
+every Pareis tool it names is in the server's ``tools/list`` (and every tool is named), while the DataHub tools
+it names are DataHub's."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from skills_ref.parser import parse_frontmatter
+from skills_ref.validator import validate
+
+from pareis.model.agent import SKILL_DIR, SKILL_NAME, TOOL_NAMES
+from tests.support.mcp_client import list_tools
+
+TRIGGERS = (
+    "trained on bad data",
+    "can I retrain",
+    "blast radius of this failing test",
+    "which version do we roll back to",
+    "Article 10 evidence",
+)
+DATAHUB_TOOLS = {
+    "search",
+    "get_entities",
+    "list_schema_fields",
+    "get_lineage",
+    "get_lineage_paths_between",
+    "get_dataset_queries",
+}
+"""Tools of DataHub's own MCP server (mcp-server-datahub's README) the skill sends questions to."""
+TOOL_LIKE = re.compile(r"`((?:get|list|check|search)[a-z_]*)(?:\(|`)")
+
+
+def skill_texts() -> dict[str, str]:
+    files = [SKILL_DIR / "SKILL.md", *sorted((SKILL_DIR / "references").glob("*.md"))]
+    return {str(f.relative_to(SKILL_DIR)): f.read_text(encoding="utf-8") for f in files}
+
+
+def test_the_reference_validator_accepts_the_skill() -> None:
+    assert SKILL_DIR.name == SKILL_NAME
+    assert validate(SKILL_DIR) == []
+
+
+def test_the_frontmatter_names_the_folder_and_carries_every_trigger_phrase() -> None:
+    meta, body = parse_frontmatter((SKILL_DIR / "SKILL.md").read_text(encoding="utf-8"))
+    assert meta["name"] == SKILL_NAME
+    description = " ".join(str(meta["description"]).split())
+    for phrase in TRIGGERS:
+        assert phrase in description, phrase
+    assert len(body.splitlines()) < 500
+
+
+def test_references_are_one_level_deep_and_every_link_resolves() -> None:
+    texts = skill_texts()
+    for path in SKILL_DIR.rglob("*"):
+        assert len(path.relative_to(SKILL_DIR).parts) <= 2, path
+    links = re.findall(r"\]\(([^)#]+)\)", texts["SKILL.md"])
+    assert {"references/gate-checks.md", "references/verdicts.md", "references/dbt-snippets.md"} <= set(links)
+    for link in links:
+        assert (SKILL_DIR / link).is_file(), link
+        assert Path(link).parent == Path("references"), link
+
+
+def test_every_tool_the_skill_names_exists_and_every_tool_is_named() -> None:
+    from pareis.mcp.server import build_server
+    from tests.support.recorded import recorded_sources
+
+    served = {t.name for t in list_tools(build_server(recorded_sources())).tools}
+    assert served == set(TOOL_NAMES)
+    named = {m for text in skill_texts().values() for m in TOOL_LIKE.findall(text)}
+    pareis_named = named - DATAHUB_TOOLS
+    assert pareis_named <= served, pareis_named - served
+    assert served <= pareis_named, f"the skill never mentions {sorted(served - pareis_named)}"
+    assert named & DATAHUB_TOOLS, "the skill says when to use DataHub's own tools"
