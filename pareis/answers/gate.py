@@ -18,7 +18,7 @@ Schema in ``schemas/pareis/gate.schema.json``; :func:`cannot_evaluate_json` is t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,8 +36,9 @@ from pareis.core.gate import (
 from pareis.core.gate_inputs import FeatureState, GateInputs, SourceColumn, UpstreamAssertion
 from pareis.core.graph import Memo, Names, Query, Rel, columns_of, sibling_columns, siblings_of, union
 
-Score = Callable[[str], float]
-"""The reliability score (0–100) of a dataset at the evaluation time (DESIGN §2.5)."""
+Scores = Callable[[Sequence[str]], Mapping[str, float]]
+"""The reliability scores (0–100) of datasets at the evaluation time (DESIGN §2.5); a dataset it cannot score is
+left out (check 9 does not judge it)."""
 
 MODEL, GROUP = "mlModel", "mlModelGroup"
 
@@ -90,11 +91,11 @@ def gate(
     min_score: float = 60,
     strict: bool = False,
     override_reason: str | None = None,
-    score: Score | None = None,
+    scores: Scores | None = None,
 ) -> GateAnswer:
     """The gate's answer for ``model`` at ``at_ms``.
 
-    ``score`` gives an upstream dataset's reliability at ``at_ms`` (default :func:`default_score`). Raises
+    ``scores`` gives the upstream datasets' reliability at ``at_ms`` (default :func:`reliability_scores`). Raises
     :class:`CannotEvaluate` for a URN that is not a model or group the index knows, a group without versions,
     and a version that lists no features and has no training runs.
     """
@@ -107,7 +108,7 @@ def gate(
     info = catalog.models(view, [evaluated.urn])[evaluated.urn]
     if not info.features and not info.training_runs:
         raise CannotEvaluate(f"{evaluated.urn} lists no features and has no training runs: nothing to check")
-    inputs = gather(view, sources, model, evaluated.urn, at_ms, score or default_score(sources, at_ms))
+    inputs = gather(view, sources, model, evaluated.urn, at_ms, scores or reliability_scores(sources, view, at_ms))
     policy = Policy(round(max_age_hours * HOUR_MS), min_score, strict, override_reason)
     return GateAnswer(model, evaluated.urn, at_ms, evaluate(inputs, policy), evaluated.version)
 
@@ -154,7 +155,7 @@ def _removed(view: Memo, urns: Iterable[str]) -> set[str]:
     return {u for u, f in catalog.flags(view, urns).items() if f.removed}
 
 
-def gather(view: Memo, sources: Sources, model: str, version: str, at_ms: int, score: Score) -> GateInputs:
+def gather(view: Memo, sources: Sources, model: str, version: str, at_ms: int, scores: Scores) -> GateInputs:
     """What the ten checks read for ``version`` at ``at_ms`` (see the module docstring)."""
     from pareis.answers.reach import REGION, analysed, candidates, near, reaching
     from pareis.answers.upstream import walk_up
@@ -252,7 +253,7 @@ def gather(view: Memo, sources: Sources, model: str, version: str, at_ms: int, s
         assertions=assertions,
         modified_ms=_modified(sources, datasets, at_ms),
         incidents=reaching(facts, version),
-        scores={d: score(d) for d in datasets},
+        scores=dict(scores(datasets)),
     )
 
 
@@ -338,13 +339,32 @@ def _modified(sources: Sources, datasets: Iterable[str], at_ms: int) -> Mapping[
     return sources.runs.last_operations(datasets, at_ms)
 
 
-def default_score(sources: Sources, at_ms: int) -> Score:
-    """The reliability score of :mod:`pareis.answers.reliability` (DESIGN §2.5) at ``at_ms``."""
+def reliability_scores(sources: Sources, view: Memo, at_ms: int) -> Scores:
+    """The reliability score of :mod:`pareis.answers.reliability` (DESIGN §2.5), for many datasets at once.
 
-    def score(dataset: str) -> float:
-        return 100.0
+    The same computation as :func:`pareis.answers.reliability.dataset_score` (its survey of the datasets' sibling
+    classes, the runs of each class's assertions from the incident window before ``at_ms`` on, and
+    :func:`pareis.core.protect.assess`), with the run history read in two round trips for every dataset together.
+    """
 
-    return score
+    def scores(datasets: Sequence[str]) -> Mapping[str, float]:
+        from pareis.core.protect import assess, survey
+        from pareis.core.reliability import INCIDENT_WINDOW_MS
+
+        wanted = sorted(set(datasets))
+        if not wanted:
+            return {}
+        s = survey(view, datasets=wanted)
+        of = sources.runs.assertions_by_dataset(m for cls in s.classes.values() for m in cls.members)
+        names = {key: set(cls.assertions).union(*(of[m] for m in cls.members)) for key, cls in s.classes.items()}
+        every = set().union(*names.values())
+        floor = at_ms - INCIDENT_WINDOW_MS
+        history = [r for r in sources.runs.timeline(every, floor) if r.timestamp_ms <= at_ms] if every else []
+        runs = {key: [r for r in history if r.assertion in found] for key, found in names.items()}
+        scored = assess(s, runs, {}, at_ms, max_gaps=0)[0]
+        return {sc.urn: sc.score for sc in scored if sc.urn in wanted}
+
+    return scores
 
 
-__all__ = ["GateAnswer", "Score", "Status", "cannot_evaluate_json", "default_score", "gate"]
+__all__ = ["GateAnswer", "Scores", "Status", "cannot_evaluate_json", "gate", "reliability_scores"]

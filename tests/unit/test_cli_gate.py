@@ -168,25 +168,42 @@ def test_unresolved_features_fail() -> None:
     )
 
 
-def test_an_untested_schemaless_upstream_warns_and_strict_blocks_it() -> None:
-    got = answer(sc.LTV, code=0)
+def test_an_untested_schemaless_upstream_warns_scores_low_and_strict_blocks_it() -> None:
+    # shop.sessions: no schema, no assertion — its reliability score (coverage 0, no runs) is below 60.
+    got = answer(sc.LTV, code=1)
     assert got["evaluated"] == LTV_1
-    warned = {c["id"]: c["evidence"] for c in got["checks"] if c["status"] == "WARN"}
     sessions = sc.col(sc.SESSIONS, "sessions")
+    warned = {c["id"]: c["evidence"] for c in got["checks"] if c["status"] == "WARN"}
     assert warned == {
         "upstream_assertions_passing": [],
         "feature_columns_covered": [sessions],
         "feature_columns_present": [sessions],
     }
-    strict = answer(sc.LTV, extra=["--strict"], code=1)
+    assert checks(got)["reliability_above_threshold"] == ("FAIL", [sc.SESSIONS])
+    lenient = answer(sc.LTV, extra=["--min-score", "50"], code=0)
+    assert status(lenient, "reliability_above_threshold") == "PASS"
+    strict = answer(sc.LTV, extra=["--min-score", "50", "--strict"], code=1)
     assert {c["id"] for c in strict["checks"] if c["status"] == "FAIL"} == set(warned)
     assert all("strict" in c["reason"] for c in strict["checks"] if c["status"] == "FAIL")
 
 
 def test_reliability_threshold() -> None:
+    """Check 9 reads the reliability score of pareis.answers.reliability (DESIGN §2.5) of every upstream dataset."""
+    from pareis.answers.reliability import dataset_score
+    from pareis.compose.sources import open_sources
+
     assert status(answer(sc.CHURN, code=0), "reliability_above_threshold") == "PASS"
     got = answer(sc.CHURN, extra=["--min-score", "100.5"], code=1)
     assert checks(got)["reliability_above_threshold"] == ("FAIL", sorted([sc.RAW, sc.FEATURES]))
+    # The gate's batched scores are the reliability answer's, dataset by dataset.
+    from pareis.answers.gate import reliability_scores
+    from pareis.core.graph import Memo
+
+    with open_sources(metadata=[DATA / "base.json", DATA / "failing.json", DATA / "healed.json"]) as sources:
+        datasets = [sc.RAW, sc.FEATURES, sc.SESSIONS]
+        batched = reliability_scores(sources, Memo(sources.lineage), sc.AT)(datasets)
+        assert batched == {d: dataset_score(sources, d, sc.AT).score for d in datasets}
+        assert batched[sc.RAW] < 100  # the incident and the failing run count against it
 
 
 def test_override_turns_no_go_into_a_recorded_go() -> None:
@@ -214,6 +231,8 @@ def test_github_format_annotates_each_failing_and_warning_check(tmp_path: Path) 
         *files("deprecated.json"),
         "--at",
         str(sc.AT),
+        "--min-score",
+        "50",
         "--format",
         "github",
         "--summary",
