@@ -1,6 +1,7 @@
-"""Build hook (the metadata is in pyproject.toml): the wheel carries the top-level ``schemas/`` tree (DESIGN §5 keeps
-it there) inside the package as ``pareis/_schemas``, where :func:`pareis.datahub.schemas.schema_root` finds it
-through importlib.resources. An editable install reads the top-level tree itself."""
+"""Build hook (the metadata is in pyproject.toml): the wheel carries the top-level ``schemas/`` and ``skills/`` trees
+(DESIGN §5 keeps them there) inside the package as ``pareis/_schemas`` and ``pareis/_skills``, where
+:func:`pareis.datahub.schemas.schema_root` and :func:`pareis.model.agent.skill_dir` find them. An editable install
+reads the top-level trees themselves."""
 
 from __future__ import annotations
 
@@ -10,14 +11,16 @@ from pathlib import Path
 from setuptools import setup
 from setuptools.command.build_py import build_py
 
-SCHEMAS = Path(__file__).resolve().parent / "schemas"
+ROOT = Path(__file__).resolve().parent
+TREES = {"schemas": "_schemas", "skills": "_skills"}
 
 
 class BuildPyWithSchemas(build_py):
     def run(self) -> None:
         super().run()
         if not self.editable_mode:
-            shutil.copytree(SCHEMAS, Path(self.build_lib) / "pareis" / "_schemas", dirs_exist_ok=True)
+            for tree, packaged in TREES.items():
+                shutil.copytree(ROOT / tree, Path(self.build_lib) / "pareis" / packaged, dirs_exist_ok=True)
 
 
 setup(cmdclass={"build_py": BuildPyWithSchemas})

@@ -56,9 +56,9 @@ def start_up_mcps(settings: Settings) -> list[MetadataChangeProposalWrapper]:
     server's tools, and the server itself when ``datahub.mcp_url`` is set)."""
     from pareis.datahub.agent_registry import Skill, registry_mcps
     from pareis.datahub.definitions import definition_mcps
-    from pareis.model.agent import SKILL_DIR, SKILL_PATH, TOOLS
+    from pareis.model.agent import SKILL_PATH, TOOLS, skill_dir
 
-    skill = Skill.read(SKILL_DIR / "SKILL.md", path=SKILL_PATH)
+    skill = Skill.read(skill_dir() / "SKILL.md", path=SKILL_PATH)
     return [*definition_mcps(settings.datahub), *registry_mcps(settings.datahub, tools=TOOLS, skill=skill)]
 
 

@@ -15,11 +15,17 @@ from typing import Final
 
 SERVER_NAME: Final = "pareis"
 SKILL_NAME: Final = "pareis-ml-incidents"
-SKILL_DIR: Final = Path(__file__).resolve().parents[2] / "skills" / SKILL_NAME
-"""The Agent Skill beside the package (the repository's ``skills/``; the image copies it to ``/app/skills``)."""
 SKILL_PATH: Final = f"skills/{SKILL_NAME}/SKILL.md"
 """The skill's path inside the repository, as DataHub's ``agentSkillInfo.sourceRepository.path`` names it."""
 EVIDENCE_RESOURCE: Final = "pareis://evidence/{model_urn}"
+
+
+def skill_dir() -> Path:
+    """The Agent Skill's folder: the installed package's copy (``pareis/_skills``, put there by ``setup.py``), else
+    the source checkout's top-level ``skills/`` (an editable install, the tests)."""
+    package = Path(__file__).resolve().parents[1]
+    packaged = package / "_skills" / SKILL_NAME
+    return packaged if packaged.is_dir() else package.parent / "skills" / SKILL_NAME
 
 
 @dataclass(frozen=True)

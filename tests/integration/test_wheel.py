@@ -15,7 +15,7 @@ from pareis.datahub.registry import VendoredSchemaSource
 
 ROOT = Path(__file__).resolve().parents[2]
 UV = Path(sys.executable).with_name("uv")
-SOURCES = ("pareis", "consumers", "schemas", "pyproject.toml", "setup.py", "MANIFEST.in", "README.md")
+SOURCES = ("pareis", "consumers", "schemas", "skills", "pyproject.toml", "setup.py", "MANIFEST.in", "README.md")
 TOPIC = "MetadataChangeLog_Versioned_v1"
 URN = "urn:li:dataset:(urn:li:dataPlatform:snowflake,db.s.orders,PROD)"
 
@@ -25,8 +25,10 @@ import pareis
 from pareis.datahub import schemas
 from pareis.datahub.codec import Decoder
 from pareis.datahub.registry import VendoredSchemaSource
+from pareis.model.agent import skill_dir
 change = Decoder(VendoredSchemaSource()).decode_mcl(pathlib.Path(sys.argv[1]).read_bytes())
-print(json.dumps({"package": pareis.__file__, "schemas": str(schemas.schema_root()), "urn": change.entity_urn,
+print(json.dumps({"package": pareis.__file__, "schemas": str(schemas.schema_root()), "skill": str(skill_dir()),
+                  "skill_md": (skill_dir() / "SKILL.md").is_file(), "urn": change.entity_urn,
                   "aspect": change.aspect_name, "value": change.aspect_json()}))
 """
 
@@ -68,4 +70,7 @@ def test_an_installed_wheel_decodes_a_frame_with_the_schemas_it_carries(tmp_path
 
     assert Path(answer["package"]).is_relative_to(venv), "the installed copy, not the source tree"
     assert Path(answer["schemas"]) == Path(answer["package"]).parent / "_schemas"
+    # The Agent Skill the start-up definitions catalogue travels with the package too.
+    assert Path(answer["skill"]) == Path(answer["package"]).parent / "_skills" / "pareis-ml-incidents"
+    assert answer["skill_md"]
     assert (answer["urn"], answer["aspect"], answer["value"]) == (URN, "status", aspect)

@@ -23,9 +23,9 @@ from pareis.compose.datahub import write_definitions
 from pareis.config import DatahubSettings, Settings
 from pareis.datahub.agent_registry import Skill, api_urn, registry_mcps
 from pareis.datahub.writer import MemoryWriter
-from pareis.model.agent import SKILL_DIR, SKILL_PATH, TOOL_NAMES, TOOLS
+from pareis.model.agent import SKILL_PATH, TOOL_NAMES, TOOLS, skill_dir
 
-SKILL = Skill.read(SKILL_DIR / "SKILL.md", path=SKILL_PATH)
+SKILL = Skill.read(skill_dir() / "SKILL.md", path=SKILL_PATH)
 WITH_SERVER = DatahubSettings(mcp_url="https://pareis.example.com/mcp", repository_url="https://git.example/pareis")
 MCPS = registry_mcps(WITH_SERVER, tools=TOOLS, skill=SKILL)
 
@@ -54,7 +54,7 @@ def test_the_agent_depends_on_its_skill_and_every_tool() -> None:
 
 
 def test_the_skill_is_the_skill_file_body_with_its_frontmatter_description() -> None:
-    text = (SKILL_DIR / "SKILL.md").read_text(encoding="utf-8")
+    text = (skill_dir() / "SKILL.md").read_text(encoding="utf-8")
     info = by("urn:li:agentSkill:pareis-ml-incidents", "agentSkillInfo")
     assert isinstance(info, AgentSkillInfoClass)
     assert info.name == "pareis-ml-incidents"

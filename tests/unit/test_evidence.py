@@ -14,7 +14,7 @@ from pareis.answers.evidence import evidence_pack
 from pareis.answers.evidence_render import markdown, to_html
 from pareis.answers.sources import CannotEvaluate, Sources
 from pareis.compose.sources import open_sources
-from pareis.datahub.translate import translate
+from pareis.datahub.translate import lineage_update
 from pareis.store.lineage import Stamp
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.runs_memory import MemoryRunHistory
@@ -130,11 +130,11 @@ def test_the_html_is_self_contained_and_printable(pack: dict[str, Any]) -> None:
 
 def test_a_model_without_lineage_gets_a_pack_that_says_what_is_missing() -> None:
     store = MemoryLineageStore()
-    update = translate(model("lonely"), "mlModelProperties", "UPSERT", {"name": "lonely"}, Stamp(1, 0))
+    update = lineage_update(model("lonely"), "mlModelProperties", "UPSERT", {"name": "lonely"}, Stamp(1, 0))
     assert update is not None
     store.apply([update])
     # known to the index (a name), but no features, no training run, no group
-    update = translate(model("lonely"), "mlModelProperties", "UPSERT", {"created": {"time": 5}}, Stamp(2, 0))
+    update = lineage_update(model("lonely"), "mlModelProperties", "UPSERT", {"created": {"time": 5}}, Stamp(2, 0))
     assert update is not None
     store.apply([update])
     pack = evidence_pack(Sources(store, MemoryRunHistory()), model("lonely"), AT).to_json()

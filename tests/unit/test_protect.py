@@ -13,7 +13,7 @@ from pareis.core.gaps import Gap, distinct_groups, ranked
 from pareis.core.protect import assess, survey
 from pareis.core.reliability import INCIDENT_WINDOW_MS
 from pareis.core.runs import AssertionRun
-from pareis.datahub.translate import translate
+from pareis.datahub.translate import lineage_update
 from pareis.lineage_loader import load_files
 from pareis.store.lineage import Stamp
 from pareis.store.lineage_memory import MemoryLineageStore
@@ -45,7 +45,7 @@ def store() -> MemoryLineageStore:
     s = MemoryLineageStore()
 
     def put(entity: str, aspect: str, value: dict[str, Any]) -> None:
-        update = translate(entity, aspect, "UPSERT", value, Stamp(1, 0))
+        update = lineage_update(entity, aspect, "UPSERT", value, Stamp(1, 0))
         assert update is not None
         s.apply([update])
 

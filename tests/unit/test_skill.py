@@ -11,7 +11,7 @@ from pathlib import Path
 from skills_ref.parser import parse_frontmatter
 from skills_ref.validator import validate
 
-from pareis.model.agent import SKILL_DIR, SKILL_NAME, TOOL_NAMES
+from pareis.model.agent import SKILL_NAME, TOOL_NAMES, skill_dir
 from tests.support.mcp_client import list_tools
 
 TRIGGERS = (
@@ -34,17 +34,17 @@ TOOL_LIKE = re.compile(r"`((?:get|list|check|search)[a-z_]*)(?:\(|`)")
 
 
 def skill_texts() -> dict[str, str]:
-    files = [SKILL_DIR / "SKILL.md", *sorted((SKILL_DIR / "references").glob("*.md"))]
-    return {str(f.relative_to(SKILL_DIR)): f.read_text(encoding="utf-8") for f in files}
+    files = [skill_dir() / "SKILL.md", *sorted((skill_dir() / "references").glob("*.md"))]
+    return {str(f.relative_to(skill_dir())): f.read_text(encoding="utf-8") for f in files}
 
 
 def test_the_reference_validator_accepts_the_skill() -> None:
-    assert SKILL_DIR.name == SKILL_NAME
-    assert validate(SKILL_DIR) == []
+    assert skill_dir().name == SKILL_NAME
+    assert validate(skill_dir()) == []
 
 
 def test_the_frontmatter_names_the_folder_and_carries_every_trigger_phrase() -> None:
-    meta, body = parse_frontmatter((SKILL_DIR / "SKILL.md").read_text(encoding="utf-8"))
+    meta, body = parse_frontmatter((skill_dir() / "SKILL.md").read_text(encoding="utf-8"))
     assert meta["name"] == SKILL_NAME
     description = " ".join(str(meta["description"]).split())
     for phrase in TRIGGERS:
@@ -54,12 +54,12 @@ def test_the_frontmatter_names_the_folder_and_carries_every_trigger_phrase() -> 
 
 def test_references_are_one_level_deep_and_every_link_resolves() -> None:
     texts = skill_texts()
-    for path in SKILL_DIR.rglob("*"):
-        assert len(path.relative_to(SKILL_DIR).parts) <= 2, path
+    for path in skill_dir().rglob("*"):
+        assert len(path.relative_to(skill_dir()).parts) <= 2, path
     links = re.findall(r"\]\(([^)#]+)\)", texts["SKILL.md"])
     assert {"references/gate-checks.md", "references/verdicts.md", "references/dbt-snippets.md"} <= set(links)
     for link in links:
-        assert (SKILL_DIR / link).is_file(), link
+        assert (skill_dir() / link).is_file(), link
         assert Path(link).parent == Path("references"), link
 
 

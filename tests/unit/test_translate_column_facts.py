@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from pareis.core.graph import Attr
-from pareis.datahub.translate import translate
+from pareis.datahub.translate import lineage_update
 from pareis.store.lineage import LineageStore, Stamp
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.lineage_redis import RedisLineageStore
@@ -68,7 +68,7 @@ def store(request: pytest.FixtureRequest) -> LineageStore:
 
 
 def put(store: LineageStore, entity: str, aspect: str, value: dict[str, Any]) -> None:
-    update = translate(entity, aspect, "UPSERT", value, Stamp(1, 0))
+    update = lineage_update(entity, aspect, "UPSERT", value, Stamp(1, 0))
     assert update is not None
     store.apply([update])
 
