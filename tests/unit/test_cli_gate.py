@@ -299,3 +299,9 @@ def test_the_live_redis_index_gives_the_same_answer_as_the_files(redis_url: str)
         VALIDATOR.validate(json.loads(live.stdout))
         assert live.stdout == invoke("--model", model, *files(*overlays), "--at", str(sc.AT), "--json").stdout
         assert live.exit_code in (0, 1)
+
+
+def test_the_scenario_files_are_what_make_scenarios_writes() -> None:
+    for name, proposals in {"base.json": sc.base(), **sc.OVERLAYS}.items():
+        assert json.loads((DATA / name).read_text()) == proposals, f"regenerate {name}: make_scenarios.py"
+    assert sorted(p.name for p in DATA.glob("*.json")) == sorted(["base.json", *sc.OVERLAYS])
