@@ -7,7 +7,8 @@
 2,000 models in 200 groups), built into the in-memory store and the Redis store by the lineage role's handler, plus
 assertions and runs: every 5th dataset has a ``not_null`` assertion on ``col_00`` and one on ``col_01``, each with a
 SUCCESS run a day for 7 days, and one assertion of one dataset of the largest tree fails on the 6th day (an
-incident, so gaps can match a past incident). Runs go into both run histories (memory and Redis).
+incident, so gaps can match a past incident). Runs go into both run histories (memory and Redis). ``gc.freeze()``
+after the build, as in ``bench/blast.py``.
 
 **Measured**, in one run:
 
@@ -17,13 +18,14 @@ incident, so gaps can match a past incident). Runs go into both run histories (m
 2. the whole graph in memory — protect with no ``--model``: every model's and upstream dataset's score and every gap
    ranked (once; the figure is its wall time);
 3. score write volume — the incidents role's score publisher (:class:`pareis.roles.scores.ScorePublisher`) on a
-   burst of 1,000 runs of one dataset's assertions, in batches of 100, against one run of the same burst where every
-   run is forwarded: writes per run.
+   burst of 1,000 runs of one dataset's assertions, in batches of 100, and ``pareis demo``'s recorded timeline
+   through every role: writes per run, and against the baseline of one write per run per entity.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import platform
 import random
@@ -41,7 +43,7 @@ from bench.machine import cpu_model
 from pareis.answers.reliability import protect
 from pareis.answers.sources import Sources
 from pareis.core.runs import AssertionRun, ResultType
-from pareis.datahub.translate import translate
+from pareis.datahub.translate import lineage_update
 from pareis.model.records import Message
 from pareis.roles.messages import RunSignal
 from pareis.roles.scores import ScorePublisher
@@ -71,7 +73,7 @@ def add_assertions(p: blast.Plan, stores: list[LineageStore], histories: list[Ru
         for j in (0, 1):
             info = {"type": "DATASET", "datasetAssertion": {"dataset": blast.dataset(k), "scope": "DATASET_COLUMN",
                     "operator": "NOT_NULL", "fields": [blast.column(k, j)]}}  # fmt: skip
-            update = translate(assertion(k, j), "assertionInfo", "UPSERT", info, Stamp(1, blast.T0))
+            update = lineage_update(assertion(k, j), "assertionInfo", "UPSERT", info, Stamp(1, blast.T0))
             assert update is not None
             updates.append(update)
             for day in range(7):
@@ -138,12 +140,35 @@ def burst(p: blast.Plan, lineage: MemoryLineageStore, at_ms: int) -> dict[str, i
     return {"runs": 1000, "writes": writes, "entities": len(entities)}
 
 
+def demo_volume() -> dict[str, int]:
+    """Score writes of ``pareis demo``'s recorded timeline (every role over in-memory ports), against the other
+    writes of the same run."""
+    from pareis.commands.demo import default_timeline
+    from pareis.config import load_settings
+    from pareis.demo.session import DemoSession, steps_of
+
+    session = DemoSession(load_settings())
+    before = len(session.writer.proposals)
+    runs = 0
+    for step in steps_of(default_timeline()):
+        runs += sum(1 for p in step.proposals if p.aspect_name == "assertionRunEvent")
+        session.run(step)
+    writes = session.writer.proposals[before:]
+    scores = [w for w in writes if "io.pareis.reliability_score" in str(w.to_obj())]
+    return {
+        "runs": runs,
+        "writes": len(scores),
+        "entities": len({str(w.entityUrn) for w in scores}),
+        "other": len(writes) - len(scores),
+    }
+
+
 def ms(seconds: float) -> str:
     return f"{seconds * 1000:,.1f}"
 
 
 def report(p: blast.Plan, args: argparse.Namespace, r: dict[str, Any], whole_s: float, whole: dict[str, Any],
-           volume: dict[str, int], setup: str, wall_s: float) -> str:  # fmt: skip
+           volume: dict[str, int], demo: dict[str, int], setup: str, wall_s: float) -> str:  # fmt: skip
     mem, red = r["times"]["memory"], r["times"]["redis"]
     m50, m99, r50, r99 = (percentile(mem, 0.5), percentile(mem, 0.99), percentile(red, 0.5), percentile(red, 0.99))
     machine = f"{platform.machine()}, {cpu_model()}, {os.cpu_count()} cores shared with other work, Python " + (
@@ -175,6 +200,9 @@ def report(p: blast.Plan, args: argparse.Namespace, r: dict[str, Any], whole_s: 
             f"| burst on one dataset, batches of 100 | {volume['runs']:,} | {volume['writes']:,} "
             f"| {volume['entities']:,} | {volume['writes'] / volume['runs']:.3f} "
             f"| {volume['writes'] / max(1, volume['runs'] * volume['entities']):.4f}× |",
+            f"| `pareis demo`, recorded timeline ({demo['other']:,} other DataHub writes) | {demo['runs']:,} "
+            f"| {demo['writes']:,} | {demo['entities']:,} | {demo['writes'] / max(1, demo['runs']):.3f} "
+            f"| {demo['writes'] / max(1, demo['runs'] * demo['entities']):.4f}× |",
             "",
             f"- Command: `.venv/bin/python bench/protect.py --scale {args.scale} --reps {args.reps} "
             f"--seed {args.seed}{' --write-results' if args.write_results else ''}`",
@@ -217,6 +245,8 @@ def main() -> None:
         mem_runs, redis_runs = MemoryRunHistory(), RedisRunHistory(client, prefix=RUNS_PREFIX)
         assertions, runs = add_assertions(p, [memory, store], [mem_runs, redis_runs])
         setup = f"{assertions:,} assertions with {runs:,} runs over 7 days, one incident"
+        gc.collect()
+        gc.freeze()  # as bench/blast.py: the collector would walk the in-memory index during the timings
         at = blast.T0 + 7 * DAY
         on_memory, on_redis = Sources(memory, mem_runs, origin="memory"), Sources(store, redis_runs, origin="redis")
         print("one model …", file=sys.stderr)
@@ -225,10 +255,12 @@ def main() -> None:
         whole_s, whole = whole_graph(on_memory, at)
         print("burst …", file=sys.stderr)
         volume = burst(p, memory, at)
+        print("demo …", file=sys.stderr)
+        demo = demo_volume()
         args.redis_version = client.info("server")["redis_version"]
     finally:
         client.flushdb()
-    text = report(p, args, r, whole_s, whole, volume, setup, time.perf_counter() - began)
+    text = report(p, args, r, whole_s, whole, volume, demo, setup, time.perf_counter() - began)
     print(text)
     if args.write_results:
         write_results(text)

@@ -7,7 +7,8 @@
 * :mod:`~pareis.compose.process` — running roles: threads, signals, telemetry;
 * :mod:`~pareis.compose.replay` — the replayer and the Kafka publisher of ``pareis replay``;
 * :mod:`~pareis.compose.sources` — the read side's :class:`~pareis.answers.sources.Sources`, opened from files,
-  Redis or GMS.
+  Redis or GMS;
+* :mod:`~pareis.compose.publish` — writing a read-side answer to DataHub.
 
 Nothing here runs at import time, and nothing outside this package imports a concrete adapter to wire it.
 """

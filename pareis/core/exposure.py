@@ -17,7 +17,7 @@ lineage, nested-field containment and feature-table keys.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from pareis.core import catalog
@@ -192,6 +192,69 @@ def model_upstream(view: LineageView, models: Iterable[str]) -> dict[str, ModelU
     return out
 
 
+def closed_union(step: Mapping[str, Iterable[str]], values: Mapping[str, frozenset[str]]) -> dict[str, frozenset[str]]:
+    """For every node of ``step`` (a graph: node → successors), the union of ``values`` over the node and everything
+    reachable from it. Each strongly connected component is computed once, successors first (Tarjan's algorithm,
+    iterative), so the cost is linear in the graph plus the unions, whatever the overlap of the reachable sets;
+    cycle-safe. Nodes whose union is empty are left out."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    out: dict[str, frozenset[str]] = {}
+    empty: frozenset[str] = frozenset()
+    counter = 0
+    # Traversal order does not change the result (unions commute), so nothing is sorted here.
+    for root in step:
+        if root in index:
+            continue
+        work: list[tuple[str, Iterator[str]]] = [(root, iter(step.get(root, ())))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, successors = work[-1]
+            advanced = False
+            for nxt in successors:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = counter
+                    counter += 1
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(step.get(nxt, ()))))
+                    advanced = True
+                    break
+                if nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                members = []
+                while True:
+                    m = stack.pop()
+                    on_stack.discard(m)
+                    members.append(m)
+                    if m == node:
+                        break
+                acc: set[str] = set()
+                inside = set(members)
+                for m in members:
+                    acc |= values.get(m, empty)
+                    for nxt in step.get(m, ()):
+                        if nxt not in inside:
+                            acc |= out.get(nxt, empty)
+                if acc:
+                    frozen = frozenset(acc)
+                    for m in members:
+                        out[m] = frozen
+    return out
+
+
 def exposure(view: LineageView, columns: Iterable[str]) -> Exposure:
     """The features and model versions downstream of each column in ``columns``."""
     start = sorted(set(columns))
@@ -219,15 +282,15 @@ def exposure(view: LineageView, columns: Iterable[str]) -> Exposure:
     by_table = {d: {m for p in reads[d] for m in trained[p] if m in featureless} for d in datasets}
     any_table = any(by_table.values())
     consumers = related(view, Rel.FEATURE_MODEL, union({c: frozenset(fs) for c, fs in direct.items()}))
-    memo: dict[str, frozenset[str]] = {}
+    tables = {c: by_table.get(parent_of(c), set()) for c in reached} if any_table else {}
+    below_f = closed_union(children, {c: frozenset(fs) for c, fs in direct.items() if fs})
+    below_t = closed_union(children, {c: frozenset(ms) for c, ms in tables.items() if ms}) if any_table else {}
     feats: dict[str, tuple[str, ...]] = {}
     mods: dict[str, tuple[str, ...]] = {}
     for c in start:
-        below = _reach(c, children, memo)
-        fs = set().union(*(direct.get(n, ()) for n in below))
+        fs = below_f.get(c, frozenset())
         ms = set().union(*(consumers[f] for f in fs)) if fs else set()
-        if any_table:
-            ms |= set().union(*(by_table.get(parent_of(n), set()) for n in below))
+        ms |= below_t.get(c, frozenset())
         feats[c] = tuple(sorted(fs))
         mods[c] = tuple(sorted(ms))
     return Exposure(feats, mods)

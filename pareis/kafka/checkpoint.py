@@ -36,11 +36,11 @@ from pareis.kafka import dlq
 from pareis.kafka.classify import (
     AbortTransaction,
     CommitLost,
-    Verdict,
+    Disposition,
     classify,
     error_of,
-    translate,
-    translate_exception,
+    from_kafka_error,
+    from_kafka_exception,
 )
 from pareis.model.records import OutRecord
 
@@ -116,7 +116,7 @@ class Checkpoint:
                     if too_large and dlq.is_dead_letter(record.headers) and record.value:
                         record = dlq.bounded(record, 0)  # the producer's limit is below dlq_max_bytes
                         continue
-                    raise translate_exception(exc, f"producing to {record.topic}") from exc
+                    raise from_kafka_exception(exc, f"producing to {record.topic}") from exc
         self.producer.poll(0)
 
     def advance(self, offsets: Mapping[PartitionKey, int], messages: int) -> None:
@@ -169,7 +169,7 @@ class Checkpoint:
             try:
                 return call()
             except KafkaException as exc:
-                error = translate_exception(exc, doing)
+                error = from_kafka_exception(exc, doing)
                 if type(error) is not Retriable or time.monotonic() + delay > deadline:
                     if type(error) is Retriable:
                         raise Fatal(f"gave up after {self.deadline_s:.0f}s: {error}") from exc
@@ -197,7 +197,7 @@ class AtLeastOnce(Checkpoint):
             raise Retriable(f"{remaining} output records not delivered within {self.deadline_s:.0f}s")
         if self._delivery_errors:
             errors, self._delivery_errors = self._delivery_errors, []
-            error = translate(errors[0], f"delivering output ({len(errors)} failed)")
+            error = from_kafka_error(errors[0], f"delivering output ({len(errors)} failed)")
             if isinstance(error, Fatal):
                 raise error
             self.abort()
@@ -219,8 +219,8 @@ class AtLeastOnce(Checkpoint):
             err = tp.error
             if err is None:
                 continue
-            if classify(err) is Verdict.FATAL:
-                raise translate(err, f"committing {tp.topic}[{tp.partition}]")
+            if classify(err) is Disposition.FATAL:
+                raise from_kafka_error(err, f"committing {tp.topic}[{tp.partition}]")
             # Keep it for the next commit; a later offset of the same partition supersedes it.
             key = (tp.topic, tp.partition)
             self.pending.setdefault(key, committed.pop(key))
@@ -301,4 +301,4 @@ class ExactlyOnce(Checkpoint):
         try:
             call()
         except KafkaException as exc:
-            raise translate_exception(exc, doing) from exc
+            raise from_kafka_exception(exc, doing) from exc

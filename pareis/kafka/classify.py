@@ -13,7 +13,7 @@ from confluent_kafka import KafkaError, KafkaException
 from pareis.errors import Fatal, PareisError, Retriable
 
 
-class Verdict(enum.Enum):
+class Disposition(enum.Enum):
     """What to do about a Kafka error."""
 
     RETRY = "retry"
@@ -84,19 +84,19 @@ _RETRY_CODES = frozenset(
 )
 
 
-def classify(err: KafkaError) -> Verdict:
-    """The verdict for ``err``. Fatal wins over abortable, abortable over retriable; unknown errors are fatal,
+def classify(err: KafkaError) -> Disposition:
+    """What to do about ``err``. Fatal wins over abortable, abortable over retriable; unknown errors are fatal,
     because restarting from committed offsets is always safe and guessing is not."""
     code = err.code()
     if err.fatal() or code in _FATAL_CODES:
-        return Verdict.FATAL
+        return Disposition.FATAL
     if err.txn_requires_abort():
-        return Verdict.ABORT
+        return Disposition.ABORT
     if code in _REBALANCED_CODES:
-        return Verdict.REBALANCED
+        return Disposition.REBALANCED
     if err.retriable() or code in _RETRY_CODES:
-        return Verdict.RETRY
-    return Verdict.FATAL
+        return Disposition.RETRY
+    return Disposition.FATAL
 
 
 def error_of(exc: BaseException) -> KafkaError | None:
@@ -106,22 +106,22 @@ def error_of(exc: BaseException) -> KafkaError | None:
     return None
 
 
-def translate(err: KafkaError, doing: str) -> PareisError:
+def from_kafka_error(err: KafkaError, doing: str) -> PareisError:
     """The pareis.errors exception for ``err``, raised while ``doing`` (a short phrase for the message)."""
     message = f"kafka {doing}: {err.name()}: {err.str()}"
     verdict = classify(err)
-    if verdict is Verdict.ABORT:
+    if verdict is Disposition.ABORT:
         return AbortTransaction(message)
-    if verdict is Verdict.REBALANCED:
+    if verdict is Disposition.REBALANCED:
         return CommitLost(message)
-    if verdict is Verdict.RETRY:
+    if verdict is Disposition.RETRY:
         return Retriable(message)
     return Fatal(message)
 
 
-def translate_exception(exc: BaseException, doing: str) -> PareisError:
-    """:func:`translate` for a raised confluent_kafka exception; anything else unexpected is fatal."""
+def from_kafka_exception(exc: BaseException, doing: str) -> PareisError:
+    """:func:`from_kafka_error` for a raised confluent_kafka exception; anything else unexpected is fatal."""
     err = error_of(exc)
     if err is None:
         return Fatal(f"kafka {doing}: {type(exc).__name__}: {exc}")
-    return translate(err, doing)
+    return from_kafka_error(err, doing)

@@ -16,7 +16,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from pareis.config import Settings
 from pareis.errors import Fatal
-from pareis.kafka.classify import Verdict, classify, translate
+from pareis.kafka.classify import Disposition, classify, from_kafka_error
 from pareis.kafka.role import Delivery, Role
 
 ErrorCallback = Callable[[KafkaError], None]
@@ -99,6 +99,6 @@ def ensure_topics(settings: Settings, topics: Mapping[str, int], timeout_s: floa
             err = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
             if err is not None and err.code() == KafkaError.TOPIC_ALREADY_EXISTS:
                 continue
-            if err is not None and classify(err) is not Verdict.FATAL:
-                raise translate(err, f"creating topic {name}") from exc
+            if err is not None and classify(err) is not Disposition.FATAL:
+                raise from_kafka_error(err, f"creating topic {name}") from exc
             raise Fatal(f"cannot create topic {name}: {exc}") from exc

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
 from pareis.errors import Retriable
-from pareis.kafka.classify import translate, translate_exception
+from pareis.kafka.classify import from_kafka_error, from_kafka_exception
 
 
 class KafkaPublisher:
@@ -44,7 +44,7 @@ class KafkaPublisher:
             except BufferError:
                 self._producer.poll(0.1)
             except KafkaException as exc:
-                raise translate_exception(exc, "produce") from exc
+                raise from_kafka_exception(exc, "produce") from exc
 
     def flush(self, timeout_s: float = 60.0) -> None:
         """Wait for every queued record; raise the first delivery failure (Retriable or Fatal)."""
@@ -52,7 +52,7 @@ class KafkaPublisher:
         if self._failures:
             error = self._failures[0]
             self._failures.clear()
-            raise translate(error, "delivery")
+            raise from_kafka_error(error, "delivery")
         if remaining:
             raise Retriable(f"{remaining} records not delivered within {timeout_s}s")
 

@@ -32,7 +32,7 @@ from pareis.errors import Fatal, PareisError, Retriable
 from pareis.kafka import clients
 from pareis.kafka.batch import BatchProcessor, BatchResult, PartitionKey
 from pareis.kafka.checkpoint import AtLeastOnce, Checkpoint, DeliveryFailed, ExactlyOnce
-from pareis.kafka.classify import AbortTransaction, translate, translate_exception
+from pareis.kafka.classify import AbortTransaction, from_kafka_error, from_kafka_exception
 from pareis.kafka.role import Delivery, Pipeline, Role
 from pareis.model.records import RawMessage
 from pareis.telemetry.health import Health
@@ -373,7 +373,7 @@ class RoleRunner:
         try:
             committed = self.consumer.committed(assignment, timeout=30)
         except KafkaException as exc:
-            raise translate_exception(exc, "reading committed offsets") from exc
+            raise from_kafka_exception(exc, "reading committed offsets") from exc
         for tp in committed:
             offset = tp.offset if tp.offset >= 0 else OFFSET_BEGINNING
             self._seek(TopicPartition(tp.topic, tp.partition, offset))
@@ -383,12 +383,12 @@ class RoleRunner:
         try:
             self.consumer.seek(tp)
         except KafkaException as exc:
-            raise translate_exception(exc, f"seeking {tp.topic}[{tp.partition}]") from exc
+            raise from_kafka_exception(exc, f"seeking {tp.topic}[{tp.partition}]") from exc
 
     # --- errors and lag ----------------------------------------------------------------------------------------
     def _on_client_error(self, err: KafkaError) -> None:
         if err.fatal():
-            self.client_error = translate(err, "client")
+            self.client_error = from_kafka_error(err, "client")
         else:
             self.log.warning("kafka client error", error=err.str(), code=err.name())
 
@@ -397,7 +397,7 @@ class RoleRunner:
             return
         self.metrics.errors.labels(self.role.name, f"kafka:{err.name()}").inc()
         if err.fatal():
-            raise translate(err, "consume")
+            raise from_kafka_error(err, "consume")
         self.log.warning("consume error", error=err.str(), code=err.name())
 
     def _raise_deferred(self) -> None:

@@ -63,9 +63,26 @@ class TicketOpen:
 
     kind = "ticket.open"
 
+    # Views of the ticket's fields (it holds them once), for readers of the effect.
     @property
     def incident(self) -> str:
         return self.ticket.incident_urn
+
+    @property
+    def title(self) -> str:
+        return self.ticket.title
+
+    @property
+    def body(self) -> str:
+        return self.ticket.body
+
+    @property
+    def severity(self) -> Severity:
+        return self.ticket.severity
+
+    @property
+    def url(self) -> str | None:
+        return self.ticket.url
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -12,6 +12,31 @@ import sys
 import structlog
 
 
+class _StderrLogger:
+    """A structlog logger that writes each line to the ``sys.stderr`` of the moment, not the one at configuration
+    time: a CLI runner or a test may swap (and close) the stream the process started with."""
+
+    def msg(self, message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    log = debug = info = warn = warning = error = err = critical = fatal = exception = failure = msg
+
+
+class _StderrHandler(logging.Handler):
+    """The standard library's side of the same rule (``logging.StreamHandler`` keeps its stream)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(self.format(record) + "\n")
+            sys.stderr.flush()
+        except Exception:  # logging's own contract: a failing handler reports through handleError, never raises
+            self.handleError(record)
+
+
+def _stderr_logger(*_args: object) -> _StderrLogger:
+    return _StderrLogger()
+
+
 def configure_logging(level: str = "INFO", json: bool = True) -> None:
     """Route structlog and the standard library's logging through one renderer at ``level``."""
     numeric = logging.getLevelName(level.upper())
@@ -32,11 +57,11 @@ def configure_logging(level: str = "INFO", json: bool = True) -> None:
     structlog.configure(
         processors=[*shared, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        logger_factory=_stderr_logger,
         cache_logger_on_first_use=True,
     )
     # Libraries that log through the standard library (confluent_kafka's logger, urllib3, …) get the same output.
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _StderrHandler()
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
             processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],

@@ -7,7 +7,8 @@ Kinds (the handler each test needs; all go through the real runtime, :func:`pare
 * ``redis``: effects in Redis, idempotent: ``HSET <prefix>:effects <topic>:<partition>:<offset> <value>`` per
   message, then ``INCRBY <prefix>:applied <n>`` (counts redos too). Redis errors become Retriable.
 * ``transform``: one output per input on ``--output``: same key, value ``out:<value>``, header ``src``;
-  ``--batch-work-ms`` paces it (simulated work per batch).
+  ``--batch-work-ms`` paces it (simulated work per batch); ``--bug-on VALUE`` makes the handler raise a
+  ``KeyError`` (a bug of ours, not bad input) on a message of that value.
 * ``datahub``: decodes MCLs with the DataHub codec and parses the aspect JSON (malformed JSON is poison); one
   output per good input on ``--output``: key = entity URN, value = aspect name.
 
@@ -76,8 +77,10 @@ def redis_pipeline(url: str, prefix: str) -> Pipeline[bytes]:
     return Pipeline(decode=_bytes, handle=handle, checks={"redis": ping}, close=client.close)
 
 
-def transform_pipeline(output: str, work_s: float = 0.0) -> Pipeline[bytes]:
+def transform_pipeline(output: str, work_s: float = 0.0, bug_on: bytes | None = None) -> Pipeline[bytes]:
     def handle(batch: Sequence[Message[bytes]]) -> Iterable[OutRecord]:
+        if bug_on is not None and any(m.value == bug_on for m in batch):
+            raise KeyError("a handler bug")
         if work_s:
             time.sleep(work_s)  # simulated work per batch: paces the role (a workload, not a synchronisation)
         return [
@@ -125,6 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--grace-s", type=float, default=10.0)
     p.add_argument("--http-port", type=int, default=0)
     p.add_argument("--batch-work-ms", type=float, default=0.0, help="transform: simulated work per batch")
+    p.add_argument("--bug-on", default=None, help="transform: raise KeyError on a message of this value")
     p.add_argument("--rdkafka-debug", default="", help="librdkafka debug contexts, e.g. cgrp,fetch")
     p.add_argument("--schema-registry", default=None, help="datahub: decode through this registry")
     p.add_argument("--kafka-property", action="append", default=[], help="KEY=VALUE, a librdkafka property")
@@ -163,7 +167,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if a.kind == "redis":
         build = lambda: redis_pipeline(a.redis, a.prefix)  # noqa: E731
     elif a.kind == "transform":
-        build = lambda: transform_pipeline(a.output, a.batch_work_ms / 1000)  # noqa: E731
+        bug_on = a.bug_on.encode() if a.bug_on is not None else None
+        build = lambda: transform_pipeline(a.output, a.batch_work_ms / 1000, bug_on)  # noqa: E731
     else:
         build = lambda: datahub_pipeline(settings, a.output)  # noqa: E731
     role = Role(a.kind, (a.input,), a.group, Delivery(a.delivery), build, (a.output, a.dlq))

@@ -161,3 +161,14 @@ def test_reliability_of_a_urn_dispatches_and_can_leave_the_gaps_out(store: Memor
     assert {s.urn for s in by_dataset.datasets} == {RAW, DBT} and len(by_dataset.gaps) == 1
     with pytest.raises(CannotEvaluate, match="not a dataset or model"):
         reliability(sources, "urn:li:tag:x", at_ms=0)
+
+
+def test_closed_union_collects_everything_reachable_through_cycles() -> None:
+    from pareis.core.exposure import closed_union
+
+    step = {"a": {"b"}, "b": {"c", "d"}, "c": {"b"}, "d": set(), "e": {"a"}, "x": set()}
+    values = {"c": frozenset({"f1"}), "d": frozenset({"f2"}), "e": frozenset({"f3"})}
+    got = closed_union(step, values)
+    assert got["a"] == got["b"] == got["c"] == frozenset({"f1", "f2"})  # b ⇄ c is one component
+    assert got["d"] == frozenset({"f2"}) and got["e"] == frozenset({"f1", "f2", "f3"})
+    assert "x" not in got

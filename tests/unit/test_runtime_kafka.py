@@ -9,7 +9,14 @@ from consumers import assertions, effects, incidents, lineage
 from pareis.config import KafkaSettings, RuntimeSettings, Settings
 from pareis.errors import Fatal, Retriable
 from pareis.kafka import clients
-from pareis.kafka.classify import AbortTransaction, CommitLost, Verdict, classify, translate, translate_exception
+from pareis.kafka.classify import (
+    AbortTransaction,
+    CommitLost,
+    Disposition,
+    classify,
+    from_kafka_error,
+    from_kafka_exception,
+)
 from pareis.kafka.role import Delivery, Pipeline, Role, RoleSpec, load_factory
 from pareis.kafka.runner import backoff_delay
 
@@ -21,28 +28,28 @@ def err(code: int, *, fatal: bool = False, retriable: bool = False, abort: bool 
 @pytest.mark.parametrize(
     ("error", "verdict", "translated"),
     [
-        (err(KafkaError._TRANSPORT), Verdict.RETRY, Retriable),
-        (err(KafkaError._TIMED_OUT, retriable=True), Verdict.RETRY, Retriable),
-        (err(KafkaError.COORDINATOR_LOAD_IN_PROGRESS), Verdict.RETRY, Retriable),
-        (err(KafkaError.INVALID_TXN_STATE, abort=True), Verdict.ABORT, AbortTransaction),
-        (err(KafkaError._TIMED_OUT, retriable=True, abort=True), Verdict.ABORT, AbortTransaction),
-        (err(KafkaError.REBALANCE_IN_PROGRESS), Verdict.REBALANCED, CommitLost),
-        (err(KafkaError.ILLEGAL_GENERATION), Verdict.REBALANCED, CommitLost),
-        (err(KafkaError.PRODUCER_FENCED), Verdict.FATAL, Fatal),
-        (err(KafkaError._FENCED, abort=True), Verdict.FATAL, Fatal),
-        (err(KafkaError._TRANSPORT, fatal=True), Verdict.FATAL, Fatal),
-        (err(KafkaError.TOPIC_AUTHORIZATION_FAILED), Verdict.FATAL, Fatal),
-        (err(KafkaError.MSG_SIZE_TOO_LARGE), Verdict.FATAL, Fatal),  # unknown → restart from committed
+        (err(KafkaError._TRANSPORT), Disposition.RETRY, Retriable),
+        (err(KafkaError._TIMED_OUT, retriable=True), Disposition.RETRY, Retriable),
+        (err(KafkaError.COORDINATOR_LOAD_IN_PROGRESS), Disposition.RETRY, Retriable),
+        (err(KafkaError.INVALID_TXN_STATE, abort=True), Disposition.ABORT, AbortTransaction),
+        (err(KafkaError._TIMED_OUT, retriable=True, abort=True), Disposition.ABORT, AbortTransaction),
+        (err(KafkaError.REBALANCE_IN_PROGRESS), Disposition.REBALANCED, CommitLost),
+        (err(KafkaError.ILLEGAL_GENERATION), Disposition.REBALANCED, CommitLost),
+        (err(KafkaError.PRODUCER_FENCED), Disposition.FATAL, Fatal),
+        (err(KafkaError._FENCED, abort=True), Disposition.FATAL, Fatal),
+        (err(KafkaError._TRANSPORT, fatal=True), Disposition.FATAL, Fatal),
+        (err(KafkaError.TOPIC_AUTHORIZATION_FAILED), Disposition.FATAL, Fatal),
+        (err(KafkaError.MSG_SIZE_TOO_LARGE), Disposition.FATAL, Fatal),  # unknown → restart from committed
     ],
 )
-def test_kafka_errors_are_classified_once(error: KafkaError, verdict: Verdict, translated: type) -> None:
+def test_kafka_errors_are_classified_once(error: KafkaError, verdict: Disposition, translated: type) -> None:
     assert classify(error) is verdict
-    assert type(translate(error, "testing")) is translated
+    assert type(from_kafka_error(error, "testing")) is translated
 
 
 def test_translate_exception_unwraps_kafka_exceptions_and_treats_others_as_fatal() -> None:
-    assert isinstance(translate_exception(KafkaException(err(KafkaError._TRANSPORT)), "x"), Retriable)
-    assert isinstance(translate_exception(RuntimeError("boom"), "x"), Fatal)
+    assert isinstance(from_kafka_exception(KafkaException(err(KafkaError._TRANSPORT)), "x"), Retriable)
+    assert isinstance(from_kafka_exception(RuntimeError("boom"), "x"), Fatal)
 
 
 def role(delivery: Delivery = Delivery.AT_LEAST_ONCE) -> Role:

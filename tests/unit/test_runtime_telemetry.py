@@ -66,3 +66,26 @@ def test_readyz_needs_open_gates_and_passing_checks(served: tuple[RuntimeMetrics
     down["redis"] = False
     assert client.get("/readyz").json() == {"ok": True, "details": {"lineage.joined": "ok", "lineage.redis": "ok"}}
     assert client.get("/nope").status_code == 404
+
+
+def test_logs_follow_the_current_stderr_even_after_the_old_one_is_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CLI runner (or pytest) swaps and closes sys.stderr; a logger bound to the old stream failed every later
+    log call with "I/O operation on closed file" (seen when a CLI test configured logging before runtime tests)."""
+    import io
+    import logging
+
+    import structlog
+
+    from pareis.telemetry.logging import configure_logging
+
+    first = io.StringIO()
+    monkeypatch.setattr("sys.stderr", first)
+    configure_logging("INFO", json=True)
+    structlog.get_logger("t").info("one")
+    first.close()
+    second = io.StringIO()
+    monkeypatch.setattr("sys.stderr", second)
+    structlog.get_logger("t").warning("two", key="v")
+    logging.getLogger("lib").warning("three")
+    lines = second.getvalue().splitlines()
+    assert [orjson.loads(line)["event"] for line in lines] == ["two", "three"]
