@@ -9,8 +9,6 @@ reason; the SDK reports anything else as an unexpected error.
 
 from __future__ import annotations
 
-import datetime as dt
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Annotated, Any, Literal, TypeVar
@@ -19,6 +17,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 from pydantic import Field
 
+from pareis.answers import times
 from pareis.answers.incidents import IncidentAnswer
 from pareis.answers.render import dump
 from pareis.answers.sources import CannotEvaluate, Sources, SourceUnavailable
@@ -73,20 +72,11 @@ def _one_line(exc: BaseException) -> str:
 
 
 def at_ms(at: str | int | None, now_ms: int | None = None) -> int:
-    """A time argument: epoch milliseconds (a number or its digits), an ISO-8601 time (UTC when it names no
-    offset), or None for now — as the CLI's ``--at`` reads it. ToolError otherwise."""
-    if at is None:
-        return now_ms if now_ms is not None else time.time_ns() // 1_000_000
-    if isinstance(at, int):
-        return at
-    text = at.strip()
-    if text.lstrip("-").isdigit():
-        return int(text)
+    """A time argument as the CLI's ``--at`` reads it (:func:`pareis.answers.times.at_ms`); ToolError otherwise."""
     try:
-        when = dt.datetime.fromisoformat(text)
-    except ValueError as exc:
-        raise ToolError(f"at {at!r} is neither epoch milliseconds nor an ISO-8601 time") from exc
-    return int((when if when.tzinfo else when.replace(tzinfo=dt.UTC)).timestamp() * 1000)
+        return times.at_ms(at, now_ms)
+    except CannotEvaluate as exc:
+        raise ToolError(str(exc).replace("--at ", "at ", 1)) from exc
 
 
 def entity_type(urn: str) -> str:
