@@ -18,7 +18,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    field_validator,
+    model_serializer,
+)
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -38,10 +47,51 @@ class SettingsError(ValueError):
     line per problem, naming keys but never values."""
 
 
+_SECRET_KEY_PARTS = ("password", "secret", "token", "credential", "api.key", "apikey", "sasl.jaas")
+REDACTED = "**********"
+
+
+def redact_url(url: str) -> str:
+    """``url`` with the password of its userinfo (``scheme://user:password@host``) replaced by :data:`REDACTED`."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or "@" not in rest.split("/", 1)[0]:
+        return url
+    userinfo, _, host = rest.partition("@")
+    user = userinfo.split(":", 1)[0]
+    return f"{scheme}://{user}:{REDACTED}@{host}" if user else f"{scheme}://{REDACTED}@{host}"
+
+
+def redact_properties(properties: Mapping[str, str]) -> dict[str, str]:
+    """Client properties with the value of every secret-looking key (``sasl.password``, ``ssl.key.password``,
+    ``sasl.oauthbearer.client.secret``, …) replaced by :data:`REDACTED`."""
+    return {
+        k: REDACTED if any(part in k.lower() for part in _SECRET_KEY_PARTS) else redact_url(v)
+        for k, v in properties.items()
+    }
+
+
+def _redacted(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact_url(value)
+    if isinstance(value, Mapping) and all(isinstance(v, str) for v in value.values()):
+        return redact_properties(value)
+    return value
+
+
 class Section(BaseModel):
-    """A settings section: unknown keys are errors (a typo must not pass silently)."""
+    """A settings section: unknown keys are errors (a typo must not pass silently). Its ``repr`` and dumps never
+    show a secret: URL passwords and secret-looking client properties are redacted (tokens are ``SecretStr``)."""
 
     model_config = ConfigDict(extra="forbid")
+
+    def __repr_args__(self) -> Any:
+        for name, value in super().__repr_args__():
+            yield name, _redacted(value)
+
+    @model_serializer(mode="wrap")
+    def _dump_redacted(self, handler: SerializerFunctionWrapHandler) -> Any:
+        dumped = handler(self)
+        return {k: _redacted(v) for k, v in dumped.items()} if isinstance(dumped, dict) else dumped
 
 
 class Topics(Section):
@@ -68,6 +118,9 @@ class KafkaSettings(Section):
     properties: dict[str, str] = Field(default_factory=dict)
     """Extra librdkafka properties (security.protocol, sasl.*, …), applied to every client."""
     topics: Topics = Field(default_factory=Topics)
+    connect_timeout_s: float = Field(default=30.0, gt=0)
+    """How long a role (or ``pareis replay``) waits for the brokers at start-up before it gives up (exit 1); the
+    first failed attempt is logged at once, naming ``bootstrap_servers``."""
     dlq_max_bytes: int = Field(default=900_000, ge=1024)
     """Upper bound of a dead letter (key, value and headers); a larger poison message keeps as much of its value
     as fits, marked truncated. Keep it below the DLQ topic's ``max.message.bytes`` (1 MB by default)."""
@@ -182,6 +235,9 @@ class TicketSettings(Section):
     no_tools: bool = False
     """True: run the effects role with no ticket tool (ticket effects go nowhere). Must be explicit: without a
     configured tool and without this, the effects role refuses to start."""
+    delivery_budget_s: float = Field(default=60.0, gt=0)
+    """Per batch of effects: past it the rest of the batch is redone after a back-off (Retriable), so that the
+    effects role never exceeds ``runtime.max_poll_interval_ms`` (each call is bounded to a few seconds)."""
     slack: SlackSettings = Field(default_factory=SlackSettings)
     jira: JiraSettings = Field(default_factory=JiraSettings)
     linear: LinearSettings = Field(default_factory=LinearSettings)
@@ -208,6 +264,15 @@ class Settings(BaseSettings):
         if level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
             raise ValueError("not a log level (DEBUG, INFO, WARNING, ERROR, CRITICAL)")
         return level.upper()
+
+    def __repr_args__(self) -> Any:
+        for name, value in super().__repr_args__():
+            yield name, _redacted(value)
+
+    @model_serializer(mode="wrap")
+    def _dump_redacted(self, handler: SerializerFunctionWrapHandler) -> Any:
+        dumped = handler(self)
+        return {k: _redacted(v) for k, v in dumped.items()} if isinstance(dumped, dict) else dumped
 
     @classmethod
     def settings_customise_sources(

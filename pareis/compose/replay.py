@@ -46,12 +46,17 @@ def replayer(
 
 
 def sink(settings: Settings, *, memory: bool = False) -> Sink:
-    """Where ``pareis replay`` publishes: an in-process broker (``memory``), else :func:`kafka_sink`."""
+    """Where ``pareis replay`` publishes: an in-process broker (``memory``), else :func:`kafka_sink` once its
+    brokers answer (Fatal naming them after ``kafka.connect_timeout_s``)."""
     if memory:
         from pareis.kafka.memory import MemoryBroker
 
         return MemoryBroker()
-    return kafka_sink(settings)
+    from pareis.kafka.publisher import KafkaPublisher
+
+    publisher = KafkaPublisher(settings.kafka.bootstrap_servers, settings.kafka.properties)
+    publisher.wait_for_brokers(settings.kafka.connect_timeout_s)
+    return publisher
 
 
 def kafka_sink(settings: Settings) -> Sink:

@@ -100,7 +100,8 @@ def effects_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline
         check_ticket_tools(settings.tickets)
     ports = _ports(settings, ports)
     rest = DatahubRoute.of(settings, ports.datahub).effects
-    handler = EffectsHandler(TicketDelivery(ports.ticketers, ports.ledger), ports.ledger, rest)
+    budget = settings.tickets.delivery_budget_s
+    handler = EffectsHandler(TicketDelivery(ports.ticketers, ports.ledger), ports.ledger, rest, budget_s=budget)
     return Pipeline(decode, handler, checks=ports.checks, close=ports.close, start=ports.start)
 
 

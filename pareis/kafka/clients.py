@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import logging
 import socket
+import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, Producer
+import structlog
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from pareis.config import Settings
@@ -84,6 +87,55 @@ def new_consumer(config: Mapping[str, Any], on_error: ErrorCallback) -> Consumer
 
 def new_producer(config: Mapping[str, Any], on_error: ErrorCallback) -> Producer:
     return Producer({**config, "error_cb": on_error, "logger": _LIBRDKAFKA_LOG})
+
+
+def library_logger() -> logging.Logger:
+    """The logger librdkafka's own lines go through (never its stderr), for clients built elsewhere."""
+    return _LIBRDKAFKA_LOG
+
+
+def quiet(err: KafkaError) -> bool:
+    """Whether a non-fatal client error is one librdkafka has already logged (through :func:`library_logger`):
+    a broker connection failing. Logging it again would say everything twice."""
+    return err.code() in (KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._RESOLVE)
+
+
+def wait_for_brokers(
+    client: Consumer | Producer,
+    bootstrap_servers: str,
+    timeout_s: float,
+    *,
+    stop: threading.Event | None = None,
+    attempt_s: float = 3.0,
+) -> None:
+    """Return once the brokers answer a metadata request; :class:`~pareis.errors.Fatal` naming
+    ``bootstrap_servers`` after ``timeout_s`` (the process exits 1 instead of retrying for minutes in silence).
+
+    The first failed attempt (``attempt_s`` at most) is logged at once, naming the address and the wait left.
+    """
+    log = structlog.get_logger(__name__)
+    deadline = time.monotonic() + timeout_s
+    warned = False
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            client.list_topics(timeout=max(0.1, min(attempt_s, left)))
+            if warned:
+                log.info("kafka brokers reachable", bootstrap_servers=bootstrap_servers)
+            return
+        except KafkaException as exc:
+            error = str(exc.args[0].str() if exc.args and isinstance(exc.args[0], KafkaError) else exc)
+        left = deadline - time.monotonic()
+        if not warned:
+            log.warning(
+                "kafka brokers unreachable; waiting",
+                bootstrap_servers=bootstrap_servers,
+                gives_up_in_s=max(0, round(left)),
+                error=error,
+            )
+            warned = True
+        if left <= 0 or (stop is not None and stop.is_set()):
+            raise Fatal(f"kafka brokers unreachable at {bootstrap_servers} for {timeout_s:.0f}s: {error}")
 
 
 def ensure_topics(settings: Settings, topics: Mapping[str, int], timeout_s: float = 30.0) -> None:

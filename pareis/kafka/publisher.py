@@ -12,6 +12,7 @@ from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
 from pareis.errors import Retriable
 from pareis.kafka.classify import from_kafka_error, from_kafka_exception
+from pareis.kafka.clients import library_logger, wait_for_brokers
 
 
 class KafkaPublisher:
@@ -25,9 +26,16 @@ class KafkaPublisher:
             "linger.ms": 20,
             "compression.type": "lz4",
             **(properties or {}),
+            "logger": library_logger(),  # librdkafka's lines through our logging, never raw on stderr
         }
+        self._bootstrap_servers = bootstrap_servers
         self._producer = Producer(config)
         self._failures: list[KafkaError] = []
+
+    def wait_for_brokers(self, timeout_s: float) -> None:
+        """Return once the brokers answer; Fatal naming them after ``timeout_s``
+        (:func:`pareis.kafka.clients.wait_for_brokers`)."""
+        wait_for_brokers(self._producer, self._bootstrap_servers, timeout_s)
 
     def _delivered(self, error: KafkaError | None, _message: Message) -> None:
         if error is not None:

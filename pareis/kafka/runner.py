@@ -118,6 +118,11 @@ class RoleRunner:
         processor = BatchProcessor(role.name, pipeline, kafka.topics.dlq, dlq_max_bytes=kafka.dlq_max_bytes)
         self._consumer = clients.new_consumer(clients.consumer_config(self.settings, role), self._on_client_error)
         producer = clients.new_producer(clients.producer_config(self.settings, role), self._on_client_error)
+        try:  # name an unreachable broker within seconds, give up after connect_timeout_s (exit 1)
+            clients.wait_for_brokers(self.consumer, kafka.bootstrap_servers, kafka.connect_timeout_s, stop=self.stop)
+        except BaseException:
+            pipeline.close()
+            raise
         commit_seconds = self.metrics.commit_seconds.labels(role.name)
         common: dict[str, Any] = {
             "commit_every": run.commit_every,
@@ -389,7 +394,7 @@ class RoleRunner:
     def _on_client_error(self, err: KafkaError) -> None:
         if err.fatal():
             self.client_error = from_kafka_error(err, "client")
-        else:
+        elif not clients.quiet(err):  # a broker connection failure is in librdkafka's own log line already
             self.log.warning("kafka client error", error=err.str(), code=err.name())
 
     def _consume_error(self, err: KafkaError) -> None:

@@ -17,3 +17,14 @@ class EffectLedger(Protocol):
     def seen(self, effect_id: str) -> bool: ...
 
     def record(self, effect_id: str) -> None: ...
+
+    def claim(self, effect_id: str, owner: str, ttl_s: float) -> bool:
+        """Take the exclusive right to deliver ``effect_id`` for ``ttl_s`` seconds (atomic: of two consumers
+        delivering the same effect at once — a redelivery to a new owner while the old one is still busy —
+        exactly one gets it). True when ``owner`` holds it (again); the claim lapses by itself, so a crashed
+        holder never blocks the effect for longer than ``ttl_s``."""
+        ...
+
+    def release(self, effect_id: str, owner: str) -> None:
+        """Give up ``owner``'s claim on ``effect_id`` (nothing when another owner holds it)."""
+        ...

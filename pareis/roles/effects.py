@@ -14,12 +14,13 @@ reaching an effects role with no REST writer: the roles' settings disagree).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 
 from datahub.metadata.schema_classes import MetadataChangeProposalClass
 
 from pareis.datahub.writer import DatahubWriter
-from pareis.errors import Fatal, Poison
+from pareis.errors import Fatal, Poison, Retriable
 from pareis.model.records import Message, OutRecord, RawMessage
 from pareis.roles.messages import DatahubWrite, Effect, TicketClose, TicketComment, TicketOpen, decode_effect
 from pareis.store.ledger import EffectLedger
@@ -47,14 +48,36 @@ class EffectsHandler:
     """The role's handler over its ports: ticket delivery (with its own ledger), the effect ledger for DataHub
     writes, and the REST writer (None unless ``datahub.write_path`` is ``rest``)."""
 
-    def __init__(self, tickets: TicketDelivery, ledger: EffectLedger, rest: DatahubWriter | None) -> None:
+    def __init__(
+        self,
+        tickets: TicketDelivery,
+        ledger: EffectLedger,
+        rest: DatahubWriter | None,
+        *,
+        budget_s: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._tickets = tickets
         self._ledger = ledger
         self._rest = rest
+        self._budget_s = budget_s
+        self._clock = clock
 
     def __call__(self, batch: Sequence[Message[Effect]]) -> list[OutRecord]:
-        for message in batch:
-            self.deliver(message.value)
+        """Deliver the batch within ``budget_s``: past it, Retriable — the effects delivered so far are in the
+        ledger, the runtime backs off (polling, so the consumer keeps its place in the group) and the redo
+        skips them. A hung tool thus never holds the role past ``max.poll.interval.ms``."""
+        deadline = self._clock() + self._budget_s
+        self._tickets.deadline = deadline
+        try:
+            for done, message in enumerate(batch):
+                if self._clock() > deadline:
+                    raise Retriable(
+                        f"delivery budget of {self._budget_s:.0f}s spent after {done} of {len(batch)} effects"
+                    )
+                self.deliver(message.value)
+        finally:
+            self._tickets.deadline = None
         return []
 
     def deliver(self, effect: Effect) -> None:

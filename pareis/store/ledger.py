@@ -13,6 +13,8 @@ Implementations: :class:`MemoryLedger` (here) and :class:`pareis.store.ledger_re
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
 
 from pareis.model.ledger import EffectLedger
 
@@ -22,9 +24,26 @@ __all__ = ["EffectLedger", "MemoryLedger"]
 class MemoryLedger:
     """An in-process ledger (tests, ``pareis demo``, ``run all`` without Redis)."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._lock = threading.Lock()
         self._ids: set[str] = set()
+        self._claims: dict[str, tuple[str, float]] = {}
+        self._clock = clock
+
+    def claim(self, effect_id: str, owner: str, ttl_s: float) -> bool:
+        _check(effect_id)
+        with self._lock:
+            now = self._clock()
+            held = self._claims.get(effect_id)
+            if held is not None and held[0] != owner and held[1] > now:
+                return False
+            self._claims[effect_id] = (owner, now + ttl_s)
+            return True
+
+    def release(self, effect_id: str, owner: str) -> None:
+        with self._lock:
+            if self._claims.get(effect_id, ("", 0.0))[0] == owner:
+                del self._claims[effect_id]
 
     def seen(self, effect_id: str) -> bool:
         with self._lock:

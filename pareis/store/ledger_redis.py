@@ -1,4 +1,5 @@
-"""The effect ledger in Redis: one key per delivered effect, ``SET <prefix><id> 1``.
+"""The effect ledger in Redis: one key per delivered effect, ``SET <prefix><id> 1``; a delivery in progress holds
+``SET <prefix>claim:<id> <owner> NX PX <ttl>`` (released by a compare-and-delete script).
 
 By default an entry never expires: the ledger must not forget an effect while it can still be redelivered, and an
 effect can be redelivered as long as the effects topic holds it (a consumer group reset, a replay of the topic).
@@ -16,6 +17,8 @@ from pareis.store.redis_errors import translated
 
 DEFAULT_PREFIX = "pareis:ledger:effect:"
 DEFAULT_TTL_S: int | None = None
+# Delete the claim only if this owner still holds it (a lapsed claim may belong to another consumer by now).
+_RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
 
 
 class RedisLedger:
@@ -36,6 +39,22 @@ class RedisLedger:
     def seen(self, effect_id: str) -> bool:
         with translated():
             return bool(self._redis.exists(self._prefix + effect_id))
+
+    def claim(self, effect_id: str, owner: str, ttl_s: float) -> bool:
+        _check(effect_id)
+        with translated():
+            taken = self._redis.set(self._claim_key(effect_id), owner.encode(), nx=True, px=max(1, int(ttl_s * 1000)))
+            if taken:
+                return True
+            held = self._redis.get(self._claim_key(effect_id))
+        return held is not None and (held.decode() if isinstance(held, bytes) else str(held)) == owner
+
+    def release(self, effect_id: str, owner: str) -> None:
+        with translated():
+            self._redis.eval(_RELEASE, 1, self._claim_key(effect_id), owner)
+
+    def _claim_key(self, effect_id: str) -> str:
+        return f"{self._prefix}claim:{effect_id}"
 
     def record(self, effect_id: str) -> None:
         _check(effect_id)

@@ -7,9 +7,23 @@ role's name once with ``structlog.contextvars.bind_contextvars(role=...)`` or pa
 from __future__ import annotations
 
 import logging
+import re
 import sys
+from collections.abc import MutableMapping
+from typing import Any
 
 import structlog
+
+_URL_PASSWORD = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^:/@\s]*:)[^@\s/]+@")
+
+
+def redact_urls(_logger: object, _method: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    """A structlog processor: the password of every URL in a string value becomes ``**********`` (a Redis URL
+    in an error message, a registry URL with credentials)."""
+    for key, value in event.items():
+        if isinstance(value, str) and "://" in value and "@" in value:
+            event[key] = _URL_PASSWORD.sub(r"\1**********@", value)
+    return event
 
 
 class _StderrLogger:
@@ -54,6 +68,7 @@ def configure_logging(level: str = "INFO", json: bool = True) -> None:
         renderer = structlog.processors.JSONRenderer()
     else:
         renderer = structlog.dev.ConsoleRenderer(colors=False)
+    shared.append(redact_urls)  # last: the formatted exception text is redacted too
     structlog.configure(
         processors=[*shared, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),

@@ -2,6 +2,9 @@
 
 * open: ``POST /rest/api/3/issue`` — summary ``[SEVERITY] title``, an ADF description ending with the incident
   marker, labels ``pareis`` and ``pareis-<digest of the incident URN>``.
+* open after a create whose answer was lost (a timeout, a 5xx after Jira wrote it): Retriable while the search does
+  not show the issue, for ``index_grace_s`` — the search index lags the write, and creating again would make a
+  second issue.
 * find: the enhanced JQL search ``GET /rest/api/3/search/jql`` on ``project = … AND labels = "pareis-<digest>"``.
   Jira Cloud's search index is eventually consistent: an issue created a moment ago may not be found yet
   (a crash and restart take longer than the index does; :class:`~pareis.tickets.delivery.TicketDelivery`
@@ -16,6 +19,8 @@ Authentication is basic auth ``email:api-token``.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -41,14 +46,21 @@ class JiraTicketer:
         issue_type: str = "Bug",
         done_transition: str = "Done",
         http: httpx.Client | None = None,
-        timeout_s: float = 30.0,
+        timeout_s: float = 5.0,
+        index_grace_s: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._base = base_url.rstrip("/")
         self._auth = httpx.BasicAuth(email, token)
         self._project = project
         self._issue_type = issue_type
         self._done = done_transition.casefold()
-        self._http = http or httpx.Client(timeout=timeout_s)
+        self._uncertain: dict[str, float] = {}
+        """Incident URN → when a create's outcome became unknown (its answer lost: it may exist, unindexed)."""
+        self._index_grace_s = index_grace_s
+        self._clock = clock
+        # A few seconds per call (3 s to connect): a hung tool must not hold the partition past its poll interval.
+        self._http = http or httpx.Client(timeout=httpx.Timeout(timeout_s, connect=min(3.0, timeout_s)))
 
     @classmethod
     def from_settings(cls, settings: JiraSettings, *, http: httpx.Client | None = None) -> JiraTicketer:
@@ -74,9 +86,18 @@ class JiraTicketer:
         return "pareis-" + urn_digest(incident_urn)
 
     def open(self, incident: IncidentTicket) -> TicketRef:
-        existing = self.find(incident.incident_urn)
+        urn = incident.incident_urn
+        existing = self.find(urn)
         if existing is not None:
+            self._uncertain.pop(urn, None)
             return existing
+        since = self._uncertain.get(urn)
+        if since is not None and self._clock() - since < self._index_grace_s:
+            # Jira's search lags its writes: creating again now would make a second issue.
+            raise Retriable(
+                f"jira: an earlier create for {urn} may have succeeded (its answer was lost); "
+                "waiting for the search index before creating again"
+            )
         fields = {
             "project": {"key": self._project},
             "issuetype": {"name": self._issue_type},
@@ -84,7 +105,12 @@ class JiraTicketer:
             "description": adf(incident.body, link=incident.url, footer=marker(incident.incident_urn)),
             "labels": ["pareis", self.label(incident.incident_urn)],
         }
-        created = self._request("POST", f"{API}/issue", json={"fields": fields})
+        try:
+            created = self._request("POST", f"{API}/issue", json={"fields": fields})
+        except Retriable:
+            self._uncertain[urn] = self._clock()
+            raise
+        self._uncertain.pop(urn, None)
         return self._ref(dig("jira", created, "key"))
 
     def find(self, incident_urn: str) -> TicketRef | None:
@@ -97,13 +123,14 @@ class JiraTicketer:
     def comment(self, ticket: TicketRef, text: str) -> None:
         self._request("POST", f"{API}/issue/{_key(ticket)}/comment", json={"body": adf(text)})
 
-    def close(self, ticket: TicketRef, text: str) -> None:
+    def close(self, ticket: TicketRef, text: str | None) -> None:
         key = _key(ticket)
         issue = self._request("GET", f"{API}/issue/{key}", params={"fields": "status"})
         status = (issue.get("fields") or {}).get("status") or {}
         if (status.get("statusCategory") or {}).get("key") == "done":
             return
-        self.comment(ticket, text)
+        if text is not None:
+            self.comment(ticket, text)
         transitions = self._request("GET", f"{API}/issue/{key}/transitions").get("transitions") or []
         for transition in transitions:
             target = str((transition.get("to") or {}).get("name", ""))

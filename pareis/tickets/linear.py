@@ -63,13 +63,14 @@ class LinearTicketer:
         team_id: str,
         url: str = "https://api.linear.app/graphql",
         http: httpx.Client | None = None,
-        timeout_s: float = 30.0,
+        timeout_s: float = 5.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._api_key = api_key
         self._team_id = team_id
         self._url = url
-        self._http = http or httpx.Client(timeout=timeout_s)
+        # A few seconds per call (3 s to connect): a hung tool must not hold the partition past its poll interval.
+        self._http = http or httpx.Client(timeout=httpx.Timeout(timeout_s, connect=min(3.0, timeout_s)))
         self._clock = clock
         self._completed_state: str | None = None
 
@@ -124,7 +125,7 @@ class LinearTicketer:
         )
         _succeeded(result, "commentCreate")
 
-    def close(self, ticket: TicketRef, text: str) -> None:
+    def close(self, ticket: TicketRef, text: str | None) -> None:
         nodes = dig(
             "linear", self._graphql(FIND, {"filter": {"id": {"eq": _id(ticket)}}, "first": 1}), "issues", "nodes"
         )
@@ -132,7 +133,8 @@ class LinearTicketer:
             raise Rejected("linear", 200, "", what=f"no issue {ticket.id}")
         if (nodes[0].get("state") or {}).get("type") in _CLOSED:
             return
-        self.comment(ticket, text)
+        if text is not None:
+            self.comment(ticket, text)
         update = {"id": _id(ticket), "input": {"stateId": self._completed()}}
         result = dig("linear", self._graphql(UPDATE, update), "issueUpdate")
         _succeeded(result, "issueUpdate")

@@ -58,12 +58,13 @@ class MemoryTicketer:
         with self._lock:
             self._get(ticket).comments.append(text)
 
-    def close(self, ticket: TicketRef, text: str) -> None:
+    def close(self, ticket: TicketRef, text: str | None) -> None:
         with self._lock:
             found = self._get(ticket)
             if found.closed:
                 return
-            found.comments.append(text)
+            if text is not None:
+                found.comments.append(text)
             found.closed = True
 
     def _get(self, ticket: TicketRef) -> MemoryTicket:

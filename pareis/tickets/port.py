@@ -63,8 +63,10 @@ class Ticketer(Protocol):
       so calling it again after a crash never makes a second ticket.
     * :meth:`find` returns the ticket :meth:`open` made for that URN, or None.
     * :meth:`comment` adds ``text`` to the ticket.
-    * :meth:`close` adds ``text`` and moves the ticket to its tool's done state; closing a closed ticket changes
-      nothing.
+    * :meth:`close` adds ``text`` (none when ``text`` is None) and moves the ticket to its tool's done state;
+      closing a closed ticket changes nothing. Delivery closes in two steps recorded apart — the text as a
+      :meth:`comment`, then ``close(ticket, None)`` — so that a retry of the state change never posts the text
+      again.
 
     Only ``open`` is idempotent by itself. A comment, or a close's text, is posted again if the same call is
     repeated (the effect ledger prevents that, except when a crash falls between the post and the ledger record).
@@ -81,7 +83,7 @@ class Ticketer(Protocol):
 
     def comment(self, ticket: TicketRef, text: str) -> None: ...
 
-    def close(self, ticket: TicketRef, text: str) -> None: ...
+    def close(self, ticket: TicketRef, text: str | None) -> None: ...
 
 
 def marker(incident_urn: str) -> str:

@@ -35,6 +35,7 @@ class RetryPolicy:
     multiplier: float = 2.0
     jitter: float = 0.1
     sleep: Callable[[float], None] = field(default=time.sleep, compare=False, repr=False)
+    clock: Callable[[], float] = field(default=time.monotonic, compare=False, repr=False)
     rng: random.Random = field(default_factory=random.Random, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -50,8 +51,11 @@ class RetryPolicy:
             base *= 1 - self.jitter * self.rng.random()
         return base
 
-    def call(self, action: Callable[[], T]) -> T:
-        """Run ``action``, retrying :class:`~pareis.errors.Retriable` as described; re-raise the last one."""
+    def call(self, action: Callable[[], T], *, deadline: float | None = None) -> T:
+        """Run ``action``, retrying :class:`~pareis.errors.Retriable` as described; re-raise the last one.
+
+        ``deadline`` (a ``clock`` reading): never wait past it — re-raise instead, so that a batch of effects stays
+        within its delivery budget (and the role within ``max.poll.interval.ms``)."""
         retry = 0
         while True:
             try:
@@ -66,4 +70,6 @@ class RetryPolicy:
                     delay = error.retry_after
                 else:
                     delay = self.backoff(retry)
+                if deadline is not None and self.clock() + delay > deadline:
+                    raise
                 self.sleep(delay)

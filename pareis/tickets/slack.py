@@ -57,7 +57,9 @@ class SlackTicketer:
         """A ticketer on ``settings.base_url``; slack-sdk's own retries are off (the caller's policy retries)."""
         if settings.token is None or not settings.channel:
             raise Fatal("slack: tickets.slack.token and tickets.slack.channel are both needed")
-        client = WebClient(token=settings.token.get_secret_value(), base_url=settings.base_url, retry_handlers=[])
+        client = WebClient(  # 5 s per call: a hung Slack must not hold the partition past its poll interval
+            token=settings.token.get_secret_value(), base_url=settings.base_url, retry_handlers=[], timeout=5
+        )
         return cls(client, settings.channel, **options)
 
     @property
@@ -102,7 +104,7 @@ class SlackTicketer:
         channel, ts = _split(ticket)
         _call(lambda: self._client.chat_postMessage(channel=channel, thread_ts=ts, text=text, unfurl_links=False))
 
-    def close(self, ticket: TicketRef, text: str) -> None:
+    def close(self, ticket: TicketRef, text: str | None) -> None:
         channel, ts = _split(ticket)
         thread = _call(
             lambda: self._client.conversations_replies(channel=channel, ts=ts, limit=1, include_all_metadata=True)
@@ -112,7 +114,8 @@ class SlackTicketer:
         payload = dict(metadata.get("event_payload") or {})
         if payload.get("status") == "resolved":
             return
-        _call(lambda: self._client.chat_postMessage(channel=channel, thread_ts=ts, text=text, unfurl_links=False))
+        if text is not None:
+            _call(lambda: self._client.chat_postMessage(channel=channel, thread_ts=ts, text=text, unfurl_links=False))
         payload["status"] = "resolved"
         _call(
             lambda: self._client.chat_update(

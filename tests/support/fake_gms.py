@@ -6,6 +6,9 @@ emitter picks from ``/config`` (OpenAPI from 1.0.1 on, as acryl's SDK decides). 
 recorded in one normal form (:class:`Received`), whichever endpoint it came through, and applied to an
 in-memory store (PATCHes through :func:`pareis.datahub.patch.apply_patch`, as GMS's templates do).
 
+Validation: every proposal is checked as GMS does (:func:`refusal`: the entity registry, the URN's type, the
+aspect against acryl-datahub's class); an invalid one makes the request a 422 with GMS's error shape.
+
 Faults: :meth:`FakeGms.fail_next` answers the next *n* requests (``/config`` included) with a status and a
 DataHub-shaped error body (Rest.li's ``{exceptionClass, message, status, stackTrace}``); ``token`` makes every
 request without ``Authorization: Bearer <token>`` a 401; ``gms=False`` answers ``/config`` as DataHub's
@@ -22,7 +25,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from datahub.emitter.serialization_helper import pre_json_transform
+from datahub.emitter.serialization_helper import post_json_transform, pre_json_transform
+from datahub.metadata.schema_classes import ASPECT_NAME_MAP, ENTITY_TYPE_TO_ASPECT_NAMES
 
 from pareis.datahub.patch import apply_patch
 from tests.support.fake_http import local_url, serve_local, stop_local
@@ -165,6 +169,10 @@ class FakeGms:
             return _reply(request, 400, _error(400, f"malformed request: {exc!r}"))
         if proposals is None:
             return _reply(request, 404, _error(404, f"no such endpoint {request.command} {parts.path}"))
+        for proposal in proposals:  # as GMS does: the whole request is refused when one proposal is invalid
+            problem = refusal(proposal)
+            if problem is not None:
+                return _reply(request, 422, _error(422, problem))
         for proposal in proposals:
             self._accept(proposal)
         if parts.path.startswith("/openapi/"):
@@ -205,6 +213,31 @@ class FakeGms:
                 self._store[key] = apply_patch(proposal.aspect_name, self._store.get(key), proposal.aspect)
             else:
                 self._store[key] = proposal.aspect
+
+
+def refusal(proposal: Received) -> str | None:
+    """Why GMS would refuse ``proposal`` (None: it accepts it), checked as the server does: the entity type and
+    the aspect against the entity registry (acryl-datahub's ``ENTITY_TYPE_TO_ASPECT_NAMES``), the URN against the
+    entity type, and a whole aspect value against its acryl-datahub class (``from_obj`` then ``validate``)."""
+    aspects = ENTITY_TYPE_TO_ASPECT_NAMES.get(proposal.entity_type)
+    if aspects is None:
+        return f"Unknown entity type {proposal.entity_type}"
+    if proposal.aspect_name not in aspects:
+        return f"Unknown aspect {proposal.aspect_name} for entity {proposal.entity_type}"
+    if not proposal.entity_urn.startswith(f"urn:li:{proposal.entity_type}:"):
+        return f"Urn {proposal.entity_urn} is not of entity type {proposal.entity_type}"
+    if proposal.change_type == "PATCH":
+        return None
+    cls = ASPECT_NAME_MAP.get(proposal.aspect_name)
+    if cls is None:
+        return f"No schema for aspect {proposal.aspect_name}"
+    try:
+        value = cls.from_obj(post_json_transform(proposal.aspect))
+    except Exception as exc:  # avrogen raises assorted errors on a malformed object
+        return f"Failed to validate record with class {cls.RECORD_SCHEMA.fullname}: {type(exc).__name__}: {exc}"
+    if not value.validate():
+        return f"Failed to validate record with class {cls.RECORD_SCHEMA.fullname}"
+    return None
 
 
 def _openapi(entity_type: str, method: str, item: dict[str, Any]) -> Received:

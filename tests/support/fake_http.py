@@ -3,13 +3,16 @@
 Each fake (``fake_slack``, ``fake_jira``, ``fake_linear``) subclasses :class:`FakeServer` and implements
 :meth:`FakeServer.authenticate` and :meth:`FakeServer.handle`. The base records every request (tests assert on
 what the server received) and plays injected faults before the API logic runs: a status with the API's own
-error body, ``Retry-After`` on demand, for the next *n* matching requests. :func:`serve_local`,
+error body, ``Retry-After`` on demand, for the next *n* matching requests; or after applying them
+(:meth:`FakeServer.apply_then_fail`, with ``lost`` for a response that never arrives), or late
+(:meth:`FakeServer.hang_next`). :func:`serve_local`,
 :func:`stop_local` and :func:`local_url` are the server's lifecycle, shared with ``fake_gms``.
 """
 
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -76,6 +79,12 @@ class _Fault:
     reply: Reply
     times: int
     when: Callable[[Recorded], bool]
+    applied: bool = False
+    """Run the API logic first (the server applied the request), then answer the fault (or nothing)."""
+    lost: bool = False
+    """Answer nothing: the connection closes (a response lost in a proxy or a crash)."""
+    hang_s: float = 0.0
+    """Wait this long before answering (a hung server; the client's read timeout fires first)."""
 
 
 class FakeServer:
@@ -144,6 +153,26 @@ class FakeServer:
         with self._lock:
             self._faults.append(_Fault(answer, times, when))
 
+    def apply_then_fail(
+        self,
+        status: int,
+        *,
+        times: int = 1,
+        lost: bool = False,
+        when: Callable[[Recorded], bool] = lambda request: True,
+    ) -> None:
+        """The next ``times`` requests matching ``when`` are applied (their effect is in the server's state), then
+        answered ``status`` with the API's error body — or, with ``lost``, not answered at all."""
+        with self._lock:
+            self._faults.append(_Fault(self.error_reply(status), times, when, applied=True, lost=lost))
+
+    def hang_next(
+        self, seconds: float, *, times: int = 1, when: Callable[[Recorded], bool] = lambda request: True
+    ) -> None:
+        """The next ``times`` matching requests are answered only after ``seconds`` (nothing applied)."""
+        with self._lock:
+            self._faults.append(_Fault(self.error_reply(504), times, when, hang_s=seconds))
+
     # --- what subclasses implement ---------------------------------------------------------------------------
     def authenticate(self, request: Recorded) -> Reply | None:
         """None when the request carries the right credential, else the API's refusal."""
@@ -175,16 +204,24 @@ class FakeServer:
                 if fault.times <= 0:
                     self._faults.remove(fault)
         try:
-            if fault is not None:
-                reply = fault.reply
-            else:
+            if fault is not None and fault.hang_s:
+                threading.Event().wait(fault.hang_s)  # a hung server: the client's timeout is what ends this
+            if fault is None or fault.applied:
                 with self._state:
-                    reply = self.authenticate(request) or self.handle(request)
+                    applied = self.authenticate(request) or self.handle(request)
+            reply = applied if fault is None else fault.reply
         except Exception as error:  # a bug in the fake must show as a 500, not a hung client
             reply = Reply.text(500, f"fake server error: {error!r}")
-        handler.send_response(reply.status)
-        for name, value in reply.headers.items():
-            handler.send_header(name, value)
-        handler.send_header("Content-Length", str(len(reply.body)))
-        handler.end_headers()
-        handler.wfile.write(reply.body)
+        if fault is not None and fault.lost:
+            handler.close_connection = True
+            handler.connection.shutdown(socket.SHUT_RDWR)
+            return
+        try:
+            handler.send_response(reply.status)
+            for name, value in reply.headers.items():
+                handler.send_header(name, value)
+            handler.send_header("Content-Length", str(len(reply.body)))
+            handler.end_headers()
+            handler.wfile.write(reply.body)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting (its timeout): fine
+            handler.close_connection = True

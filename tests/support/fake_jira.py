@@ -45,6 +45,10 @@ class FakeJira(FakeServer):
         self.credential = "Basic " + base64.b64encode(f"{email}:{token}".encode()).decode()
         self.projects = set(projects)
         self.issues: dict[str, dict[str, Any]] = {}  # by key, in creation order
+        self.search_lag = 0
+        """Jira Cloud's search index is eventually consistent: a new issue is missing from the next
+        ``search_lag`` searches (0: found at once)."""
+        self._unindexed: dict[str, int] = {}  # key → searches it still misses
 
     def error_reply(self, status: int) -> Reply:
         if status == 429:
@@ -120,6 +124,8 @@ class FakeJira(FakeServer):
             "fields": {**fields, "labels": list(labels), "status": _STATUSES["To Do"]},
             "comments": [],
         }
+        if self.search_lag:
+            self._unindexed[key] = self.search_lag
         return Reply.json(201, {"id": issue_id, "key": key, "self": f"{self.url}/rest/api/3/issue/{issue_id}"})
 
     def _search(self, args: dict[str, Any]) -> Reply:
@@ -134,11 +140,18 @@ class FakeJira(FakeServer):
         for name, value in terms:
             if name == "project" and value not in self.projects:
                 return _errors(400, [f"The value '{value}' does not exist for the field 'project'."])
-        hits = [i for i in self.issues.values() if all(_matches(i, n, v) for n, v in terms)]
+        indexed = [i for i in self.issues.values() if i["key"] not in self._unindexed]
+        for key in list(self._unindexed):  # the index catches up, one search at a time
+            self._unindexed[key] -= 1
+            if self._unindexed[key] <= 0:
+                del self._unindexed[key]
+        hits = [i for i in indexed if all(_matches(i, n, v) for n, v in terms)]
         limit = int(args.get("maxResults") or 50)
         wanted = args.get("fields")
         wanted = ",".join(wanted) if isinstance(wanted, list) else wanted
-        return Reply.json(200, {"issues": [self._view(i, wanted) for i in hits[:limit]], "isLast": len(hits) <= limit})
+        # The enhanced search answers ids only unless fields are asked for.
+        issues = [self._view(i, wanted) if wanted else {"id": i["id"]} for i in hits[:limit]]
+        return Reply.json(200, {"issues": issues, "isLast": len(hits) <= limit})
 
     def _comment(self, issue: dict[str, Any], payload: Any) -> Reply:
         body = payload.get("body") if isinstance(payload, dict) else None

@@ -34,7 +34,8 @@ def files(tmp_path: Path) -> dict[str, Path]:
     shape = json.loads(sample.TIMELINE.read_text())
     (lineage, *_) = [c for c in shape if c["aspectName"] == "upstreamLineage"]
     lineage["aspect"]["json"]["upstreams"] = "x"
-    paths = {"good": tmp_path / "good.json", "shape": tmp_path / "shape.json", "deep": tmp_path / "deep.json"}
+    paths = {name: tmp_path / f"{name}.json" for name in ("good", "shape", "deep", "broken")}
+    paths["broken"].write_text(json.dumps(timeline)[:-40])
     paths["good"].write_text(json.dumps(timeline))
     paths["shape"].write_text(json.dumps(shape))
     paths["deep"].write_text("[" * 100_000 + "]" * 100_000)
@@ -113,5 +114,5 @@ def test_a_port_in_use_is_exit_2_naming_it(
 def test_replay_validates_every_file_before_publishing(files: dict[str, Path]) -> None:
     broker = MemoryBroker()
     with pytest.raises(MetadataFileError):
-        replayer(Settings(), broker, default_ms=0).run_files([files["good"], files["shape"]])
+        replayer(Settings(), broker, default_ms=0).run_files([files["good"], files["broken"]])
     assert broker.size(Settings().kafka.topics.mcl_versioned) == 0, "nothing of the good file was published"

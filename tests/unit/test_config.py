@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import structlog.testing
 from pareis.compose.roles import effects_pipeline
 from pareis.config import Settings, SettingsError, TicketSettings, load_settings
 from pareis.errors import Fatal
+from pareis.telemetry.logging import configure_logging
 from pareis.tickets.factory import check_ticket_tools
 
 
@@ -117,3 +119,28 @@ def test_no_ticket_tool_must_be_explicit_and_the_tools_are_logged() -> None:
     assert [e["tools"] for e in logs if e["event"] == "ticket tools"] == ["none (tickets.no_tools)", ["slack"]]
     with pytest.raises(Fatal, match="slack"):
         check_ticket_tools(TicketSettings(no_tools=True, slack={"token": "xoxb-1", "channel": "C1"}))  # type: ignore[arg-type]
+
+
+def test_secrets_never_show_in_repr_dumps_or_logs(capsys: pytest.CaptureFixture[str]) -> None:
+    settings = Settings(
+        redis_url="redis://:hunter2@redis:6379/0",
+        kafka={"properties": {"sasl.password": "pw-1", "sasl.username": "svc", "ssl.key.password": "pw-2"},  # type: ignore[arg-type]
+               "schema_registry_url": "https://reader:pw-3@registry/"},
+        tickets=TicketSettings(slack={"token": "xoxb-pw-4", "channel": "C1"}),  # type: ignore[arg-type]
+    )  # fmt: skip
+    shown = [repr(settings), str(settings.model_dump()), settings.model_dump_json(), repr(settings.kafka)]
+    for text in shown:
+        for secret in ("hunter2", "pw-1", "pw-2", "pw-3", "xoxb-pw-4"):
+            assert secret not in text
+    assert "svc" in shown[0], "only secrets are redacted"
+    assert settings.redis_url == "redis://:hunter2@redis:6379/0", "the value itself is intact for the clients"
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        configure_logging("INFO", json=True)
+        structlog.get_logger("test").warning("redis failed", url="redis://:hunter2@redis:6379/0", error="x://u:pw-5@h")
+        logged = capsys.readouterr().err
+    finally:  # the rest of the suite logs as before, not into this test's captured stream
+        structlog.reset_defaults()
+        root.handlers[:], root.level = handlers, level
+    assert "hunter2" not in logged and "pw-5" not in logged and "redis://:**********@redis:6379/0" in logged

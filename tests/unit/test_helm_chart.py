@@ -203,3 +203,30 @@ def test_mission_control_needs_a_token_and_takes_an_existing_secret(helm: str, t
     assert "rel-pareis-serve" not in of_kind(docs, "Secret")
     pod = of_kind(docs, "Deployment")["rel-pareis-serve"]["spec"]["template"]["spec"]
     assert {v["name"]: v for v in pod["volumes"]}["token"]["secret"]["secretName"] == "mc-token"
+
+
+def test_pods_carry_no_hash_of_the_secret_values_and_roll_on_a_revision_bump(helm: str, tmp_path: Path) -> None:
+    def pod_annotations(values: dict[str, Any]) -> list[dict[str, str]]:
+        docs = render(helm, tmp_path, values)
+        return [d["spec"]["template"]["metadata"].get("annotations", {}) for d in of_kind(docs, "Deployment").values()]
+
+    one = {"secrets": {"env": {"PAREIS_REDIS_URL": "redis://:pw1@redis:6379/0"}}, "serve": {"enabled": True,
+           "auth": {"token": "t"}}}  # fmt: skip
+    other = {**one, "secrets": {"env": {"PAREIS_REDIS_URL": "redis://:pw2@redis:6379/0"}}}
+    assert pod_annotations(one) == pod_annotations(other), "nothing on the pods depends on the secret values"
+    assert not any(k.startswith("checksum/secret") for a in pod_annotations(one) for k in a)
+    bumped = pod_annotations({**one, "secrets": {**one["secrets"], "revision": "2"}})
+    assert {a["pareis.io/secret-revision"] for a in bumped} == {"2"}
+
+
+def test_a_network_policy_admits_only_the_http_ports(helm: str, tmp_path: Path) -> None:
+    (policy,) = of_kind(render(helm, tmp_path), "NetworkPolicy").values()
+    (rule,) = policy["spec"]["ingress"]
+    assert rule["ports"] == [{"protocol": "TCP", "port": 9400}] and "from" not in rule
+    assert policy["spec"]["policyTypes"] == ["Ingress"]
+    scoped = render(helm, tmp_path, {"networkPolicy": {"ingressFrom": [{"namespaceSelector": {}}],
+                                                       "egress": [{"ports": [{"port": 9092}]}]}})  # fmt: skip
+    (policy,) = of_kind(scoped, "NetworkPolicy").values()
+    assert policy["spec"]["ingress"][0]["from"] == [{"namespaceSelector": {}}]
+    assert policy["spec"]["egress"] == [{"ports": [{"port": 9092}]}] and "Egress" in policy["spec"]["policyTypes"]
+    assert not of_kind(render(helm, tmp_path, {"networkPolicy": {"enabled": False}}), "NetworkPolicy")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 import uuid
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from redis.retry import Retry
 from pareis.errors import Fatal, Retriable
 from pareis.store.ledger import EffectLedger, MemoryLedger
 from pareis.store.ledger_redis import RedisLedger
+from tests.support.stack import wait_until
 
 LedgerFactory = Callable[[], EffectLedger]
 
@@ -31,6 +33,25 @@ def new_ledger(request: pytest.FixtureRequest) -> Iterator[LedgerFactory]:
     yield lambda: RedisLedger(client, prefix=prefix, ttl_s=3600)
     for key in client.scan_iter(match=prefix + "*"):
         client.delete(key)
+
+
+def test_of_two_concurrent_claims_exactly_one_wins_and_a_release_frees_it(new_ledger: LedgerFactory) -> None:
+    first, second = new_ledger(), new_ledger()
+    with ThreadPoolExecutor(8) as pool:
+        won = list(pool.map(lambda i: (first if i % 2 else second).claim("e/jira", f"owner-{i}", 30), range(16)))
+    assert won.count(True) == 1, "exactly one consumer delivers the effect"
+    holder = f"owner-{won.index(True)}"
+    assert first.claim("e/jira", holder, 30), "the holder may claim again (a retry)"
+    second.release("e/jira", "someone-else")
+    assert not second.claim("e/jira", "owner-x", 30), "only the holder releases"
+    first.release("e/jira", holder)
+    assert second.claim("e/jira", "owner-x", 30)
+
+
+def test_a_claim_lapses_by_itself(new_ledger: LedgerFactory) -> None:
+    ledger = new_ledger()
+    assert ledger.claim("e/slack", "crashed", 0.05)
+    wait_until(lambda: ledger.claim("e/slack", "next", 30), 5, "the crashed holder's claim to lapse")
 
 
 def test_an_unrecorded_effect_is_not_seen(new_ledger: LedgerFactory) -> None:

@@ -257,7 +257,7 @@ def test_one_malformed_lineage_entry_keeps_the_rest_indexed_and_marks_the_incide
     path.write_bytes(orjson.dumps(timeline))
     flow = Flow(timeline=path)
     flow.run()
-    (opened,) = [e for e in map(decode_effect, flow.values("pareis.effects.v1")) if isinstance(e, TicketOpen)]
+    (opened,) = [e.ticket for e in map(decode_effect, flow.values("pareis.effects.v1")) if isinstance(e, TicketOpen)]
     assert opened.severity.value == "MEDIUM", "the valid entries are indexed: the same blast radius as clean"
     for urn in CHURN:
         assert f"- {urn}: MEDIUM, 2/6 feature(s) poisoned" in opened.body

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import httpx
 import orjson
 import pytest
@@ -11,9 +13,21 @@ from pareis.telemetry.http import TelemetryServer
 from pareis.telemetry.metrics import RuntimeMetrics
 
 
+class Clock:
+    """A settable monotonic clock (the readiness checks' results are reused within their window)."""
+
+    now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+CLOCK = Clock()
+
+
 @pytest.fixture
 def served() -> tuple[RuntimeMetrics, Health, httpx.Client]:
-    metrics, health = RuntimeMetrics(), Health()
+    metrics, health = RuntimeMetrics(), Health(check_every_s=2.0, clock=CLOCK)
     server = TelemetryServer(metrics.registry, health, "127.0.0.1", 0).start()
     with httpx.Client(base_url=f"http://127.0.0.1:{server.port}", timeout=5) as client:
         yield metrics, health, client
@@ -64,8 +78,25 @@ def test_readyz_needs_open_gates_and_passing_checks(served: tuple[RuntimeMetrics
     assert response.status_code == 503
     assert orjson.loads(response.content)["details"]["lineage.redis"] == "ConnectionError: connection refused"
     down["redis"] = False
+    assert client.get("/readyz").status_code == 503, "the last result is reused within its window"
+    CLOCK.now += 2.5
     assert client.get("/readyz").json() == {"ok": True, "details": {"lineage.joined": "ok", "lineage.redis": "ok"}}
     assert client.get("/nope").status_code == 404
+
+
+def test_readyz_is_no_amplifier_however_often_it_is_asked(
+    served: tuple[RuntimeMetrics, Health, httpx.Client],
+) -> None:
+    _, health, client = served
+    calls = []
+    health.gate("lineage.joined", True)
+    health.check("lineage.redis", lambda: calls.append(1))
+    with ThreadPoolExecutor(8) as pool:
+        codes = list(pool.map(lambda _: client.get("/readyz").status_code, range(60)))
+    assert set(codes) == {200} and len(calls) == 1, "one Redis PING for 60 probes within the window"
+    CLOCK.now += 2.5
+    client.get("/readyz")
+    assert len(calls) == 2
 
 
 def test_logs_follow_the_current_stderr_even_after_the_old_one_is_closed(monkeypatch: pytest.MonkeyPatch) -> None:

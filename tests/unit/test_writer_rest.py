@@ -4,6 +4,7 @@ at once (no retries hidden in the emitter), and the writer stays usable after a 
 from __future__ import annotations
 
 import socket
+from typing import Any
 
 import pytest
 from datahub.configuration.common import OperationalError
@@ -113,3 +114,30 @@ def test_settings_build_the_writer_with_the_token_and_require_a_url() -> None:
 def test_an_emitter_refusal_without_a_request_is_poison() -> None:
     error = from_rest_error(OperationalError("Delete not supported for non key aspect"), "DELETE globalTags of x")
     assert isinstance(error, Poison) and "Delete not supported" in str(error)
+
+
+def _invalid(kind: str) -> Any:
+    from datahub.emitter.mcp import MetadataChangeProposalWrapper
+    from datahub.metadata.schema_classes import StatusClass
+
+    dataset = "urn:li:dataset:(urn:li:dataPlatform:hive,db.t,PROD)"
+    if kind == "aspect-not-in-the-registry":  # incidents have no status aspect in the entity registry
+        return MetadataChangeProposalWrapper(entityUrn=FIRST.entityUrn, aspect=StatusClass(removed=True))
+    mcp = MetadataChangeProposalWrapper(entityUrn=dataset, aspect=StatusClass(removed=True))
+    obj = mcp.make_mcp()
+    obj.aspect.value = b'{"removed": "yes"}'  # not a boolean: the aspect's class refuses it
+    return obj
+
+
+@pytest.mark.parametrize("openapi", [False, True], ids=["restli", "openapi"])
+@pytest.mark.parametrize("kind", ["aspect-not-in-the-registry", "invalid-aspect-value"])
+def test_the_fake_gms_refuses_an_invalid_proposal_as_gms_does_and_it_surfaces_as_poison(
+    openapi: bool, kind: str
+) -> None:
+    with FakeGms() as gms:
+        writer = RestWriter(gms.url, openapi=openapi)
+        writer.write([FIRST])  # Pareis's own proposals pass the same validation
+        with pytest.raises(GmsRejected) as caught:
+            writer.write([_invalid(kind)])
+        assert isinstance(caught.value, Poison) and caught.value.status == 422
+        assert len(gms.received) == 1, "nothing of the invalid proposal was applied"

@@ -1,0 +1,198 @@
+"""The runner's state machine against a scripted in-process consumer and producer (no broker): batch → durable →
+commit; a failed delivery of an earlier batch's dead letter → back off, rewind to the committed offsets, redo; and
+never a commit past an input whose outputs were not delivered (issue 11, points 1 and 16)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from confluent_kafka import KafkaError, TopicPartition
+
+from pareis.config import KafkaSettings, RuntimeSettings, Settings, Topics
+from pareis.errors import DecodeError
+from pareis.kafka import runner as runner_module
+from pareis.kafka.role import Delivery, Pipeline, Role
+from pareis.kafka.runner import RoleRunner
+from pareis.model.records import Message, OutRecord, RawMessage
+from pareis.telemetry.health import Health
+from pareis.telemetry.metrics import RuntimeMetrics
+from tests.support.stack import wait_until
+
+TOPIC, OUT, DLQ = "in", "out", "dlq"
+
+
+@dataclass
+class Record:
+    at: int
+    data: bytes
+
+    def offset(self) -> int:
+        return self.at
+
+    def value(self) -> bytes:
+        return self.data
+
+    def error(self) -> None:
+        return None
+
+    def topic(self) -> str:
+        return TOPIC
+
+    def partition(self) -> int:
+        return 0
+
+    def key(self) -> bytes:
+        return b"k"
+
+    def headers(self) -> None:
+        return None
+
+    def timestamp(self) -> tuple[int, int]:
+        return (1, 0)
+
+
+class Log:
+    """One partition, its committed offset, and the producer's deliveries, shared by the two stand-ins."""
+
+    def __init__(self, values: Sequence[bytes], failing_dlq_deliveries: int) -> None:
+        self.records = [Record(i, v) for i, v in enumerate(values)]
+        self.position = 0
+        self.committed = -1001
+        self.commits: list[tuple[int, list[tuple[str, bytes]]]] = []
+        self.delivered: list[tuple[str, bytes]] = []
+        self.seeks: list[int] = []
+        self.failing = failing_dlq_deliveries
+        self.lock = threading.Lock()
+
+
+class Consumer:
+    def __init__(self, log: Log) -> None:
+        self.log = log
+        self.assigned = False
+        self.callbacks: dict[str, Callable[..., None]] = {}
+
+    def subscribe(self, topics: list[str], **callbacks: Callable[..., None]) -> None:
+        self.callbacks = callbacks
+
+    def consume(self, n: int, timeout: float) -> list[Record]:
+        if not self.assigned:
+            self.assigned = True
+            self.callbacks["on_assign"](self, [TopicPartition(TOPIC, 0)])
+            return []
+        with self.log.lock:
+            batch = self.log.records[self.log.position : self.log.position + n]
+            self.log.position += len(batch)
+        if not batch:
+            threading.Event().wait(min(timeout, 0.01))
+        return batch
+
+    def poll(self, timeout: float) -> None:
+        threading.Event().wait(min(timeout, 0.01))
+
+    def commit(self, offsets: list[TopicPartition], asynchronous: bool) -> list[TopicPartition]:
+        with self.log.lock:
+            self.log.committed = offsets[0].offset
+            self.log.commits.append((offsets[0].offset, list(self.log.delivered)))
+        return offsets
+
+    def committed(self, partitions: list[TopicPartition], timeout: float) -> list[TopicPartition]:
+        return [TopicPartition(TOPIC, 0, self.log.committed)]
+
+    def seek(self, tp: TopicPartition) -> None:
+        with self.log.lock:
+            self.log.position = max(tp.offset, 0)
+            self.log.seeks.append(self.log.position)
+
+    def assignment(self) -> list[TopicPartition]:
+        return [TopicPartition(TOPIC, 0)] if self.assigned else []
+
+    def incremental_assign(self, partitions: list[TopicPartition]) -> None:
+        return None
+
+    def pause(self, partitions: list[TopicPartition]) -> None:
+        return None
+
+    def resume(self, partitions: list[TopicPartition]) -> None:
+        return None
+
+    def position(self, partitions: list[TopicPartition]) -> list[TopicPartition]:
+        return [TopicPartition(TOPIC, 0, self.log.position)]
+
+    def get_watermark_offsets(self, tp: TopicPartition, cached: bool = False) -> tuple[int, int]:
+        return 0, len(self.log.records)
+
+    def close(self) -> None:
+        return None
+
+
+class Producer:
+    def __init__(self, log: Log) -> None:
+        self.log = log
+        self.queued: list[tuple[str, bytes, Callable[..., None]]] = []
+
+    def produce(self, topic: str, value: bytes, key: bytes, headers: Any, on_delivery: Callable[..., None]) -> None:
+        self.queued.append((topic, value, on_delivery))
+
+    def poll(self, timeout: float) -> int:
+        return 0  # reports are served by flush, as a broker that answers slowly would
+
+    def flush(self, timeout: float) -> int:
+        queued, self.queued = self.queued, []
+        for topic, value, report in queued:
+            if topic == DLQ and self.log.failing > 0:
+                self.log.failing -= 1
+                report(KafkaError(KafkaError.UNKNOWN_TOPIC_OR_PART, "no such topic", retriable=True), None)
+                continue
+            self.log.delivered.append((topic, value))
+            report(None, None)
+        return 0
+
+
+def decode(raw: RawMessage) -> bytes:
+    assert raw.value is not None
+    if raw.value.startswith(b"poison"):
+        raise DecodeError("framing", "not a change log")
+    return raw.value
+
+
+def handle(batch: Sequence[Message[bytes]]) -> list[OutRecord]:
+    return [OutRecord(OUT, m.key, m.value) for m in batch]
+
+
+@pytest.mark.parametrize("failing", [0, 2])
+def test_nothing_is_committed_past_a_dead_letter_until_it_is_delivered(
+    monkeypatch: pytest.MonkeyPatch, failing: int
+) -> None:
+    log = Log([b"poison-0", b"good-1", b"good-2", b"good-3"], failing_dlq_deliveries=failing)
+    monkeypatch.setattr(runner_module.clients, "new_consumer", lambda config, on_error: Consumer(log))
+    monkeypatch.setattr(runner_module.clients, "new_producer", lambda config, on_error: Producer(log))
+    monkeypatch.setattr(runner_module.clients, "wait_for_brokers", lambda *args, **kwargs: None)
+    settings = Settings(
+        kafka=KafkaSettings(topics=Topics(dlq=DLQ)),
+        runtime=RuntimeSettings(batch_size=2, batch_timeout_s=0.01, commit_every=4, commit_interval_ms=600_000,
+                                backoff_initial_s=0.01, backoff_max_s=0.02, roles={}),
+    )  # fmt: skip
+    role = Role("test", (TOPIC,), "g", Delivery.AT_LEAST_ONCE, lambda: Pipeline(decode, handle), (OUT, DLQ))
+    stop = threading.Event()
+    runner = RoleRunner(role, settings, metrics=RuntimeMetrics(), health=Health(), stop=stop)
+    thread = threading.Thread(target=runner.run)
+    thread.start()
+    try:
+        wait_until(lambda: log.committed == 4, 30, "every offset committed")
+    finally:
+        stop.set()
+        thread.join(30)
+    assert not thread.is_alive()
+    letter = (DLQ, b"poison-0")
+    for offset, delivered in log.commits:
+        assert offset <= 0 or letter in delivered, f"offset {offset} committed before the dead letter was delivered"
+    assert log.delivered.count(letter) >= 1
+    assert {(t, v) for t, v in log.delivered if t == OUT} == {(OUT, b"good-1"), (OUT, b"good-2"), (OUT, b"good-3")}
+    if failing:
+        assert log.seeks.count(0) >= failing, "each failed delivery rewound to the committed offset"
+    else:
+        assert log.seeks == [] and [offset for offset, _ in log.commits] == [4]
