@@ -19,7 +19,6 @@ gate cannot answer). The reason is one line on stderr.
 from __future__ import annotations
 
 import datetime as dt
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import StrEnum
@@ -30,6 +29,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from pareis.answers import times
 from pareis.answers.render import dump
 from pareis.answers.sources import CannotEvaluate, SourceUnavailable
 from pareis.commands.common import (
@@ -56,19 +56,8 @@ class Format(StrEnum):
 
 
 def parse_at(value: str | None, now_ms: int | None = None) -> int:
-    """``--at``: epoch milliseconds, or an ISO-8601 time (UTC when it names no offset); default ``now_ms``."""
-    if value is None:
-        return now_ms if now_ms is not None else time.time_ns() // 1_000_000
-    text = value.strip()
-    if text.lstrip("-").isdigit():
-        return int(text)
-    try:
-        when = dt.datetime.fromisoformat(text)
-    except ValueError as exc:
-        raise CannotEvaluate(f"--at {value!r} is neither epoch milliseconds nor an ISO-8601 time") from exc
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.UTC)
-    return int(when.timestamp() * 1000)
+    """``--at`` (:func:`pareis.answers.times.at_ms`); default ``now_ms``, else now."""
+    return times.at_ms(value, now_ms)
 
 
 @contextmanager

@@ -51,13 +51,14 @@ def mcp(
 
     with evaluating("mcp"):
         settings = load_settings()
-        # Before the SDK configures logging: everything, the SDK's and uvicorn's included, goes to stderr.
-        configure_logging(settings.log_level, settings.log_json)
         bearer = _read_token(token_file) if token_file is not None else None
         if http:
             check_exposure(host, bearer, allowed_hosts or ())
         sources = open_sources(metadata=metadata or (), redis_url=redis_url, datahub_url=datahub_url, token=token)
     try:
+        # Only once serving (not for a refusal): before the SDK configures logging, so that every log line, the
+        # SDK's and uvicorn's included, goes to stderr.
+        configure_logging(settings.log_level, settings.log_json)
         _serve(sources, http=http, host=host, port=port, token=bearer, allowed_hosts=allowed_hosts or ())
     finally:
         sources.close()

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import datetime as dt
-import time
 from typing import Annotated
 
 import typer
 
-from pareis.answers.sources import CannotEvaluate
+from pareis.answers.times import at_ms
 
 AtOption = Annotated[
     str | None,
@@ -17,16 +15,5 @@ AtOption = Annotated[
 
 
 def at_ms_of(text: str | None) -> int:
-    """``text`` as epoch ms; now when None. CannotEvaluate (exit 2) for a value that is neither form."""
-    if text is None:
-        return time.time_ns() // 1_000_000
-    stripped = text.strip()
-    if stripped.lstrip("-").isdigit():
-        return int(stripped)
-    try:
-        when = dt.datetime.fromisoformat(stripped.replace("Z", "+00:00") if stripped.endswith("Z") else stripped)
-    except ValueError as exc:
-        raise CannotEvaluate(f"--at {text!r} is neither ISO 8601 nor epoch milliseconds") from exc
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.UTC)
-    return int(when.timestamp() * 1000)
+    """``--at``'s value as epoch ms (:func:`pareis.answers.times.at_ms`); now when None."""
+    return at_ms(text)

@@ -1,11 +1,11 @@
 """The streamable HTTP transport of the Pareis MCP server: stateless, JSON responses, ``/mcp`` and ``/healthz``.
 
 Stateless: no session outlives a request, so any replica answers any request, for clients on the current protocol
-revision (sessionless) and for those on the older initialize-handshake one alike. Requests are checked in this
-order: the bearer token (when one is configured: ``Authorization: Bearer …`` only, never a query string; 401
-otherwise), then the SDK's DNS-rebinding protection (a ``Host`` outside ``allowed_hosts`` → 421, an ``Origin``
-outside them → 403). ``/healthz`` needs neither token nor allowed host header beyond the same Host check a
-Kubernetes probe passes (it is served outside the MCP transport and answers ``{"status": "ok"}``).
+revision (sessionless) and for those on the older initialize-handshake one alike. Requests to ``/mcp`` are checked
+in this order: the bearer token (when one is configured: ``Authorization: Bearer …`` only, never a query string;
+401 otherwise, with the SDK's ``WWW-Authenticate`` answer), then the SDK's DNS-rebinding protection (a ``Host``
+outside the allowed hosts → 421, an ``Origin`` outside them → 403). ``/healthz`` (``{"status": "ok"}``, for probes)
+needs no token.
 
 Binding beyond loopback is refused unless both a token and an explicit list of allowed hosts are given
 (:func:`check_exposure`).

@@ -7,7 +7,7 @@ these lack fails the call instead of vanishing), and the tests compare the tools
 
 from __future__ import annotations
 
-from typing import Literal, NotRequired
+from typing import Any, Literal, NotRequired
 
 from pydantic import ConfigDict, with_config
 from typing_extensions import TypedDict
@@ -179,3 +179,92 @@ class ModelVerdicts(TypedDict):
     versions: list[ModelVersionVerdict]
     incidents: list[IncidentVerdicts]
     safe_rollback: Rollback | None
+
+
+# --- retrain gate --------------------------------------------------------------------------------------------------
+
+
+@with_config(_STRICT)
+class GateCheck(TypedDict):
+    id: str
+    status: Literal["PASS", "WARN", "FAIL"]
+    reason: str
+    evidence: list[str]
+
+
+@with_config(_STRICT)
+class Override(TypedDict):
+    reason: str
+
+
+@with_config(_STRICT)
+class GateResult(TypedDict):
+    """``pareis gate --json`` (``schemas/pareis/gate.schema.json``)."""
+
+    model: str
+    evaluated: str
+    evaluated_at_ms: int
+    decision: Literal["GO", "NO-GO"]
+    exit_code: int
+    override: Override | None
+    checks: list[GateCheck]
+    incidents: list[str]
+    safe_rollback: Rollback | None
+
+
+# --- reliability and gaps ------------------------------------------------------------------------------------------
+
+
+@with_config(_STRICT)
+class ScoreComponent(TypedDict):
+    name: str
+    value: float
+    weight: float
+    detail: str
+
+
+@with_config(_STRICT)
+class Score(TypedDict):
+    urn: str
+    score: float
+    components: list[ScoreComponent]
+
+
+@with_config(_STRICT)
+class SuggestedTest(TypedDict):
+    name: str
+    yaml: str
+
+
+@with_config(_STRICT)
+class Gap(TypedDict):
+    column: str
+    dataset: str
+    models: list[str]
+    features: list[str]
+    matches_past_incident: bool
+    incidents: list[str]
+    tests: list[SuggestedTest]
+
+
+@with_config(_STRICT)
+class ReliabilityResult(TypedDict):
+    """``pareis protect --json``: scores with their components, and the gaps in rank order."""
+
+    evaluated_at_ms: int
+    datasets: list[Score]
+    models: list[Score]
+    gaps: list[Gap]
+
+
+# --- evidence ------------------------------------------------------------------------------------------------------
+
+
+@with_config(_STRICT)
+class EvidenceResult(TypedDict):
+    """The Article 10 evidence pack: ``markdown`` (what ``pareis evidence`` writes as ``.md``) and ``pack``, its
+    JSON source (``kind`` ``pareis.evidence_pack.v1``: a header and one section per paragraph)."""
+
+    model: str
+    markdown: str
+    pack: dict[str, Any]

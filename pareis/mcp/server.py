@@ -10,16 +10,17 @@ open-world (they read Pareis's own sources and nothing else), with a typed resul
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 
 from pareis import __version__
 from pareis.answers.sources import Sources
-from pareis.mcp.tools import Tools
+from pareis.mcp.tools import Tools, at_ms
 from pareis.model import agent as catalog
 
 INSTRUCTIONS = (
@@ -46,15 +47,18 @@ async def one_line_errors(ctx: ServerRequestContext[Any, Any], call_next: CallNe
     return result
 
 
-def build_server(sources: Sources, *, tools: Callable[[Sources], Any] = Tools) -> MCPServer:
-    """A server whose tools answer from ``sources`` (the caller opens and closes them)."""
+def build_server(
+    sources: Sources, *, tools: Callable[[Sources], Any] = Tools, middleware: Sequence[ServerMiddleware[Any]] = ()
+) -> MCPServer:
+    """A server whose tools answer from ``sources`` (the caller opens and closes them); ``middleware`` runs
+    outside the server's own (the benchmark times requests with it)."""
     server: MCPServer = MCPServer(
         catalog.SERVER_NAME,
         title="Pareis",
         description="Read-only ML data-incident answers over DataHub metadata.",
         instructions=INSTRUCTIONS,
         version=__version__,
-        middleware=[one_line_errors],
+        middleware=[*middleware, one_line_errors],
     )
     impl = tools(sources)
     for entry in catalog.TOOLS:
@@ -72,4 +76,22 @@ def build_server(sources: Sources, *, tools: Callable[[Sources], Any] = Tools) -
             ),
             structured_output=True,
         )
+
+    def evidence_markdown(model_urn: str) -> str:
+        """The evidence pack of ``model_urn`` as Markdown, generated now."""
+        from mcp.server.mcpserver.exceptions import ResourceError
+
+        try:
+            return str(impl.evidence(model_urn, at_ms(None))[1])
+        except ToolError as exc:
+            raise ResourceError(str(exc)) from exc
+
+    server.resource(
+        catalog.EVIDENCE_RESOURCE,
+        name="evidence_pack",
+        title="Article 10 evidence pack",
+        description="The EU AI Act Article 10 evidence pack of a model version or group, as Markdown, generated "
+        "now from live metadata (the same text as get_evidence_pack). Not legal advice.",
+        mime_type="text/markdown",
+    )(evidence_markdown)
     return server

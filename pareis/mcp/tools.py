@@ -17,6 +17,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 from pydantic import Field
 
+from pareis.answers import times
 from pareis.answers.incidents import IncidentAnswer
 from pareis.answers.render import dump
 from pareis.answers.sources import CannotEvaluate, Sources, SourceUnavailable
@@ -26,7 +27,6 @@ T = TypeVar("T")
 MAX_PAGE = 500
 """The largest ``max_results`` a caller may ask for: a page stays a few hundred kilobytes at most."""
 
-Urn = Annotated[str, Field(description="a DataHub URN", min_length=8)]
 Offset = Annotated[int, Field(ge=0, description="skip this many items (paging)")]
 
 
@@ -52,20 +52,31 @@ def paging(total: int, returned: int, offset: int, max_results: int) -> dict[str
 
 @contextmanager
 def answering() -> Iterator[None]:
-    """Turn the answers layer's refusals into tool errors with a one-line reason."""
+    """Turn what the CLI reports as exit 1 or 2 into tool errors with a one-line reason: the answers layer's
+    refusals, a source that is down (store errors translated by the composition root's ``reading``), and bad
+    input the lower layers reject (PareisError, ValueError)."""
     from pareis.compose.sources import reading
+    from pareis.errors import PareisError
 
     try:
         with reading():
             yield
-    except CannotEvaluate as exc:
-        raise ToolError(_one_line(exc)) from exc
     except SourceUnavailable as exc:
         raise ToolError(f"source unavailable: {_one_line(exc)}") from exc
+    except (CannotEvaluate, PareisError, ValueError) as exc:
+        raise ToolError(_one_line(exc)) from exc
 
 
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def at_ms(at: str | int | None, now_ms: int | None = None) -> int:
+    """A time argument as the CLI's ``--at`` reads it (:func:`pareis.answers.times.at_ms`); ToolError otherwise."""
+    try:
+        return times.at_ms(at, now_ms)
+    except CannotEvaluate as exc:
+        raise ToolError(str(exc).replace("--at ", "at ", 1)) from exc
 
 
 def entity_type(urn: str) -> str:
@@ -174,6 +185,67 @@ class Tools:
         with answering():
             answer = model_verdicts(self.sources, urn)
         return result(answer.to_json())
+
+    def check_retrain_gate(
+        self,
+        model_urn: Annotated[str, Field(description="a model version (mlModel) or model group (mlModelGroup) URN")],
+        at: Annotated[
+            str | int | None, Field(description="evaluate at this time: ISO-8601 or epoch ms (default now)")
+        ] = None,
+        max_age_hours: Annotated[
+            float, Field(gt=0, description="an upstream assertion's latest run must be this recent")
+        ] = 24,
+        min_score: Annotated[
+            float, Field(ge=0, le=100, description="the lowest reliability score an upstream dataset may have")
+        ] = 60,
+    ) -> Annotated[CallToolResult, results.GateResult]:
+        from pareis.answers.gate import gate
+
+        with answering():
+            answer = gate(
+                self.sources, model=model_urn, at_ms=at_ms(at), max_age_hours=max_age_hours, min_score=min_score
+            )
+        return result(answer.to_json())
+
+    def get_reliability(
+        self,
+        urn: Annotated[str, Field(description="a dataset, model version (mlModel) or model group URN")],
+        include_gaps: Annotated[bool, Field(description="also list the ranked untested columns with dbt tests")] = True,
+        max_gaps: Annotated[int, Field(ge=0, le=MAX_PAGE, description="list at most this many gaps")] = 10,
+        at: Annotated[
+            str | int | None, Field(description="score at this time: ISO-8601 or epoch ms (default now)")
+        ] = None,
+    ) -> Annotated[CallToolResult, results.ReliabilityResult]:
+        from pareis.answers.reliability import protect
+
+        kind = entity_type(urn)
+        if kind not in ("dataset", "mlModel", "mlModelGroup"):
+            raise ToolError(f"{urn} is a {kind}: give a dataset, mlModel or mlModelGroup URN")
+        dataset, model = (urn, None) if kind == "dataset" else (None, urn)
+        gaps = max_gaps if include_gaps else 0
+        with answering():
+            answer = protect(self.sources, at_ms=at_ms(at), model=model, dataset=dataset, max_gaps=gaps)
+        return result(answer.to_json())
+
+    def get_evidence_pack(
+        self,
+        model_urn: Annotated[str, Field(description="a model version (mlModel) or model group (mlModelGroup) URN")],
+        at: Annotated[
+            str | int | None, Field(description="generate as of this time: ISO-8601 or epoch ms (default now)")
+        ] = None,
+    ) -> Annotated[CallToolResult, results.EvidenceResult]:
+        pack, text = self.evidence(model_urn, at_ms(at))
+        return result({"model": model_urn, "markdown": text, "pack": pack})
+
+    def evidence(self, model_urn: str, when_ms: int) -> tuple[dict[str, Any], str]:
+        """The evidence pack of ``model_urn`` at ``when_ms``: its JSON and its Markdown (the resource's text);
+        ToolError when it cannot be made."""
+        from pareis.answers.evidence import evidence_pack
+        from pareis.answers.evidence_render import markdown
+
+        with answering():
+            pack = evidence_pack(self.sources, model_urn, when_ms).to_json()
+        return pack, markdown(pack)
 
     # --- helpers over the answers ---------------------------------------------------------------------------------
 

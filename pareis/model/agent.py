@@ -66,6 +66,26 @@ TOOLS: Final = (
         "For a model version or model group: every version's training time and verdict (CONTAMINATED, CLEAN or "
         "UNKNOWN) in each incident that reached it, and the safe version to roll back to.",
     ),
+    ToolEntry(
+        "check_retrain_gate",
+        "Check the retrain gate",
+        "May this model (version, or a group's newest version) be retrained or promoted now (or at `at`)? GO or "
+        "NO-GO with ten checks, each PASS, WARN or FAIL with a reason and evidence URNs, the incidents that reach "
+        "it and the safe rollback. Exactly the object `pareis gate --json` prints.",
+    ),
+    ToolEntry(
+        "get_reliability",
+        "Get reliability and test gaps",
+        "The reliability score (0-100) of a dataset or model with its published components, and the ranked gaps: "
+        "untested columns that feed models, each with dbt tests to paste into schema.yml.",
+    ),
+    ToolEntry(
+        "get_evidence_pack",
+        "Get the Article 10 evidence pack",
+        "The EU AI Act Article 10 (data and data governance) evidence pack of a model, paragraph by paragraph, as "
+        "Markdown, regenerated from live metadata; also the resource pareis://evidence/{model_urn}. Not legal "
+        "advice.",
+    ),
 )
 TOOL_NAMES: Final = tuple(tool.name for tool in TOOLS)
 

@@ -109,6 +109,8 @@ class RedisRunHistory:
         self, assertions: Iterable[str], at_ms: int
     ) -> dict[str, tuple[AssertionRun | None, AssertionRun | None]]:
         names = sorted(set(assertions))
+        if not names:
+            return {}
         pipe = self._redis.pipeline(transaction=False)
         for name in names:
             for kind in ("all", "counting"):
@@ -126,6 +128,8 @@ class RedisRunHistory:
 
     def assertions_by_dataset(self, datasets: Iterable[str]) -> dict[str, list[str]]:
         names = sorted(set(datasets))
+        if not names:
+            return {}
         pipe = self._redis.pipeline(transaction=False)
         for name in names:
             pipe.smembers(self._dataset_key(name))
@@ -135,6 +139,8 @@ class RedisRunHistory:
 
     def last_operations(self, datasets: Iterable[str], at_ms: int) -> dict[str, int]:
         names = sorted(set(datasets))
+        if not names:
+            return {}
         pipe = self._redis.pipeline(transaction=False)
         for name in names:
             pipe.zrevrangebyscore(self._operation_key(name), at_ms, "-inf", start=0, num=1)

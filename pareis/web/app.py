@@ -19,6 +19,7 @@ serves. Metrics: ``pareis_web_requests_total{route,status}``, ``pareis_web_reque
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -53,15 +54,16 @@ def create_app(
     guard: contextlib.AbstractContextManager[Any] | None = None,
     poll_s: float = 0.25,
     collapse_over: int | None = None,
-    list_ttl_s: float = 10.0,
+    list_ttl_s: float = 30.0,
 ) -> Starlette:
     """Mission Control over ``sources`` (opened and closed by the caller).
 
     ``token``: required on every page and API call when given (:mod:`pareis.web.guard`). ``clock``: the evaluation
     time of the gate and reliability answers (ms). ``guard``: held around every answer (see :mod:`pareis.web.pages`).
     ``poll_s``: how often the live follower reads the change token. ``collapse_over``: columns past which the blast
-    graph is drawn by dataset (default :data:`pareis.answers.graph.COLLAPSE_OVER`). ``list_ttl_s``: how long the
-    incident list is reused while nothing changes (:meth:`pareis.web.pages.Context.incidents`; 0: never).
+    graph is drawn by dataset (default :data:`pareis.answers.graph.COLLAPSE_OVER`). ``list_ttl_s``: how old the kept
+    incident list may get before the follower recomputes it (:meth:`pareis.web.pages.Context.incidents`; 0: pages
+    compute it on every request).
     """
 
     def revision() -> str:
@@ -70,8 +72,19 @@ def create_app(
         with guard:
             return incidents_revision(sources)
 
-    follower = Follower(revision, interval_s=poll_s)
-    ctx = pages.Context(sources, clock, guard, collapse_over, token=lambda: str(follower.seq), list_ttl_s=list_ttl_s)
+    ctx = pages.Context(sources, clock, guard, collapse_over, list_ttl_s=list_ttl_s)
+
+    async def changed() -> None:
+        if ctx.list_ttl_s > 0:
+            with contextlib.suppress(SourceUnavailable):  # the pages report it; the stream goes on
+                await ctx.refresh()
+
+    async def tick() -> None:
+        if ctx.list_ttl_s > 0:
+            await ctx.expire()
+
+    follower = Follower(revision, interval_s=poll_s, on_change=changed, on_tick=tick)
+    ctx.token = lambda: str(follower.seq)
     registry = CollectorRegistry()
     requests = Counter("pareis_web_requests", "HTTP requests served", ["route", "status"], registry=registry)
     seconds = Histogram("pareis_web_request_seconds", "Time to answer a request", ["route"], registry=registry)
@@ -119,9 +132,11 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await follower.start()
+        warming = asyncio.create_task(changed())  # the first list, computed while the server already answers
         try:
             yield
         finally:
+            warming.cancel()
             await follower.stop()
 
     routes = [

@@ -1,7 +1,10 @@
 """Live updates: one follower per server polls the incident store's change token
-(:func:`pareis.answers.changes.incidents_revision`, every ``interval_s``, 250 ms by default) and numbers the changes
-it sees (``seq``, from 0 at start); every ``/events`` stream then sends an ``incidents`` event carrying the new
-number, and the Incidents page re-fetches its table (htmx ``hx-trigger="sse:incidents"``).
+(:func:`pareis.answers.changes.incidents_revision`, every ``interval_s``, 250 ms by default). On a change it first
+runs ``on_change`` (the app recomputes its incident list there, so pages keep answering from the previous one while
+the new one is computed), then numbers the change (``seq``, from 0 at start) and wakes every ``/events`` stream,
+which sends an ``incidents`` event carrying the number; the Incidents page re-fetches its table (htmx
+``hx-trigger="sse:incidents"``) and gets the new list. ``on_tick`` runs after every poll (the app refreshes an answer
+that got too old there).
 
 Why poll the store rather than consume the MetadataChangeProposal topic: the store is what the pages read, it is
 written by the incidents role in the same step as its Kafka transaction, a poll is two Redis commands, and the web
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from pareis.answers.sources import SourceUnavailable
 
@@ -25,9 +28,18 @@ UNAVAILABLE = "unavailable"
 class Follower:
     """Polls ``revision`` (a blocking callable, run in a worker thread) and publishes changes to subscribers."""
 
-    def __init__(self, revision: Callable[[], str], *, interval_s: float = 0.25) -> None:
+    def __init__(
+        self,
+        revision: Callable[[], str],
+        *,
+        interval_s: float = 0.25,
+        on_change: Callable[[], Awaitable[None]] | None = None,
+        on_tick: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         self._revision = revision
         self.interval_s = interval_s
+        self._on_change = on_change
+        self._on_tick = on_tick
         self.seq = 0
         self._token = ""
         self._changed = asyncio.Event()
@@ -59,6 +71,8 @@ class Follower:
         token = await self._read()
         if token != self._token:
             self._token = token
+            if self._on_change is not None:
+                await self._on_change()
             self.seq += 1
             changed, self._changed = self._changed, asyncio.Event()
             changed.set()
@@ -67,6 +81,8 @@ class Follower:
         while True:
             await asyncio.sleep(self.interval_s)
             await self.poll()
+            if self._on_tick is not None:
+                await self._on_tick()
 
     async def changes(self, since: str | None) -> AsyncIterator[str]:
         """Change numbers as they happen, starting with the current one when it differs from ``since``."""

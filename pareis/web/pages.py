@@ -6,15 +6,14 @@ in-process writer — ``pareis demo --serve``, the tests — holds while it chan
 can't be given is a 404 page (:class:`~pareis.answers.sources.CannotEvaluate`) or a 503
 (:class:`~pareis.answers.sources.SourceUnavailable`), never a traceback.
 
-The retrain gate (``pareis.answers.gate``) and reliability (``pareis.answers.reliability``) are rendered from their
-JSON; each is evaluated at the app's clock (the wall clock for ``pareis serve``, the demo's final simulated time for
-``pareis demo --serve``).
+The retrain gate (``pareis.answers.gate``, per model group) and reliability (``pareis.answers.reliability``:
+``pareis protect`` over every model) are rendered from their JSON; each is evaluated at the app's clock (the wall
+clock for ``pareis serve``, the demo's final simulated time for ``pareis demo --serve``).
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -42,7 +41,9 @@ STATES = ("ACTIVE", "RESOLVED")
 
 def environment() -> Environment:
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"]))
-    env.filters.update(short=present.short, when=present.when, duration=present.duration, link=present.link)
+    env.filters.update(
+        short=present.short, named=present.named, when=present.when, duration=present.duration, link=present.link
+    )
     return env
 
 
@@ -55,26 +56,41 @@ class Context:
     guard: contextlib.AbstractContextManager[Any] | None = None
     collapse_over: int | None = None
     token: Callable[[], str] = field(default=lambda: "")
-    list_ttl_s: float = 10.0
+    list_ttl_s: float = 30.0
     env: Environment = field(default_factory=environment)
     _listed: tuple[str, float, list[IncidentSummary]] | None = None
     _dossiers: dict[str, tuple[str, float, IncidentDossier]] = field(default_factory=dict)
 
     async def incidents(self) -> list[IncidentSummary]:
-        """:func:`~pareis.answers.incidents.incident_list`, reused while the change token stays the same and the
-        answer is younger than ``list_ttl_s`` (0: never reused). The list is derived from the whole run history —
-        one analysis per incident — while the token moves whenever the incidents role writes, so between writes
-        every page and re-fetch shares one answer; the age bound covers what the token can't see (lineage
-        changes to resolved incidents)."""
+        """:func:`~pareis.answers.incidents.incident_list`, answered from memory once computed: the live follower
+        recomputes it when the incident store's change token moves (:meth:`refresh`, before it tells the pages) and
+        when it is older than ``list_ttl_s`` (:meth:`expire`). The list is derived from the whole run history — one
+        analysis per incident — so pages and live re-fetches between two changes share one computation, and a slow
+        recomputation never holds a page up. ``list_ttl_s`` 0: computed for every request (nothing kept)."""
+        listed = self._listed
+        if listed is not None and self.list_ttl_s > 0:
+            return listed[2]
+        return await self.refresh()
+
+    async def refresh(self) -> list[IncidentSummary]:
+        """Recompute the incident list now and keep it (and drop the dossiers: they may have changed too)."""
         from pareis.answers.incidents import incident_list
 
-        token, now = self.token(), time.monotonic()
-        cached = self._listed
-        if cached is not None and cached[0] == token and now - cached[1] < self.list_ttl_s:
-            return cached[2]
         rows = await self.ask(_reading(lambda: incident_list(self.sources)))
-        self._listed = (token, now, rows)
+        if self.list_ttl_s > 0:
+            self._listed = ("", time.monotonic(), rows)
+            self._dossiers.clear()
         return rows
+
+    async def expire(self) -> None:
+        """Refresh the list when it is older than ``list_ttl_s`` (what the change token can't see: lineage changes
+        to resolved incidents); a source that went away keeps the last list."""
+        listed = self._listed
+        if listed is not None and time.monotonic() - listed[1] >= self.list_ttl_s:
+            try:
+                await self.refresh()
+            except SourceUnavailable:
+                self._listed = (listed[0], time.monotonic(), listed[2])
 
     async def ask(self, question: Callable[[], T]) -> T:
         def guarded() -> T:
@@ -127,13 +143,22 @@ def _reading(question: Callable[[], T]) -> Callable[[], T]:
 # -- Incidents ---------------------------------------------------------------------------------------------------
 
 
+PAGE_ROWS = 100
+"""Rows the Incidents page shows before "show all": active incidents come first, so they are what is shown."""
+
+
 def _filters(request: Request) -> dict[str, str]:
     q = request.query_params
     return {
         "state": q.get("state", "") if q.get("state", "") in STATES else "",
         "severity": q.get("severity", "") if q.get("severity", "") in SEVERITIES else "",
         "q": q.get("q", "").strip(),
+        "all": "1" if q.get("all") == "1" else "",
     }
+
+
+def _shown(rows: list[Any], filters: dict[str, str]) -> list[Any]:
+    return rows if filters["all"] else rows[:PAGE_ROWS]
 
 
 def _matching(rows: list[Any], filters: dict[str, str]) -> list[Any]:
@@ -159,7 +184,8 @@ async def incidents_page(ctx: Context, request: Request) -> Response:
     rows, filters = await _incident_rows(ctx, request)
     return ctx.html(
         "incidents.html",
-        rows=rows,
+        rows=_shown(rows, filters),
+        total=len(rows),
         filters=filters,
         query=request.url.query,
         token=token,
@@ -173,7 +199,14 @@ async def incidents_page(ctx: Context, request: Request) -> Response:
 @answering
 async def incidents_table(ctx: Context, request: Request) -> Response:
     rows, filters = await _incident_rows(ctx, request)
-    return ctx.html("incidents_table.html", rows=rows, filters=filters, query=request.url.query, now_ms=ctx.clock())
+    return ctx.html(
+        "incidents_table.html",
+        rows=_shown(rows, filters),
+        total=len(rows),
+        filters=filters,
+        query=request.url.query,
+        now_ms=ctx.clock(),
+    )
 
 
 @answering
@@ -186,15 +219,14 @@ async def incidents_api(ctx: Context, request: Request) -> Response:
 
 
 DOSSIERS = 16
-"""How many incident dossiers a server keeps, under the same rule as the list (same change token, young enough)."""
+"""How many incident dossiers a server keeps; all are dropped whenever the list is recomputed."""
 
 
 async def _dossier(ctx: Context, urn: str) -> IncidentDossier:
     from pareis.answers.dossier import dossier_of
 
-    token, now = ctx.token(), time.monotonic()
     cached = ctx._dossiers.get(urn)
-    if cached is not None and cached[0] == token and now - cached[1] < ctx.list_ttl_s:
+    if cached is not None and ctx.list_ttl_s > 0:
         return cached[2]
     summary = next((s for s in await ctx.incidents() if s.urn == urn), None)
     if summary is None:
@@ -202,7 +234,8 @@ async def _dossier(ctx: Context, urn: str) -> IncidentDossier:
     found = await ctx.ask(_reading(lambda: dossier_of(ctx.sources, summary, collapse_over=ctx.collapse_over)))
     if len(ctx._dossiers) >= DOSSIERS:
         ctx._dossiers.pop(min(ctx._dossiers, key=lambda u: ctx._dossiers[u][1]))
-    ctx._dossiers[urn] = (token, now, found)
+    if ctx.list_ttl_s > 0:
+        ctx._dossiers[urn] = ("", time.monotonic(), found)
     return found
 
 
@@ -234,28 +267,19 @@ async def incident_api(ctx: Context, request: Request) -> Response:
 # -- Models ------------------------------------------------------------------------------------------------------
 
 
-def optional(module: str) -> Any | None:
-    """An answers module that may not be part of this build (the gate, reliability), or None."""
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        return None
-
-
 def _models_answer(ctx: Context) -> dict[str, Any]:
+    from pareis.answers.gate import cannot_evaluate_json, gate
     from pareis.answers.models import models
 
     answer = models(ctx.sources).to_json()
-    gate = optional("pareis.answers.gate")
     at_ms = ctx.clock()
     gates: dict[str, Any] = {}
-    if gate is not None:
-        for group in answer["groups"]:
-            try:
-                gates[group["group"]] = gate.gate(ctx.sources, model=group["group"], at_ms=at_ms).to_json()
-            except CannotEvaluate as exc:
-                gates[group["group"]] = {"decision": "CANNOT_EVALUATE", "reason": str(exc), "checks": []}
-    return {"evaluated_at_ms": at_ms, "gate_available": gate is not None, "gates": gates, **answer}
+    for group in answer["groups"]:
+        try:
+            gates[group["group"]] = gate(ctx.sources, model=group["group"], at_ms=at_ms).to_json()
+        except CannotEvaluate as exc:
+            gates[group["group"]] = {**cannot_evaluate_json(group["group"], str(exc)), "checks": []}
+    return {"evaluated_at_ms": at_ms, "gates": gates, **answer}
 
 
 @answering
@@ -272,11 +296,10 @@ async def models_api(ctx: Context, request: Request) -> Response:
 # -- Protect -----------------------------------------------------------------------------------------------------
 
 
-def _protect_answer(ctx: Context) -> dict[str, Any] | None:
-    reliability = optional("pareis.answers.reliability")
-    if reliability is None:
-        return None
-    answer = reliability.protect(ctx.sources, at_ms=ctx.clock())
+def _protect_answer(ctx: Context) -> dict[str, Any]:
+    from pareis.answers.reliability import protect
+
+    answer = protect(ctx.sources, at_ms=ctx.clock())
     return {**answer.to_json(), "yaml": answer.yaml}
 
 
@@ -288,7 +311,4 @@ async def protect_page(ctx: Context, request: Request) -> Response:
 
 @answering
 async def protect_api(ctx: Context, request: Request) -> Response:
-    answer = await ctx.ask(_reading(lambda: _protect_answer(ctx)))
-    if answer is None:
-        raise CannotEvaluate("reliability answers are not part of this build")
-    return _json(answer)
+    return _json(await ctx.ask(_reading(lambda: _protect_answer(ctx))))

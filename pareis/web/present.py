@@ -26,6 +26,14 @@ def short(urn: str | None) -> str:
     return urn.rsplit(":", 1)[-1]
 
 
+def named(urn: str | None) -> str:
+    """:func:`short`, plus the platform for a dataset (a dbt node and its warehouse table share a name)."""
+    prefix = "urn:li:dataset:(urn:li:dataPlatform:"
+    if urn and urn.startswith(prefix):
+        return f"{short(urn)} ({urn[len(prefix) :].split(',', 1)[0]})"
+    return short(urn)
+
+
 def when(ms: int | None) -> str:
     if ms is None:
         return "—"

@@ -31,7 +31,8 @@ def run_app(
     guard: contextlib.AbstractContextManager[Any] | None = None,
     announce: Callable[[str], None] = print,
 ) -> None:
-    """Serve ``sources`` on ``host:port`` until interrupted (uvicorn handles SIGINT and SIGTERM)."""
+    """Serve ``sources`` on ``host:port`` until interrupted: uvicorn stops gracefully on SIGINT or SIGTERM, then
+    re-raises the signal, so the process ends as interrupted (status 130 or 143)."""
     app = create_app(sources, token=token, clock=clock, guard=guard)
     announce(f"Mission Control on http://{host}:{port}/ ({sources.origin}); Ctrl-C stops it")
     uvicorn.Server(_config(app, host, port)).run()

@@ -4,7 +4,7 @@ Chromium is the system one (``deploy/local/browser.sh`` installs it; ``make test
 path: Playwright's own browser download can't work on these machines. A missing browser FAILS the tests, it never
 skips them. Every page a test opens records console errors and uncaught exceptions, and the test fails when there is
 any. Screenshots go to ``$PAREIS_TEST_ARTIFACTS`` (default ``.stack/artifacts/browser``); with
-``PAREIS_UPDATE_SCREENSHOTS=1`` they are copied to ``docs/screenshots/`` too (the README's pictures).
+``PAREIS_TEST_UPDATE_SCREENSHOTS=1`` they are copied to ``docs/screenshots/`` too (the README's pictures).
 """
 
 from __future__ import annotations
@@ -35,13 +35,15 @@ CHROMIUM_FLAGS = [
 
 def chromium_path() -> str:
     """The system chromium, or a test failure saying how to get it."""
-    path = os.environ.get("PAREIS_CHROMIUM", "/usr/bin/chromium")
+    path = os.environ.get("PAREIS_TEST_CHROMIUM", "/usr/bin/chromium")
     if not (os.path.isfile(path) and os.access(path, os.X_OK)):
         pytest.fail(f"chromium not found at {path}: run deploy/local/browser.sh (make test does)", pytrace=False)
     return path
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: Playwright's sync API runs an event loop in the main thread while it is open, and
+# a later test (tests/unit) that calls asyncio.run() there would fail.
+@pytest.fixture(scope="module")
 def playwright() -> Iterator[Playwright]:
     from playwright.sync_api import sync_playwright
 
@@ -49,7 +51,7 @@ def playwright() -> Iterator[Playwright]:
         yield p
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(playwright: Playwright) -> Iterator[Browser]:
     browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
     yield browser
@@ -83,7 +85,7 @@ def screenshot(artifacts: Path) -> Callable[[Page, str], Path]:
     def take(page: Page, name: str) -> Path:
         path = artifacts / f"{name}.png"
         page.screenshot(path=str(path), full_page=True)
-        if os.environ.get("PAREIS_UPDATE_SCREENSHOTS") == "1":
+        if os.environ.get("PAREIS_TEST_UPDATE_SCREENSHOTS") == "1":
             docs = ROOT / "docs" / "screenshots"
             docs.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, docs / path.name)

@@ -65,15 +65,30 @@ def test_clicking_the_incident_shows_the_graph_and_the_contaminated_versions(
     screenshot(page, "incident")
 
 
-def test_the_models_page_shows_verdicts_and_the_gate(
+def test_the_gate_table_says_no_go_during_the_incident(
     page: Page, during: tuple[DemoState, str], screenshot: Shot
 ) -> None:
     _, url = during
     page.goto(f"{url}/models")
-    for group in ("churn", "ltv"):
-        card = page.locator("section.group", has=page.locator(f"h2:text-is('{group}')").first)
+    groups = page.locator("section.group")
+    expect(groups).to_have_count(2)
+    for i in range(2):
+        card = groups.nth(i)
+        expect(card.locator("[data-testid=gate-decision]")).to_have_text("NO-GO")
+        expect(card.locator("table[data-testid=gate] tr[data-check]")).to_have_count(10)
+        expect(card.locator("tr[data-check=no_active_incident] .check")).to_have_text("FAIL")
         expect(card.locator("tr[data-version] .verdict.contaminated")).to_have_count(1)
     screenshot(page, "models")
+
+
+def test_protect_copies_the_dbt_yaml(page: Page, during: tuple[DemoState, str], screenshot: Shot) -> None:
+    _, url = during
+    page.goto(f"{url}/protect")
+    expect(page.locator("table[data-testid=scores] tr[data-urn]").first).to_be_visible()
+    expect(page.locator("#dbt-yaml")).to_contain_text("not_null")
+    page.locator("[data-testid=copy-yaml]").click()
+    expect(page.locator("[data-testid=copy-yaml]")).to_have_text("copied")
+    screenshot(page, "protect")
 
 
 def test_a_new_incident_appears_on_an_open_incidents_page(page: Page, screenshot: Shot, artifacts: Path) -> None:

@@ -168,25 +168,47 @@ def test_unresolved_features_fail() -> None:
     )
 
 
-def test_an_untested_schemaless_upstream_warns_and_strict_blocks_it() -> None:
-    got = answer(sc.LTV, code=0)
+def test_an_untested_schemaless_upstream_warns_scores_low_and_strict_blocks_it() -> None:
+    # shop.sessions: no schema, no assertion — its reliability score (coverage 0, no runs: 25) is below 60.
+    got = answer(sc.LTV, code=1)
     assert got["evaluated"] == LTV_1
-    warned = {c["id"]: c["evidence"] for c in got["checks"] if c["status"] == "WARN"}
     sessions = sc.col(sc.SESSIONS, "sessions")
+    warned = {c["id"]: c["evidence"] for c in got["checks"] if c["status"] == "WARN"}
     assert warned == {
         "upstream_assertions_passing": [],
         "feature_columns_covered": [sessions],
         "feature_columns_present": [sessions],
     }
-    strict = answer(sc.LTV, extra=["--strict"], code=1)
+    assert checks(got)["reliability_above_threshold"] == ("FAIL", [sc.SESSIONS])
+    lenient = answer(sc.LTV, extra=["--min-score", "20"], code=0)
+    assert status(lenient, "reliability_above_threshold") == "PASS"
+    strict = answer(sc.LTV, extra=["--min-score", "20", "--strict"], code=1)
     assert {c["id"] for c in strict["checks"] if c["status"] == "FAIL"} == set(warned)
     assert all("strict" in c["reason"] for c in strict["checks"] if c["status"] == "FAIL")
 
 
 def test_reliability_threshold() -> None:
+    """Check 9 reads the reliability score of pareis.answers.reliability (DESIGN §2.5) of every upstream dataset."""
+    from pareis.answers.reliability import dataset_score
+    from pareis.compose.sources import open_sources
+
     assert status(answer(sc.CHURN, code=0), "reliability_above_threshold") == "PASS"
     got = answer(sc.CHURN, extra=["--min-score", "100.5"], code=1)
     assert checks(got)["reliability_above_threshold"] == ("FAIL", sorted([sc.RAW, sc.FEATURES]))
+    # The gate's batched scores are the reliability answer's (DESIGN §2.5) where the columns that feed churn are
+    # all the columns of the dataset that feed a model; shop.sessions' schemaless column feeds ltv: the gate counts
+    # it as untested (coverage 0), the dataset view sees no column (coverage 100).
+    from pareis.answers.gate import reliability_scores
+    from pareis.core.graph import Memo
+
+    with open_sources(metadata=[DATA / "base.json", DATA / "failing.json", DATA / "healed.json"]) as sources:
+        feeding = [sc.col(sc.RAW, "amount"), sc.col(sc.RAW, "customer_id"), sc.col(sc.SESSIONS, "sessions")]
+        feeding += [sc.col(sc.FEATURES, "total_amount"), sc.col(sc.FEATURES, "order_count")]
+        batched = reliability_scores(sources, Memo(sources.lineage), sc.AT, feeding)([sc.RAW, sc.FEATURES, sc.SESSIONS])
+        for d in (sc.RAW, sc.FEATURES):
+            assert batched[d] == dataset_score(sources, d, sc.AT).score
+        assert batched[sc.RAW] == 78.2  # coverage 50, pass rate 6/7, one incident, fresh
+        assert batched[sc.SESSIONS] == 25.0 < dataset_score(sources, sc.SESSIONS, sc.AT).score
 
 
 def test_override_turns_no_go_into_a_recorded_go() -> None:
@@ -214,6 +236,8 @@ def test_github_format_annotates_each_failing_and_warning_check(tmp_path: Path) 
         *files("deprecated.json"),
         "--at",
         str(sc.AT),
+        "--min-score",
+        "20",
         "--format",
         "github",
         "--summary",
@@ -275,3 +299,9 @@ def test_the_live_redis_index_gives_the_same_answer_as_the_files(redis_url: str)
         VALIDATOR.validate(json.loads(live.stdout))
         assert live.stdout == invoke("--model", model, *files(*overlays), "--at", str(sc.AT), "--json").stdout
         assert live.exit_code in (0, 1)
+
+
+def test_the_scenario_files_are_what_make_scenarios_writes() -> None:
+    for name, proposals in {"base.json": sc.base(), **sc.OVERLAYS}.items():
+        assert json.loads((DATA / name).read_text()) == proposals, f"regenerate {name}: make_scenarios.py"
+    assert sorted(p.name for p in DATA.glob("*.json")) == sorted(["base.json", *sc.OVERLAYS])

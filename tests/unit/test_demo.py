@@ -36,7 +36,10 @@ def test_demo_prints_the_lifecycle_and_writes_its_outputs(tmp_path: Path) -> Non
     assert "Time to heal" in postmortem.read_text()
     assert "retrain gate for churn" in text and "retrain gate for ltv" in text
     gates = {p.name: json.loads(p.read_text()) for p in out.glob("gate-*.json")}
-    assert gates and {g["decision"] for g in gates.values()} == {"GO", "NO-GO"}
+    # One answer per reached group after each step that opens or resolves the incident (decisions on the recorded
+    # timeline are pinned by test_gate_demo.py; the sample's untested datasets score low after the repair).
+    assert len(gates) == 4 and all(g["exit_code"] in (0, 1) and len(g["checks"]) == 10 for g in gates.values())
+    assert {g["decision"] for n, g in gates.items() if n.endswith("-2025-10-07.json")} == {"NO-GO"}
     report = (out / "report.html").read_text()
     assert report.count("CONTAMINATED") >= 2 and "churn_2" in report
     # protect and prove (DESIGN §2.5): the table of scores and gaps, and churn's evidence pack, also in DataHub

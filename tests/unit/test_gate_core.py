@@ -12,16 +12,12 @@ from pareis.core.gate import (
     CHECK_IDS,
     HOUR_MS,
     Decision,
-    FeatureState,
-    GateInputs,
-    IncidentReach,
     Policy,
-    SourceColumn,
     Status,
-    UpstreamAssertion,
     checks,
     evaluate,
 )
+from pareis.core.gate_inputs import FeatureState, GateInputs, IncidentReach, SourceColumn, UpstreamAssertion
 from pareis.core.runs import AssertionRun, ResultType
 
 AT = 1_760_000_000_000

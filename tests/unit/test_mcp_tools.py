@@ -50,9 +50,9 @@ def cli(sources: Sources, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     if not any(c.name == "blast" for c in pareis_cli.app.registered_commands):
         pareis_cli._register()
 
-    def run(command: str, *args: str) -> dict[str, Any]:
+    def run(command: str, *args: str, codes: tuple[int, ...] = (0,)) -> dict[str, Any]:
         result = CliRunner().invoke(pareis_cli.app, [command, "--metadata", str(RECORDED), *args, "--json"])
-        assert result.exit_code == 0, result.stderr
+        assert result.exit_code in codes, result.stderr
         parsed: dict[str, Any] = json.loads(result.stdout)
         return parsed
 
@@ -135,12 +135,92 @@ def test_get_blast_radius_is_pareis_blast_json_when_one_page_holds_it(
     assert expected[0]["blast"]["models"], "the recording's failing test reaches models"
 
 
+AT = "2025-10-06T12:00:00"  # inside the recording's incident: the gate says NO-GO
+AT_MS = 1_759_752_000_000
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("model", [mlflow("mlModelGroup", "churn"), mlflow("mlModel", "ltv_2")])
+def test_check_retrain_gate_is_pareis_gate_json(server: MCPServer, cli: Any, model: str, mode: str) -> None:
+    (answer,) = calls(server, [("check_retrain_gate", {"model_urn": model, "at": AT})], mode=mode)
+    expected = cli("gate", "--model", model, "--at", AT, codes=(0, 1))
+    assert structured(answer) == expected
+    assert expected["decision"] == "NO-GO" and expected["evaluated_at_ms"] == AT_MS
+    relaxed = call(server, "check_retrain_gate", {"model_urn": model, "at": AT_MS, "max_age_hours": 1, "min_score": 0})
+    assert structured(relaxed) == cli(
+        "gate", "--model", model, "--at", str(AT_MS), "--max-age-hours", "1", "--min-score", "0", codes=(0, 1)
+    )
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_get_reliability_is_pareis_protect_json(server: MCPServer, cli: Any, mode: str) -> None:
+    churn = mlflow("mlModelGroup", "churn")
+    features = "urn:li:dataset:(urn:li:dataPlatform:dbt,retail.analytics.customer_features,PROD)"
+    got = calls(
+        server,
+        [
+            ("get_reliability", {"urn": churn, "max_gaps": 3, "at": AT}),
+            ("get_reliability", {"urn": churn, "include_gaps": False, "at": AT}),
+            ("get_reliability", {"urn": features, "at": AT_MS}),
+        ],
+        mode=mode,
+    )
+    with_gaps = cli("protect", "--model", churn, "--at", AT, "--max-gaps", "3")
+    assert structured(got[0]) == with_gaps and with_gaps["gaps"] and with_gaps["models"]
+    assert structured(got[1]) == cli("protect", "--model", churn, "--at", AT, "--max-gaps", "0")
+    assert structured(got[1])["gaps"] == []
+    assert structured(got[2]) == cli("protect", "--dataset", features, "--at", str(AT_MS), "--max-gaps", "10")
+
+
+def test_the_evidence_pack_tool_and_resource_are_pareis_evidence(
+    server: MCPServer, sources: Sources, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    import anyio
+    from mcp import Client
+
+    from pareis import cli as pareis_cli
+    from pareis.compose import sources as compose
+    from pareis.mcp import server as mcp_server
+
+    churn = mlflow("mlModelGroup", "churn")
+    monkeypatch.setattr(compose, "open_sources", lambda **kwargs: sources)
+    if not any(c.name == "evidence" for c in pareis_cli.app.registered_commands):
+        pareis_cli._register()
+    args = ["evidence", "--model", churn, "--metadata", str(RECORDED), "--at", AT, "--out", str(tmp_path)]
+    result = CliRunner().invoke(pareis_cli.app, [*args, "--format", "md,json"])
+    assert result.exit_code == 0, result.stderr
+    (md,) = tmp_path.glob("*.md")
+    (js,) = tmp_path.glob("*.json")
+    answer = structured(call(server, "get_evidence_pack", {"model_urn": churn, "at": AT}))
+    assert answer["markdown"] == md.read_text(encoding="utf-8")
+    assert answer["pack"] == json.loads(js.read_text(encoding="utf-8"))
+    assert answer["pack"]["kind"] == "pareis.evidence_pack.v1" and "not legal advice" in answer["markdown"].lower()
+
+    monkeypatch.setattr(mcp_server, "at_ms", lambda at, now_ms=None: AT_MS)  # the resource's "now"
+    pinned = build_server(sources)
+
+    async def read() -> tuple[list[str], Any]:
+        from urllib.parse import quote
+
+        async with Client(pinned) as client:
+            templates = [t.uri_template for t in (await client.list_resource_templates()).resource_templates]
+            return templates, await client.read_resource(f"pareis://evidence/{quote(churn, safe='')}")
+
+    templates, resource = anyio.run(read)
+    assert templates == ["pareis://evidence/{model_urn}"]
+    (content,) = resource.contents
+    assert content.mime_type == "text/markdown" and getattr(content, "text", None) == answer["markdown"]
+
+
 def test_every_answer_is_also_the_cli_text(server: MCPServer, incident: dict[str, Any]) -> None:
     for tool, args in [
         ("list_incidents", {"state": "ALL"}),
         ("get_incident", {"urn": RAW}),
         ("get_blast_radius", {"urn": incident["assertions"][0]}),
         ("get_model_verdicts", {"urn": mlflow("mlModelGroup", "churn")}),
+        ("check_retrain_gate", {"model_urn": mlflow("mlModelGroup", "churn"), "at": AT}),
+        ("get_reliability", {"urn": mlflow("mlModelGroup", "churn"), "at": AT}),
+        ("get_evidence_pack", {"model_urn": mlflow("mlModelGroup", "churn"), "at": AT}),
     ]:
         result = call(server, tool, args)
         (block,) = result.content
@@ -234,6 +314,10 @@ def test_model_verdicts_name_the_poisoned_version_and_the_safe_rollback(
         ("get_model_verdicts", {"urn": mlflow("mlModel", "nope_9")}, "unknown model"),
         ("get_model_verdicts", {"urn": RAW}, "is not a model version"),
         ("list_incidents", {"max_results": 0}, "max_results"),
+        ("check_retrain_gate", {"model_urn": mlflow("mlModel", "nope_9")}, "unknown model"),
+        ("check_retrain_gate", {"model_urn": mlflow("mlModel", "churn_1"), "at": "yesterday"}, "ISO-8601"),
+        ("get_reliability", {"urn": "urn:li:assertion:x"}, "give a dataset, mlModel or mlModelGroup URN"),
+        ("get_evidence_pack", {"model_urn": mlflow("mlModel", "nope_9")}, "nope_9"),
     ],
 )
 @pytest.mark.parametrize("mode", MODES)

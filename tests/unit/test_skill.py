@@ -74,3 +74,16 @@ def test_every_tool_the_skill_names_exists_and_every_tool_is_named() -> None:
     assert pareis_named <= served, pareis_named - served
     assert served <= pareis_named, f"the skill never mentions {sorted(served - pareis_named)}"
     assert named & DATAHUB_TOOLS, "the skill says when to use DataHub's own tools"
+
+
+def test_the_example_client_config_runs_datahubs_server_beside_pareis() -> None:
+    import json
+
+    example = Path(__file__).resolve().parents[2] / ".mcp.json.example"
+    config = json.loads(example.read_text(encoding="utf-8"))["mcpServers"]
+    assert config["datahub"]["args"] == ["mcp-server-datahub@latest"]
+    assert {"DATAHUB_GMS_URL", "DATAHUB_GMS_TOKEN"} <= set(config["datahub"]["env"])
+    local = config["pareis"]
+    assert local["command"] == "pareis" and local["args"][0] == "mcp" and "--redis" in local["args"]
+    remote = config["pareis-remote"]
+    assert remote["url"].endswith("/mcp") and remote["headers"]["Authorization"].startswith("Bearer ")

@@ -4,6 +4,7 @@ guard, probes, metrics and the live follower. The browser-level behaviour is in 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import re
 from collections.abc import Iterator
@@ -18,9 +19,10 @@ from pareis.answers.dossier import dossier
 from pareis.answers.incidents import incident_list
 from pareis.cli import _register, app
 from pareis.compose.sources import open_sources
+from pareis.core.gate import CHECK_IDS
 from pareis.web.app import create_app
 from pareis.web.live import Follower
-from tests.support.mission import CONTAMINATED, INCIDENT_STEP, DemoState
+from tests.support.mission import CONTAMINATED, GROUPS, INCIDENT_STEP, DemoState
 
 TOKEN = "s3cret-token-0123456789"
 
@@ -72,19 +74,31 @@ def test_the_incident_page_shows_graph_timeline_and_verdicts(client: TestClient,
     assert client.get("/api/incidents/urn:li:incident:pareis-nope").status_code == 404
 
 
-def test_the_models_page_shows_every_version_and_its_verdict(client: TestClient) -> None:
+def test_the_models_page_shows_verdicts_and_the_gate_says_no_go(client: TestClient, demo: DemoState) -> None:
+    from pareis.answers.gate import gate
+
     page = client.get("/models")
     assert page.status_code == 200
     for urn in CONTAMINATED:
         assert re.search(rf'data-version="{re.escape(urn)}">.*?CONTAMINATED', page.text, re.S)
+    assert page.text.count('data-testid="gate-decision">NO-GO<') == 2
+    assert len(re.findall(r'<tr data-check="no_active_incident" data-status="FAIL">', page.text)) == 2
     answer = client.get("/api/models").json()
     assert {g["group"].split(",")[1] for g in answer["groups"]} >= {"churn", "ltv"}
+    for group in GROUPS:  # the gate's own answer, at the demo's clock
+        expected = gate(demo.sources, model=group, at_ms=demo.clock()).to_json()
+        assert answer["gates"][group] == json.loads(json.dumps(expected))
+        assert [c["id"] for c in answer["gates"][group]["checks"]] == list(CHECK_IDS)
 
 
-def test_protect_answers_in_html_and_json(client: TestClient) -> None:
-    page = client.get("/protect")
-    assert page.status_code == 200 and "<h1>Protect</h1>" in page.text
-    assert client.get("/api/protect").status_code in (200, 404)
+def test_protect_shows_scores_gaps_and_the_dbt_yaml(client: TestClient, demo: DemoState) -> None:
+    from pareis.answers.reliability import protect
+
+    expected = protect(demo.sources, at_ms=demo.clock())
+    assert client.get("/api/protect").json() == json.loads(json.dumps({**expected.to_json(), "yaml": expected.yaml}))
+    page = client.get("/protect").text
+    assert page.count("<tr data-urn=") == len(expected.datasets) + len(expected.models) > 0
+    assert 'data-testid="copy-yaml"' in page and "not_null" in page
 
 
 def test_a_token_guards_everything_but_the_probes(demo: DemoState) -> None:
@@ -139,7 +153,9 @@ def test_the_follower_numbers_changes_and_catches_up_late_streams() -> None:
         await follower.stop()
         return got
 
-    assert asyncio.run(scenario()) == ["1", "1", "2"]
+    # In a thread of its own: Playwright's sync API (tests/browser, same session) keeps a loop running in this one.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        assert pool.submit(asyncio.run, scenario()).result() == ["1", "1", "2"]
 
 
 def test_serve_refuses_to_bind_beyond_loopback_without_a_token(tmp_path: Path) -> None:
@@ -154,3 +170,15 @@ def test_serve_refuses_to_bind_beyond_loopback_without_a_token(tmp_path: Path) -
     assert result.exit_code == 2 and "at least 16 characters" in result.output
     result = runner.invoke(app, ["serve", *files, "--token-file", str(tmp_path / "absent")])
     assert result.exit_code == 2 and "can't read --token-file" in result.output
+
+
+def test_the_incidents_page_shows_the_first_hundred_then_all(monkeypatch: pytest.MonkeyPatch, demo: DemoState) -> None:
+    from pareis.web import pages
+
+    monkeypatch.setattr(pages, "PAGE_ROWS", 0)  # one incident in the demo: show none of it until "show all"
+    with TestClient(create_app(demo.sources, clock=demo.clock, guard=demo.lock)) as c:
+        page = c.get("/incidents?severity=MEDIUM").text
+        assert 'data-count="1" data-shown="0"' in page
+        link = re.search(r'<a href="(/incidents\?[^"]+)">show all</a>', page)
+        assert link and link[1] == "/incidents?all=1&amp;severity=MEDIUM"
+        assert 'data-count="1" data-shown="1"' in c.get("/incidents?all=1&severity=MEDIUM").text
