@@ -177,3 +177,12 @@ def load_files(
 ) -> Loaded:
     """:func:`load` of every proposal of every file (:func:`~pareis.datahub.metadata_file.read_proposals`)."""
     return load(store, read_proposals(paths), default_ms=default_ms, datahub=datahub, batch=batch, hooks=hooks)
+
+
+def check(proposals: Iterable[Proposal]) -> None:
+    """Read ``proposals`` as the lineage and assertions roles will (PATCHes applied, every lineage aspect
+    translated, every run event parsed), into a scratch index, keeping nothing. Raises
+    :class:`~pareis.datahub.metadata_file.MetadataFileError` naming the element the live path would dead-letter."""
+    from pareis.store.lineage_memory import MemoryLineageStore
+
+    load(MemoryLineageStore(), proposals)

@@ -10,7 +10,7 @@ the in-process one (:class:`pareis.kafka.memory.MemoryBroker`).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -37,15 +37,22 @@ class Encoder(Protocol):
 
 @dataclass
 class ReplayReport:
-    """What a replay did: records published per topic, proposals GMS would not have logged."""
+    """What a replay did: records published per topic, proposals GMS would not have logged, and the changes GMS's
+    sibling hook wrote on top of the proposals."""
 
     published: Counter[str] = field(default_factory=Counter)
     unchanged: int = 0
     proposals: int = 0
+    hook_writes: int = 0
 
     def lines(self) -> list[str]:
         out = [f"{topic}: {count}" for topic, count in sorted(self.published.items())]
-        return [f"proposals read: {self.proposals}", *out, f"no-op writes (not logged): {self.unchanged}"]
+        return [
+            f"proposals read: {self.proposals}",
+            *out,
+            f"no-op writes (not logged): {self.unchanged}",
+            f"siblings written by the sibling hook: {self.hook_writes}",
+        ]
 
 
 @dataclass
@@ -66,6 +73,9 @@ class Replayer:
     speed: float = 0.0
     sleep: Callable[[float], None] = lambda _s: None
     on_change: Callable[[LoggedChange, str], None] | None = None
+    validate: Callable[[Sequence[Proposal]], None] | None = None
+    """Checks every proposal of :meth:`run_files` before the first is published (the composition root passes
+    :func:`pareis.lineage_loader.check`: what the live path would dead-letter is refused up front)."""
 
     def run(self, proposals: Iterable[Proposal]) -> ReplayReport:
         report = ReplayReport()
@@ -79,6 +89,7 @@ class Replayer:
             changes = self.emulator.log(proposal, now_ms)
             if not changes:
                 report.unchanged += 1
+            report.hook_writes += max(0, len(changes) - 1)
             for change in changes:
                 topic = self.topics[change.log]
                 self.sink.publish(topic, change.key.encode(), self.encoder.encode_mcl(change.record, topic))
@@ -91,7 +102,10 @@ class Replayer:
     def run_files(self, paths: Iterable[str | Path]) -> ReplayReport:
         """Replay every file, read (and so validated) in full before the first change is published: a bad last
         file must not leave the first ones half-published."""
-        return self.run(list(read_proposals(paths)))
+        proposals = list(read_proposals(paths))
+        if self.validate is not None:
+            self.validate(proposals)
+        return self.run(proposals)
 
 
 def proposal_clock(default_ms: int) -> Callable[[Proposal], int]:

@@ -5,10 +5,11 @@ The answer's JSON is ``pareis blast --json``'s contract (keys and lists sorted):
     {"assertion": URN | null,
      "blast": {failing_columns, origin_columns, columns, datasets, features,
                models: [{urn, group, poisoned_features, total_features, ratio, severity, precision}],
-               severity, failed_rows}}
+               severity, failed_rows, table_precision_features}}
 
 ``failed_rows`` is the count of the assertion's latest FAILURE run in the run history (null for columns and
-datasets, or when the assertion never failed or its count is unknown).
+datasets, or when the assertion never failed or its count is unknown). ``table_precision_features``: the affected
+features linked only at table precision (their models are HIGH whatever their ratio).
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ def blast(
 ) -> BlastAnswer:
     """The blast radius of exactly one of: a failing ``assertion``, failing ``columns``, a whole ``dataset``.
 
-    Raises :class:`CannotEvaluate` for an unknown assertion or column, or when not exactly one subject is given.
+    Raises :class:`CannotEvaluate` for an unknown assertion, column or dataset (named as unknown), or when not
+    exactly one subject is given.
     """
     from pareis.core.blast import UnknownAssertion, blast_radius
 
@@ -52,12 +54,39 @@ def blast(
             radius = blast_radius(sources.lineage, assertions=[assertion])
             radius = replace(radius, failed_rows=latest_failed_rows(sources.runs, assertion))
         elif dataset is not None:
+            if not known_dataset(sources.lineage, sources.runs, dataset):
+                raise CannotEvaluate(f"unknown dataset {dataset} (not in the index)")
             radius = blast_radius(sources.lineage, datasets=[dataset])
         else:
             radius = blast_radius(sources.lineage, columns=[known_column(sources.lineage, c) for c in columns])
     except UnknownAssertion as exc:
-        raise CannotEvaluate(str(exc)) from exc
+        raise CannotEvaluate(f"unknown assertion {assertion} (no assertionInfo in the index)") from exc
     return BlastAnswer(assertion, radius)
+
+
+def known_dataset(view: LineageView, runs: RunHistory, dataset: str) -> bool:
+    """Whether the index or the run history knows ``dataset``: a schema, lineage either way, siblings, a feature
+    or run reading it, an assertion on it, an attribute, or a recorded run. A soft-deleted dataset is unknown."""
+    from pareis.core.graph import Memo, Query, Rel
+
+    memo = view if isinstance(view, Memo) else Memo(view)
+    if memo.removed([dataset]):
+        return False
+    questions = [
+        Query(Rel.HAS_COLUMN, [dataset]),
+        Query(Rel.DATASET, [dataset]),
+        Query(Rel.DATASET, [dataset], True),
+        Query(Rel.DATASET_COLUMN, [dataset]),
+        Query(Rel.SIBLING, [dataset]),
+        Query(Rel.SIBLING, [dataset], True),
+        Query(Rel.READS, [dataset]),
+        Query(Rel.WRITES, [dataset], True),
+        Query(Rel.FEATURE_DATASET, [dataset]),
+        Query(Rel.ASSERTS, [dataset], True),
+    ]
+    if any(answer[dataset] for answer in memo.lookup(questions)) or memo.attributes([dataset])[dataset]:
+        return True
+    return bool(runs.assertions_of(dataset))
 
 
 def known_column(view: LineageView, column: str) -> str:

@@ -131,6 +131,8 @@ def group_json(group: GroupContamination) -> dict[str, Any]:
 def analysis(sources: Sources, *, assertion: str | None = None, dataset: str | None = None) -> IncidentAnswer:
     """The latest incident ``assertion`` failed in, or of ``dataset`` (exactly one): the open failing streak,
     else the most recent resolved one. CannotEvaluate when there is none."""
+    from pareis.answers.blast import known_dataset
+    from pareis.core import catalog
     from pareis.core.graph import Memo
     from pareis.core.runs import ResultType
 
@@ -138,11 +140,16 @@ def analysis(sources: Sources, *, assertion: str | None = None, dataset: str | N
         raise CannotEvaluate("give --assertion URN or --dataset URN (one of them)")
     view = Memo(sources.lineage)
     if assertion is not None:
-        failures = [r for r in sources.runs.runs(assertion) if r.result is ResultType.FAILURE]
+        runs = sources.runs.runs(assertion)
+        failures = [r for r in runs if r.result is ResultType.FAILURE]
+        if not runs and not catalog.assertions(view, [assertion]):
+            raise CannotEvaluate(f"unknown assertion {assertion} (no assertionInfo and no runs)")
         if not failures:
             raise CannotEvaluate(f"assertion {assertion} never failed")
         dataset = failures[-1].dataset
     assert dataset is not None
+    if assertion is None and not known_dataset(view, sources.runs, dataset):
+        raise CannotEvaluate(f"unknown dataset {dataset} (not in the index)")
     key, timeline = _class_timeline(view, sources, dataset, {assertion} if assertion else set())
     from pareis.core.window import incidents
 

@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from pareis.commands.blast import print_blast
 from pareis.commands.common import (
@@ -23,7 +24,9 @@ from pareis.commands.common import (
     TokenOption,
     dump,
     evaluating,
+    lines,
     opened,
+    shown,
 )
 
 
@@ -46,12 +49,12 @@ def analyze(
         return
     console = Console()
     incident, window = answer["incident"], answer["window"]
-    head = Table(title=f"Incident {incident['urn']}", show_header=False, title_justify="left")
+    head = Table(title=Text("Incident ") + shown(incident["urn"]), show_header=False, title_justify="left")
     head.add_column("what", style="bold")
     head.add_column("value", overflow="fold")
-    head.add_row("dataset", incident["dataset"])
+    head.add_row("dataset", shown(incident["dataset"]))
     head.add_row("state", incident["state"])
-    head.add_row("assertions", "\n".join(incident["assertions"]))
+    head.add_row("assertions", lines(incident["assertions"]))
     head.add_row("last success", _when(window["last_success_ms"]))
     head.add_row("first failure", _when(window["first_failure_ms"]))
     head.add_row("healed", _when(window["healed_ms"]))
@@ -65,7 +68,9 @@ def analyze(
         for v in group["versions"]:
             is_rollback = rollback is not None and rollback["urn"] == v["urn"]
             label = v["version"] or v["urn"]
-            versions.add_row(group["group"], label, _when(v["trained_at_ms"]), v["verdict"], "◀" if is_rollback else "")
+            versions.add_row(
+                shown(group["group"]), shown(label), _when(v["trained_at_ms"]), v["verdict"], "◀" if is_rollback else ""
+            )
     console.print(versions)
 
 

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from pareis.commands.common import (
     DatahubOption,
@@ -22,7 +23,9 @@ from pareis.commands.common import (
     TokenOption,
     dump,
     evaluating,
+    lines,
     opened,
+    shown,
 )
 from pareis.core.impact import ratio_text
 
@@ -52,8 +55,8 @@ def blast(
 
 
 def print_blast(console: Console, subject: str, blast: dict[str, Any]) -> None:
-    """Rich tables of a blast radius in its JSON form."""
-    summary = Table(title=f"Blast radius of {subject}", show_header=False, title_justify="left")
+    """Rich tables of a blast radius in its JSON form; every URN printed verbatim (:func:`shown`)."""
+    summary = Table(title=Text("Blast radius of ") + shown(subject), show_header=False, title_justify="left")
     summary.add_column("what", style="bold")
     summary.add_column("value", overflow="fold")
     summary.add_row("severity", blast["severity"])
@@ -64,17 +67,18 @@ def print_blast(console: Console, subject: str, blast: dict[str, Any]) -> None:
         ("columns", "affected columns"),
         ("datasets", "datasets"),
         ("features", "features"),
+        ("table_precision_features", "features at table precision"),
     ):
-        items = blast[key]
-        summary.add_row(f"{label} ({len(items)})", "\n".join(items) or "—")
+        items = blast.get(key, [])
+        summary.add_row(f"{label} ({len(items)})", lines(items))
     console.print(summary)
     models = Table(title=f"Models ({len(blast['models'])})", title_justify="left")
     for name in ("model", "group", "poisoned", "ratio", "severity", "precision"):
         models.add_column(name, overflow="fold")
     for m in blast["models"]:
         models.add_row(
-            m["urn"],
-            m["group"] or "—",
+            shown(m["urn"]),
+            shown(m["group"] or "—"),
             f"{len(m['poisoned_features'])}/{m['total_features']}",
             ratio_text(m["ratio"]),
             m["severity"],

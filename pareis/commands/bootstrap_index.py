@@ -19,7 +19,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from pareis.commands.common import MetadataOption, RedisOption
+from pareis.commands.common import MetadataOption, RedisOption, fail, plain
 
 err = Console(stderr=True)
 
@@ -67,16 +67,14 @@ def bootstrap_index(
         for dataset, changed in loaded.operations:
             target.runs.record_operation(dataset, changed)
     except (MetadataFileError, Poison) as exc:
-        err.print(f"pareis bootstrap: {exc}", markup=False, highlight=False, soft_wrap=True)
-        raise typer.Exit(2) from exc
+        raise fail("bootstrap", str(exc), 2) from exc
     except (Retriable, Fatal) as exc:
-        err.print(f"pareis bootstrap: {exc}", markup=False, highlight=False, soft_wrap=True)
-        raise typer.Exit(1) from exc
+        raise fail("bootstrap", str(exc), 1) from exc
     finally:
         target.close()
     outcomes = ", ".join(f"{o.value} {n}" for o, n in sorted(loaded.outcomes.items())) or "none"
     source = datahub if datahub is not None else ", ".join(str(m) for m in metadata or ())
-    print(f"loaded {source} into {redacted(url)}")
+    print(plain(f"loaded {source} into {redacted(url)}"))
     if datahub is None:
         print(f"  proposals read: {loaded.proposals}; changes logged: {loaded.changes}")
     else:

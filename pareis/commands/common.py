@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from pareis.answers.render import dump
 from pareis.answers.sources import CannotEvaluate, SourceUnavailable
@@ -21,7 +22,7 @@ from pareis.answers.sources import CannotEvaluate, SourceUnavailable
 if TYPE_CHECKING:
     from pareis.answers.sources import Sources
 
-__all__ = ["dump", "evaluating", "opened"]
+__all__ = ["dump", "evaluating", "opened", "plain", "shown"]
 
 EXIT_DEPENDENCY = 1
 EXIT_CANNOT_EVALUATE = 2
@@ -47,9 +48,30 @@ TokenOption = Annotated[
 JsonOption = Annotated[bool, typer.Option("--json", help="print the JSON contract instead of tables")]
 
 
+def plain(value: object) -> str:
+    """Data as text for a terminal: every control or format character (ESC, BEL, bidi overrides, zero-width …)
+    shown as its escape (``\\x1b``, ``\\u202e``) instead of being executed; newlines kept."""
+    text = str(value)
+    if text.isprintable():
+        return text
+    return "".join(c if c == "\n" or c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
+def shown(value: object) -> Text:
+    """Data (URNs, names, paths) as rich prints it verbatim: never read as markup (``[business_report.xlsx]``) or
+    emoji (``urn:li:chart:``), control characters escaped (:func:`plain`)."""
+    return Text(plain(value))
+
+
+def lines(values: Sequence[object]) -> Text:
+    """Several data values, one per line, each :func:`shown`; ``—`` when there is none."""
+    return Text("\n").join(shown(v) for v in values) if values else Text("—")
+
+
 def fail(command: str, reason: str, code: int) -> typer.Exit:
-    """Print ``pareis <command>: <reason>`` (one line, verbatim) on stderr; the Exit to raise."""
-    reason = " ".join(reason.split())
+    """Print ``pareis <command>: <reason>`` (one line, verbatim, control characters escaped) on stderr; the Exit
+    to raise."""
+    reason = " ".join(plain(reason).split())
     err.print(f"pareis {command}: {reason}", markup=False, highlight=False, emoji=False, soft_wrap=True)
     return typer.Exit(code)
 

@@ -17,7 +17,9 @@ import typer
 from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
+from rich.text import Text
 
+from pareis.commands.common import plain, shown
 from pareis.core.impact import ratio_text
 
 if TYPE_CHECKING:
@@ -74,11 +76,15 @@ def demo(
     except OSError as exc:
         raise OSError(exc.errno, f"--out {out}: cannot create the folder: {exc.strerror}") from exc
     console.rule("[bold]Pareis demo")
-    console.print(f"timeline: {', '.join(str(f.relative_to(ROOT) if f.is_relative_to(ROOT) else f) for f in files)}")
+    console.print(
+        Text("timeline: ") + shown(", ".join(str(f.relative_to(ROOT) if f.is_relative_to(ROOT) else f) for f in files))
+    )
     console.print(f"{len(steps)} steps · roles: lineage → assertions → incidents → effects (in-memory backends)")
     session = DemoSession(load_settings())
     definitions = Counter(str(m.aspectName) for m in session.writer.proposals)
-    console.print(f"start-up definitions written: {', '.join(f'{n} {a}' for a, n in sorted(definitions.items()))}")
+    console.print(
+        Text("start-up definitions written: ") + shown(", ".join(f"{n} {a}" for a, n in sorted(definitions.items())))
+    )
     outcomes = []
     gates: list[StepGate] = []
     for step in steps:
@@ -92,7 +98,7 @@ def demo(
     written = write_outputs(session, outcomes, out) + write_gates(gates, out) + proved
     console.rule("[bold]Outputs")
     for path in written:
-        console.print(f"  {path}")
+        console.print(Text("  ") + shown(path))
     dead = session.broker.size(session.settings.kafka.topics.dlq)
     console.print(f"dead letters: {dead} · {time.monotonic() - started:.1f} s")
     if serve:
@@ -128,22 +134,29 @@ def _protect_and_prove(console: Console, session: DemoSession, steps: Sequence[S
     pack = evidence_pack(session.sources, group, at)
     data = pack.to_json()
     session.writer.write([document_mcp(data, markdown(data), session.settings.datahub)])
-    console.print(f"evidence pack (EU AI Act Art. 10) of {_short(group)}: {pack.file_stem}.{{md,html,json}}")
+    console.print(
+        Text.assemble(
+            "evidence pack (EU AI Act Art. 10) of ",
+            shown(_short(group)),
+            ": ",
+            shown(f"{pack.file_stem}.{{md,html,json}}"),
+        )
+    )
     return write_pack(pack, out)
 
 
 def _print_step(console: Console, outcome: StepOutcome) -> None:
     counts = ", ".join(f"{n} {t.split('_')[1].lower()}" for t, n in sorted(outcome.published.items())) or "nothing"
-    console.print(f"[bold]▸ {outcome.step.name}[/]  change log: {counts}")
+    console.print(Text.assemble(("▸ ", "bold"), (plain(outcome.step.name), "bold"), f"  change log: {counts}"))
     for dataset, old, new, facts in outcome.transitions:
-        console.print(f"  incident on {_short(dataset)}: {old.value} → [bold]{new.value}[/]")
+        console.print(Text.assemble("  incident on ", shown(_short(dataset)), f": {old.value} → ", (new.value, "bold")))
         if facts is not None:
             _print_facts(console, facts, show_blast=new.value != "RESOLVED")
     if outcome.writes:
         aspects = Counter(str(m.aspectName) for m in outcome.writes)
-        console.print("  DataHub writes: " + ", ".join(f"{n} {a}" for a, n in sorted(aspects.items())))
+        console.print(Text("  DataHub writes: ") + shown(", ".join(f"{n} {a}" for a, n in sorted(aspects.items()))))
     for event in outcome.tickets:
-        console.print(f"  {event.tool}: ticket {event.ticket} {event.action}")
+        console.print(shown(f"  {event.tool}: ticket {event.ticket} {event.action}"))
 
 
 def _print_facts(console: Console, facts: IncidentFacts, *, show_blast: bool) -> None:
@@ -153,10 +166,14 @@ def _print_facts(console: Console, facts: IncidentFacts, *, show_blast: bool) ->
     sev = facts.severity.value
     console.print(
         Panel.fit(
-            f"{facts.urn}\nseverity [{STYLE.get(sev, '')}]{sev}[/] (DataHub priority {facts.priority}) · "
-            f"failed rows {w.failed_rows} · assertions {len(w.assertions)}\n"
-            f"blind window: last success {when(w.last_success_ms)} → first failure {when(w.first_failure_ms)}"
-            f" · healed {when(w.healed_ms)}",
+            Text.assemble(
+                shown(facts.urn),
+                "\nseverity ",
+                (sev, STYLE.get(sev, "")),
+                f" (DataHub priority {facts.priority}) · failed rows {w.failed_rows} · assertions {len(w.assertions)}\n"
+                f"blind window: last success {when(w.last_success_ms)} → first failure {when(w.first_failure_ms)}"
+                f" · healed {when(w.healed_ms)}",
+            ),
             title="incident",
         )
     )
@@ -173,10 +190,10 @@ def _print_blast(console: Console, facts: IncidentFacts) -> None:
         features = ", ".join(_short(f) for f in m.poisoned_features)
         style = STYLE.get(m.severity.value, "")
         blast.add_row(
-            _short(m.urn),
-            f"{len(m.poisoned_features)}/{m.total_features} {features}",
+            shown(_short(m.urn)),
+            shown(f"{len(m.poisoned_features)}/{m.total_features} {features}"),
             ratio_text(m.ratio),
-            f"[{style}]{m.severity.value}[/]",
+            Text(m.severity.value, style=style),
             m.precision,
         )
     console.print(blast)
@@ -194,16 +211,17 @@ def _print_versions(console: Console, facts: IncidentFacts) -> None:
             status = retrain.get(v.version.urn)
             gate = status.value if status else "—"
             versions.add_row(
-                _short(group.group),
-                _short(v.version.urn),
+                shown(_short(group.group)),
+                shown(_short(v.version.urn)),
                 when(v.version.trained_at_ms),
-                f"[{STYLE.get(v.verdict.value, '')}]{v.verdict.value}[/]",
-                f"[{'bold red' if gate == 'BLOCKED' else 'green'}]{gate}[/]",
+                Text(v.verdict.value, style=STYLE.get(v.verdict.value, "")),
+                Text(gate, style="bold red" if gate == "BLOCKED" else "green"),
             )
     console.print(versions)
     for group in facts.contamination:
         rollback = group.safe_rollback
-        console.print(f"  safe rollback for {_short(group.group)}: {_short(rollback.urn) if rollback else 'none'}")
+        target = shown(_short(rollback.urn)) if rollback else Text("none")
+        console.print(Text("  safe rollback for ") + shown(_short(group.group)) + Text(": ") + target)
 
 
 def _print_gate(console: Console, gate: StepGate) -> None:
@@ -212,7 +230,14 @@ def _print_gate(console: Console, gate: StepGate) -> None:
     decision = answer.decision
     style = "bold green" if decision == "GO" else "bold red"
     console.print(
-        f"  retrain gate for {_short(gate.group)} (evaluates {_short(answer.evaluated)}): [{style}]{decision}[/]",
+        Text.assemble(
+            "  retrain gate for ",
+            shown(_short(gate.group)),
+            " (evaluates ",
+            shown(_short(answer.evaluated)),
+            "): ",
+            (decision, style),
+        ),
         highlight=False,
     )
     for check in answer.result.checks:
@@ -222,4 +247,6 @@ def _print_gate(console: Console, gate: StepGate) -> None:
         reason = check.reason
         for urn in check.evidence:
             reason = reason.replace(urn, _short(urn))
-        console.print(f"    [{colour}]{check.status.value}[/] {check.id}: {reason}", highlight=False)
+        console.print(
+            Text.assemble("    ", (check.status.value, colour), f" {check.id}: ", shown(reason)), highlight=False
+        )

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from pareis.commands.common import fail, plain
 from pareis.errors import Fatal, Poison, Retriable
 
 err = Console(stderr=True)
@@ -50,12 +51,10 @@ def replay(
         replayer = wiring.replayer(settings, sink, default_ms=at or int(time.time() * 1000), speed=speed)
         report = replayer.run_files(files)
     except Poison as exc:
-        err.print(f"pareis replay: {exc}", markup=False, highlight=False, soft_wrap=True)
-        raise typer.Exit(2) from exc
+        raise fail("replay", str(exc), 2) from exc
     except (Retriable, Fatal) as exc:
-        err.print(f"pareis replay: {exc}", markup=False, highlight=False, soft_wrap=True)
-        raise typer.Exit(1) from exc
+        raise fail("replay", str(exc), 1) from exc
     target = "in-process broker" if memory else settings.kafka.bootstrap_servers
-    print(f"replayed {', '.join(str(f) for f in files)} to {target}")
+    print(plain(f"replayed {', '.join(str(f) for f in files)} to {target}"))
     for line in report.lines():
-        print(f"  {line}")
+        print(plain(f"  {line}"))

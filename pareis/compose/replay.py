@@ -30,6 +30,7 @@ def replayer(
     from pareis.datahub.aspects import is_timeseries
     from pareis.datahub.codec import Encoder
     from pareis.datahub.gms import ChangeLogEmulator
+    from pareis.lineage_loader import check
     from pareis.replay import Replayer, proposal_clock
 
     topics = settings.kafka.topics
@@ -42,6 +43,7 @@ def replayer(
         speed=speed,
         sleep=sleep or time.sleep,
         on_change=on_change,
+        validate=check,
     )
 
 

@@ -95,6 +95,7 @@ def blast_radius(
         datasets=tuple(sorted(with_columns | table_level)),
         features=tuple(sorted(features)),
         models=tuple(models),
+        table_features=tuple(sorted(f for f, precision in features.items() if precision == "table")),
         incomplete=tuple(sorted(incomplete)),
     )
 
@@ -171,6 +172,7 @@ class _Spread:
                 self.hops.update(self.step(todo))
                 self.twins.update(sibling_columns(self.view, todo))
                 self.up.update(self.contained.enclosing(todo))
+            self.contained.load({parent_of(c) for c in frontier})  # one batch for the containment reads below
             whole = {c for c in frontier if "" in new[c]}
             nested = self.contained.nested(whole)
             pending = {}

@@ -29,7 +29,8 @@ class Containment:
         self._schemas: dict[str, frozenset[str]] = {}
         self._nested: dict[str, dict[str, set[str]]] = {}
 
-    def _load(self, datasets: Iterable[str]) -> None:
+    def load(self, datasets: Iterable[str]) -> None:
+        """Read the schemas of ``datasets`` not read yet, in one batch."""
         todo = sorted({d for d in datasets if d not in self._schemas})
         if not todo:
             return
@@ -49,7 +50,7 @@ class Containment:
         ``a.b.c``, ``[(a.b, ".c"), (a, ".b.c")]`` (the structs that exist, see the module docstring)."""
         cols = sorted(set(columns))
         dotted = [c for c in cols if "." in path_of(c)]
-        self._load(parent_of(c) for c in dotted)
+        self.load(parent_of(c) for c in dotted)
         out: dict[str, list[tuple[str, str]]] = {c: [] for c in cols}
         for c in dotted:
             parent, path = parent_of(c), path_of(c)
@@ -65,14 +66,14 @@ class Containment:
     def nested(self, columns: Iterable[str]) -> dict[str, frozenset[str]]:
         """For each column, the known columns nested in it at any depth (none for a leaf or an unknown schema)."""
         cols = sorted(set(columns))
-        self._load(parent_of(c) for c in cols)
+        self.load(parent_of(c) for c in cols)
         return {c: frozenset(self._nested[parent_of(c)].get(path_of(c), ())) for c in cols}
 
     def inside(self, struct: str, rest: str) -> str | None:
         """The column at ``rest`` (``".b.c"``) inside ``struct``: the known one, or spelled when the schema of its
         dataset is unknown; None when the schema is known and lacks it. ``struct`` must have been asked about."""
         parent = parent_of(struct)
-        self._load([parent])
+        self.load([parent])
         found = column_urn(parent, path_of(struct) + rest)
         schema = self._schemas[parent]
         return found if not schema or found in schema else None

@@ -92,6 +92,9 @@ class BlastRadius:
     features: tuple[str, ...]
     models: tuple[ModelImpact, ...] = field(default_factory=tuple)
     failed_rows: int | None = None
+    table_features: tuple[str, ...] = ()
+    """The affected features linked only at table precision (a dataset source whose schema lacks their name, or a
+    dataset failing as a whole): those whose models get HIGH whatever their ratio."""
     incomplete: tuple[str, ...] = ()
     """Datasets of the radius whose lineage is only partly indexed (an entry of their lineage aspect was
     malformed and dead-lettered): the radius may be larger than it shows."""
@@ -110,5 +113,6 @@ class BlastRadius:
             "models": [m.to_json() for m in sorted(self.models, key=lambda m: m.urn)],
             "severity": self.severity.value,
             "failed_rows": self.failed_rows,
+            "table_precision_features": sorted(self.table_features),
             **({"lineage_incomplete": sorted(self.incomplete)} if self.incomplete else {}),
         }

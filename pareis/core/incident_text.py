@@ -46,8 +46,8 @@ def description(facts: IncidentFacts) -> str:
     rows = "unknown" if w.failed_rows is None else str(w.failed_rows)
     good = iso(w.last_success_ms) if w.last_success_ms is not None else "never (no earlier passing run)"
     lines = [
-        f"Pareis: {len(w.assertions)} failing assertion(s) on {facts.dataset}; failed rows: {rows}; "
-        f"class of failure: {facts.failure_class}.",
+        f"Pareis: {len(w.assertions)} failing assertion(s) on {facts.dataset}; failed rows: {rows}. "
+        f"Class of failure: {facts.failure_class}.",
         f"Severity {facts.severity.value} (priority {facts.priority}): {len(blast.models)} model(s), "
         f"{len(blast.features)} feature(s), {len(blast.columns)} column(s) downstream.",
         f"Blind window: last known good {good}, first failure {iso(w.first_failure_ms)}; "

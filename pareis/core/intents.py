@@ -283,6 +283,7 @@ def merge_blast(radii: Iterable[BlastRadius], failed_rows: int | None) -> BlastR
     def union(name: str) -> tuple[str, ...]:
         return tuple(sorted({item for part in parts for item in getattr(part, name)}))
 
+    at_column = {f for part in parts for f in part.features if f not in part.table_features}
     return BlastRadius(
         failing_columns=union("failing_columns"),
         origin_columns=union("origin_columns"),
@@ -291,6 +292,7 @@ def merge_blast(radii: Iterable[BlastRadius], failed_rows: int | None) -> BlastR
         features=union("features"),
         models=tuple(models[urn] for urn in sorted(models)),
         failed_rows=failed_rows,
+        table_features=tuple(f for f in union("table_features") if f not in at_column),
         incomplete=union("incomplete"),
     )
 

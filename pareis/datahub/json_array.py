@@ -94,6 +94,8 @@ def _stream(f: BinaryIO, chunk: int) -> Iterator[Any]:
             raise fail("unterminated array")
         try:
             value, end = scan(buf, pos)
+        except RecursionError as exc:
+            raise fail("nested too deeply") from exc
         except json.JSONDecodeError as exc:
             # An element cut by the end of the buffer: read more (doubling, for very large elements) and retry.
             if more(size):

@@ -7,7 +7,7 @@ these lack fails the call instead of vanishing), and the tests compare the tools
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired
 
 from pydantic import ConfigDict, with_config
 from typing_extensions import TypedDict
@@ -27,7 +27,7 @@ class ModelImpact(TypedDict):
     group: str | None
     poisoned_features: list[str]
     total_features: int
-    ratio: float
+    ratio: float | None
     severity: Severity
     precision: Literal["column", "table"]
 
@@ -42,6 +42,8 @@ class Blast(TypedDict):
     models: list[ModelImpact]
     severity: Severity
     failed_rows: int | None
+    table_precision_features: list[str]
+    lineage_incomplete: NotRequired[list[str]]
 
 
 @with_config(_STRICT)

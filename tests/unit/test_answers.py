@@ -64,7 +64,7 @@ def test_sources_that_cannot_be_opened_say_why(kwargs: dict[str, object], reason
 
 
 def test_unknown_subjects_cannot_be_evaluated(recorded: Sources) -> None:
-    with pytest.raises(CannotEvaluate, match="never failed"):
+    with pytest.raises(CannotEvaluate, match="unknown assertion urn:li:assertion:nope"):
         analysis(recorded, assertion="urn:li:assertion:nope")
     with pytest.raises(CannotEvaluate, match="one of them"):
         blast(recorded)

@@ -179,12 +179,13 @@ def test_default_output_is_tables() -> None:
     ("args", "reason"),
     [
         (["--assertion", dbt_test("not_null_invoice")], f"assertion {dbt_test('not_null_invoice')} never failed"),
-        (["--assertion", "urn:li:assertion:unknown"], "never failed"),
+        (["--assertion", "urn:li:assertion:unknown"], "unknown assertion urn:li:assertion:unknown"),
+        (["--dataset", dataset("postgres", "raw.nope")], "unknown dataset"),
         (["--dataset", RAW], f"no assertion of {RAW} ever failed"),
         (["--assertion", UNIT_PRICE, "--dataset", STG_W], "one of them"),
         ([], "one of them"),
     ],
-    ids=["passing-assertion", "unknown-assertion", "dataset-without-failures", "both", "neither"],
+    ids=["passing-assertion", "unknown-assertion", "unknown-dataset", "dataset-without-failures", "both", "neither"],
 )
 def test_nothing_to_analyse_exits_2_with_one_line(args: list[str], reason: str) -> None:
     result = run("--metadata", str(SAMPLE), *args, "--json")

@@ -111,6 +111,7 @@ def test_null_unit_prices_poison_the_price_and_spend_features_of_every_churn_and
             ],
             "severity": "MEDIUM",
             "failed_rows": 48_213,  # the latest failing run (day 7) found 48,213 NULL prices
+            "table_precision_features": [],
         },
     }
 
@@ -160,13 +161,14 @@ def assertion_file(tmp_path: Path, aspect: dict[str, Any]) -> Path:
 @pytest.mark.parametrize(
     ("args", "reason"),
     [
-        (["--assertion", "urn:li:assertion:nope"], "no assertionInfo indexed for urn:li:assertion:nope"),
+        (["--assertion", "urn:li:assertion:nope"], "unknown assertion urn:li:assertion:nope"),
+        (["--dataset", dataset("postgres", "raw.nope")], "unknown dataset"),
         (["--column", col(STG_W, "no_such_column")], "unknown column"),
         (["--column", STG_W], "is not a schemaField URN"),
         (["--assertion", dbt_test("not_null_invoice"), "--column", col(STG_W, "invoice")], "one of them"),
         ([], "one of them"),
     ],
-    ids=["unknown-assertion", "unknown-column", "not-a-column", "both", "neither"],
+    ids=["unknown-assertion", "unknown-dataset", "unknown-column", "not-a-column", "both", "neither"],
 )
 def test_questions_it_cannot_answer_exit_2_with_one_line(args: list[str], reason: str) -> None:
     result = run("--metadata", str(SAMPLE), *args)
@@ -181,8 +183,9 @@ def test_questions_it_cannot_answer_exit_2_with_one_line(args: list[str], reason
         (lambda tmp: ["--metadata", str(tmp / "empty.json")], "not DataHub file-format metadata"),
         (lambda tmp: ["--metadata", str(assertion_file(tmp, {"type": "DATASET"}))], "names no dataset"),
         (
+            # The translation checks what it reads, as on the live path: a dataset assertion naming nothing.
             lambda tmp: ["--metadata", str(assertion_file(tmp, {"type": "DATASET", "datasetAssertion": {}}))],
-            "not DataHub file-format metadata",
+            "names no dataset and no field",
         ),
         (lambda tmp: ["--metadata", str(SAMPLE), "--redis", "redis://127.0.0.1:1/0"], "one of them"),
     ],

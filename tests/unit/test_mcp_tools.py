@@ -310,7 +310,7 @@ def test_model_verdicts_name_the_poisoned_version_and_the_safe_rollback(
         ("get_blast_radius", {"urn": "urn:li:assertion:x", "column": "a"}, "column needs a dataset URN"),
         ("get_blast_radius", {"urn": f"urn:li:schemaField:({RAW},no_such_column)"}, "unknown column"),
         ("get_incident", {"urn": "urn:li:incident:pareis-0000"}, "unknown incident"),
-        ("get_incident", {"urn": "urn:li:dataset:(urn:li:dataPlatform:x,never.failed,PROD)"}, "ever failed"),
+        ("get_incident", {"urn": "urn:li:dataset:(urn:li:dataPlatform:x,never.failed,PROD)"}, "unknown dataset"),
         ("get_model_verdicts", {"urn": mlflow("mlModel", "nope_9")}, "unknown model"),
         ("get_model_verdicts", {"urn": RAW}, "is not a model version"),
         ("list_incidents", {"max_results": 0}, "max_results"),

@@ -122,3 +122,10 @@ def test_an_empty_or_missing_folder_is_an_error(tmp_path: Path) -> None:
         expand([tmp_path / "empty"])
     with pytest.raises(MetadataFileError, match="no such file or folder"):
         list(read_proposals([tmp_path / "missing"]))
+
+
+def test_a_deeply_nested_element_is_refused_when_streamed(tmp_path: Path) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text("[" + "[" * 100_000 + "]" * 100_000 + "]")
+    with pytest.raises(JsonArrayError, match="nested too deeply"):
+        list(array_elements(path, whole_below=0))
