@@ -173,7 +173,7 @@ def incident_analyses(sources: Sources) -> list[IncidentAnswer]:
     from pareis.core.window import incidents
 
     view = Memo(sources.lineage)
-    datasets = sources.runs.datasets()
+    datasets = sources.runs.failed_datasets()  # only a dataset that failed can have an incident: one read, no scan
     classes = sibling_classes(view, datasets)
     keys = sorted({canonical(members) for members in classes.values()})
     found: list[IncidentAnswer] = []
