@@ -8,7 +8,7 @@ from typing import Protocol, runtime_checkable
 
 @runtime_checkable
 class EffectLedger(Protocol):
-    """A set of delivered effect ids.
+    """A set of delivered effect ids, and the progress of deliveries in flight (:meth:`get`, :meth:`put`).
 
     ``seen`` is true for an id once ``record`` returned for it (in any process sharing the store); recording
     twice is harmless. Errors are :class:`~pareis.errors.Retriable` or :class:`~pareis.errors.Fatal`.
@@ -17,6 +17,16 @@ class EffectLedger(Protocol):
     def seen(self, effect_id: str) -> bool: ...
 
     def record(self, effect_id: str) -> None: ...
+
+    def get(self, key: str) -> str | None:
+        """The value :meth:`put` last stored under ``key`` (None: nothing). A delivery's progress — which step
+        was attempted, from where, and what it made (a ticket's id) — lives here, kept as long as the entries
+        :meth:`record` makes."""
+        ...
+
+    def put(self, key: str, value: str) -> None:
+        """Store ``value`` under ``key`` (replacing what was there); visible to every process once it returns."""
+        ...
 
     def claim(self, effect_id: str, owner: str, ttl_s: float) -> bool:
         """Take the exclusive right to deliver ``effect_id`` for ``ttl_s`` seconds (atomic: of two consumers

@@ -27,6 +27,7 @@ class MemoryLedger:
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._lock = threading.Lock()
         self._ids: set[str] = set()
+        self._values: dict[str, str] = {}
         self._claims: dict[str, tuple[str, float]] = {}
         self._clock = clock
 
@@ -53,6 +54,15 @@ class MemoryLedger:
         _check(effect_id)
         with self._lock:
             self._ids.add(effect_id)
+
+    def get(self, key: str) -> str | None:
+        with self._lock:
+            return self._values.get(key)
+
+    def put(self, key: str, value: str) -> None:
+        _check(key)
+        with self._lock:
+            self._values[key] = value
 
 
 def _check(effect_id: str) -> None:

@@ -1,5 +1,6 @@
 """The effect ledger in Redis: one key per delivered effect, ``SET <prefix><id> 1``; a delivery in progress holds
-``SET <prefix>claim:<id> <owner> NX PX <ttl>`` (released by a compare-and-delete script).
+``SET <prefix>claim:<id> <owner> NX PX <ttl>`` (released by a compare-and-delete script); a delivery's progress
+``SET <prefix>value:<key> <value>``, with the same lifetime as an entry.
 
 By default an entry never expires: the ledger must not forget an effect while it can still be redelivered, and an
 effect can be redelivered as long as the effects topic holds it (a consumer group reset, a replay of the topic).
@@ -60,3 +61,13 @@ class RedisLedger:
         _check(effect_id)
         with translated():
             self._redis.set(self._prefix + effect_id, b"1", ex=self._ttl_s)
+
+    def get(self, key: str) -> str | None:
+        with translated():
+            value = self._redis.get(f"{self._prefix}value:{key}")
+        return None if value is None else (value.decode() if isinstance(value, bytes) else str(value))
+
+    def put(self, key: str, value: str) -> None:
+        _check(key)
+        with translated():
+            self._redis.set(f"{self._prefix}value:{key}", value.encode(), ex=self._ttl_s)

@@ -1,9 +1,12 @@
 """Delivering ticket effects to every configured tool, once: the ledger, the retry policy and the ticketers.
 
 The effects role calls :class:`TicketDelivery` with each effect's deterministic id. Per tool, the ledger key is
-``<effect id>/<tool>``: when Slack took an effect and Jira failed, the redelivery skips Slack. A delivered
-effect is recorded after the tool accepted it, so a crash in between redelivers it; for ``open`` that is a
-no-op because every ticketer finds the incident's ticket before creating one.
+``<effect id>/<tool>``: when Slack took an effect and Jira failed, the redelivery skips Slack. Within an effect
+each step is recorded: an open's ticket under ``ticket/<tool>/<incident URN>`` (every later step reads the ticket
+from there, never from a search), a comment under its step key, and before each create or comment an
+``…/attempt`` entry with the tool's mark. A redelivery (after a lost answer, a failed ledger write, a crash)
+that finds an attempt without its result asks the tool for the key the request carried before sending it again,
+so every tool gets exactly one ticket, one comment per update and one close per incident.
 """
 
 from __future__ import annotations
@@ -65,7 +68,7 @@ class TicketDelivery:
         refs: dict[str, TicketRef | None] = {}
 
         def deliver(ticketer: Ticketer) -> None:
-            ref = self._call(lambda: ticketer.open(incident))
+            ref = self._call(lambda: self._opened(ticketer, incident))
             self._remember(ticketer, incident.incident_urn, ref)
             refs[ticketer.tool] = ref
 
@@ -74,7 +77,12 @@ class TicketDelivery:
 
     def comment(self, effect_id: str, incident_urn: str, text: str) -> None:
         """Add ``text`` to the incident's ticket in every tool."""
-        self._each(effect_id, lambda t: self._call(lambda: t.comment(self._ref(t, incident_urn), text)))
+
+        def deliver(ticketer: Ticketer) -> None:
+            ref = self._ref(ticketer, incident_urn)
+            self._call(lambda: self._commented(ticketer, ref, f"{effect_id}/{ticketer.tool}", effect_id, text))
+
+        self._each(effect_id, deliver)
 
     def close(self, effect_id: str, incident_urn: str, text: str) -> None:
         """Add ``text`` to the incident's ticket in every tool and close it."""
@@ -82,15 +90,41 @@ class TicketDelivery:
         def deliver(ticketer: Ticketer) -> None:
             # Two steps, each recorded: the text as a comment, then the state change. A failed state change
             # (Slack chat.update 429, Jira transitions 503, Linear 500) is retried alone, never posting the text
-            # again.
+            # again; the state change itself is idempotent (each tool reads or rewrites the state it sets).
             ref = self._ref(ticketer, incident_urn)
             step = f"{effect_id}/{ticketer.tool}/comment"
-            if not self._call(partial(self._ledger.seen, step)):
-                self._call(lambda: ticketer.comment(ref, text))
-                self._call(partial(self._ledger.record, step))
-            self._call(lambda: ticketer.close(ref, None))
+            self._call(lambda: self._commented(ticketer, ref, step, f"{effect_id}/comment", text))
+            self._call(lambda: ticketer.close(ref))
 
         self._each(effect_id, deliver)
+
+    # --- one step each, exactly once -----------------------------------------------------------------------
+    # A non-idempotent request (a create, a comment) is preceded by a ledger entry saying it is about to be sent
+    # and from where (the tool's mark), and followed by one saying what it made. Finding the first without the
+    # second — the answer was lost (a timeout, a 502 after the tool applied it), the ledger write failed, the
+    # process died — the step asks the tool's own state for the key the request carried before sending again.
+
+    def _opened(self, ticketer: Ticketer, incident: IncidentTicket) -> TicketRef:
+        record = _ticket_key(ticketer.tool, incident.incident_urn)
+        known = self._ledger.get(record)
+        if known is not None:
+            return TicketRef.from_json(known)
+        attempt = self._ledger.get(record + "/attempt")
+        ref = ticketer.find(incident.incident_urn, attempt) if attempt is not None else None
+        if ref is None:
+            self._ledger.put(record + "/attempt", ticketer.mark())
+            ref = ticketer.open(incident)
+        self._ledger.put(record, ref.to_json())
+        return ref
+
+    def _commented(self, ticketer: Ticketer, ref: TicketRef, step: str, carried: str, text: str) -> None:
+        if self._ledger.seen(step):
+            return
+        attempt = self._ledger.get(step + "/attempt")
+        if attempt is None or not ticketer.posted(ref, carried, attempt):
+            self._ledger.put(step + "/attempt", ticketer.mark(ref))
+            ticketer.comment(ref, text, carried)
+        self._ledger.record(step)
 
     def _each(
         self,
@@ -132,17 +166,30 @@ class TicketDelivery:
     def _ref(self, ticketer: Ticketer, incident_urn: str) -> TicketRef:
         ref = self._memo.get((ticketer.tool, incident_urn))
         if ref is None:
-            ref = self._call(lambda: ticketer.find(incident_urn))
+            ref = self._call(lambda: self._recorded(ticketer, incident_urn))
             if ref is None:
                 raise NoTicket(f"{ticketer.tool}: no ticket for {incident_urn}")
             self._remember(ticketer, incident_urn, ref)
         return ref
+
+    def _recorded(self, ticketer: Ticketer, incident_urn: str) -> TicketRef | None:
+        """The ticket the open step recorded; else (a ticket opened before the ledger kept refs) the tool's own
+        lookup from as far back as it can see."""
+        known = self._ledger.get(_ticket_key(ticketer.tool, incident_urn))
+        if known is not None:
+            return TicketRef.from_json(known)
+        return ticketer.find(incident_urn, "")
 
     def _remember(self, ticketer: Ticketer, incident_urn: str, ref: TicketRef) -> None:
         self._memo[(ticketer.tool, incident_urn)] = ref
         self._memo.move_to_end((ticketer.tool, incident_urn))
         while len(self._memo) > self._memo_size:
             self._memo.popitem(last=False)
+
+
+def _ticket_key(tool: str, incident_urn: str) -> str:
+    """The ledger key of an incident's ticket in a tool: the open step's record, read by every later step."""
+    return f"ticket/{tool}/{incident_urn}"
 
 
 def _worst(failures: list[PareisError]) -> PareisError:

@@ -3,11 +3,11 @@
 * open: ``issueCreate`` with a client-chosen ``id``: a UUID v4-shaped digest of the incident URN. The same
   incident always asks for the same issue id, so even a create whose answer was lost (timeout, crash) cannot
   make a second issue: Linear refuses the duplicate id, and ``open`` then finds the first one.
-* find: ``issues(filter: {id: {eq: <that id>}})``.
-* comment: ``commentCreate``.
-* close: nothing when the issue's state type is already ``completed`` or ``canceled``; else the comment, then
-  ``issueUpdate`` to the team's first workflow state of type ``completed`` (looked up once with
-  ``workflowStates``).
+* find: ``issues(filter: {id: {eq: <that id>}})`` (a read by id, consistent right after the create).
+* comment: ``commentCreate`` with a client-chosen ``id`` derived from the effect id the same way: a repeat is
+  refused as a duplicate and then found (``comments(filter: {id: …})``, which is also ``posted``).
+* close: nothing when the issue's state type is already ``completed`` or ``canceled``; else ``issueUpdate`` to
+  the team's first workflow state of type ``completed`` (looked up once with ``workflowStates``).
 
 The personal API key goes in ``Authorization`` as is (no ``Bearer``). Linear reports failures as GraphQL
 ``errors`` whose ``extensions.code`` names them: ``RATELIMITED`` → Retriable (the wait from
@@ -43,6 +43,9 @@ FIND = f"""query PareisIssueFind($filter: IssueFilter, $first: Int) {{
 }}"""
 COMMENT = """mutation PareisCommentCreate($input: CommentCreateInput!) {
   commentCreate(input: $input) { success comment { id } }
+}"""
+COMMENTS = """query PareisCommentFind($filter: CommentFilter, $first: Int) {
+  comments(filter: $filter, first: $first) { nodes { id } }
 }"""
 UPDATE = f"""mutation PareisIssueUpdate($id: String!, $input: IssueUpdateInput!) {{
   issueUpdate(id: $id, input: $input) {{ success issue {{ {_ISSUE} }} }}
@@ -87,13 +90,17 @@ class LinearTicketer:
     @staticmethod
     def issue_id(incident_urn: str) -> str:
         """The issue id an incident asks for: a digest of its URN with UUID v4's version and variant bits."""
-        digest = uuid.uuid5(uuid.NAMESPACE_URL, "pareis:" + incident_urn).bytes
-        return str(uuid.UUID(bytes=digest, version=4))
+        return _uuid("pareis:" + incident_urn)
+
+    @staticmethod
+    def comment_id(effect_id: str) -> str:
+        """The comment id an effect asks for (like :meth:`issue_id`)."""
+        return _uuid("pareis-effect:" + effect_id)
+
+    def mark(self, ticket: TicketRef | None = None) -> str:
+        return ""  # the ids are ours: nothing to narrow
 
     def open(self, incident: IncidentTicket) -> TicketRef:
-        existing = self.find(incident.incident_urn)
-        if existing is not None:
-            return existing
         body = incident.body.strip()
         if incident.url:
             body += f"\n\n[Open the incident]({incident.url})"
@@ -114,18 +121,29 @@ class LinearTicketer:
             raise
         return self._ref(dig("linear", _succeeded(created, "issueCreate"), "issue"))
 
-    def find(self, incident_urn: str) -> TicketRef | None:
+    def find(self, incident_urn: str, since: str = "") -> TicketRef | None:
         variables = {"filter": {"id": {"eq": self.issue_id(incident_urn)}}, "first": 1}
         nodes = dig("linear", self._graphql(FIND, variables), "issues", "nodes")
         return self._ref(nodes[0]) if nodes else None
 
-    def comment(self, ticket: TicketRef, text: str) -> None:
-        result = dig(
-            "linear", self._graphql(COMMENT, {"input": {"issueId": _id(ticket), "body": text}}), "commentCreate"
-        )
+    def comment(self, ticket: TicketRef, text: str, effect_id: str | None = None) -> None:
+        fields = {"issueId": _id(ticket), "body": text}
+        if effect_id is not None:
+            fields["id"] = self.comment_id(effect_id)
+        try:
+            result = dig("linear", self._graphql(COMMENT, {"input": fields}), "commentCreate")
+        except Rejected:
+            # An earlier create may have landed without our hearing back: the id is then taken, by our comment.
+            if effect_id is not None and self.posted(ticket, effect_id):
+                return
+            raise
         _succeeded(result, "commentCreate")
 
-    def close(self, ticket: TicketRef, text: str | None) -> None:
+    def posted(self, ticket: TicketRef, effect_id: str, since: str = "") -> bool:
+        variables = {"filter": {"id": {"eq": self.comment_id(effect_id)}}, "first": 1}
+        return bool(dig("linear", self._graphql(COMMENTS, variables), "comments", "nodes"))
+
+    def close(self, ticket: TicketRef) -> None:
         nodes = dig(
             "linear", self._graphql(FIND, {"filter": {"id": {"eq": _id(ticket)}}, "first": 1}), "issues", "nodes"
         )
@@ -133,8 +151,6 @@ class LinearTicketer:
             raise Rejected("linear", 200, "", what=f"no issue {ticket.id}")
         if (nodes[0].get("state") or {}).get("type") in _CLOSED:
             return
-        if text is not None:
-            self.comment(ticket, text)
         update = {"id": _id(ticket), "input": {"stateId": self._completed()}}
         result = dig("linear", self._graphql(UPDATE, update), "issueUpdate")
         _succeeded(result, "issueUpdate")
@@ -189,6 +205,11 @@ class LinearTicketer:
             except ValueError:
                 pass
         return retry_after_seconds(header(headers, "Retry-After"))
+
+
+def _uuid(name: str) -> str:
+    """A digest of ``name`` with UUID v4's version and variant bits (what Linear's client-chosen ids must be)."""
+    return str(uuid.UUID(bytes=uuid.uuid5(uuid.NAMESPACE_URL, name).bytes, version=4))
 
 
 def _succeeded(result: Any, what: str) -> dict[str, Any]:

@@ -17,10 +17,13 @@ class MemoryTicket:
     incident: IncidentTicket
     comments: list[str] = field(default_factory=list)
     closed: bool = False
+    effects: list[str | None] = field(default_factory=list)
+    """The effect id each comment carried (None: none), in the order of ``comments``."""
 
 
 class MemoryTicketer:
-    """Keeps tickets in a dict; thread-safe; ids are ``MEM-1``, ``MEM-2``, …"""
+    """Keeps tickets in a dict; thread-safe; ids are ``MEM-1``, ``MEM-2``, …; ``open`` is idempotent (one ticket
+    per incident URN), like Linear's."""
 
     def __init__(self, tool: str = "memory") -> None:
         self._tool = tool
@@ -49,23 +52,27 @@ class MemoryTicketer:
             self._by_urn[incident.incident_urn] = ticket_id
             return ref
 
-    def find(self, incident_urn: str) -> TicketRef | None:
+    def mark(self, ticket: TicketRef | None = None) -> str:
+        return ""
+
+    def find(self, incident_urn: str, since: str = "") -> TicketRef | None:
         with self._lock:
             ticket_id = self._by_urn.get(incident_urn)
             return None if ticket_id is None else self._tickets[ticket_id].ref
 
-    def comment(self, ticket: TicketRef, text: str) -> None:
-        with self._lock:
-            self._get(ticket).comments.append(text)
-
-    def close(self, ticket: TicketRef, text: str | None) -> None:
+    def comment(self, ticket: TicketRef, text: str, effect_id: str | None = None) -> None:
         with self._lock:
             found = self._get(ticket)
-            if found.closed:
-                return
-            if text is not None:
-                found.comments.append(text)
-            found.closed = True
+            found.comments.append(text)
+            found.effects.append(effect_id)
+
+    def posted(self, ticket: TicketRef, effect_id: str, since: str = "") -> bool:
+        with self._lock:
+            return effect_id in self._get(ticket).effects
+
+    def close(self, ticket: TicketRef) -> None:
+        with self._lock:
+            self._get(ticket).closed = True
 
     def _get(self, ticket: TicketRef) -> MemoryTicket:
         found = self._tickets.get(ticket.id) if ticket.tool == self._tool else None

@@ -1,14 +1,16 @@
 """The ticketer port: one ticket per incident per tool, found again by the incident URN.
 
 The incident engine maps its outputs onto this port: *Open* → :meth:`Ticketer.open`, *Update* →
-:meth:`Ticketer.comment`, *Resolve* → :meth:`Ticketer.close`. Every implementation (Slack, Jira, Linear, the
-in-memory one) passes the same contract suite, ``tests/unit/test_tickets_contract.py``.
+:meth:`Ticketer.comment`, *Resolve* → :meth:`Ticketer.comment` then :meth:`Ticketer.close` (through
+:class:`~pareis.tickets.delivery.TicketDelivery`, which makes each step happen once). Every implementation
+(Slack, Jira, Linear, the in-memory one) passes the same contract suite, ``tests/unit/test_tickets_contract.py``.
 """
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from pareis.core.impact import Severity
@@ -44,32 +46,45 @@ class TicketRef:
     """Where a ticket lives: the tool's name and the id that tool's API takes back.
 
     ``id`` is opaque outside its tool: Slack ``"<channel id>/<message ts>"``, Jira the issue key, Linear the
-    issue UUID. ``url`` is a human link when the tool gives one.
+    issue UUID. ``url`` is a human link when the tool gives one. ``text`` is what the ticket's first message
+    says, for a tool whose close rewrites it (Slack); it does not take part in equality.
     """
 
     tool: str
     id: str
     url: str | None = None
+    text: str | None = field(default=None, compare=False)
+
+    def to_json(self) -> str:
+        """The ref as the delivery's ledger keeps it (:meth:`from_json` reads it back)."""
+        return json.dumps({"tool": self.tool, "id": self.id, "url": self.url, "text": self.text}, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, value: str) -> TicketRef:
+        data = json.loads(value)
+        return cls(str(data["tool"]), str(data["id"]), data.get("url"), data.get("text"))
 
 
 @runtime_checkable
 class Ticketer(Protocol):
-    """One ticket tool.
+    """One ticket tool: single requests, each carrying the key that finds its effect again in the tool.
 
     Contract (every method may raise :class:`~pareis.errors.Retriable`, :class:`~pareis.errors.Poison` or
     :class:`~pareis.errors.Fatal`, never a library error):
 
-    * :meth:`open` returns the incident's existing ticket when :meth:`find` sees one, and creates it otherwise,
-      so calling it again after a crash never makes a second ticket.
-    * :meth:`find` returns the ticket :meth:`open` made for that URN, or None.
-    * :meth:`comment` adds ``text`` to the ticket.
-    * :meth:`close` adds ``text`` (none when ``text`` is None) and moves the ticket to its tool's done state;
-      closing a closed ticket changes nothing. Delivery closes in two steps recorded apart — the text as a
-      :meth:`comment`, then ``close(ticket, None)`` — so that a retry of the state change never posts the text
-      again.
-
-    Only ``open`` is idempotent by itself. A comment, or a close's text, is posted again if the same call is
-    repeated (the effect ledger prevents that, except when a crash falls between the post and the ledger record).
+    * :meth:`open` creates the incident's ticket with one request that carries the incident's key (Slack message
+      metadata, a Jira label, Linear's client-chosen issue id). Only Linear's (and the in-memory tool's) open is
+      idempotent by itself; :class:`~pareis.tickets.delivery.TicketDelivery` makes every tool's so.
+    * :meth:`mark` says where the tool stands before a create (``ticket`` None) or a comment on ``ticket``, so
+      that :meth:`find` and :meth:`posted` afterwards read only what came since (Slack: a time; Jira: the
+      project's newest issue number; Linear: nothing, its ids are chosen by us). Pareis records the mark before
+      the request: when the answer is lost, the mark says where to look.
+    * :meth:`find` returns the ticket an :meth:`open` made after ``since`` (a mark; ``""``: any time the tool
+      can look back to), read from the tool's own consistent state, or None.
+    * :meth:`comment` adds ``text`` carrying ``effect_id`` (Slack metadata, a Jira comment property, Linear's
+      client-chosen comment id); :meth:`posted` says whether a comment carrying ``effect_id`` is on the ticket
+      (posted after ``since``).
+    * :meth:`close` moves the ticket to its tool's done state; closing a closed ticket changes nothing.
     """
 
     @property
@@ -79,11 +94,15 @@ class Ticketer(Protocol):
 
     def open(self, incident: IncidentTicket) -> TicketRef: ...
 
-    def find(self, incident_urn: str) -> TicketRef | None: ...
+    def mark(self, ticket: TicketRef | None = None) -> str: ...
 
-    def comment(self, ticket: TicketRef, text: str) -> None: ...
+    def find(self, incident_urn: str, since: str = "") -> TicketRef | None: ...
 
-    def close(self, ticket: TicketRef, text: str | None) -> None: ...
+    def comment(self, ticket: TicketRef, text: str, effect_id: str | None = None) -> None: ...
+
+    def posted(self, ticket: TicketRef, effect_id: str, since: str = "") -> bool: ...
+
+    def close(self, ticket: TicketRef) -> None: ...
 
 
 def marker(incident_urn: str) -> str:

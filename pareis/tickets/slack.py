@@ -1,13 +1,17 @@
 """Slack as a ticket tool: one channel message per incident, its thread for updates.
 
 * open: ``chat.postMessage`` with message metadata ``{"event_type": "pareis_incident", "event_payload":
-  {"incident_urn", "severity", "status": "open"}}`` — the metadata is how :meth:`SlackTicketer.find` knows the
-  message again after a crash, with nothing stored on our side.
-* comment: a thread reply (``thread_ts``).
-* close: a closing thread reply, then ``chat.update`` of the parent: marked resolved, metadata status
-  ``resolved`` (which is how a second close knows there is nothing left to do).
-* find: ``conversations.history`` of the channel with ``include_all_metadata``, newest first, back to
-  ``lookback_s`` ago.
+  {"incident_urn", "severity", "status": "open"}}``; the ref keeps the message's ts and text (the delivery's
+  ledger holds it, so later steps never look the message up).
+* comment: a thread reply (``thread_ts``) with metadata ``{"event_type": "pareis_update", "event_payload":
+  {"effect_id"}}``.
+* close: ``chat.update`` of the parent: the kept text marked resolved, metadata status ``resolved`` — the same
+  request each time, so a repeat changes nothing.
+* mark: the time (less ``skew_s``); find and posted read only what came after it: ``conversations.history``
+  (``oldest`` = the mark) for a parent with the incident's metadata, ``conversations.replies`` of the thread for
+  a reply with the effect's. Both methods are limited to about one request a minute and 15 messages a page for
+  apps outside the Marketplace, so they are read only after a request whose answer was lost, never to find a
+  ticket in the normal course.
 
 The channel must be a channel id (``C…``): history, replies and update take ids only.
 """
@@ -17,7 +21,8 @@ from __future__ import annotations
 import http.client
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 from slack_sdk import WebClient
@@ -29,6 +34,8 @@ from pareis.tickets.failures import Rejected, Unauthorized, dig, for_status
 from pareis.tickets.port import IncidentTicket, TicketRef, marker
 
 EVENT_TYPE = "pareis_incident"
+UPDATE_EVENT_TYPE = "pareis_update"
+_RESOLVED = ":white_check_mark: *Resolved* — "
 _EMOJI = {"HIGH": ":red_circle:", "MEDIUM": ":large_orange_circle:", "LOW": ":large_yellow_circle:"}
 _TRANSIENT = {"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
 _BAD_CREDENTIAL = {"not_authed", "invalid_auth", "account_inactive", "token_revoked", "token_expired"}
@@ -43,13 +50,15 @@ class SlackTicketer:
         channel: str,
         *,
         lookback_s: float = 30 * 24 * 3600,
-        page_size: int = 200,
+        page_size: int = 15,
+        skew_s: float = 120.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._client = client
         self._channel = channel
         self._lookback_s = lookback_s
         self._page_size = page_size
+        self._skew_s = skew_s
         self._clock = clock
 
     @classmethod
@@ -67,64 +76,91 @@ class SlackTicketer:
         return "slack"
 
     def open(self, incident: IncidentTicket) -> TicketRef:
-        existing = self.find(incident.incident_urn)
-        if existing is not None:
-            return existing
         payload = {"incident_urn": incident.incident_urn, "severity": str(incident.severity), "status": "open"}
+        text = _render(incident)
         response = _call(
             lambda: self._client.chat_postMessage(
                 channel=self._channel,
-                text=_render(incident),
+                text=text,
                 metadata={"event_type": EVENT_TYPE, "event_payload": payload},
                 unfurl_links=False,
             )
         )
-        return TicketRef(self.tool, f"{dig('slack', response.data, 'channel')}/{dig('slack', response.data, 'ts')}")
+        ts = dig("slack", response.data, "ts")
+        return TicketRef(self.tool, f"{dig('slack', response.data, 'channel')}/{ts}", text=text)
 
-    def find(self, incident_urn: str) -> TicketRef | None:
-        oldest = f"{self._clock() - self._lookback_s:.6f}"
-        cursor: str | None = None
-        while True:
-            page = self._history_page(oldest, cursor)
-            for message in page.get("messages") or []:
-                if _urn_of(message) == incident_urn:
-                    return TicketRef(self.tool, f"{self._channel}/{dig('slack', message, 'ts')}")
-            cursor = (page.get("response_metadata") or {}).get("next_cursor") or None
-            if not page.get("has_more") or cursor is None:
-                return None
+    def mark(self, ticket: TicketRef | None = None) -> str:
+        # Slack's ts is the server's time; the margin covers the two clocks' skew.
+        return f"{self._clock() - self._skew_s:.6f}"
 
-    def _history_page(self, oldest: str, cursor: str | None) -> Any:
-        return _call(
-            lambda: self._client.conversations_history(
+    def find(self, incident_urn: str, since: str = "") -> TicketRef | None:
+        oldest = since or f"{self._clock() - self._lookback_s:.6f}"
+        for message in self._pages(
+            lambda cursor: self._client.conversations_history(
                 channel=self._channel, include_all_metadata=True, limit=self._page_size, oldest=oldest, cursor=cursor
+            )
+        ):
+            if _payload(message, EVENT_TYPE).get("incident_urn") == incident_urn:
+                ts = dig("slack", message, "ts")
+                return TicketRef(self.tool, f"{self._channel}/{ts}", text=str(message.get("text", "")))
+        return None
+
+    def comment(self, ticket: TicketRef, text: str, effect_id: str | None = None) -> None:
+        channel, ts = _split(ticket)
+        metadata = (
+            None if effect_id is None else {"event_type": UPDATE_EVENT_TYPE, "event_payload": {"effect_id": effect_id}}
+        )
+        _call(
+            lambda: self._client.chat_postMessage(
+                channel=channel, thread_ts=ts, text=text, metadata=metadata, unfurl_links=False
             )
         )
 
-    def comment(self, ticket: TicketRef, text: str) -> None:
+    def posted(self, ticket: TicketRef, effect_id: str, since: str = "") -> bool:
         channel, ts = _split(ticket)
-        _call(lambda: self._client.chat_postMessage(channel=channel, thread_ts=ts, text=text, unfurl_links=False))
-
-    def close(self, ticket: TicketRef, text: str | None) -> None:
-        channel, ts = _split(ticket)
-        thread = _call(
-            lambda: self._client.conversations_replies(channel=channel, ts=ts, limit=1, include_all_metadata=True)
+        replies = self._pages(
+            lambda cursor: self._client.conversations_replies(
+                channel=channel,
+                ts=ts,
+                include_all_metadata=True,
+                limit=self._page_size,
+                oldest=since or None,
+                cursor=cursor,
+            )
         )
-        parent = (thread.get("messages") or [{}])[0]
-        metadata = parent.get("metadata") or {}
-        payload = dict(metadata.get("event_payload") or {})
-        if payload.get("status") == "resolved":
-            return
-        if text is not None:
-            _call(lambda: self._client.chat_postMessage(channel=channel, thread_ts=ts, text=text, unfurl_links=False))
-        payload["status"] = "resolved"
+        return any(_payload(m, UPDATE_EVENT_TYPE).get("effect_id") == effect_id for m in replies)
+
+    def close(self, ticket: TicketRef) -> None:
+        channel, ts = _split(ticket)
+        text = ticket.text
+        metadata: dict[str, Any] = {}
+        if text is None:  # a ref kept before refs carried their text: read the parent (one rate-limited call)
+            thread = _call(
+                lambda: self._client.conversations_replies(channel=channel, ts=ts, limit=1, include_all_metadata=True)
+            )
+            parent = (thread.get("messages") or [{}])[0]
+            metadata = parent.get("metadata") or {}
+            if (metadata.get("event_payload") or {}).get("status") == "resolved":
+                return
+            text = str(parent.get("text", ""))
+        payload = {**(metadata.get("event_payload") or {}), "status": "resolved"}
         _call(
             lambda: self._client.chat_update(
                 channel=channel,
                 ts=ts,
-                text=":white_check_mark: *Resolved* — " + str(parent.get("text", "")),
-                metadata={"event_type": metadata.get("event_type", EVENT_TYPE), "event_payload": payload},
+                text=_RESOLVED + text,
+                metadata={"event_type": EVENT_TYPE, "event_payload": payload},
             )
         )
+
+    def _pages(self, page: Callable[[str | None], Any]) -> Iterator[dict[str, Any]]:
+        cursor: str | None = None
+        while True:
+            answer = _call(partial(page, cursor))
+            yield from answer.get("messages") or []
+            cursor = (answer.get("response_metadata") or {}).get("next_cursor") or None
+            if not answer.get("has_more") or cursor is None:
+                return
 
 
 def _render(incident: IncidentTicket) -> str:
@@ -135,12 +171,13 @@ def _render(incident: IncidentTicket) -> str:
     return "\n".join([*lines, "", f"_{marker(incident.incident_urn)}_"])
 
 
-def _urn_of(message: dict[str, Any]) -> str | None:
+def _payload(message: dict[str, Any], event_type: str) -> dict[str, Any]:
+    """The message's metadata payload when its event type is ``event_type``, else an empty one."""
     metadata = message.get("metadata") or {}
-    if metadata.get("event_type") != EVENT_TYPE:
-        return None
-    urn = (metadata.get("event_payload") or {}).get("incident_urn")
-    return urn if isinstance(urn, str) else None
+    if metadata.get("event_type") != event_type:
+        return {}
+    payload = metadata.get("event_payload")
+    return payload if isinstance(payload, dict) else {}
 
 
 def _split(ticket: TicketRef) -> tuple[str, str]:

@@ -87,6 +87,16 @@ def test_an_empty_id_is_refused(new_ledger: LedgerFactory) -> None:
         new_ledger().record("")
 
 
+def test_a_stored_value_is_read_back_by_every_view_and_replaced_by_the_next(new_ledger: LedgerFactory) -> None:
+    writer, reader = new_ledger(), new_ledger()
+    assert reader.get("ticket/slack/urn:li:incident:x") is None
+    writer.put("ticket/slack/urn:li:incident:x", '{"id": "C1/1.000001"}')
+    assert reader.get("ticket/slack/urn:li:incident:x") == '{"id": "C1/1.000001"}'
+    writer.put("ticket/slack/urn:li:incident:x", "")
+    assert reader.get("ticket/slack/urn:li:incident:x") == "", "an empty value is a value, not nothing"
+    assert reader.seen("ticket/slack/urn:li:incident:x") is False, "values and delivered ids are apart"
+
+
 def test_implementations_satisfy_the_protocol(new_ledger: LedgerFactory) -> None:
     assert isinstance(new_ledger(), EffectLedger)
 
