@@ -6,7 +6,11 @@ field errors as 400 ``{"errorMessages": [...], "errors": {field: message}}``, th
 ``/rest/api/3/search/jql`` (the legacy ``/rest/api/3/search`` answers 410 Gone), comments with ADF bodies,
 ``GET``/``POST …/transitions`` on a To Do → In Progress → Done workflow (POST answers 204), 404 for unknown
 issues, and 429 with ``Retry-After``. JQL understands ``field = "value"`` terms joined by ``AND`` (fields
-project, labels, key, status) and an ignored ``ORDER BY``.
+project, labels, key, status) and ``ORDER BY created|key [ASC|DESC]``.
+
+Comments carry entity properties (``properties`` on create); ``GET …/comment`` lists an issue's comments
+(``startAt``, ``maxResults``, ``orderBy``) without them, ``POST /rest/api/3/comment/list`` with ``expand=properties``
+gives them. The search is eventually consistent (``search_lag``); reads by key are not.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ _WORKFLOW = {  # from status: [(transition id, name, to status)]
     "Done": [("41", "Reopen", "To Do")],
 }
 _ISSUE = re.compile(r"^/rest/api/3/issue/([^/]+)(/comment|/transitions)?$")
+_ORDER = re.compile(r"^\s*(created|key)(?:\s+(ASC|DESC))?\s*$", re.IGNORECASE)
 _TERM = re.compile(r'^\s*(\w+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([\w.-]+))\s*$')
 
 
@@ -67,6 +72,8 @@ class FakeJira(FakeServer):
         if request.path == "/rest/api/3/search/jql" and request.method in ("GET", "POST"):
             args = request.query if request.method == "GET" else request.json()
             return self._search(args)
+        if route == ("POST", "/rest/api/3/comment/list"):
+            return self._comment_list(request.json(), request.query.get("expand", ""))
         if request.path == "/rest/api/3/search":
             return Reply.json(
                 410,
@@ -87,6 +94,8 @@ class FakeJira(FakeServer):
             return Reply.json(200, self._view(issue, request.query.get("fields")))
         if sub == "/comment" and request.method == "POST":
             return self._comment(issue, request.json())
+        if sub == "/comment" and request.method == "GET":
+            return self._comments(issue, request.query)
         if sub == "/transitions" and request.method == "GET":
             return Reply.json(200, {"expand": "transitions", "transitions": _transitions(issue)})
         if sub == "/transitions" and request.method == "POST":
@@ -130,7 +139,10 @@ class FakeJira(FakeServer):
 
     def _search(self, args: dict[str, Any]) -> Reply:
         jql = str(args.get("jql") or "")
-        where = re.split(r"\s+ORDER\s+BY\s+", jql, flags=re.IGNORECASE)[0]
+        where, _, order = re.sub(r"\s+ORDER\s+BY\s+", "\0", jql, count=1, flags=re.IGNORECASE).partition("\0")
+        sort = _ORDER.match(order) if order else None
+        if order and sort is None:
+            return _errors(400, [f"Error in the JQL Query: cannot order by '{order.strip()}'."])
         terms: list[tuple[str, str]] = []
         for part in re.split(r"\s+AND\s+", where, flags=re.IGNORECASE) if where.strip() else []:
             term = _TERM.match(part)
@@ -146,6 +158,8 @@ class FakeJira(FakeServer):
             if self._unindexed[key] <= 0:
                 del self._unindexed[key]
         hits = [i for i in indexed if all(_matches(i, n, v) for n, v in terms)]
+        if sort is not None and (sort.group(2) or "ASC").upper() == "DESC":
+            hits.reverse()  # created and key order are both creation order here
         limit = int(args.get("maxResults") or 50)
         wanted = args.get("fields")
         wanted = ",".join(wanted) if isinstance(wanted, list) else wanted
@@ -157,10 +171,37 @@ class FakeJira(FakeServer):
         body = payload.get("body") if isinstance(payload, dict) else None
         if not _is_adf(body) or not body.get("content"):
             return _errors(400, [], {"comment": "Comment body can not be empty!"})
+        properties = payload.get("properties", [])
+        if not isinstance(properties, list) or any(
+            not isinstance(p, dict) or not isinstance(p.get("key"), str) or "value" not in p for p in properties
+        ):
+            return _errors(400, [], {"properties": "Properties must be a list of {key, value}."})
         comment = {"id": str(20000 + sum(len(i["comments"]) for i in self.issues.values()) + 1), "body": body}
-        issue["comments"].append(comment)
+        issue["comments"].append({**comment, "properties": properties})
         return Reply.json(
             201, {**comment, "self": f"{self.url}/rest/api/3/issue/{issue['id']}/comment/{comment['id']}"}
+        )
+
+    def _comments(self, issue: dict[str, Any], query: dict[str, str]) -> Reply:
+        comments = list(issue["comments"])
+        if query.get("orderBy", "created").lstrip("+") == "-created":
+            comments.reverse()
+        start, limit = int(query.get("startAt") or 0), min(5000, int(query.get("maxResults") or 5000))
+        page = [{"id": c["id"], "body": c["body"]} for c in comments[start : start + limit]]
+        return Reply.json(200, {"startAt": start, "maxResults": limit, "total": len(comments), "comments": page})
+
+    def _comment_list(self, payload: Any, expand: str) -> Reply:
+        ids = payload.get("ids") if isinstance(payload, dict) else None
+        if not isinstance(ids, list) or len(ids) > 1000:
+            return _errors(400, ["Provide up to 1000 comment ids."])
+        wanted = {str(i) for i in ids}
+        found = [c for i in self.issues.values() for c in i["comments"] if c["id"] in wanted]
+        shown = "properties" in expand.split(",")
+        values = [
+            {"id": c["id"], "body": c["body"], **({"properties": c["properties"]} if shown else {})} for c in found
+        ]
+        return Reply.json(
+            200, {"startAt": 0, "maxResults": len(values), "total": len(values), "isLast": True, "values": values}
         )
 
     def _transition(self, issue: dict[str, Any], payload: Any) -> Reply:

@@ -5,6 +5,11 @@ Speaks what the documented API does: ``POST /api/<method>`` with a JSON or form 
 errors as HTTP 200 ``ok: false`` with an error code, ``message`` metadata (``event_type`` + ``event_payload``)
 returned by history and replies only with ``include_all_metadata``, cursor pagination in
 ``response_metadata.next_cursor``, newest-first history, oldest-first replies, and 429 with ``Retry-After``.
+
+The limits Slack documents for apps outside the Marketplace hold: ``conversations.history`` and
+``conversations.replies`` answer about one request a minute each (past it HTTP 429 ``ratelimited`` with
+``Retry-After``), at most 15 messages a page. Time is the fake's own ``clock`` (a :class:`ManualClock` by
+default, which tests move on), so a test that reads history more than once a minute fails as it would on Slack.
 """
 
 from __future__ import annotations
@@ -16,16 +21,35 @@ from typing import Any
 from tests.support.fake_http import FakeServer, Recorded, Reply
 
 CHANNEL_ID = "C0PAREIS01"
+READ_METHODS = ("conversations.history", "conversations.replies")
+PAGE_MAX = 15
+"""Non-Marketplace apps: the maximum and default ``limit`` of history and replies."""
+
+
+class ManualClock:
+    """The fake's time: starts at the real time, moves only when a test says so."""
+
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
 
 
 class FakeSlack(FakeServer):
     """One workspace with one channel, ``CHANNEL_ID`` (named ``#data-incidents``)."""
 
-    def __init__(self, token: str = "xoxb-test-token") -> None:
+    def __init__(self, token: str = "xoxb-test-token", *, reads_per_minute: int = 1) -> None:
         super().__init__()
         self.token = token
         self.channels: dict[str, list[dict[str, Any]]] = {CHANNEL_ID: []}
         self.names = {"#data-incidents": CHANNEL_ID, "data-incidents": CHANNEL_ID}
+        self.clock = ManualClock()
+        self.reads_per_minute = reads_per_minute
+        self._reads: dict[str, list[float]] = {m: [] for m in READ_METHODS}
         self._last_ts = 0.0
 
     # --- assertions helpers ----------------------------------------------------------------------------------
@@ -67,7 +91,21 @@ class FakeSlack(FakeServer):
             args = _args(request)
         except ValueError:
             return _fail("invalid_json")
+        if method in READ_METHODS:
+            limited = self._rate_limit(method)
+            if limited is not None:
+                return limited
         return handler(args)
+
+    def _rate_limit(self, method: str) -> Reply | None:
+        now = self.clock()
+        recent = [t for t in self._reads[method] if now - t < 60]
+        if len(recent) >= self.reads_per_minute:
+            self._reads[method] = recent
+            wait = max(1, int(60 - (now - recent[0]) + 0.999))
+            return Reply.json(429, {"ok": False, "error": "ratelimited"}, {"Retry-After": str(wait)})
+        self._reads[method] = [*recent, now]
+        return None
 
     def _channel(self, args: dict[str, Any], *, names: bool = False) -> str | None:
         given = str(args.get("channel") or "")
@@ -130,10 +168,12 @@ class FakeSlack(FakeServer):
         parent = _by_ts(self.channels[channel], str(args.get("ts", "")))
         if parent is None:
             return _fail("thread_not_found")
-        return self._page([parent, *self.replies(parent["ts"], channel)], args)
+        oldest = float(args.get("oldest") or 0)
+        thread = [parent, *(m for m in self.replies(parent["ts"], channel) if float(m["ts"]) > oldest)]
+        return self._page(thread, args)
 
     def _page(self, messages: list[dict[str, Any]], args: dict[str, Any]) -> Reply:
-        limit = int(args.get("limit") or 100)
+        limit = min(PAGE_MAX, int(args.get("limit") or PAGE_MAX))
         start = int(args.get("cursor") or 0)
         page = messages[start : start + limit]
         if not _true(args.get("include_all_metadata")):
@@ -144,7 +184,7 @@ class FakeSlack(FakeServer):
 
     def _next_ts(self) -> str:
         # Slack's ts: the posting time in seconds, microsecond precision, unique within the channel.
-        self._last_ts = max(round(time.time(), 6), round(self._last_ts + 0.000001, 6))
+        self._last_ts = max(round(self.clock(), 6), round(self._last_ts + 0.000001, 6))
         return f"{self._last_ts:.6f}"
 
 
