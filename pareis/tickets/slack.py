@@ -21,9 +21,9 @@ from __future__ import annotations
 import http.client
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
@@ -35,6 +35,7 @@ from pareis.tickets.port import IncidentTicket, TicketRef, marker
 
 EVENT_TYPE = "pareis_incident"
 UPDATE_EVENT_TYPE = "pareis_update"
+T = TypeVar("T")
 _RESOLVED = ":white_check_mark: *Resolved* — "
 _EMOJI = {"HIGH": ":red_circle:", "MEDIUM": ":large_orange_circle:", "LOW": ":large_yellow_circle:"}
 _TRANSIENT = {"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
@@ -60,6 +61,8 @@ class SlackTicketer:
         self._page_size = page_size
         self._skew_s = skew_s
         self._clock = clock
+        self._scans: dict[tuple[str, str, str], str] = {}
+        """Scans under way: (method, what, since) → the cursor of the next page to read."""
 
     @classmethod
     def from_settings(cls, settings: SlackSettings, **options: Any) -> SlackTicketer:
@@ -95,15 +98,27 @@ class SlackTicketer:
 
     def find(self, incident_urn: str, since: str = "") -> TicketRef | None:
         oldest = since or f"{self._clock() - self._lookback_s:.6f}"
-        for message in self._pages(
+        # A create follows its mark within a call's timeout: the window ends a little past the two clocks' skew.
+        latest = f"{float(since) + 2 * self._skew_s + 60:.6f}" if since else None
+
+        def pick(message: dict[str, Any]) -> TicketRef | None:
+            if _payload(message, EVENT_TYPE).get("incident_urn") != incident_urn:
+                return None
+            ts = dig("slack", message, "ts")
+            return TicketRef(self.tool, f"{self._channel}/{ts}", text=str(message.get("text", "")))
+
+        return self._scan(
+            ("history", incident_urn, oldest),
             lambda cursor: self._client.conversations_history(
-                channel=self._channel, include_all_metadata=True, limit=self._page_size, oldest=oldest, cursor=cursor
-            )
-        ):
-            if _payload(message, EVENT_TYPE).get("incident_urn") == incident_urn:
-                ts = dig("slack", message, "ts")
-                return TicketRef(self.tool, f"{self._channel}/{ts}", text=str(message.get("text", "")))
-        return None
+                channel=self._channel,
+                include_all_metadata=True,
+                limit=self._page_size,
+                oldest=oldest,
+                latest=latest,
+                cursor=cursor,
+            ),
+            pick,
+        )
 
     def comment(self, ticket: TicketRef, text: str, effect_id: str | None = None) -> None:
         channel, ts = _split(ticket)
@@ -118,7 +133,8 @@ class SlackTicketer:
 
     def posted(self, ticket: TicketRef, effect_id: str, since: str = "") -> bool:
         channel, ts = _split(ticket)
-        replies = self._pages(
+        found = self._scan(
+            ("replies", f"{ticket.id}/{effect_id}", since),
             lambda cursor: self._client.conversations_replies(
                 channel=channel,
                 ts=ts,
@@ -126,9 +142,10 @@ class SlackTicketer:
                 limit=self._page_size,
                 oldest=since or None,
                 cursor=cursor,
-            )
+            ),
+            lambda m: True if _payload(m, UPDATE_EVENT_TYPE).get("effect_id") == effect_id else None,
         )
-        return any(_payload(m, UPDATE_EVENT_TYPE).get("effect_id") == effect_id for m in replies)
+        return found is not None
 
     def close(self, ticket: TicketRef) -> None:
         channel, ts = _split(ticket)
@@ -153,14 +170,27 @@ class SlackTicketer:
             )
         )
 
-    def _pages(self, page: Callable[[str | None], Any]) -> Iterator[dict[str, Any]]:
-        cursor: str | None = None
+    def _scan(
+        self, key: tuple[str, str, str], page: Callable[[str | None], Any], pick: Callable[[dict[str, Any]], T | None]
+    ) -> T | None:
+        """The first message ``pick`` takes, page by page. A page refused (history and replies answer about once a
+        minute) leaves the scan where it stands: the next call with the same key goes on from that page, so a scan
+        longer than one page ends after as many minutes, instead of starting over each time."""
+        cursor = self._scans.get(key)
         while True:
             answer = _call(partial(page, cursor))
-            yield from answer.get("messages") or []
+            for message in answer.get("messages") or []:
+                found = pick(message)
+                if found is not None:
+                    self._scans.pop(key, None)
+                    return found
             cursor = (answer.get("response_metadata") or {}).get("next_cursor") or None
             if not answer.get("has_more") or cursor is None:
-                return
+                self._scans.pop(key, None)
+                return None
+            self._scans[key] = cursor
+            while len(self._scans) > 1000:  # bounded: scans abandoned (the effect delivered elsewhere) age out
+                self._scans.pop(next(iter(self._scans)))
 
 
 def _render(incident: IncidentTicket) -> str:

@@ -158,7 +158,8 @@ class FakeSlack(FakeServer):
         if channel is None:
             return _fail("channel_not_found")
         oldest = float(args.get("oldest") or 0)
-        messages = [m for m in reversed(self.top_level(channel)) if float(m["ts"]) > oldest]
+        latest = float(args.get("latest") or "inf")
+        messages = [m for m in reversed(self.top_level(channel)) if oldest < float(m["ts"]) < latest]
         return self._page(messages, args)
 
     def _replies(self, args: dict[str, Any]) -> Reply:

@@ -35,6 +35,8 @@ class Tool:
     count: Callable[[], int]
     texts: Callable[[TicketRef], list[str]]
     closed: Callable[[TicketRef], bool]
+    pass_minute: Callable[[], None] = lambda: None
+    """Let a minute pass on the tool's clock (Slack answers its history and replies once a minute)."""
 
     def __post_init__(self) -> None:
         self.ticketer = self.make()
@@ -68,7 +70,8 @@ def tool(name: str) -> Iterator[Tool]:
 def _slack(fake: FakeSlack) -> Tool:
     def make(**overrides: Any) -> Ticketer:
         settings = SlackSettings(token=SecretStr(fake.token), channel=CHANNEL_ID, base_url=fake.url + "/api/")
-        return SlackTicketer.from_settings(settings.model_copy(update=overrides))
+        # The fake's clock: Slack's ts and the ticketer's marks agree, as two clocks kept by NTP do (within skew_s).
+        return SlackTicketer.from_settings(settings.model_copy(update=overrides), clock=fake.clock)
 
     def parent(ref: TicketRef) -> dict[str, Any]:
         return next(m for m in fake.top_level() if m["ts"] == ref.id.split("/")[1])
@@ -83,6 +86,7 @@ def _slack(fake: FakeSlack) -> Tool:
             parent(ref)["metadata"]["event_payload"]["status"] == "resolved"
             and parent(ref)["text"].startswith(":white_check_mark:")
         ),
+        lambda: fake.clock.advance(61),
     )
 
 

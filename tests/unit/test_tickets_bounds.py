@@ -75,9 +75,9 @@ class Slow(MemoryTicketer):
         super().__init__()
         self.clock, self.step_s = clock, step_s
 
-    def comment(self, ticket: TicketRef, text: str) -> None:
+    def comment(self, ticket: TicketRef, text: str, effect_id: str | None = None) -> None:
         self.clock.now += self.step_s
-        super().comment(ticket, text)
+        super().comment(ticket, text, effect_id)
 
 
 def comments(n: int) -> list[Message[TicketComment]]:
@@ -125,15 +125,21 @@ class Busy:
     def open(self, incident: IncidentTicket) -> TicketRef:
         return self.inner.open(incident)
 
-    def find(self, incident_urn: str) -> TicketRef | None:
+    def mark(self, ticket: TicketRef | None = None) -> str:
+        return ""
+
+    def find(self, incident_urn: str, since: str = "") -> TicketRef | None:
         return self.inner.find(incident_urn)
 
-    def comment(self, ticket: TicketRef, text: str) -> None:
+    def comment(self, ticket: TicketRef, text: str, effect_id: str | None = None) -> None:
         time.sleep(0.3)  # a workload, not a synchronisation: the barrier below lines the two consumers up
-        self.inner.comment(ticket, text)
+        self.inner.comment(ticket, text, effect_id)
 
-    def close(self, ticket: TicketRef, text: str) -> None:
-        self.inner.close(ticket, text)
+    def posted(self, ticket: TicketRef, effect_id: str, since: str = "") -> bool:
+        return self.inner.posted(ticket, effect_id)
+
+    def close(self, ticket: TicketRef) -> None:
+        self.inner.close(ticket)
 
 
 def test_two_consumers_delivering_the_same_effect_at_once_post_it_once() -> None:

@@ -109,8 +109,10 @@ def test_a_refused_credential_is_fatal_and_the_server_checked_the_header(subject
 
 def test_every_request_carries_the_documented_auth_header(subject: Tool) -> None:
     ref = subject.ticketer.open(INCIDENT)
-    subject.ticketer.comment(ref, "update")
-    subject.ticketer.close(ref, "healed")
+    mark = subject.ticketer.mark(ref)
+    subject.ticketer.comment(ref, "update", "effect-1")
+    subject.ticketer.posted(ref, "effect-1", mark)
+    subject.ticketer.close(ref)
 
     expected = {
         "slack": "Bearer xoxb-test-token",

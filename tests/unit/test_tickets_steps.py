@@ -41,7 +41,10 @@ def test_a_failed_state_change_is_retried_without_posting_the_close_text_again(n
         assert t.texts(ref).count("Resolved: the postmortem") == 1
         assert t.closed(ref)
         state_changes = [r for r in t.server.requests if when(r)]  # type: ignore[operator]
-        assert len(state_changes) >= 2 if not applied else len(state_changes) == 1, "the fault was exercised"
+        # Refused: sent again. Applied: Jira and Linear read the state first and see it done; Slack rewrites it.
+        assert len(state_changes) >= (1 if applied and name != "slack" else 2), "the fault was exercised"
+        if name == "slack":  # chat.update rewrites the kept text: a repeat changes nothing
+            assert t.server.top_level()[0]["text"].count(":white_check_mark:") == 1  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("lost", [True, False], ids=["response-lost", "502-after-create"])
