@@ -137,6 +137,12 @@ class FakeServer:
         with self._lock:
             return list(self._requests)
 
+    @property
+    def pending_faults(self) -> int:
+        """Injected faults not played yet."""
+        with self._lock:
+            return len(self._faults)
+
     def fail_next(
         self,
         status: int,

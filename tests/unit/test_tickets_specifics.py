@@ -17,7 +17,6 @@ from pareis.tickets.jira import JiraTicketer
 from pareis.tickets.linear import LinearTicketer
 from pareis.tickets.port import IncidentTicket
 from pareis.tickets.slack import EVENT_TYPE, SlackTicketer
-from tests.support.fake_http import Reply
 from tests.support.fake_jira import FakeJira
 from tests.support.fake_linear import FakeLinear
 from tests.support.fake_slack import CHANNEL_ID, FakeSlack
