@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 from tests.support.fake_http import FakeServer, Recorded, Reply
@@ -42,12 +43,15 @@ class ManualClock:
 class FakeSlack(FakeServer):
     """One workspace with one channel, ``CHANNEL_ID`` (named ``#data-incidents``)."""
 
-    def __init__(self, token: str = "xoxb-test-token", *, reads_per_minute: int = 1) -> None:
+    def __init__(
+        self, token: str = "xoxb-test-token", *, reads_per_minute: int = 1, clock: Callable[[], float] | None = None
+    ) -> None:
         super().__init__()
         self.token = token
         self.channels: dict[str, list[dict[str, Any]]] = {CHANNEL_ID: []}
         self.names = {"#data-incidents": CHANNEL_ID, "data-incidents": CHANNEL_ID}
-        self.clock = ManualClock()
+        self.clock: Callable[[], float] = clock or ManualClock()
+        """The fake's time (a :class:`ManualClock` unless given; roles in other processes need the real one)."""
         self.reads_per_minute = reads_per_minute
         self._reads: dict[str, list[float]] = {m: [] for m in READ_METHODS}
         self._last_ts = 0.0

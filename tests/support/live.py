@@ -16,6 +16,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import uuid
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
@@ -110,8 +111,9 @@ def role_env(settings: Mapping[str, str]) -> dict[str, str]:
 
 @contextmanager
 def ticket_servers() -> Iterator[tuple[FakeSlack, FakeJira, FakeLinear]]:
-    """The fake Slack, Jira and Linear servers, running in this process."""
-    with FakeSlack() as slack, FakeJira() as jira, FakeLinear() as linear:
+    """The fake Slack, Jira and Linear servers, running in this process (Slack on the real clock: the roles read
+    theirs, and its limits — history and replies once a minute — hold in real time)."""
+    with FakeSlack(clock=time.time) as slack, FakeJira() as jira, FakeLinear() as linear:
         yield slack, jira, linear
 
 

@@ -20,7 +20,7 @@ from pareis.tickets.slack import SlackTicketer
 from tests.support.fake_http import FakeServer
 from tests.support.fake_jira import FakeJira
 from tests.support.fake_linear import TEAM_ID, FakeLinear
-from tests.support.fake_slack import CHANNEL_ID, FakeSlack
+from tests.support.fake_slack import CHANNEL_ID, FakeSlack, ManualClock
 
 TOOLS = ("memory", "slack", "jira", "linear")
 HTTP_TOOLS = ("slack", "jira", "linear")
@@ -68,6 +68,9 @@ def tool(name: str) -> Iterator[Tool]:
 
 
 def _slack(fake: FakeSlack) -> Tool:
+    clock = fake.clock
+    assert isinstance(clock, ManualClock)
+
     def make(**overrides: Any) -> Ticketer:
         settings = SlackSettings(token=SecretStr(fake.token), channel=CHANNEL_ID, base_url=fake.url + "/api/")
         # The fake's clock: Slack's ts and the ticketer's marks agree, as two clocks kept by NTP do (within skew_s).
@@ -86,7 +89,7 @@ def _slack(fake: FakeSlack) -> Tool:
             parent(ref)["metadata"]["event_payload"]["status"] == "resolved"
             and parent(ref)["text"].startswith(":white_check_mark:")
         ),
-        lambda: fake.clock.advance(61),
+        lambda: clock.advance(61),
     )
 
 

@@ -19,7 +19,7 @@ from pareis.tickets.port import IncidentTicket
 from pareis.tickets.slack import EVENT_TYPE, SlackTicketer
 from tests.support.fake_jira import FakeJira
 from tests.support.fake_linear import FakeLinear
-from tests.support.fake_slack import CHANNEL_ID, FakeSlack
+from tests.support.fake_slack import CHANNEL_ID, FakeSlack, ManualClock
 from tests.support.tickets_harness import adf_text, tool
 
 
@@ -32,9 +32,10 @@ def incident(n: int = 1, severity: Severity = Severity.HIGH) -> IncidentTicket:
 def test_slack_history_answers_once_a_minute_15_messages_a_page_and_a_scan_goes_on_where_it_stopped() -> None:
     """Slack's limits for apps outside the Marketplace: a lookup that needs two pages takes two minutes, and a
     scan refused on its second page resumes there (it does not start over, which would never end)."""
-    with FakeSlack() as fake:
+    clock = ManualClock()
+    with FakeSlack(clock=clock) as fake:
         settings = SlackSettings(token=SecretStr(fake.token), channel=CHANNEL_ID, base_url=fake.url + "/api/")
-        slack = SlackTicketer.from_settings(settings, page_size=200, clock=fake.clock)
+        slack = SlackTicketer.from_settings(settings, page_size=200, clock=clock)
         mark = slack.mark()
         first = slack.open(incident(1))
         for n in range(2, 21):
@@ -43,7 +44,7 @@ def test_slack_history_answers_once_a_minute_15_messages_a_page_and_a_scan_goes_
         with pytest.raises(Retriable) as caught:
             slack.find(incident(1).incident_urn, mark)  # newest first: the first ticket is on page 2
         assert caught.value.retry_after is not None and 0 < caught.value.retry_after <= 60
-        fake.clock.advance(61)
+        clock.advance(61)
         assert slack.find(incident(1).incident_urn, mark) == first
 
         pages = fake.calls("conversations.history")
