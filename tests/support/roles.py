@@ -33,7 +33,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, Producer, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, ConsumerGroupTopicPartitions, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from pareis.compose.decoding import changelog_decoder
@@ -311,6 +311,35 @@ def read_topic(bootstrap: str, topic: str, expected: int, timeout_s: float = 60)
         quiet_until = time.monotonic() + 1.0
         while time.monotonic() < quiet_until:  # drain: anything more is a duplicate
             seen.extend(m for m in consumer.consume(1000, 0.2) if m.error() is None)
+    finally:
+        consumer.close()
+    return seen
+
+
+def read_to_end(bootstrap: str, topic: str, partitions: int, timeout_s: float = 60) -> list[Any]:
+    """Every committed record of ``topic``: each partition read from its beginning (read_committed) until the
+    consumer's position reaches the partition's end offset. No quiet period: a duplicate anywhere before the end
+    is read, and a transaction still open (its records not yet readable) keeps the reader from reaching the end,
+    which fails the read instead of hiding them."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"reader-{uuid.uuid4()}",
+            "enable.auto.commit": False,
+            "isolation.level": "read_committed",
+        }
+    )
+    ends = end_offsets(bootstrap, topic, partitions)
+    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
+    seen: list[Any] = []
+    try:
+
+        def at_end() -> bool:
+            seen.extend(m for m in consumer.consume(1000, 0.2) if m.error() is None)
+            positions = consumer.position([TopicPartition(topic, p) for p in range(partitions)])
+            return all(ends[tp.partition] == 0 or tp.offset >= ends[tp.partition] for tp in positions)
+
+        wait_until(at_end, timeout_s, f"{topic} read to its end offsets {ends} (have {len(seen)})", every_s=0)
     finally:
         consumer.close()
     return seen
