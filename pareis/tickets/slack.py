@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import time
 from collections.abc import Callable
 from functools import partial
@@ -31,7 +32,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from pareis.config import SlackSettings
 from pareis.errors import Fatal, PareisError, Retriable
 from pareis.tickets.failures import Rejected, Unauthorized, dig, for_status
-from pareis.tickets.port import IncidentTicket, TicketRef, marker
+from pareis.tickets.port import MARKER_PREFIX, IncidentTicket, TicketRef, marker
 
 EVENT_TYPE = "pareis_incident"
 UPDATE_EVENT_TYPE = "pareis_update"
@@ -150,7 +151,7 @@ class SlackTicketer:
     def close(self, ticket: TicketRef) -> None:
         channel, ts = _split(ticket)
         text = ticket.text
-        metadata: dict[str, Any] = {}
+        metadata: dict[str, Any] = {"event_payload": _rendered_payload(text)} if text is not None else {}
         if text is None:  # a ref kept before refs carried their text: read the parent (one rate-limited call)
             thread = _call(
                 lambda: self._client.conversations_replies(channel=channel, ts=ts, limit=1, include_all_metadata=True)
@@ -199,6 +200,18 @@ def _render(incident: IncidentTicket) -> str:
     if incident.url:
         lines += ["", f"<{incident.url}|Open the incident>"]
     return "\n".join([*lines, "", f"_{marker(incident.incident_urn)}_"])
+
+
+_SEVERITY = re.compile(r"^\S+ \*\[(\w+)\] ")
+
+
+def _rendered_payload(text: str) -> dict[str, Any]:
+    """The open message's metadata payload, read back from the text :func:`_render` made (its severity on the
+    first line, its marker on the last): the close rewrites the metadata without reading the message."""
+    severity = _SEVERITY.match(text)
+    last = text.rstrip().rsplit("\n", 1)[-1].strip("_")
+    payload = {"incident_urn": last.removeprefix(MARKER_PREFIX)} if last.startswith(MARKER_PREFIX) else {}
+    return {**payload, **({"severity": severity.group(1)} if severity else {})}
 
 
 def _payload(message: dict[str, Any], event_type: str) -> dict[str, Any]:

@@ -52,6 +52,27 @@ def test_slack_history_answers_once_a_minute_15_messages_a_page_and_a_scan_goes_
         assert [r.form().get("cursor") for r in pages] == [None, "15", "15"], "15 a page; resumed on page 2"
 
 
+def test_slack_close_keeps_the_incident_in_the_metadata_without_reading_the_message() -> None:
+    with tool("slack") as slack:
+        ref = slack.ticketer.open(incident())
+        slack.make().close(ref)  # another process, the ref from the ledger (its text kept)
+        fake = slack.server
+        assert isinstance(fake, FakeSlack)
+        (parent,) = fake.top_level()
+        closed_once = dict(parent)
+        slack.ticketer.close(ref)  # a repeat (its answer was lost): the same rewrite
+        reads = fake.calls("conversations.replies") + fake.calls("conversations.history")
+
+    assert parent["metadata"]["event_payload"] == {
+        "incident_urn": incident().incident_urn,
+        "severity": "HIGH",
+        "status": "resolved",
+    }
+    assert parent["text"].startswith(":white_check_mark: *Resolved* — :red_circle: *[HIGH] dataset 1 failing*")
+    assert parent["text"] == closed_once["text"], "a repeated close changes nothing"
+    assert reads == [], "closing reads nothing"
+
+
 def test_slack_posts_metadata_and_keeps_updates_in_the_thread() -> None:
     with tool("slack") as slack:
         ref = slack.ticketer.open(incident())
