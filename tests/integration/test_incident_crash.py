@@ -36,7 +36,15 @@ from tests.support import live
 from tests.support.fake_jira import FakeJira
 from tests.support.fake_linear import FakeLinear
 from tests.support.fake_slack import FakeSlack
-from tests.support.live import RoleProc, private_db, role_env, ticket_env, ticket_servers, tickets_by_incident
+from tests.support.live import (
+    RoleProc,
+    comments_by_incident,
+    private_db,
+    role_env,
+    ticket_env,
+    ticket_servers,
+    tickets_by_incident,
+)
 from tests.support.roles import wait_until
 from tests.support.stack import NewTopic
 
@@ -177,6 +185,12 @@ def test_sigkilled_roles_write_each_incident_once_and_ticket_it_once(
     for urn, tickets in found.items():
         assert sorted(tool for tool, _ in tickets) == ["jira", "linear", "slack"], (urn, tickets, seed)
         assert all(closed for _, closed in tickets)
+    # One comment per update and one close text per incident per tool, under the kills: no effect id twice, and
+    # every tool has as many comments as the others (at least the close's text).
+    for urn, by_tool in comments_by_incident(slack, jira, linear).items():
+        counts = {tool: len(ids) for tool, ids in by_tool.items()}
+        assert all(len(set(ids)) == len(ids) for ids in by_tool.values()), (urn, by_tool, seed)
+        assert len(set(counts.values())) == 1 and min(counts.values()) >= 1, (urn, counts, seed)
 
     decoder = Decoder(VendoredSchemaSource())
     infos: dict[str, list[tuple[str, str]]] = defaultdict(list)

@@ -151,6 +151,28 @@ def tickets_by_incident(slack: FakeSlack, jira: FakeJira, linear: FakeLinear) ->
     return found
 
 
+def comments_by_incident(slack: FakeSlack, jira: FakeJira, linear: FakeLinear) -> dict[str, dict[str, list[str]]]:
+    """incident URN → tool → the effect id each comment on its ticket carries (Slack's reply metadata, Jira's
+    comment property, Linear's client-chosen comment id), in order: a comment posted twice shows as a repeat."""
+    found: dict[str, dict[str, list[str]]] = defaultdict(dict)
+    for message in slack.top_level():
+        urn = message["metadata"]["event_payload"]["incident_urn"]
+        found[urn]["slack"] = [
+            str(((r.get("metadata") or {}).get("event_payload") or {}).get("effect_id"))
+            for r in slack.replies(message["ts"])
+        ]
+    for issue in jira.issues.values():
+        (urn,) = set(INCIDENT_URN.findall(json.dumps(issue["fields"]["description"])))
+        found[urn]["jira"] = [
+            str(next((p["value"].get("effect_id") for p in c.get("properties", []) if p["key"] == "pareis"), None))
+            for c in issue["comments"]
+        ]
+    for issue in linear.issues.values():
+        (urn,) = set(INCIDENT_URN.findall(issue.get("description") or ""))
+        found[urn]["linear"] = [c["id"] for c in linear.comments if c["issueId"] == issue["id"]]
+    return found
+
+
 def read_committed(bootstrap: str, topic: str, partitions: int, timeout: float = 120) -> list[Any]:
     """Every record of ``topic`` (``partitions`` partitions) a ``read_committed`` consumer reads to the end (the
     last stable offset), read by assignment: no group, no rebalance."""
