@@ -26,7 +26,7 @@ from typing import Any, Self
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from datahub.emitter.serialization_helper import post_json_transform, pre_json_transform
-from datahub.metadata.schema_classes import ASPECT_NAME_MAP, ENTITY_TYPE_TO_ASPECT_NAMES
+from datahub.metadata.schema_classes import ASPECT_NAME_MAP, ENTITY_TYPE_TO_ASPECT_NAMES, IncidentInfoClass
 
 from pareis.datahub.patch import apply_patch
 from tests.support.fake_http import local_url, serve_local, stop_local
@@ -79,7 +79,18 @@ def normal_system_metadata(value: dict[str, Any] | None) -> dict[str, Any]:
 class FakeGms:
     """Use as a context manager; ``url`` is the server root (no trailing slash)."""
 
-    def __init__(self, *, version: str = "v1.2.0", token: str | None = None, gms: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        version: str = "v1.2.0",
+        token: str | None = None,
+        gms: bool = True,
+        incident_entity_types: frozenset[str] | None = None,
+    ) -> None:
+        """``incident_entity_types``: the entity types this server accepts in ``incidentInfo.entities`` (None: the
+        ones acryl-datahub's schema names, DataHub master's — datasets and ML models, features and feature
+        tables, never ``mlModelGroup``; an older server accepts fewer)."""
+        self.incident_entity_types = INCIDENT_ENTITY_TYPES if incident_entity_types is None else incident_entity_types
         self.version = version
         self.token = token
         self.gms = gms
@@ -170,7 +181,7 @@ class FakeGms:
         if proposals is None:
             return _reply(request, 404, _error(404, f"no such endpoint {request.command} {parts.path}"))
         for proposal in proposals:  # as GMS does: the whole request is refused when one proposal is invalid
-            problem = refusal(proposal)
+            problem = refusal(proposal, self.incident_entity_types)
             if problem is not None:
                 return _reply(request, 422, _error(422, problem))
         for proposal in proposals:
@@ -215,10 +226,24 @@ class FakeGms:
                 self._store[key] = proposal.aspect
 
 
-def refusal(proposal: Received) -> str | None:
+def _relationship_types(cls: Any, field_name: str) -> frozenset[str]:
+    """The entity types an aspect's URN-array field may point at (its schema's ``Relationship`` annotation)."""
+    for schema_field in cls.RECORD_SCHEMA.to_json()["fields"]:
+        if schema_field["name"] == field_name:
+            return frozenset(schema_field["Relationship"]["/*"]["entityTypes"])
+    raise KeyError(field_name)
+
+
+INCIDENT_ENTITY_TYPES = _relationship_types(IncidentInfoClass, "entities")
+"""The entity types an incident may be on, per acryl-datahub's schema (DataHub master's entity registry)."""
+
+
+def refusal(proposal: Received, incident_types: frozenset[str] = INCIDENT_ENTITY_TYPES) -> str | None:
     """Why GMS would refuse ``proposal`` (None: it accepts it), checked as the server does: the entity type and
     the aspect against the entity registry (acryl-datahub's ``ENTITY_TYPE_TO_ASPECT_NAMES``), the URN against the
-    entity type, and a whole aspect value against its acryl-datahub class (``from_obj`` then ``validate``)."""
+    entity type, a whole aspect value against its acryl-datahub class (``from_obj`` then ``validate``), and the
+    entities of an ``incidentInfo`` against the types the server accepts incidents on (``incident_types``): one
+    entity it does not accept fails the whole write, as DataHub's does."""
     aspects = ENTITY_TYPE_TO_ASPECT_NAMES.get(proposal.entity_type)
     if aspects is None:
         return f"Unknown entity type {proposal.entity_type}"
@@ -237,6 +262,11 @@ def refusal(proposal: Received) -> str | None:
         return f"Failed to validate record with class {cls.RECORD_SCHEMA.fullname}: {type(exc).__name__}: {exc}"
     if not value.validate():
         return f"Failed to validate record with class {cls.RECORD_SCHEMA.fullname}"
+    if isinstance(value, IncidentInfoClass):
+        for urn in value.entities:
+            entity_type = urn.split(":", 3)[2] if urn.count(":") >= 3 else ""
+            if entity_type not in incident_types:
+                return f"Incidents are not supported on entity type {entity_type or urn!r} ({urn})"
     return None
 
 

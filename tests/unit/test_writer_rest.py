@@ -141,3 +141,45 @@ def test_the_fake_gms_refuses_an_invalid_proposal_as_gms_does_and_it_surfaces_as
             writer.write([_invalid(kind)])
         assert isinstance(caught.value, Poison) and caught.value.status == 422
         assert len(gms.received) == 1, "nothing of the invalid proposal was applied"
+
+
+def _incident_on(*entities: str) -> Any:
+    from datahub.emitter.mcp import MetadataChangeProposalWrapper
+    from datahub.metadata.schema_classes import (
+        AuditStampClass,
+        IncidentInfoClass,
+        IncidentStateClass,
+        IncidentStatusClass,
+        IncidentTypeClass,
+    )
+
+    stamp = AuditStampClass(time=1_700_000_000_000, actor="urn:li:corpuser:pareis")
+    info = IncidentInfoClass(
+        type=IncidentTypeClass.OPERATIONAL,
+        entities=list(entities),
+        status=IncidentStatusClass(state=IncidentStateClass.ACTIVE, lastUpdated=stamp),
+        created=stamp,
+    )
+    return MetadataChangeProposalWrapper(entityUrn="urn:li:incident:pareis-caps", aspect=info)
+
+
+MODEL = "urn:li:mlModel:(urn:li:dataPlatform:mlflow,churn_3,PROD)"
+GROUP = "urn:li:mlModelGroup:(urn:li:dataPlatform:mlflow,churn,PROD)"
+DATASET = "urn:li:dataset:(urn:li:dataPlatform:postgres,retail.raw.transactions,PROD)"
+
+
+@pytest.mark.parametrize("openapi", [False, True], ids=["restli", "openapi"])
+def test_the_fake_gms_accepts_incidents_only_on_the_entity_types_it_supports(openapi: bool) -> None:
+    """DataHub master takes incidents on datasets and ML models, features and feature tables, never on a model
+    group, and one entity it refuses fails the whole write; an older server (a capability that differs) refuses
+    the ML types too."""
+    with FakeGms() as master, FakeGms(incident_entity_types=frozenset({"dataset"})) as older:
+        RestWriter(master.url, openapi=openapi).write([_incident_on(DATASET, MODEL)])
+        with pytest.raises(GmsRejected, match="mlModelGroup") as caught:
+            RestWriter(master.url, openapi=openapi).write([_incident_on(DATASET, GROUP)])
+        assert isinstance(caught.value, Poison) and caught.value.status == 422
+        assert len(master.received) == 1, "the refused write applied nothing, not even its dataset"
+        with pytest.raises(GmsRejected, match="mlModel"):
+            RestWriter(older.url, openapi=openapi).write([_incident_on(DATASET, MODEL)])
+        RestWriter(older.url, openapi=openapi).write([_incident_on(DATASET)])
+        assert len(older.received) == 1
