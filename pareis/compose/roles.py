@@ -92,6 +92,7 @@ def incidents_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeli
 def effects_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline[Effect]:
     """The effects role over the ledger, the ticket tools and, when DataHub writes leave as effects, the writer."""
     from pareis.compose.datahub import DatahubRoute
+    from pareis.kafka.clients import instance_id
     from pareis.roles.effects import EffectsHandler, decode
     from pareis.tickets.delivery import TicketDelivery
     from pareis.tickets.factory import check_ticket_tools
@@ -101,7 +102,11 @@ def effects_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline
     ports = _ports(settings, ports)
     rest = DatahubRoute.of(settings, ports.datahub).effects
     budget = settings.tickets.delivery_budget_s
-    handler = EffectsHandler(TicketDelivery(ports.ticketers, ports.ledger), ports.ledger, rest, budget_s=budget)
+    # The claim's owner is the instance: a restarted instance (the same pod, the same static member) takes its own
+    # claims back at once instead of waiting for them to lapse; another instance still waits.
+    owner = f"effects/{instance_id(settings)}"
+    tickets = TicketDelivery(ports.ticketers, ports.ledger, owner=owner)
+    handler = EffectsHandler(tickets, ports.ledger, rest, budget_s=budget)
     return Pipeline(decode, handler, checks=ports.checks, close=ports.close, start=ports.start)
 
 
