@@ -112,10 +112,10 @@ def role_env(settings: Mapping[str, str]) -> dict[str, str]:
 @contextmanager
 def ticket_servers() -> Iterator[tuple[FakeSlack, FakeJira, FakeLinear]]:
     """The fake Slack, Jira and Linear servers, running in this process. Slack runs on the real clock (the roles
-    read theirs) with the Tier 3 limits of a Marketplace or internal app (50 history or replies reads a minute):
+    read theirs) with room for 600 history or replies reads a minute (a Marketplace app has 50+):
     a run with dozens of kills recovers dozens of lost answers; the unit tests hold the once-a-minute limits of
     other apps."""
-    with FakeSlack(clock=time.time, reads_per_minute=50) as slack, FakeJira() as jira, FakeLinear() as linear:
+    with FakeSlack(clock=time.time, reads_per_minute=600) as slack, FakeJira() as jira, FakeLinear() as linear:
         yield slack, jira, linear
 
 
