@@ -54,7 +54,7 @@ from pareis.answers.sources import Sources
 from pareis.config import DatahubSettings
 from pareis.core.runs import AssertionRun, ResultType
 from pareis.datahub.changelog import ChangeLog
-from pareis.kafka.records import Message
+from pareis.model.records import Message
 from pareis.roles.lineage import LineageHandler
 from pareis.store.incidents_memory import MemoryIncidentStore
 from pareis.store.lineage_memory import MemoryLineageStore
