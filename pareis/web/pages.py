@@ -275,10 +275,11 @@ def _models_answer(ctx: Context) -> dict[str, Any]:
     at_ms = ctx.clock()
     gates: dict[str, Any] = {}
     for group in answer["groups"]:
+        model = group["model"]
         try:
-            gates[group["group"]] = gate(ctx.sources, model=group["group"], at_ms=at_ms).to_json()
+            gates[model] = gate(ctx.sources, model=model, at_ms=at_ms).to_json()
         except CannotEvaluate as exc:
-            gates[group["group"]] = {**cannot_evaluate_json(group["group"], str(exc)), "checks": []}
+            gates[model] = {**cannot_evaluate_json(model, str(exc)), "checks": []}
     return {"evaluated_at_ms": at_ms, "gates": gates, **answer}
 
 
