@@ -283,17 +283,6 @@ def _models_answer(ctx: Context) -> dict[str, Any]:
     return {"evaluated_at_ms": at_ms, "gates": gates, **answer}
 
 
-@answering
-async def models_page(ctx: Context, request: Request) -> Response:
-    answer = await ctx.ask(_reading(lambda: _models_answer(ctx)))
-    return ctx.html("models.html", answer=answer, page="models")
-
-
-@answering
-async def models_api(ctx: Context, request: Request) -> Response:
-    return _json(await ctx.ask(_reading(lambda: _models_answer(ctx))))
-
-
 # -- Protect -----------------------------------------------------------------------------------------------------
 
 
@@ -304,12 +293,22 @@ def _protect_answer(ctx: Context) -> dict[str, Any]:
     return {**answer.to_json(), "yaml": answer.yaml}
 
 
-@answering
-async def protect_page(ctx: Context, request: Request) -> Response:
-    answer = await ctx.ask(_reading(lambda: _protect_answer(ctx)))
-    return ctx.html("protect.html", answer=answer, page="protect")
+def _whole_answer(
+    question: Callable[[Context], dict[str, Any]], name: str
+) -> tuple[Callable[[Context, Request], Any], Callable[[Context, Request], Any]]:
+    """The page (``<name>.html`` over the answer) and its JSON twin of an answer that takes no argument."""
+
+    @answering
+    async def html(ctx: Context, request: Request) -> Response:
+        answer = await ctx.ask(_reading(lambda: question(ctx)))
+        return ctx.html(f"{name}.html", answer=answer, page=name)
+
+    @answering
+    async def api(ctx: Context, request: Request) -> Response:
+        return _json(await ctx.ask(_reading(lambda: question(ctx))))
+
+    return html, api
 
 
-@answering
-async def protect_api(ctx: Context, request: Request) -> Response:
-    return _json(await ctx.ask(_reading(lambda: _protect_answer(ctx))))
+models_page, models_api = _whole_answer(_models_answer, "models")
+protect_page, protect_api = _whole_answer(_protect_answer, "protect")

@@ -349,3 +349,22 @@ def test_the_scenario_files_are_what_make_scenarios_writes() -> None:
     for name, proposals in {"base.json": sc.base(), **sc.OVERLAYS}.items():
         assert json.loads((DATA / name).read_text()) == proposals, f"regenerate {name}: make_scenarios.py"
     assert sorted(p.name for p in DATA.glob("*.json")) == sorted(["base.json", *sc.OVERLAYS])
+
+
+def test_the_text_form_shows_urns_and_reasons_verbatim() -> None:
+    """A ``[`` in a URN or a reason is data, never rich markup (it would be eaten, or fail to render)."""
+    from rich.console import Console
+
+    from pareis.answers.gate import GateAnswer
+    from pareis.commands.gate import print_text
+    from pareis.core.gate import Check, Decision, GateResult, Status
+
+    odd = "urn:li:mlModel:(urn:li:dataPlatform:mlflow,[bold]churn[/bold] [red],PROD)"
+    reason = "1 of 2 upstream assertions fail: [/] [link=x]"
+    result = GateResult(
+        (Check("upstream_assertions_passing", Status.FAIL, reason, (odd,)),), Decision.NO_GO, None, (), None
+    )
+    console = Console(record=True, width=400)
+    print_text(console, GateAnswer(odd, odd, 0, result))
+    text = console.export_text()
+    assert text.count(odd) == 3 and reason in text  # title, evidence, decision line
