@@ -183,12 +183,14 @@ def incident_list(sources: Sources) -> list[IncidentSummary]:
     found = candidates(view, sources.runs)
     keys = sorted(found.members)
     every = set().union(*found.names.values()) if keys else set()
-    history = sources.runs.timeline(every, None) if every else []
+    by_assertion: dict[str, list[AssertionRun]] = {}
+    for r in sources.runs.timeline(every, None) if every else ():
+        by_assertion.setdefault(r.assertion, []).append(r)
     stored = sources.incidents.get_many(keys)
     rows: list[IncidentSummary] = []
     for key in keys:
-        names = found.names[key]
-        timeline = tuple(r for r in history if r.assertion in names)
+        runs = [r for a in found.names[key] for r in by_assertion.get(a, ())]
+        timeline = tuple(sorted(runs, key=lambda r: (r.timestamp_ms, r.assertion)))  # the port's timeline order
         for window in incidents(timeline):
             kept = _published(stored[key], incident_urn(key, window.first_failure_ms), window)
             rows.append(kept or IncidentSummary.of(_facts(view, key, timeline, window)))
