@@ -64,9 +64,9 @@ class Context:
     async def incidents(self) -> list[IncidentSummary]:
         """:func:`~pareis.answers.incidents.incident_list`, answered from memory once computed: the live follower
         recomputes it when the incident store's change token moves (:meth:`refresh`, before it tells the pages) and
-        when it is older than ``list_ttl_s`` (:meth:`expire`). The list is derived from the whole run history — one
-        analysis per incident — so pages and live re-fetches between two changes share one computation, and a slow
-        recomputation never holds a page up. ``list_ttl_s`` 0: computed for every request (nothing kept)."""
+        when it is older than ``list_ttl_s`` (:meth:`expire`). The list still reads the whole run history (and
+        analyses every incident the incident store does not hold), so pages and live re-fetches between two changes
+        share one computation, and a slow recomputation never holds a page up. ``list_ttl_s`` 0: computed for every request (nothing kept)."""
         listed = self._listed
         if listed is not None and self.list_ttl_s > 0:
             return listed[2]
