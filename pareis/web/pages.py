@@ -66,7 +66,8 @@ class Context:
         recomputes it when the incident store's change token moves (:meth:`refresh`, before it tells the pages) and
         when it is older than ``list_ttl_s`` (:meth:`expire`). The list still reads the whole run history (and
         analyses every incident the incident store does not hold), so pages and live re-fetches between two changes
-        share one computation, and a slow recomputation never holds a page up. ``list_ttl_s`` 0: computed for every request (nothing kept)."""
+        share one computation, and a slow recomputation never holds a page up. ``list_ttl_s`` 0: computed for every
+        request (nothing kept)."""
         listed = self._listed
         if listed is not None and self.list_ttl_s > 0:
             return listed[2]
