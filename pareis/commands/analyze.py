@@ -52,7 +52,7 @@ def analyze(
     from pareis.answers.verdicts import model_verdicts
 
     with evaluating("analyze"):
-        if model is not None and (assertion is not None or dataset is not None):
+        if [assertion, dataset, model].count(None) != 2:
             raise CannotEvaluate("give --assertion, --dataset or --model (one of them)")
         with opened(metadata, redis_url, datahub_url, token) as sources:
             if model is not None:
