@@ -19,6 +19,7 @@ from typing import Any
 from pareis.core.contamination import GroupContamination, ModelVersion, Verdict, contamination
 from pareis.core.dimension import OTHER
 from pareis.core.impact import BlastRadius, ModelImpact, Severity
+from pareis.core.owners import IncidentOwners, Owner, incident_owners
 from pareis.core.runs import AssertionRun, ResultType
 from pareis.core.window import IncidentWindow
 
@@ -44,12 +45,15 @@ class AnalysisInputs:
     ``versions``: every known version of each affected model group (key: group URN, or the model URN for a
     model in no group). ``failure_classes``: the data-quality dimension each assertion tests
     (:mod:`pareis.core.dimension`: ``completeness``, ``freshness``, …), the incident's class of failure.
+    ``owners``: the owners of each assertee dataset (its siblings' included) and of each affected model (its
+    group's included), as :func:`pareis.core.owners.owners_by_entity` reads them; an entity missing has none.
     """
 
     runs: tuple[AssertionRun, ...]
     blast: Mapping[str, BlastRadius] = field(default_factory=dict)
     versions: Mapping[str, tuple[ModelVersion, ...]] = field(default_factory=dict)
     failure_classes: Mapping[str, str] = field(default_factory=dict)
+    owners: Mapping[str, tuple[Owner, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,7 @@ class IncidentFacts:
     retrain: tuple[tuple[str, RetrainStatus], ...]
     at_risk: tuple[str, ...]
     failure_class: str
+    owners: IncidentOwners = field(default_factory=IncidentOwners)
 
     @property
     def severity(self) -> Severity:
@@ -101,6 +106,7 @@ class IncidentFacts:
             "dataset": self.dataset,
             "failure_class": self.failure_class,
             "incident": self.urn,
+            "owners": self.owners.to_json(),
             "priority": self.priority,
             "retrain": [[urn, status.value] for urn, status in self.retrain],
             "severity": self.severity.value,
@@ -249,6 +255,7 @@ def analyse(urn: str, dataset: str, window: IncidentWindow, inputs: AnalysisInpu
     )
     at_risk = tuple(sorted({m.urn for m in radius.models} | set(radius.features)))
     classes = sorted({inputs.failure_classes.get(a, UNCLASSIFIED) for a in window.assertions})
+    owned = {dataset, *(run.dataset for run in window.runs)}
     return IncidentFacts(
         urn=urn,
         dataset=dataset,
@@ -258,6 +265,7 @@ def analyse(urn: str, dataset: str, window: IncidentWindow, inputs: AnalysisInpu
         retrain=retrain,
         at_risk=at_risk,
         failure_class="+".join(classes) if classes else UNCLASSIFIED,
+        owners=incident_owners(inputs.owners, owned, (m.urn for m in radius.models)),
     )
 
 

@@ -77,6 +77,7 @@ class Published:
     first_failure_ms: int | None = None
     healed_ms: int | None = None
     last_success_ms: int | None = None
+    owners: tuple[tuple[str, str], ...] = ()
     retrain: tuple[tuple[str, RetrainStatus], ...] = ()
     rollback: tuple[tuple[str, str | None], ...] = ()
     severity: str = ""
@@ -95,6 +96,7 @@ class Published:
             first_failure_ms=facts.window.first_failure_ms,
             healed_ms=facts.window.healed_ms,
             last_success_ms=facts.window.last_success_ms,
+            owners=facts.owners.pairs(facts.dataset),
             retrain=tuple(facts.retrain),
             rollback=tuple(facts.rollbacks),
             severity=facts.severity.value,
@@ -110,6 +112,7 @@ class Published:
             "first_failure_ms": self.first_failure_ms,
             "healed_ms": self.healed_ms,
             "last_success_ms": self.last_success_ms,
+            "owners": [[entity, owner] for entity, owner in self.owners],
             "retrain": [[urn, status.value] for urn, status in self.retrain],
             "rollback": [[group, urn] for group, urn in self.rollback],
             "severity": self.severity,
@@ -130,6 +133,7 @@ class Published:
             first_failure_ms=data.get("first_failure_ms"),
             healed_ms=data.get("healed_ms"),
             last_success_ms=data.get("last_success_ms"),
+            owners=tuple((entity, owner) for entity, owner in data.get("owners", ())),
             retrain=tuple((urn, RetrainStatus(status)) for urn, status in data.get("retrain", ())),
             rollback=tuple((group, urn) for group, urn in data.get("rollback", ())),
             severity=str(data.get("severity", "")),
