@@ -116,6 +116,33 @@ class IncidentFacts:
 
 
 @dataclass(frozen=True)
+class PriorFields:
+    """What Pareis last wrote of the ``incidentInfo`` fields a person may edit in DataHub (priority, assignees,
+    stage), carried by Update and Resolve: where the write path can read the current aspect, a field that differs
+    from this was changed by a person since, and is kept (DESIGN §3, human edits survive)."""
+
+    priority: int | None
+    assignees: tuple[str, ...] = ()
+    stage: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"assignees": list(self.assignees), "priority": self.priority, "stage": self.stage}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> PriorFields:
+        """Inverse of :meth:`to_json`; TypeError/ValueError on a malformed value."""
+        priority, stage = data.get("priority"), data.get("stage")
+        if priority is not None and (not isinstance(priority, int) or isinstance(priority, bool)):
+            raise TypeError(f"priority must be an integer or null, got {priority!r}")
+        if stage is not None and not isinstance(stage, str):
+            raise TypeError(f"stage must be a string or null, got {stage!r}")
+        assignees = data.get("assignees") or []
+        if not isinstance(assignees, list) or not all(isinstance(a, str) for a in assignees):
+            raise TypeError(f"assignees must be a list of URNs, got {assignees!r}")
+        return cls(priority, tuple(assignees), stage)
+
+
+@dataclass(frozen=True)
 class TimelineEntry:
     at_ms: int
     event: str
@@ -187,6 +214,7 @@ class Update:
     tags_remove: tuple[str, ...]
     retrain: tuple[tuple[str, RetrainStatus], ...]
     comment: str
+    prior: PriorFields | None = None
 
     kind = "update"
 
@@ -195,6 +223,7 @@ class Update:
             **_common(self),
             "changed": list(self.changed),
             "comment": self.comment,
+            "prior": self.prior.to_json() if self.prior else None,
             "retrain_changes": [[urn, status.value] for urn, status in self.retrain],
             "tags_add": list(self.tags_add),
             "tags_remove": list(self.tags_remove),
@@ -215,6 +244,7 @@ class Resolve:
     tags_remove: tuple[str, ...]
     retrain: tuple[tuple[str, RetrainStatus], ...]
     postmortem: Postmortem
+    prior: PriorFields | None = None
 
     kind = "resolve"
 
@@ -222,6 +252,7 @@ class Resolve:
         return {
             **_common(self),
             "postmortem": self.postmortem.to_json(),
+            "prior": self.prior.to_json() if self.prior else None,
             "retrain_changes": [[urn, status.value] for urn, status in self.retrain],
             "tags_remove": list(self.tags_remove),
         }

@@ -123,9 +123,9 @@ def email_of(urn: str, attrs: Mapping[str, str]) -> str | None:
     return None
 
 
-def owners_by_entity(view: LineageView, datasets: Collection[str], models: Mapping[str, str | None]) -> dict[
-    str, tuple[Owner, ...]
-]:
+def owners_by_entity(
+    view: LineageView, datasets: Collection[str], models: Mapping[str, str | None]
+) -> dict[str, tuple[Owner, ...]]:
     """The owners of each of ``datasets`` (with its siblings') and of each model of ``models`` (model → group,
     with its group's), resolved to :class:`Owner` values. Three batched reads at most."""
     sibs = siblings_of(view, datasets) if datasets else {}
@@ -144,12 +144,10 @@ def owners_by_entity(view: LineageView, datasets: Collection[str], models: Mappi
     }
 
 
-def incident_owners(owners: Mapping[str, tuple[Owner, ...]], datasets: Iterable[str], models: Iterable[str]) -> (
-    IncidentOwners
-):
+def incident_owners(
+    owners: Mapping[str, tuple[Owner, ...]], datasets: Iterable[str], models: Iterable[str]
+) -> IncidentOwners:
     """The owners of an incident on ``datasets`` (its key and assertees) reaching ``models``, from
     :func:`owners_by_entity`'s answer (entities missing there have no owner)."""
     dataset = sorted({o for d in set(datasets) for o in owners.get(d, ())})
-    return IncidentOwners(
-        dataset=tuple(dataset), models=tuple((m, owners.get(m, ())) for m in sorted(set(models)))
-    )
+    return IncidentOwners(dataset=tuple(dataset), models=tuple((m, owners.get(m, ())) for m in sorted(set(models))))

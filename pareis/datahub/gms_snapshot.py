@@ -40,7 +40,15 @@ if TYPE_CHECKING:
     from datahub.ingestion.graph.client import DataHubGraph
 
 ENTITY_ASPECTS: Mapping[str, tuple[str, ...]] = {
-    "dataset": ("schemaMetadata", "datasetProperties", "upstreamLineage", "siblings", "status", "deprecation", "ownership"),
+    "dataset": (
+        "schemaMetadata",
+        "datasetProperties",
+        "upstreamLineage",
+        "siblings",
+        "status",
+        "deprecation",
+        "ownership",
+    ),
     "dataJob": ("dataJobInputOutput", "status", "deprecation"),
     "dataProcessInstance": (
         "dataProcessInstanceProperties",

@@ -25,6 +25,7 @@ from typing import Any, TypeAlias
 import orjson
 
 from pareis.core.impact import Severity
+from pareis.core.intents import PriorFields
 from pareis.core.lifecycle import Signal
 from pareis.core.runs import AssertionRun, InvalidRun
 from pareis.errors import DecodeError, Origin
@@ -124,16 +125,22 @@ class TicketClose:
 
 @dataclass(frozen=True)
 class DatahubWrite:
-    """One proposal for DataHub's REST API. ``mcp``: the proposal's serial form (acryl's ``to_obj()``)."""
+    """One proposal for DataHub's REST API. ``mcp``: the proposal's serial form (acryl's ``to_obj()``).
+
+    ``keep`` (an Update's or Resolve's ``incidentInfo``): what Pareis last wrote of the fields people edit; the
+    effects role reads the current aspect and keeps those a person changed (:mod:`pareis.datahub.incident_merge`).
+    """
 
     effect_id: str
     incident: str
     mcp: Mapping[str, Any]
+    keep: PriorFields | None = None
 
     kind = "datahub.write"
 
     def to_json(self) -> dict[str, Any]:
-        return {**_common(self), "mcp": dict(self.mcp)}
+        keep = {"keep": self.keep.to_json()} if self.keep is not None else {}
+        return {**_common(self), "mcp": dict(self.mcp), **keep}
 
 
 Effect: TypeAlias = TicketOpen | TicketComment | TicketClose | DatahubWrite
@@ -239,7 +246,13 @@ def _datahub_write(shape: _Shape, obj: Mapping[str, Any]) -> Effect:
     mcp = shape.obj(obj, "mcp")
     for key in ("entityUrn", "changeType", "aspectName"):
         shape.name(mcp, key)
-    return DatahubWrite(shape.name(obj, "effect_id"), shape.name(obj, "incident"), mcp)
+    keep = None
+    if obj.get("keep") is not None:
+        try:
+            keep = PriorFields.from_json(shape.obj(obj, "keep"))
+        except (TypeError, ValueError) as exc:
+            raise shape.fail(f"keep: {exc}") from exc
+    return DatahubWrite(shape.name(obj, "effect_id"), shape.name(obj, "incident"), mcp, keep)
 
 
 _EFFECTS: dict[str, Callable[[_Shape, Mapping[str, Any]], Effect]] = {
