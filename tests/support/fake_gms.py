@@ -5,7 +5,8 @@ Rest.li ``GET /aspects/<urn>?aspect=<name>&version=0`` (what ``DataHubGraph.get_
 ``{"aspect": {<Pegasus class name>: value}, "version": 0}``); OpenAPI ``POST``/``PATCH
 /openapi/v3/entity/<entityType>``. ``version`` decides which ingestion path the emitter picks from ``/config``
 (OpenAPI from 1.0.1 on, as acryl's SDK decides). Every accepted proposal is recorded in one normal form
-(:class:`Received`), whichever endpoint it came through, and applied to an in-memory store (PATCHes through :func:`pareis.datahub.patch.apply_patch`, as GMS's templates do).
+(:class:`Received`), whichever endpoint it came through, and applied to an in-memory store (PATCHes
+through :func:`pareis.datahub.patch.apply_patch`, as GMS's templates do).
 
 Validation: every proposal is checked as GMS does (:func:`refusal`: the entity registry, the URN's type, the
 aspect against acryl-datahub's class); an invalid one makes the request a 422 with GMS's error shape.
