@@ -245,12 +245,18 @@ class JiraSettings(Section):
     project: str | None = None
     issue_type: str = "Bug"
     done_transition: str = "Done"
+    users: dict[str, str] = Field(default_factory=dict)
+    """Owner (URN, email or user name) → Jira account id: the first mapped owner of an incident is its issue's
+    assignee, the others watchers. Empty: nobody is assigned."""
 
 
 class LinearSettings(Section):
     api_key: SecretStr | None = None
     team_id: str | None = None
     url: str = "https://api.linear.app/graphql"
+    users: dict[str, str] = Field(default_factory=dict)
+    """Owner (URN, email or user name) → Linear user id: the first mapped owner is the issue's assignee, the others
+    subscribers. Empty: nobody is assigned."""
 
 
 class TicketSettings(Section):

@@ -91,7 +91,9 @@ def ticket_effect(intent: Intent, settings: DatahubSettings) -> Effect:
     effect_id = f"{intent.effect_id}/ticket"
     if isinstance(intent, Open):
         url = incident_link(facts, settings) if settings.ui_url else None
-        return TicketOpen(effect_id, IncidentTicket(facts.urn, intent.title, intent.description, facts.severity, url))
+        owners = facts.owners.everyone
+        ticket = IncidentTicket(facts.urn, intent.title, intent.description, facts.severity, url, owners)
+        return TicketOpen(effect_id, ticket)
     if isinstance(intent, Update):
         return TicketComment(effect_id, facts.urn, intent.comment)
     assert isinstance(intent, Resolve)

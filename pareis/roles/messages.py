@@ -27,6 +27,7 @@ import orjson
 from pareis.core.impact import Severity
 from pareis.core.intents import PriorFields
 from pareis.core.lifecycle import Signal
+from pareis.core.owners import Owner
 from pareis.core.runs import AssertionRun, InvalidRun
 from pareis.errors import DecodeError, Origin
 from pareis.tickets.port import IncidentTicket
@@ -86,12 +87,14 @@ class TicketOpen:
         return self.ticket.url
 
     def to_json(self) -> dict[str, Any]:
+        owners = {"owners": [o.to_json() for o in self.ticket.owners]} if self.ticket.owners else {}
         return {
             **_common(self),
             "body": self.ticket.body,
             "severity": self.ticket.severity.value,
             "title": self.ticket.title,
             "url": self.ticket.url,
+            **owners,
         }
 
 
@@ -225,9 +228,17 @@ def _ticket_open(shape: _Shape, obj: Mapping[str, Any]) -> Effect:
     if not isinstance(severity, str) or severity not in Severity.__members__:
         raise shape.fail(f"severity must be one of {', '.join(Severity.__members__)}, got {severity!r}")
     effect_id, incident, title = shape.name(obj, "effect_id"), shape.name(obj, "incident"), shape.name(obj, "title")
+    owners = obj.get("owners") or []
+    if not isinstance(owners, list) or not all(isinstance(o, dict) and isinstance(o.get("urn"), str) for o in owners):
+        raise shape.fail(f"owners must be a list of {{urn, email}} objects, got {owners!r}")
     try:
         ticket = IncidentTicket(
-            incident, title, shape.text(obj, "body"), Severity(severity), shape.opt_name(obj, "url")
+            incident,
+            title,
+            shape.text(obj, "body"),
+            Severity(severity),
+            shape.opt_name(obj, "url"),
+            tuple(Owner.from_json(o) for o in owners),
         )
     except ValueError as exc:  # the ticket's own rules (a blank title)
         raise shape.fail(str(exc)) from exc
