@@ -253,9 +253,7 @@ def test_the_rest_path_writes_the_same_proposals_through_the_effects_role() -> N
 def test_where_the_server_accepts_incidents_on_models_they_carry_it_in_a_write_apart() -> None:
     flow = Flow(write_path="rest")  # no setting: the start-up probe asks the (in-memory, accepting) server
     flow.run()
-    infos = [
-        (m.entityUrn, aspect(m)) for m in flow.writer.proposals if m.aspectName == "incidentInfo"
-    ]
+    infos = [(m.entityUrn, aspect(m)) for m in flow.writer.proposals if m.aspectName == "incidentInfo"]
     probes = [info for urn, info in infos if urn != INCIDENT]
     assert [p["entities"] for p in probes][-1] == [], "the probe incident is left on no entity"
     mine = [info["entities"] for urn, info in infos if urn == INCIDENT]
