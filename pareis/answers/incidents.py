@@ -12,7 +12,8 @@ plus (keys sorted)::
     "incident": {urn, dataset, assertions, state: ACTIVE | RESOLVED, failed_rows},
     "window": {last_success_ms, first_failure_ms, healed_ms},
     "contamination": [{group, versions: [{urn, version, trained_at_ms, verdict}],   # oldest first
-                       safe_rollback: {urn, version} | null}]                         # by group
+                       safe_rollback: {urn, version} | null}],                        # by group
+    "owners": {dataset: [{urn, email}], models: {model urn: [{urn, email}]}}         # DESIGN §3
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ class IncidentAnswer:
                 "healed_ms": window.healed_ms,
             },
             "contamination": [group_json(g) for g in facts.contamination],
+            "owners": facts.owners.to_json(),
         }
 
 
