@@ -15,12 +15,18 @@
 * close: nothing when the issue's status category is already ``done``; else ``GET …/transitions`` and
   ``POST …/transitions`` with the transition named ``done_transition`` (matched on the transition's name or its
   target status's name, case-insensitively).
+* owners (``users``: ``tickets.jira.users``, owner URN / email / user name → Jira account id): the issue is
+  created with the first mapped owner (the failing dataset's first) as ``assignee``, and every other mapped
+  owner is added with ``POST /rest/api/3/issue/{key}/watchers`` (idempotent in Jira). A create whose answer was
+  lost and that the delivery then finds by key has no watchers added. Without a mapping nobody is assigned; the
+  description names the owners either way.
 
 Authentication is basic auth ``email:api-token``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal, overload
 
 import httpx
@@ -28,7 +34,7 @@ import httpx
 from pareis.config import JiraSettings
 from pareis.errors import Fatal, Retriable
 from pareis.tickets.failures import Rejected, dig, for_status
-from pareis.tickets.port import IncidentTicket, TicketRef, marker, urn_digest
+from pareis.tickets.port import IncidentTicket, TicketRef, mapped, marker, urn_digest
 
 API = "/rest/api/3"
 PROPERTY = "pareis"
@@ -50,7 +56,9 @@ class JiraTicketer:
         http: httpx.Client | None = None,
         timeout_s: float = 5.0,
         probe_limit: int = 500,
+        users: Mapping[str, str] | None = None,
     ) -> None:
+        self._users = dict(users or {})
         self._base = base_url.rstrip("/")
         self._auth = httpx.BasicAuth(email, token)
         self._project = project
@@ -72,6 +80,7 @@ class JiraTicketer:
             issue_type=settings.issue_type,
             done_transition=settings.done_transition,
             http=http,
+            users=settings.users,
         )
 
     @property
@@ -84,6 +93,7 @@ class JiraTicketer:
         return "pareis-" + urn_digest(incident_urn)
 
     def open(self, incident: IncidentTicket) -> TicketRef:
+        accounts = mapped(incident.owners, self._users)
         fields = {
             "project": {"key": self._project},
             "issuetype": {"name": self._issue_type},
@@ -91,8 +101,16 @@ class JiraTicketer:
             "description": adf(incident.body, link=incident.url, footer=marker(incident.incident_urn)),
             "labels": ["pareis", self.label(incident.incident_urn)],
         }
+        if accounts:
+            fields["assignee"] = {"accountId": accounts[0]}
         created = self._request("POST", f"{API}/issue", json={"fields": fields})
-        return self._ref(dig("jira", created, "key"))
+        ref = self._ref(dig("jira", created, "key"))
+        self._watch(ref, accounts[1:])
+        return ref
+
+    def _watch(self, ticket: TicketRef, accounts: list[str]) -> None:
+        for account in accounts:  # adding a watcher twice changes nothing
+            self._request("POST", f"{API}/issue/{_key(ticket)}/watchers", json=account)
 
     def mark(self, ticket: TicketRef | None = None) -> str:
         if ticket is not None:

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from pareis.core.impact import Severity
+from pareis.core.owners import Owner
 
 MARKER_PREFIX = "pareis incident: "
 """Written into every ticket body, followed by the incident URN, so that humans (and searches) can tell which
@@ -25,7 +27,9 @@ class IncidentTicket:
     """What a ticket says about one incident.
 
     ``body`` is Markdown-flavoured plain text (paragraphs separated by blank lines); each tool renders it in its
-    own format. ``url`` links back to the incident (DataHub or Mission Control), when there is one.
+    own format. ``url`` links back to the incident (DataHub or Mission Control), when there is one. ``owners``:
+    the failing dataset's owners, then the affected models' (:attr:`pareis.core.owners.IncidentOwners.everyone`);
+    Slack mentions them, Jira and Linear assign the first mapped one and subscribe the others.
     """
 
     incident_urn: str
@@ -33,6 +37,7 @@ class IncidentTicket:
     body: str
     severity: Severity = Severity.NONE
     url: str | None = None
+    owners: tuple[Owner, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.incident_urn:
@@ -103,6 +108,17 @@ class Ticketer(Protocol):
     def posted(self, ticket: TicketRef, effect_id: str, since: str = "") -> bool: ...
 
     def close(self, ticket: TicketRef) -> None: ...
+
+
+def mapped(owners: tuple[Owner, ...], users: Mapping[str, str]) -> list[str]:
+    """The tool's user ids of ``owners`` that ``users`` maps (by owner URN, else email, else user name), in order,
+    each once: the Jira / Linear mapping of ``tickets.<tool>.users``."""
+    out: list[str] = []
+    for owner in owners:
+        found = users.get(owner.urn) or (users.get(owner.email) if owner.email else None) or users.get(owner.name)
+        if found and found not in out:
+            out.append(found)
+    return out
 
 
 def marker(incident_urn: str) -> str:

@@ -12,6 +12,11 @@
   a reply with the effect's. Both methods are limited to about one request a minute and 15 messages a page for
   apps outside the Marketplace, so they are read only after a request whose answer was lost, never to find a
   ticket in the normal course.
+* owners: the open message ends with ``Owners: <@U…>, …``: each owner with an email is looked up once with
+  ``users.lookupByEmail`` (needs the ``users:read.email`` scope; answers cached for the process's life, misses
+  too); an owner Slack does not know (``users_not_found``), a group, or an owner without an email is written as
+  text. A lookup Slack refuses for another reason (a missing scope) is logged and the owner written as text: a
+  mention is not worth losing the ticket over.
 
 The channel must be a channel id (``C…``): history, replies and update take ids only.
 """
@@ -26,10 +31,12 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, TypeVar
 
+import structlog
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
 from pareis.config import SlackSettings
+from pareis.core.owners import Owner
 from pareis.errors import Fatal, PareisError, Retriable
 from pareis.tickets.failures import Rejected, Unauthorized, dig, for_status
 from pareis.tickets.port import MARKER_PREFIX, IncidentTicket, TicketRef, marker
@@ -64,6 +71,8 @@ class SlackTicketer:
         self._clock = clock
         self._scans: dict[tuple[str, str, str], str] = {}
         """Scans under way: (method, what, since) → the cursor of the next page to read."""
+        self._users: dict[str, str | None] = {}
+        """Email → Slack user id (None: Slack knows no such user), for mentions."""
 
     @classmethod
     def from_settings(cls, settings: SlackSettings, **options: Any) -> SlackTicketer:
@@ -81,7 +90,8 @@ class SlackTicketer:
 
     def open(self, incident: IncidentTicket) -> TicketRef:
         payload = {"incident_urn": incident.incident_urn, "severity": str(incident.severity), "status": "open"}
-        text = _render(incident)
+        mentions = [self._mention(o) for o in incident.owners]
+        text = _render(incident, mentions)
         response = _call(
             lambda: self._client.chat_postMessage(
                 channel=self._channel,
@@ -96,6 +106,23 @@ class SlackTicketer:
     def mark(self, ticket: TicketRef | None = None) -> str:
         # Slack's ts is the server's time; the margin covers the two clocks' skew.
         return f"{self._clock() - self._skew_s:.6f}"
+
+    def _mention(self, owner: Owner) -> str:
+        """``<@U…>`` for an owner Slack knows by email, else the owner as text."""
+        text = owner.email or owner.name
+        if owner.is_group or not owner.email:
+            return text
+        if owner.email not in self._users:
+            email = owner.email
+            try:
+                found = _call(lambda: self._client.users_lookupByEmail(email=email))
+                self._users[email] = str(dig("slack", found.data, "user", "id"))
+            except Rejected as error:
+                if "users_not_found" not in str(error):
+                    structlog.get_logger(__name__).warning("slack user lookup refused", email=email, error=str(error))
+                self._users[email] = None
+        user = self._users[owner.email]
+        return f"<@{user}>" if user else text
 
     def find(self, incident_urn: str, since: str = "") -> TicketRef | None:
         oldest = since or f"{self._clock() - self._lookback_s:.6f}"
@@ -194,9 +221,11 @@ class SlackTicketer:
                 self._scans.pop(next(iter(self._scans)))
 
 
-def _render(incident: IncidentTicket) -> str:
+def _render(incident: IncidentTicket, mentions: list[str] | None = None) -> str:
     emoji = _EMOJI.get(str(incident.severity), ":white_circle:")
     lines = [f"{emoji} *[{incident.severity}] {incident.title}*", "", incident.body.strip()]
+    if mentions:
+        lines += ["", "Owners: " + ", ".join(mentions)]
     if incident.url:
         lines += ["", f"<{incident.url}|Open the incident>"]
     return "\n".join([*lines, "", f"_{marker(incident.incident_urn)}_"])

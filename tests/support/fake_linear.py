@@ -4,8 +4,8 @@ Speaks what the documented API does: ``POST /graphql`` with ``{"query", "variabl
 ``Authorization`` with no ``Bearer`` prefix, results under ``data``, failures as ``errors`` whose
 ``extensions.code`` names them (``AUTHENTICATION_ERROR``, ``INVALID_INPUT``, ``RATELIMITED``,
 ``GRAPHQL_VALIDATION_FAILED``, …) with HTTP 400, ``IssueCreateInput.id`` and ``CommentCreateInput.id`` as
-optional client-chosen UUID v4s, workflow states typed ``backlog`` / ``unstarted`` / ``started`` / ``completed`` /
-``canceled``, and 429 with ``Retry-After`` on demand.
+optional client-chosen UUID v4s, ``assigneeId`` and ``subscriberIds`` naming the workspace's ``users``,
+workflow states typed ``backlog`` / ``unstarted`` / ``started`` / ``completed`` / ``canceled``, and 429 with ``Retry-After`` on demand.
 
 :data:`SCHEMA` is a subset of Linear's published schema (``packages/sdk/src/schema.graphql`` of linear/linear):
 the types, fields, arguments and input types Pareis uses, with Linear's names and nullability. Queries are
@@ -61,7 +61,9 @@ SCHEMA = build_schema(
       createdAt: DateTime!
       team: Team!
       state: WorkflowState!
+      assignee: User
     }
+    type User { id: ID! }
     type Comment { id: ID! body: String! url: String! createdAt: DateTime! issue: Issue issueId: String }
     type IssueConnection { nodes: [Issue!]! pageInfo: PageInfo! }
     type CommentConnection { nodes: [Comment!]! pageInfo: PageInfo! }
@@ -120,6 +122,10 @@ class FakeLinear(FakeServer):
             for i, (name, kind) in enumerate([*_STATES, ("Canceled", "canceled")])
         ]
         self.issues: dict[str, dict[str, Any]] = {}  # by id, in creation order
+        self.users: set[str] = set()
+        """The workspace's user ids: ``assigneeId`` and ``subscriberIds`` must name them (else INVALID_INPUT)."""
+        self.users: set[str] = set()
+        """The workspace's user ids: ``assigneeId`` and ``subscriberIds`` must name them (else INVALID_INPUT)."""
         self.comments: list[dict[str, Any]] = []
         self.sync = 0
 
@@ -176,6 +182,10 @@ class _Root:
             raise _invalid("id must be a UUID v4")
         if issue_id in self.fake.issues:
             raise _invalid("An issue with this id already exists")
+        people = [input["assigneeId"]] if input.get("assigneeId") else []
+        people += list(input.get("subscriberIds") or [])
+        if any(p not in self.fake.users for p in people):
+            raise _invalid("Entity not found: User")
         number = len(self.fake.issues) + 1
         identifier = f"ENG-{number}"
         self.fake.issues[issue_id] = {
@@ -190,6 +200,8 @@ class _Root:
             "createdAt": _now(),
             "team": TEAM,
             "state": self.fake.states[1],
+            "assignee": {"id": input["assigneeId"]} if input.get("assigneeId") else None,
+            "subscriberIds": list(input.get("subscriberIds") or []),
         }
         return self._payload(issue=self.fake.issues[issue_id])
 

@@ -1,4 +1,6 @@
-"""A fake Slack Web API: chat.postMessage, chat.update, conversations.history, conversations.replies.
+"""A fake Slack Web API: chat.postMessage, chat.update, conversations.history, conversations.replies,
+users.lookupByEmail (``users``: email → user id; an unknown email answers ``users_not_found``; ``scopes`` without
+``users:read.email`` answers ``missing_scope``, as Slack does).
 
 Speaks what the documented API does: ``POST /api/<method>`` with a JSON or form body (or query string),
 ``Authorization: Bearer <token>`` (else HTTP 200 ``{"ok": false, "error": "not_authed"|"invalid_auth"}``),
@@ -54,6 +56,8 @@ class FakeSlack(FakeServer):
         """The fake's time (a :class:`ManualClock` unless given; roles in other processes need the real one)."""
         self.reads_per_minute = reads_per_minute
         self._reads: dict[str, list[float]] = {m: [] for m in READ_METHODS}
+        self.users: dict[str, str] = {}
+        self.scopes = {"chat:write", "channels:history", "users:read", "users:read.email"}
         self._last_ts = 0.0
 
     # --- assertions helpers ----------------------------------------------------------------------------------
@@ -88,6 +92,7 @@ class FakeSlack(FakeServer):
             "chat.update": self._update,
             "conversations.history": self._history,
             "conversations.replies": self._replies,
+            "users.lookupByEmail": self._lookup,
         }.get(method)
         if handler is None:
             return Reply.json(404, {"ok": False, "error": "unknown_method", "req_method": method})
@@ -176,6 +181,14 @@ class FakeSlack(FakeServer):
         oldest = float(args.get("oldest") or 0)
         thread = [parent, *(m for m in self.replies(parent["ts"], channel) if float(m["ts"]) > oldest)]
         return self._page(thread, args)
+
+    def _lookup(self, args: dict[str, Any]) -> Reply:
+        if "users:read.email" not in self.scopes:
+            return Reply.json(200, {"ok": False, "error": "missing_scope", "needed": "users:read.email"})
+        user = self.users.get(str(args.get("email") or ""))
+        if user is None:
+            return _fail("users_not_found")
+        return _ok({"user": {"id": user, "name": user.lower(), "profile": {"email": args["email"]}}})
 
     def _page(self, messages: list[dict[str, Any]], args: dict[str, Any]) -> Reply:
         limit = min(PAGE_MAX, int(args.get("limit") or PAGE_MAX))

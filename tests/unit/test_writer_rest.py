@@ -14,7 +14,7 @@ from pareis.config import DatahubSettings
 from pareis.datahub.incident_writes import intent_mcps
 from pareis.datahub.rest import GmsRejected, RestWriter, from_rest_error
 from pareis.errors import Fatal, Poison, Retriable
-from tests.support.fake_gms import FakeGms, received_from
+from tests.support.fake_gms import INCIDENT_TYPES_MASTER, FakeGms, received_from
 from tests.unit.test_writer_scenario import SETTINGS, story
 
 MCPS = intent_mcps(story().open, SETTINGS)
@@ -171,9 +171,8 @@ DATASET = "urn:li:dataset:(urn:li:dataPlatform:postgres,retail.raw.transactions,
 @pytest.mark.parametrize("openapi", [False, True], ids=["restli", "openapi"])
 def test_the_fake_gms_accepts_incidents_only_on_the_entity_types_it_supports(openapi: bool) -> None:
     """DataHub master takes incidents on datasets and ML models, features and feature tables, never on a model
-    group, and one entity it refuses fails the whole write; an older server (a capability that differs) refuses
-    the ML types too."""
-    with FakeGms() as master, FakeGms(incident_entity_types=frozenset({"dataset"})) as older:
+    group, and one entity it refuses fails the whole write; a release refuses the ML types too."""
+    with FakeGms(incident_types=INCIDENT_TYPES_MASTER) as master, FakeGms() as older:
         RestWriter(master.url, openapi=openapi).write([_incident_on(DATASET, MODEL)])
         with pytest.raises(GmsRejected, match="mlModelGroup") as caught:
             RestWriter(master.url, openapi=openapi).write([_incident_on(DATASET, GROUP)])
