@@ -4,7 +4,7 @@ The runner calls, per batch: :meth:`Checkpoint.produce` with the batch's records
 with the batch's next offsets, then :meth:`Checkpoint.commit` when :meth:`Checkpoint.due`. Offsets are never
 committed before the outputs of the same input are durable.
 
-* :class:`AtLeastOnce`: produce, flush and check every delivery report, then a synchronous commit of the offsets.
+* :class:`AtLeastOnce`: produce, flush and check every delivery report, then a commit of the offsets.
   A failed delivery report (of this batch or of an earlier one not committed yet) drops every pending offset and
   raises :class:`DeliveryFailed`: the runner rewinds to the committed offsets and redoes from there, so the
   failed record is produced again before anything past its input is committed. On the hot path
@@ -342,6 +342,7 @@ class AtLeastOnce(Checkpoint):
         log.warning("commit failed; will retry", error=str(error))
         for key, offset in job.offsets.items():  # a later offset of the same partition supersedes it
             self.pending.setdefault(key, offset)
+        self.uncommitted = max(self.uncommitted, self.commit_every)  # due again at once, as a refused sync one is
 
     def _committed(self, committed: dict[PartitionKey, int], done: Any, started: float) -> None:
         for tp in done or []:
