@@ -178,7 +178,9 @@ def test_nothing_is_committed_past_a_dead_letter_until_it_is_delivered(
     monkeypatch: pytest.MonkeyPatch, failing: int
 ) -> None:
     log = Log([b"poison-0", b"good-1", b"good-2", b"good-3"], failing_dlq_deliveries=failing)
-    monkeypatch.setattr(runner_module.clients, "new_consumer", lambda config, on_error, on_commit: Consumer(log, on_commit))
+    monkeypatch.setattr(
+        runner_module.clients, "new_consumer", lambda config, on_error, on_commit: Consumer(log, on_commit)
+    )
     monkeypatch.setattr(runner_module.clients, "new_producer", lambda config, on_error: Producer(log))
     monkeypatch.setattr(runner_module.clients, "wait_for_brokers", lambda *args, **kwargs: None)
     settings = Settings(
