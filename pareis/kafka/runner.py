@@ -264,7 +264,7 @@ class RoleRunner:
         self.checkpoint.produce(result.outputs)
         self.checkpoint.advance(offsets, len(batch))
         if self.checkpoint.due():
-            self._commit(soon=True)
+            self._commit(soon=self.settings.runtime.for_role(self.role.name).commit_async)
 
     def _commit(self, *, soon: bool = False) -> None:
         """Commit what is done: at once, or (``soon``, on the hot path) without waiting for the broker's reply

@@ -173,9 +173,10 @@ def handle(batch: Sequence[Message[bytes]]) -> list[OutRecord]:
     return [OutRecord(OUT, m.key, m.value) for m in batch]
 
 
+@pytest.mark.parametrize("commit_async", [False, True])
 @pytest.mark.parametrize("failing", [0, 2])
 def test_nothing_is_committed_past_a_dead_letter_until_it_is_delivered(
-    monkeypatch: pytest.MonkeyPatch, failing: int
+    monkeypatch: pytest.MonkeyPatch, failing: int, commit_async: bool
 ) -> None:
     log = Log([b"poison-0", b"good-1", b"good-2", b"good-3"], failing_dlq_deliveries=failing)
     monkeypatch.setattr(
@@ -186,7 +187,7 @@ def test_nothing_is_committed_past_a_dead_letter_until_it_is_delivered(
     settings = Settings(
         kafka=KafkaSettings(topics=Topics(dlq=DLQ)),
         runtime=RuntimeSettings(batch_size=2, batch_timeout_s=0.01, commit_every=4, commit_interval_ms=600_000,
-                                backoff_initial_s=0.01, backoff_max_s=0.02, roles={}),
+                                backoff_initial_s=0.01, backoff_max_s=0.02, roles={}, commit_async=commit_async),
     )  # fmt: skip
     role = Role("test", (TOPIC,), "g", Delivery.AT_LEAST_ONCE, lambda: Pipeline(decode, handle), (OUT, DLQ))
     stop = threading.Event()
