@@ -63,19 +63,20 @@ def assertions_pipeline(settings: Settings, ports: Ports | None = None) -> Pipel
 def incidents_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline[RunSignal]:
     """The incidents role over the lineage index, run history, incident store and step journal, with the DataHub
     writer when the proposals travel in its transaction. Writes the start-up definitions first."""
-    from pareis.compose.datahub import DatahubRoute, write_definitions
+    from pareis.compose.datahub import DatahubRoute, with_capabilities, write_definitions
     from pareis.roles import incidents
     from pareis.roles.scores import ScorePublisher
 
     ports = _ports(settings, ports)
     write_definitions(settings, ports.datahub)
+    datahub = with_capabilities(settings, ports.datahub)
     handler = incidents.IncidentsHandler(
         lineage=ports.lineage,
         runs=ports.runs,
         incidents=ports.incidents,
         journal=ports.journal,
         writer=DatahubRoute.of(settings, ports.datahub).incidents,
-        datahub=settings.datahub,
+        datahub=datahub,
         effects_topic=settings.kafka.topics.effects,
         scores=ScorePublisher(ports.lineage, ports.runs, ports.scores),
     )
