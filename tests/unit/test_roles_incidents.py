@@ -135,7 +135,7 @@ def test_the_first_failure_opens_the_incident_with_the_sample_analysis(sample_li
     info = next(a for urn, name, a in mcp_aspects(out) if name == "incidentInfo")
     assert info["priority"] == 2 and info["status"]["state"] == "ACTIVE"
     assert info["source"]["sourceUrn"] == UNIT_PRICE and info["startedAt"] == T0 + 6 * DAY
-    models = [sample.model("churn", v) for v in (1, 2, 3)] + [sample.model("ltv", v) for v in (1, 2)]
+    models = [sample.model("churn", v) for v in (1, 2, 3, 4)] + [sample.model("ltv", v) for v in (1, 2)]
     assert info["entities"] == [KEY, *sorted(models)]
 
     published = h.state.incident.published.to_json() if h.state.incident else {}
@@ -145,6 +145,7 @@ def test_the_first_failure_opens_the_incident_with_the_sample_analysis(sample_li
         sample.model("churn", 1): "CLEAN",
         sample.model("churn", 2): "CLEAN",
         sample.model("churn", 3): "CONTAMINATED",
+        sample.model("churn", 4): "CONTAMINATED",
         sample.model("ltv", 1): "CLEAN",
         sample.model("ltv", 2): "CONTAMINATED",
     }
