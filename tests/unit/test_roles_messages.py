@@ -123,7 +123,9 @@ def _lineage_obj() -> dict[str, Any]:
 
 
 def test_a_lineage_signal_round_trips_and_conforms_to_its_schema() -> None:
-    lineage = LineageSignal(DATASET, ("urn:li:mlFeature:(t,a)", "urn:li:mlModel:(urn:li:dataPlatform:mlflow,m,PROD)"), 9)
+    lineage = LineageSignal(
+        DATASET, ("urn:li:mlFeature:(t,a)", "urn:li:mlModel:(urn:li:dataPlatform:mlflow,m,PROD)"), 9
+    )
     value = encode(lineage)
     SIGNAL_SCHEMA.validate(orjson.loads(value))
     assert decode_signal(value) == lineage

@@ -60,7 +60,16 @@ OUT = Path(__file__).with_name("timeline.json")
 DAY = 86_400_000
 T0 = 1_759_276_800_000  # 2025-10-01T00:00:00Z: the scenario's first day
 
-RAW_COLUMNS = ["invoice", "stock_code", "description", "quantity", "invoice_date", "unit_price", "customer_id", "country"]
+RAW_COLUMNS = [
+    "invoice",
+    "stock_code",
+    "description",
+    "quantity",
+    "invoice_date",
+    "unit_price",
+    "customer_id",
+    "country",
+]
 NUMERIC = {"quantity", "unit_price", "line_total", "total_spend", "avg_unit_price", "order_count", "recency_days"}
 # feature-table column → the staging columns it is computed from
 CUSTOMER_FEATURES = {
