@@ -22,10 +22,11 @@ Per signal (in offset order; several signals of one dataset in a batch chain in 
    ``kafka``), else as ``datahub.write`` effects (``rest``) — then one ticket effect (open / comment / close).
 
 After the whole batch is computed, the journal entries (each step that changed a state, with its outputs) and
-then the new states are written (journal first: a crash between the two must still find the journal). The
-runtime then produces the outputs and commits the input offsets in one transaction; a redo replays the journal,
-so it produces the same records, byte for byte. Once the transaction committed, the runtime calls
-:meth:`IncidentsHandler.committed`, which releases the journal entries below the committed offsets.
+then the new states are written (journal first: a crash between the two must still find the journal; so a redo
+writes the replayed states again). The runtime then produces the outputs and commits the input offsets in one
+transaction; a redo replays the journal, so it produces the same records, byte for byte. Once the transaction
+committed, the runtime calls :meth:`IncidentsHandler.committed`, which releases the journal entries below the
+committed offsets.
 """
 
 from __future__ import annotations
@@ -155,13 +156,14 @@ class IncidentsHandler:
             while replay and replay[0].position.offset < position.offset:
                 # A journaled step whose signal is not redone (it cannot be: a partition is read in order); keep
                 # the chain of states intact all the same.
-                states[dataset] = replay.popleft().after
+                states[dataset] = changed[dataset] = replay.popleft().after
             if replay:
                 # A redo: the aborted attempt's step is replayed as it was; where it has no entry, the step
-                # changed nothing. The store holds the aborted attempt's outcome already.
+                # changed nothing. The replayed state is saved again: the aborted attempt may have journaled the
+                # step and failed before its state write, and the next signal would then start from the old state.
                 if replay[0].position.offset == position.offset:
                     entry = replay.popleft()
-                    states[dataset] = entry.after
+                    states[dataset] = changed[dataset] = entry.after
                     out.extend(entry.outputs)
                 continue
             before = states[dataset]

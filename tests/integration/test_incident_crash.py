@@ -88,14 +88,6 @@ def fakes() -> Iterator[tuple[FakeSlack, FakeJira, FakeLinear]]:
         yield servers
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason=(
-        "known regression after this wave's merges (issue 11 stays open): in about 2 of 3 runs one incident's Open "
-        "incidentInfo is committed twice under SIGKILL; the tickets stay exactly one per tool. Runs every time and "
-        "reports XPASS when it holds; the cause (journal release vs redo, or the batch isolation rule) is unfound"
-    ),
-)
 def test_sigkilled_roles_write_each_incident_once_and_ticket_it_once(
     kafka_bootstrap: str,
     new_topic: NewTopic,

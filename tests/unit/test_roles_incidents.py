@@ -26,7 +26,7 @@ from pareis.core.runs import AssertionRun, ResultType
 from pareis.datahub.codec import Decoder, Encoder
 from pareis.datahub.registry import VendoredSchemaSource
 from pareis.datahub.writer import DatahubWriter, KafkaWriter, MemoryWriter
-from pareis.errors import Fatal
+from pareis.errors import Fatal, Retriable
 from pareis.lineage_loader import load_files
 from pareis.model.records import Message, OutRecord
 from pareis.roles.effects import proposal
@@ -285,3 +285,38 @@ def test_a_model_in_no_group_is_its_own_group_with_its_training_time() -> None:
     radius = BlastRadius((), (), (), (), (), (ModelImpact(solo, None, (), 0, "table"),))
     ((group, (version,)),) = model_versions(store, [radius]).items()
     assert group == solo and version.urn == solo and version.group is None and version.trained_at_ms == 777
+
+
+class FailingPuts(MemoryIncidentStore):
+    """An incident store whose next ``put`` calls fail (a crash or a Redis error between journal and store)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failures = 0
+
+    def put(self, state: IncidentState) -> None:
+        if self.failures:
+            self.failures -= 1
+            raise Retriable("redis down between the journal write and the state write")
+        super().put(state)
+
+
+def test_a_redo_after_the_state_write_failed_saves_the_replayed_state(sample_lineage: MemoryLineageStore) -> None:
+    """The journal is written, the state write fails, the batch is redone (replayed from the journal): the store must
+    hold the replayed state, or the next signal starts from the old one and opens the same incident again."""
+    h = Harness(sample_lineage)
+    store = FailingPuts()
+    h.incidents = store
+    h.handler._incidents = store
+    history(h, 2, 3, 4)
+    h.handle(h.log)
+    batch = h.arrive(run(UNIT_PRICE, 6, ok=False))
+    store.failures = 1
+    with pytest.raises(Retriable):
+        h.handle(batch)
+    opened = h.handle(batch)  # the runtime's redo of the aborted batch
+    assert [type(e) for e in effects_of(opened)] == [TicketOpen]
+    assert h.state.status is Status.ACTIVE
+    h.journal.release(SIGNALS, 0, len(h.log))  # the redo's transaction committed
+    later = h.handle(h.arrive(run(UNIT_PRICE, 7, ok=False)))
+    assert not [e for e in effects_of(later) if isinstance(e, TicketOpen)]
