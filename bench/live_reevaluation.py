@@ -4,9 +4,12 @@
     .venv/bin/python bench/live_reevaluation.py --scale 0.05 --versions 20 --rounds 4    # a quick run
     .venv/bin/python bench/live_reevaluation.py --write-results    # and replace "## Live re-evaluation" in RESULTS.md
 
+**Redis**: a private ``redis-server`` started for the run (``--redis URL`` to use a database of one's own instead:
+the shared server's databases are flushed by other engineers' test runs).
+
 **Index.** The generated graph of ``bench/blast.py`` (``--scale``; 1 = 100,000 datasets, 2,021,580 column edges,
-20,000 features, 2,000 models) goes through the lineage role's handler into a dedicated Redis database (flushed
-before and after, as ``bench/incident_latency.py`` does, whose loader this reuses), with ``--incidents`` column
+20,000 features, 2,000 models) goes through the lineage role's handler into that Redis (flushed before and after,
+as ``bench/incident_latency.py`` does, whose loader this reuses), with ``--incidents`` column
 assertions: each on the column a distinct feature is sourced from, in a distinct small (10-dataset) lineage tree,
 with a SUCCESS run a day earlier. Not timed.
 
@@ -28,7 +31,8 @@ index in Redis: the lineage role's handler (translate + ``apply`` + the watch) o
 touch no active incident — fresh 10-dataset lineage trees (``schemaMetadata`` + ``upstreamLineage`` with column
 lineage), features sourced from them and models reading those — each batch *applied* (new entities, so the watch
 checks every update; a restatement would be skipped before the check). The baseline is the same handler without
-the watch, on equally shaped batches, alternating which goes first per round, in the same run. On the Redis store
+the watch, on equally shaped batches, alternating which goes first per round (after one uncounted warm-up round),
+in the same run. On the Redis store
 (production) and on the in-memory store (the watch's CPU against a much cheaper apply: the worst case).
 Every watched batch must produce no signal.
 """
@@ -38,10 +42,14 @@ from __future__ import annotations
 import argparse
 import gc
 import random
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -315,7 +323,7 @@ def throughput(args: argparse.Namespace, client: redis.Redis, p: blast.Plan) -> 
         result = Throughput(name, 0, 0.0, 0.0, 0)
         gc.collect()
         gc.freeze()
-        for r in range(args.rounds):
+        for r in range(-1, args.rounds):  # round -1 warms both handlers up and is not counted
             chunks = []
             for _ in range(2):
                 chunks.append(list(irrelevant(next_base, args.throughput_aspects)))
@@ -327,7 +335,9 @@ def throughput(args: argparse.Namespace, client: redis.Redis, p: blast.Plan) -> 
                 started = time.perf_counter()
                 signals = sum(len(list(handler(batch))) for batch in chunk)
                 elapsed = time.perf_counter() - started
-                if handler is base:
+                if r < 0:
+                    result.signals += signals
+                elif handler is base:
                     result.base_s += elapsed
                     result.aspects += sum(len(b) for b in chunk)
                 else:
@@ -417,10 +427,21 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--throughput-aspects", type=int, default=3000, help="aspects per side per round")
     parser.add_argument("--bootstrap", default="127.0.0.1:9092")
-    parser.add_argument("--redis", default="redis://127.0.0.1:6379/12")
+    parser.add_argument(
+        "--redis", default=None, help="a database of its own (flushed); default: a private redis-server for the run"
+    )
     parser.add_argument("--seed", type=int, default=16)
     parser.add_argument("--write-results", action="store_true")
     args = parser.parse_args()
+    if args.redis is None:
+        with private_redis() as url:
+            args.redis = url
+            run(args)
+    else:
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
     p = blast.plan(args.scale)
     poisoned = targets(p, args.incidents, args.seed)
     client = il.dedicated(args.redis)
@@ -436,7 +457,7 @@ def main() -> None:
         client.flushdb(asynchronous=True)
     text = report(args, p, load, lat, tps)
     notes = [
-        f"Machine: {il.machine()}; Kafka {il.kafka_version()} (one local broker); load average {load_avg} at the "
+        f"Machine: {il.machine()}; one local Kafka broker; load average {load_avg} at the "
         f"start, {_load()} at the end; the whole run took {(time.time() - started) / 60:.1f} min.",
         f"Command: `.venv/bin/python bench/live_reevaluation.py --scale {args.scale} --incidents {args.incidents} "
         f"--versions {args.versions} --rate {args.rate} --rounds {args.rounds} "
@@ -447,6 +468,35 @@ def main() -> None:
         print(f"- {n}")
     if args.write_results:
         write_results(text, notes)
+
+
+@contextmanager
+def private_redis() -> Iterator[str]:
+    """A redis-server of this run's own on a free loopback port (no persistence, ``noeviction``), stopped after:
+    the shared server's databases are used by other engineers' tests, which flush them."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise SystemExit("redis-server is not installed; pass --redis URL of a database of your own")
+    port = il.free_port()
+    with tempfile.TemporaryDirectory(prefix="bench-live-redis-") as home:
+        args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", home, "--save", "", "--appendonly", "no"]
+        server = subprocess.Popen([*args, "--maxmemory-policy", "noeviction"], stdout=subprocess.DEVNULL)
+        try:
+            client = redis.Redis(port=port)
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    client.ping()
+                    break
+                except redis.ConnectionError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.05)
+            client.close()
+            yield f"redis://127.0.0.1:{port}/0"
+        finally:
+            server.terminate()
+            server.wait(30)
 
 
 def _load() -> str:
