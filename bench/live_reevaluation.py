@@ -13,17 +13,19 @@ as ``bench/incident_latency.py`` does, whose loader this reuses), with ``--incid
 assertions: each on the column a distinct feature is sourced from, in a distinct small (10-dataset) lineage tree,
 with a SUCCESS run a day earlier. Not timed.
 
-**Active incidents.** ``pareis run lineage assertions incidents`` in a subprocess (the production entry point, fresh
-topics of 3 partitions, the Redis database). One FAILURE run per assertion, 20 per second, opens the incidents; the
-run waits until every ``incidentInfo`` is on the MetadataChangeProposal topic (``read_committed``) and every
-incident's watch set is in the watch index (``pareis.store.watch_redis``).
+**Active incidents.** One FAILURE run per assertion, recorded in the run history and stepped through the incidents
+role's handler in this process over the same Redis (setup, not timed: the reliability-score publisher, whose
+per-run cost on the full graph is another benchmark's subject, is left out here); each incident's watch set is then
+in the watch index (``pareis.store.watch_redis``). Then ``pareis run lineage assertions incidents`` in a subprocess
+(the production entry point, fresh topics of 3 partitions, the same Redis) over those active incidents.
 
 **Latency (headline).** ``--versions`` new model versions, paced at ``--rate`` per second: each one
 ``mlModelProperties`` MCL (as GMS frames it) on the versioned topic, a new model in a new group reading the
-poisoned feature of one active incident (round robin). Latency = the first proposal keyed by the new model's URN on
-the MetadataChangeProposal topic (its ``pareis-at-risk`` tag, the first of an Update's writes about it; checked by
-decoding) − the time just before ``produce``, on one monotonic clock: lineage role (index write, watch check, signal)
-→ signals topic → incidents role (recompute, one exactly-once transaction) → read. Baseline, same run and pace: a
+poisoned feature of one active incident (round robin), after one warm-up version came through (not counted).
+Latency = the first proposal keyed by the new model's URN on the MetadataChangeProposal topic (its
+``pareis-at-risk`` tag, the first of an Update's writes about it; checked by decoding) − the time just before
+``produce``, on one monotonic clock: lineage role (index write, watch check, signal) → signals topic → incidents
+role (recompute, one exactly-once transaction) → read. Baseline, same run and pace: a
 plain produce → ``read_committed`` consume on a fresh topic half a period after each version (the broker round trip).
 
 **Throughput (no relevant changes).** In this process, after the pipeline stopped, with the 100 incidents' watch
@@ -64,6 +66,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench import blast
 from bench import incident_latency as il
 from pareis.config import DatahubSettings
+from pareis.core.runs import AssertionRun, ResultType
 from pareis.datahub.changelog import ChangeLog
 from pareis.datahub.codec import Decoder, Encoder, mcl_record
 from pareis.datahub.registry import VendoredSchemaSource
@@ -163,29 +166,30 @@ def latency(args: argparse.Namespace, client: redis.Redis, poisoned: Sequence[Po
     admin = AdminClient({"bootstrap.servers": args.bootstrap})
     topics = il.Topics.fresh()
     il.create_topics(admin, topics)
+    opened_s = open_incidents(client, poisoned)
     receiver = il.Receiver(args.bootstrap, topics)
     receiver.start()
     pipeline = il.Pipeline(args.bootstrap, args.redis, topics, il.Setting("default"), roles=ROLES)
     try:
-        opener = il.Sender(args.bootstrap, topics)
-        began = time.perf_counter()
-        keys = []
-        for i, p in enumerate(poisoned):
-            _sleep_until(began + i / 20)
-            _, urn = opener.incident(p.target, i)
-            keys.append((topics.mcp, urn))
-        opener.producer.flush(30)
-        if receiver.wait(keys, 300, pipeline):
-            raise RuntimeError(f"the incidents did not all open:\n{pipeline.tail()}")
         watch = RedisWatchStore(client)
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + args.open_timeout_s
         while len(watch.watches()) < len(poisoned):
             if time.monotonic() > deadline:
                 raise RuntimeError(f"{len(watch.watches())} of {len(poisoned)} incidents in the watch index")
             time.sleep(0.1)
-        open_s = time.perf_counter() - began
         watched = len(watch.watches())
         sender = VersionSender(args.bootstrap, topics)
+        # Warm-up, not counted: until one new version comes through, the consumer groups are still forming.
+        warm = 0
+        while True:
+            urn = new_model(100_000 + warm).encode()
+            sender.version(100_000 + warm, poisoned[warm % len(poisoned)].feature)
+            sender.producer.flush(30)
+            warm += 1
+            if not receiver.wait([(topics.mcp, urn)], 30, pipeline):
+                break
+            if warm > 10:
+                raise RuntimeError(f"no warm-up version came through:\n{pipeline.tail()}")
         period = 1 / args.rate
         start = time.perf_counter()
         sent: dict[bytes, float] = {}
@@ -212,10 +216,46 @@ def latency(args: argparse.Namespace, client: redis.Redis, poisoned: Sequence[Po
     return Latency(
         [(receiver.seen[(topics.mcp, k)] - s) * 1000 for k, s in sent.items()],
         [(receiver.seen[(topics.ping, k)] - s) * 1000 for k, s in pings.items()],
-        open_s,
+        opened_s,
         watched,
         per_version,
     )
+
+
+def open_incidents(client: redis.Redis, poisoned: Sequence[Poisoned]) -> float:
+    """Open every incident in this process (setup, not timed in the figures): each FAILURE run recorded in the run
+    history and stepped through the incidents role's handler over the same Redis (its incident store and watch
+    index), without the reliability-score publisher, whose per-run cost on the full graph is another benchmark's
+    subject. Seconds taken."""
+    from pareis.datahub.writer import MemoryWriter
+    from pareis.roles.incident_watch import IncidentWatch
+    from pareis.roles.incidents import IncidentsHandler
+    from pareis.roles.messages import RunSignal
+    from pareis.store.incidents_redis import RedisIncidentStore
+    from pareis.store.journal import MemoryStepJournal
+    from pareis.store.runs_redis import RedisRunHistory
+
+    started = time.perf_counter()
+    lineage, history = RedisLineageStore(client), RedisRunHistory(client)
+    handler = IncidentsHandler(
+        lineage=lineage,
+        runs=history,
+        incidents=RedisIncidentStore(client),
+        journal=MemoryStepJournal(),
+        writer=MemoryWriter(),
+        datahub=DatahubSettings(),
+        effects_topic="bench-live-setup",
+        watch=IncidentWatch(RedisWatchStore(client), lineage),
+    )
+    now = time.time_ns() // 1_000_000
+    for i, x in enumerate(poisoned):
+        t = x.target
+        run = AssertionRun(t.assertion, now - 60_000 + i, ResultType.FAILURE, t.dataset, f"bench-{i}", failed_rows=42)
+        history.record(run)
+        handler([Message("pareis.signals.v1", 0, i, t.dataset.encode(), RunSignal(t.dataset, run, run.timestamp_ms))])
+        print(f"\r  opened {i + 1} incidents", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    return time.perf_counter() - started
 
 
 def verify(bootstrap: str, topics: il.Topics, sent: dict[bytes, float]) -> None:
@@ -425,6 +465,7 @@ def main() -> None:
     parser.add_argument("--versions", type=int, default=100)
     parser.add_argument("--rate", type=float, default=5.0, help="new model versions per second")
     parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--open-timeout-s", type=float, default=1200, help="for the incidents to open (setup)")
     parser.add_argument("--throughput-aspects", type=int, default=3000, help="aspects per side per round")
     parser.add_argument("--bootstrap", default="127.0.0.1:9092")
     parser.add_argument(
