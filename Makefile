@@ -30,7 +30,7 @@ browser:
 
 ## The pure tier: no service (Kafka, Redis, Postgres) and nothing slow.
 unit: install
-	$(BIN)/pytest -m "unit and not slow" -q
+	$(BIN)/pytest tests/unit -m "unit and not slow" -q
 
 # $(wildcard): a folder with no tracked file yet (bench/) doesn't exist in a fresh clone, and ruff fails on it.
 LINT_DIRS := $(wildcard pareis consumers tests bench)

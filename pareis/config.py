@@ -191,6 +191,11 @@ class RuntimeSettings(Section):
         return self.model_copy(update=tuning.model_dump(exclude_none=True))
 
 
+ML_INCIDENT_TYPES = frozenset({"mlModel", "mlFeature", "mlFeatureTable"})
+"""The ML entity types DataHub may accept incidents on (``incidentInfo.entities``); never ``mlModelGroup``
+("incidents belong on member models")."""
+
+
 class DatahubSettings(Section):
     """Where Pareis's own writes go, and how they are marked."""
 
@@ -208,6 +213,23 @@ class DatahubSettings(Section):
     registry names the MCP server as a DataHub ``service`` with ``mcpServerProperties``."""
     repository_url: str | None = None
     """Where Pareis's source lives (a git URL), for the Agent Skill's ``sourceRepository`` in DataHub."""
+    ml_incident_types: list[str] | None = None
+    """The ML entity types the server accepts incidents on, among ``mlModel``, ``mlFeature``, ``mlFeatureTable``
+    (DataHub master since mid-2026; no release before): affected model versions and features of those types carry
+    the incident too, in a write apart from the dataset's. None: on the ``rest`` path, ask GMS at start-up (a probe
+    write, :mod:`pareis.datahub.capabilities`); on the ``kafka`` path, none. ``[]``: none, without asking."""
+
+    @field_validator("ml_incident_types", mode="after")
+    @classmethod
+    def _ml_types(cls, types: list[str] | None) -> list[str] | None:
+        if types is None:
+            return None
+        if "mlModelGroup" in types:
+            raise ValueError("mlModelGroup never takes incidents (they belong on its member models, mlModel)")
+        unknown = sorted(set(types) - ML_INCIDENT_TYPES)
+        if unknown:
+            raise ValueError(f"unknown type(s) {', '.join(unknown)}; known: {', '.join(sorted(ML_INCIDENT_TYPES))}")
+        return sorted(set(types))
 
 
 class SlackSettings(Section):
@@ -223,12 +245,18 @@ class JiraSettings(Section):
     project: str | None = None
     issue_type: str = "Bug"
     done_transition: str = "Done"
+    users: dict[str, str] = Field(default_factory=dict)
+    """Owner (URN, email or user name) → Jira account id: the first mapped owner of an incident is its issue's
+    assignee, the others watchers. Empty: nobody is assigned."""
 
 
 class LinearSettings(Section):
     api_key: SecretStr | None = None
     team_id: str | None = None
     url: str = "https://api.linear.app/graphql"
+    users: dict[str, str] = Field(default_factory=dict)
+    """Owner (URN, email or user name) → Linear user id: the first mapped owner is the issue's assignee, the others
+    subscribers. Empty: nobody is assigned."""
 
 
 class TicketSettings(Section):

@@ -39,8 +39,26 @@ SERVICE_FIXTURES = frozenset(
     {"kafka_bootstrap", "kafka_admin", "new_topic", "_redis_server_url", "redis_url", "redis_client", "postgres_dsn"}
 )
 """Fixtures that reach a service: a test under ``tests/unit`` that uses one is an integration test."""
-SLOW_MODULES = frozenset({"test_helm_chart.py", "test_wheel.py"})
-"""Modules whose every test is slow (builds the Helm chart, a wheel and a venv)."""
+SLOW_MODULES = frozenset(
+    {
+        # builds the Helm chart, a wheel and a venv
+        "test_helm_chart.py",
+        "test_wheel.py",
+        # run the read side on the whole demo recording or the goldens, many times (answers of CLI vs MCP vs acryl)
+        "test_mcp_tools.py",
+        "test_cli_gate.py",
+        "test_gate_demo.py",
+        "test_evidence.py",
+        "test_metadata_file.py",
+        # wait out real bounded timeouts (a hung ticket tool, an unreachable broker) or start subprocesses
+        "test_tickets_bounds.py",
+        "test_broker_unreachable.py",
+        "test_mcp_http.py",
+        "test_mcp_stdio.py",
+    }
+)
+"""Modules whose every test is slow (seconds each, for the reasons above): they run in ``make test``, not in
+``make unit``, which stays the fast pure tier."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -25,7 +25,7 @@ from typing import Any
 from pareis.answers.sources import CannotEvaluate, Sources
 from pareis.core import catalog
 from pareis.core.contamination import ModelVersion
-from pareis.core.fieldpath import column_urn, entity_type, feature_name, is_column, parent_of, path_of
+from pareis.core.fieldpath import column_urn, entity_type, feature_name, is_column, parent_of
 from pareis.core.gate import (
     HOUR_MS,
     GateResult,
@@ -35,7 +35,6 @@ from pareis.core.gate import (
 )
 from pareis.core.gate_inputs import FeatureState, GateInputs, SourceColumn, UpstreamAssertion
 from pareis.core.graph import Memo, Names, Query, Rel, columns_of, sibling_columns, siblings_of, union
-from pareis.core.runs import AssertionRun
 
 Scores = Callable[[Sequence[str]], Mapping[str, float]]
 """The reliability scores (0–100) of datasets at the evaluation time (DESIGN §2.5); a dataset it cannot score is
@@ -256,7 +255,7 @@ def gather(
         assertions=assertions,
         modified_ms=_modified(sources, datasets, at_ms),
         incidents=reaching(facts, version),
-        scores=dict((scores or reliability_scores(sources, view, at_ms, ancestors))(datasets)),
+        scores=dict((scores or reliability_scores(sources, view, at_ms, version))(datasets)),
     )
 
 
@@ -342,52 +341,15 @@ def _modified(sources: Sources, datasets: Iterable[str], at_ms: int) -> Mapping[
     return sources.runs.last_operations(datasets, at_ms)
 
 
-def reliability_scores(sources: Sources, view: Memo, at_ms: int, feeding: Iterable[str] = ()) -> Scores:
-    """The reliability score of DESIGN §2.5 (:func:`pareis.core.reliability.dataset_score`, as
-    :mod:`pareis.answers.reliability` computes it) of many datasets at once, with one difference: ``coverage`` is
-    over the columns that feed *the evaluated model* (``feeding``: its upstream columns) rather than over every column
-    that feeds any model. Those are the columns the gate is about, and the full exposure walk (everything downstream
-    of every column of every upstream dataset) costs seconds on large graphs — 23 s in memory for a 20-feature model
-    on a 4,000-dataset tree (``bench/gate.py`` graph). Pass rate, incident history and freshness are the same.
-
-    A dataset's score is its sibling class's: the runs of every assertion of the class (defined on a member, or run
-    on one) from the incident window before ``at_ms`` on, the field paths an assertion names, the paths of ``feeding``
-    in the class. The run history is read in two round trips for all the datasets together.
-    """
-    feeds = sorted(set(feeding))
+def reliability_scores(sources: Sources, view: Memo, at_ms: int, version: str | None = None) -> Scores:
+    """The reliability score of DESIGN §2.5 of many datasets at once, as ``pareis protect --model VERSION`` gives
+    them (:func:`pareis.answers.reliability.dataset_scores`: one implementation), read over the gate's memo."""
 
     def scores(datasets: Sequence[str]) -> Mapping[str, float]:
-        from pareis.core.keys import sibling_classes
-        from pareis.core.protect import class_key
-        from pareis.core.reliability import INCIDENT_WINDOW_MS, dataset_score
+        from pareis.answers.reliability import dataset_scores
 
-        wanted = sorted(set(datasets))
-        if not wanted:
-            return {}
-        classes = sibling_classes(view, wanted)
-        members = sorted({m for group in classes.values() for m in group})
-        on = catalog.assertions_on(view, members)
-        defs = catalog.assertions(view, union(on))
-        of = sources.runs.assertions_by_dataset(members)
-        by_key = {class_key(group): group for group in classes.values()}
-        names = {key: set().union(*(on[m] | set(of[m]) for m in group)) for key, group in by_key.items()}
-        every = set().union(*names.values())
-        floor = at_ms - INCIDENT_WINDOW_MS
-        history = [r for r in sources.runs.timeline(every, floor) if r.timestamp_ms <= at_ms] if every else []
-        by_assertion: dict[str, list[AssertionRun]] = {}
-        for r in history:
-            by_assertion.setdefault(r.assertion, []).append(r)
-        paths_of: dict[str, set[str]] = {}
-        for c in feeds:
-            paths_of.setdefault(parent_of(c), set()).add(path_of(c))
-        out: dict[str, float] = {}
-        for key, group in by_key.items():
-            tested = {path_of(c) for a in names[key] if a in defs for c in defs[a].columns if parent_of(c) in group}
-            feeding_paths = set().union(*(paths_of.get(m, set()) for m in group))
-            runs = [r for a in sorted(names[key]) for r in by_assertion.get(a, ())]
-            score = dataset_score(key, feeding=feeding_paths, tested=tested, runs=runs, at_ms=at_ms).score
-            out.update({m: score for m in group if m in wanted})
-        return out
+        found = dataset_scores(sources, datasets, at_ms, models=[version] if version else (), view=view)
+        return {urn: score.score for urn, score in found.items()}
 
     return scores
 

@@ -12,7 +12,8 @@ plus (keys sorted)::
     "incident": {urn, dataset, assertions, state: ACTIVE | RESOLVED, failed_rows},
     "window": {last_success_ms, first_failure_ms, healed_ms},
     "contamination": [{group, versions: [{urn, version, trained_at_ms, verdict}],   # oldest first
-                       safe_rollback: {urn, version} | null}]                         # by group
+                       safe_rollback: {urn, version} | null}],                        # by group
+    "owners": {dataset: [{urn, email}], models: {model urn: [{urn, email}]}}         # DESIGN §3
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from pareis.core.contamination import GroupContamination
     from pareis.core.graph import Memo
     from pareis.core.intents import IncidentFacts
+    from pareis.core.lifecycle import IncidentState
     from pareis.core.runs import AssertionRun
     from pareis.core.window import IncidentWindow
 
@@ -56,6 +58,7 @@ class IncidentAnswer:
                 "healed_ms": window.healed_ms,
             },
             "contamination": [group_json(g) for g in facts.contamination],
+            "owners": facts.owners.to_json(),
         }
 
 
@@ -161,8 +164,73 @@ def analysis(sources: Sources, *, assertion: str | None = None, dataset: str | N
 
 def incident_list(sources: Sources) -> list[IncidentSummary]:
     """Every incident the run history describes, of every dataset: active ones first, then by first failure,
-    newest first, then URN. Each is analysed as :func:`analysis` would analyse it."""
-    return [IncidentSummary.of(answer.facts) for answer in incident_analyses(sources)]
+    newest first, then URN — each as :func:`analysis` would analyse it.
+
+    With a live incident store (``sources.incidents``) the list is read, not recomputed: the windows come from the
+    run history (two batched reads for every failing class, no blast radius), and an ACTIVE incident the store
+    holds takes its severity and models from what the incidents role last published about it (the role re-analyses
+    an active incident when its inputs change), when the published window (first failure, last success,
+    assertions, failed rows) is the one the runs give. Any other incident — resolved (its published facts date from
+    its heal, and the lineage may have changed since), or one the role has not caught up with — is analysed. So
+    the answer equals the recomputed one whenever the incidents role is current, with one store read instead of
+    one analysis per active incident."""
+    if sources.incidents is None:
+        return [IncidentSummary.of(answer.facts) for answer in incident_analyses(sources)]
+    from pareis.answers.reach import candidates
+    from pareis.core.graph import Memo
+    from pareis.core.incident_urn import incident_urn
+    from pareis.core.window import incidents
+
+    view = Memo(sources.lineage)
+    found = candidates(view, sources.runs)
+    keys = sorted(found.members)
+    every = set().union(*found.names.values()) if keys else set()
+    by_assertion: dict[str, list[AssertionRun]] = {}
+    for r in sources.runs.timeline(every, None) if every else ():
+        by_assertion.setdefault(r.assertion, []).append(r)
+    stored = sources.incidents.get_many(keys)
+    rows: list[IncidentSummary] = []
+    for key in keys:
+        runs = [r for a in found.names[key] for r in by_assertion.get(a, ())]
+        timeline = tuple(sorted(runs, key=lambda r: (r.timestamp_ms, r.assertion)))  # the port's timeline order
+        for window in incidents(timeline):
+            kept = _published(stored[key], incident_urn(key, window.first_failure_ms), window)
+            rows.append(kept or IncidentSummary.of(_facts(view, key, timeline, window)))
+    return sorted(rows, key=lambda s: (s.state != "ACTIVE", -s.first_failure_ms, s.urn))
+
+
+MODEL_PREFIX = "urn:li:mlModel:"
+
+
+def _published(state: IncidentState, urn: str, window: IncidentWindow) -> IncidentSummary | None:
+    """The list row of incident ``urn`` from what the incidents role published about it, when ``state`` is about
+    that incident and its published window is ``window``; else None (analyse it)."""
+    tracked = state.incident
+    if tracked is None or tracked.urn != urn or state.status.value != "ACTIVE" or not window.is_open:
+        return None  # a resolved incident's published facts are as of its heal; the lineage may have moved since
+    p = tracked.published
+    same = (
+        p.first_failure_ms == window.first_failure_ms
+        and p.healed_ms == window.healed_ms
+        and p.last_success_ms == window.last_success_ms
+        and tuple(p.assertions) == tuple(window.assertions)
+        and p.failed_rows == window.failed_rows
+        and bool(p.severity)
+    )
+    if not same:
+        return None
+    return IncidentSummary(
+        urn=urn,
+        dataset=state.dataset,
+        state=state_of(window),
+        severity=p.severity,
+        first_failure_ms=window.first_failure_ms,
+        healed_ms=window.healed_ms,
+        last_success_ms=window.last_success_ms,
+        assertions=tuple(window.assertions),
+        models=tuple(sorted(u for u in p.at_risk if u.startswith(MODEL_PREFIX))),  # at_risk: blast models + features
+        failed_rows=window.failed_rows,
+    )
 
 
 def incident_analyses(sources: Sources) -> list[IncidentAnswer]:

@@ -99,14 +99,23 @@ def model_versions(view: LineageView, model: str) -> list[str]:
 
 
 def _runs(sources: Sources, s: Survey, at_ms: int) -> dict[str, list[AssertionRun]]:
-    """Class key → the runs the scores need (see the module docstring)."""
-    out: dict[str, list[AssertionRun]] = {}
+    """Class key → the runs the scores need (see the module docstring), read in two round trips for every class
+    together: the assertions with runs on each member, then one timeline of all of them, split by class."""
     floor = at_ms - INCIDENT_WINDOW_MS
-    for key, cls in s.classes.items():
-        names = set(cls.assertions)
-        for member in cls.members:
-            names.update(sources.runs.assertions_of(member))
-        out[key] = [r for r in sources.runs.timeline(names, floor) if r.timestamp_ms <= at_ms] if names else []
+    members = sorted({m for cls in s.classes.values() for m in cls.members})
+    with_runs = sources.runs.assertions_by_dataset(members) if members else {}
+    names = {
+        key: set(cls.assertions).union(*(with_runs.get(m, ()) for m in cls.members)) for key, cls in s.classes.items()
+    }
+    every = set().union(*names.values()) if names else set()
+    by_assertion: dict[str, list[AssertionRun]] = {}
+    for r in sources.runs.timeline(every, floor) if every else ():
+        if r.timestamp_ms <= at_ms:
+            by_assertion.setdefault(r.assertion, []).append(r)
+    out: dict[str, list[AssertionRun]] = {}
+    for key, wanted in names.items():
+        runs = [r for a in wanted for r in by_assertion.get(a, ())]
+        out[key] = sorted(runs, key=lambda r: (r.timestamp_ms, r.assertion))  # the port's timeline order
     return out
 
 
@@ -125,9 +134,27 @@ def past_incidents(sources: Sources, view: LineageView, at_ms: int) -> list[tupl
     return out
 
 
-def _score_of(s: Survey, runs: dict[str, list[AssertionRun]], dataset: str, at_ms: int) -> Score:
-    datasets, _, _, _ = assess(s, runs, {}, at_ms, max_gaps=0)
-    return next(sc for sc in datasets if sc.urn == dataset)
+def dataset_scores(
+    sources: Sources,
+    datasets: Iterable[str],
+    at_ms: int,
+    *,
+    models: Iterable[str] = (),
+    view: LineageView | None = None,
+) -> dict[str, Score]:
+    """The reliability score (DESIGN §2.5) of each of ``datasets`` at ``at_ms``, exactly as :func:`protect` with
+    ``model`` = ``models`` scores it: the one dataset score of ``pareis protect``, the gate's check 9 (``models`` = the
+    evaluated version) and ``io.pareis.reliability_score`` (no ``models``). A class's coverage counts every column of
+    its schemas that feeds any model or feature; ``models`` only adds the columns their walk names that no schema lists
+    (a feature linked by name into a dataset whose schema is unknown). Unknown datasets score as having nothing."""
+    wanted = sorted(set(datasets))
+    if not wanted:
+        return {}
+    memo = view if isinstance(view, Memo) else Memo(view or sources.lineage)
+    s = survey(memo, models=models, datasets=wanted)
+    scored, _, _, _ = assess(s, _runs(sources, s, at_ms), {}, at_ms, max_gaps=0)
+    keep = set(wanted)
+    return {sc.urn: sc for sc in scored if sc.urn in keep}
 
 
 def dataset_score(sources: Sources, dataset: str, at_ms: int) -> Score:
@@ -135,8 +162,7 @@ def dataset_score(sources: Sources, dataset: str, at_ms: int) -> Score:
     view = Memo(sources.lineage)
     if not dataset.startswith(DATASET_PREFIX) or not _known_dataset(view, dataset):
         raise _cannot(f"unknown dataset {dataset}")
-    s = survey(view, datasets=[dataset])
-    return _score_of(s, _runs(sources, s, at_ms), dataset, at_ms)
+    return dataset_scores(sources, [dataset], at_ms, view=view)[dataset]
 
 
 def model_score(sources: Sources, model: str, at_ms: int) -> Score:

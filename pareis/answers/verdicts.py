@@ -7,7 +7,11 @@ verdict is ``CONTAMINATED`` when any incident says so, else ``UNKNOWN`` when any
 no incident reached is CLEAN). The overall ``safe_rollback`` answers "which version do we roll back to" for the
 most relevant incident (the first listed: active ones first, then newest): the newest version whose overall verdict
 is CLEAN trained at or before that incident's ``last_success_ms`` — its own safe rollback, unless another incident
-contaminated that version. Null when no incident reached the model, or none qualifies.
+contaminated that version. Null when no incident reached the model, or none qualifies. ``at_risk``: an ACTIVE
+incident is among them.
+
+This is the one verdict rule of the read side: the MCP tool ``get_model_verdicts``, ``pareis analyze --model`` and
+Mission Control's Models page (:mod:`pareis.answers.models`, one :class:`VerdictsAnswer` per group) all show it.
 
 JSON (keys sorted by the renderer)::
 
@@ -20,6 +24,7 @@ JSON (keys sorted by the renderer)::
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +56,11 @@ class VerdictsAnswer:
                     if v.verdict.value == "CONTAMINATED":
                         contaminated_by.append(answer.facts.urn)
         return worst, sorted(contaminated_by)
+
+    @property
+    def at_risk(self) -> bool:
+        """Whether an ACTIVE incident (one whose data still fails) evaluated this model's group."""
+        return any(answer.facts.window.is_open for answer, _ in self.incidents)
 
     def safe_rollback(self) -> ModelVersion | None:
         if not self.incidents:
@@ -132,13 +142,24 @@ def model_versions(sources: Sources, model: str) -> tuple[str | None, tuple[Mode
     return group, tuple(sorted(versions, key=age))
 
 
-def model_verdicts(sources: Sources, model: str) -> VerdictsAnswer:
-    """The verdicts of ``model`` (a version or a group) in every incident that evaluated its group."""
+def model_verdicts(sources: Sources, model: str, *, analyses: Sequence[IncidentAnswer] | None = None) -> VerdictsAnswer:
+    """The verdicts of ``model`` (a version or a group) in every incident that evaluated its group.
+
+    ``analyses`` is :func:`~pareis.answers.incidents.incident_analyses` of ``sources`` when the caller already has
+    it (the Models page asks for every group over one list); by default it is computed."""
     group, versions = model_versions(sources, model)
+    return verdicts_of(model, group, versions, incident_analyses(sources) if analyses is None else analyses)
+
+
+def verdicts_of(
+    model: str, group: str | None, versions: Sequence[ModelVersion], analyses: Iterable[IncidentAnswer]
+) -> VerdictsAnswer:
+    """The verdicts answer of ``model`` (whose group is ``group``, None for a version in no group; ``versions``
+    oldest first) from the incident analyses ``analyses`` (in :func:`incident_analyses`' order)."""
     key = group or model
     reached = []
-    for answer in incident_analyses(sources):
+    for answer in analyses:
         for evaluated in answer.facts.contamination:
             if evaluated.group == key:
                 reached.append((answer, evaluated))
-    return VerdictsAnswer(model, group, versions, tuple(reached))
+    return VerdictsAnswer(model, group, tuple(versions), tuple(reached))

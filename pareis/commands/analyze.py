@@ -1,14 +1,16 @@
-"""``pareis analyze``: the incident analysis of a dataset or assertion (DESIGN §2.2, §2.3).
+"""``pareis analyze``: the incident analysis of a dataset or assertion, or a model's verdicts (DESIGN §2.2, §2.3).
 
-The answer is :func:`pareis.answers.incidents.analysis` (found and analysed exactly as the incidents role does);
-``--json`` prints its contract. Exit 2 with a one-line reason when the assertion (or no assertion of the dataset)
-never failed or the source can't be read; exit 1 when Redis or GMS is down.
+The answer is :func:`pareis.answers.incidents.analysis` (found and analysed exactly as the incidents role does), or
+with ``--model`` :func:`pareis.answers.verdicts.model_verdicts` (the MCP tool ``get_model_verdicts``' and Mission
+Control's Models page's answer); ``--json`` prints its contract. Exit 2 with a one-line reason when the assertion
+(or no assertion of the dataset) never failed, the model is unknown or the source can't be read; exit 1 when Redis
+or GMS is down.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -33,21 +35,37 @@ from pareis.commands.common import (
 def analyze(
     assertion: Annotated[str | None, typer.Option("--assertion", help="URN of an assertion that failed")] = None,
     dataset: Annotated[str | None, typer.Option("--dataset", help="URN of a dataset whose assertions failed")] = None,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", help="URN of a model version or group: its verdicts in every incident that reached it"),
+    ] = None,
     metadata: MetadataOption = None,
     redis_url: RedisOption = None,
     datahub_url: DatahubOption = None,
     token: TokenOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Analyse a dataset's latest incident: blast radius, blind window, contaminated versions, safe rollbacks."""
+    """Analyse a dataset's latest incident (blast radius, blind window, contaminated versions, safe rollbacks), or
+    a model's verdicts across every incident."""
     from pareis.answers.incidents import analysis
+    from pareis.answers.sources import CannotEvaluate
+    from pareis.answers.verdicts import model_verdicts
 
-    with evaluating("analyze"), opened(metadata, redis_url, datahub_url, token) as sources:
-        answer = analysis(sources, assertion=assertion, dataset=dataset).to_json()
+    with evaluating("analyze"):
+        if [assertion, dataset, model].count(None) != 2:
+            raise CannotEvaluate("give --assertion, --dataset or --model (one of them)")
+        with opened(metadata, redis_url, datahub_url, token) as sources:
+            if model is not None:
+                answer = model_verdicts(sources, model).to_json()
+            else:
+                answer = analysis(sources, assertion=assertion, dataset=dataset).to_json()
     if as_json:
         print(dump(answer))
         return
     console = Console()
+    if model is not None:
+        _print_verdicts(console, answer)
+        return
     incident, window = answer["incident"], answer["window"]
     head = Table(title=Text("Incident ") + shown(incident["urn"]), show_header=False, title_justify="left")
     head.add_column("what", style="bold")
@@ -72,6 +90,37 @@ def analyze(
                 shown(group["group"]), shown(label), _when(v["trained_at_ms"]), v["verdict"], "◀" if is_rollback else ""
             )
     console.print(versions)
+
+
+def _print_verdicts(console: Console, answer: dict[str, Any]) -> None:
+    rollback = answer["safe_rollback"]
+    versions = Table(title=Text("Verdicts of ") + shown(answer["model"]), title_justify="left")
+    for name in ("version", "trained at", "verdict", "contaminated by", "safe rollback"):
+        versions.add_column(name, overflow="fold")
+    for v in answer["versions"]:
+        is_rollback = rollback is not None and rollback["urn"] == v["urn"]
+        versions.add_row(
+            shown(v["version"] or v["urn"]),
+            _when(v["trained_at_ms"]),
+            v["verdict"],
+            lines(v["contaminated_by"]),
+            "◀" if is_rollback else "",
+        )
+    console.print(versions)
+    incidents = Table(title="Incidents that reached it", title_justify="left")
+    for name in ("incident", "dataset", "state", "last success", "first failure", "healed"):
+        incidents.add_column(name, overflow="fold")
+    for i in answer["incidents"]:
+        w = i["window"]
+        incidents.add_row(
+            shown(i["urn"]),
+            shown(i["dataset"]),
+            i["state"],
+            _when(w["last_success_ms"]),
+            _when(w["first_failure_ms"]),
+            _when(w["healed_ms"]),
+        )
+    console.print(incidents if answer["incidents"] else Text("no incident reached it"))
 
 
 def _when(ms: int | None) -> str:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from pareis.answers import times
 from pareis.answers.render import dump
@@ -40,7 +41,9 @@ from pareis.commands.common import (
     RedisOption,
     TokenOption,
     fail,
+    lines,
     opened,
+    shown,
 )
 
 if TYPE_CHECKING:
@@ -165,16 +168,18 @@ def decision_line(answer: GateAnswer) -> str:
 
 def print_text(console: Console, answer: GateAnswer) -> None:
     """The rich table and the decision line."""
-    table = Table(title=f"Retrain gate · {answer.evaluated}", title_justify="left")
+    table = Table(title=Text("Retrain gate · ") + shown(answer.evaluated), title_justify="left")
     table.add_column("check", no_wrap=True)
     table.add_column("status", no_wrap=True)
     table.add_column("reason", overflow="fold", ratio=1)
     table.add_column("evidence", overflow="fold", ratio=1)
-    for c in answer.result.checks:
-        style = STYLE[c.status.value]
-        table.add_row(c.id, f"[{style}]{c.status.value}[/]", c.reason, "\n".join(c.evidence))
+    for c in answer.result.checks:  # data is shown verbatim: a ``[`` in a URN or reason is never markup
+        status = Text(c.status.value, style=STYLE[c.status.value])
+        table.add_row(shown(c.id), status, shown(c.reason), lines(c.evidence) if c.evidence else Text(""))
     console.print(table)
-    console.print(f"[{STYLE[answer.decision]}]{decision_line(answer)}[/]", highlight=False, soft_wrap=True)
+    line = shown(decision_line(answer))
+    line.stylize(STYLE[answer.decision])
+    console.print(line, highlight=False, soft_wrap=True)
 
 
 def _escape(text: str, *, prop: bool = False) -> str:

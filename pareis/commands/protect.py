@@ -32,6 +32,7 @@ from pareis.commands.common import (
     dump,
     evaluating,
     opened,
+    shown,
 )
 from pareis.commands.times import AtOption, at_ms_of
 
@@ -88,7 +89,7 @@ def print_protect(console: Console, answer: ProtectAnswer, *, title: str = "Reli
     for name in ("entity", "score", "components (value×weight)"):
         scores.add_column(name, overflow="fold")
     for s in (*answer.models, *answer.datasets):
-        scores.add_row(_short(s.urn), f"{s.score:g}", _components(s))
+        scores.add_row(shown(_short(s.urn)), f"{s.score:g}", shown(_components(s)))
     console.print(scores)
     gaps = Table(title="Untested columns feeding models, by rank", title_justify="left")
     for name in ("#", "column", "past incident", "model groups", "features", "dbt tests"):
@@ -96,11 +97,11 @@ def print_protect(console: Console, answer: ProtectAnswer, *, title: str = "Reli
     for i, g in enumerate(answer.gaps, 1):
         gaps.add_row(
             str(i),
-            _short(g.column),
+            shown(_short(g.column)),
             "yes" if g.matches_past_incident else "",
             str(g.groups),
             str(len(g.features)),
-            ", ".join(t.name for t in g.tests),
+            shown(", ".join(t.name for t in g.tests)),
         )
     console.print(gaps)
 

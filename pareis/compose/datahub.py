@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pareis.config import Settings
+from pareis.config import DatahubSettings, Settings
 
 if TYPE_CHECKING:
     from datahub.emitter.mcp import MetadataChangeProposalWrapper
@@ -75,6 +75,23 @@ def write_definitions(settings: Settings, writer: DatahubWriter) -> None:
         assert record.value is not None
         sink.publish(record.topic, record.key, record.value)
     sink.flush()
+
+
+def with_capabilities(settings: Settings, writer: DatahubWriter) -> DatahubSettings:
+    """``settings.datahub`` with ``ml_incident_types`` decided: as set; else, on the ``rest`` path, what GMS
+    accepts (:func:`~pareis.datahub.capabilities.probe_ml_incident_types`, logged); else none."""
+    datahub = settings.datahub
+    if datahub.ml_incident_types is not None:
+        return datahub
+    types: list[str] = []
+    if datahub.write_path == "rest":
+        import structlog
+
+        from pareis.datahub.capabilities import probe_ml_incident_types
+
+        types = probe_ml_incident_types(writer, datahub)
+        structlog.get_logger(__name__).info("GMS accepts incidents on", ml_entity_types=types or "no ML entity")
+    return datahub.model_copy(update={"ml_incident_types": types})
 
 
 def datahub_graph(url: str, token: str | None = None, *, retries: int = 2) -> DataHubGraph:

@@ -66,20 +66,21 @@ def assertions_pipeline(settings: Settings, ports: Ports | None = None) -> Pipel
 def incidents_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline[AnySignal]:
     """The incidents role over the lineage index, run history, incident store, step journal and watch index, with
     the DataHub writer when the proposals travel in its transaction. Writes the start-up definitions first."""
-    from pareis.compose.datahub import DatahubRoute, write_definitions
+    from pareis.compose.datahub import DatahubRoute, with_capabilities, write_definitions
     from pareis.roles import incidents
     from pareis.roles.incident_watch import IncidentWatch
     from pareis.roles.scores import ScorePublisher
 
     ports = _ports(settings, ports)
     write_definitions(settings, ports.datahub)
+    datahub = with_capabilities(settings, ports.datahub)
     handler = incidents.IncidentsHandler(
         lineage=ports.lineage,
         runs=ports.runs,
         incidents=ports.incidents,
         journal=ports.journal,
         writer=DatahubRoute.of(settings, ports.datahub).incidents,
-        datahub=settings.datahub,
+        datahub=datahub,
         effects_topic=settings.kafka.topics.effects,
         scores=ScorePublisher(ports.lineage, ports.runs, ports.scores),
         watch=IncidentWatch(ports.watch, ports.lineage),

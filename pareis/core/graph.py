@@ -96,6 +96,8 @@ class Attr(StrEnum):
     SCHEMA_FOREIGN_KEYS = "schema.foreign_keys"  # schemaMetadata.foreignKeys: JSON [[path, foreign column], …]
     DBT_UNIQUE_ID = "dbt.unique_id"  # datasetProperties.customProperties.dbt_unique_id (dbt nodes only)
     PROFILE = "profile"  # datasetProfile: JSON {"time_ms", "rows", "fields": {path: {min, max, values, …}}}
+    OWNERS = "owners"  # ownership.owners[].owner: JSON [owner URN, …] (pareis.core.owners)
+    USER_EMAIL = "user.email"  # corpUserInfo.email (corpuser entities)
 
 
 class Query(NamedTuple):

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pareis.core.intents import IncidentFacts, Postmortem, TimelineEntry
+from pareis.core.owners import Owner
 
 _MAX_LISTED = 20  # past this many models or assertions, a description lists the first ones and counts the rest
 
@@ -85,6 +86,7 @@ def description(facts: IncidentFacts) -> str:
                 else "no safe rollback"
             )
             lines.append(f"- {group.group}: {verdicts}; {advice}.")
+    lines.extend(_owner_lines(facts))
     lines.append("")
     lines.append("Assertions:")
     lines.extend(f"- {a}" for a in w.assertions[:_MAX_LISTED])
@@ -167,6 +169,24 @@ def _duration(ms: int | None) -> str:
     hours, minutes = divmod(minutes, 60)
     days, hours = divmod(hours, 24)
     return f"{days}d {hours:02d}:{minutes:02d}:{seconds:02d}.{millis:03d}"
+
+
+def _owner_lines(facts: IncidentFacts) -> list[str]:
+    """The "Owners" section: the failing dataset's owners, then each affected model's (only those with owners)."""
+    owners = facts.owners
+    models = [(m, found) for m, found in owners.models if found]
+    if not owners.dataset and not models:
+        return []
+    lines = ["", "Owners:"]
+    if owners.dataset:
+        lines.append(f"- {dataset_name(facts.dataset)} (failing dataset): {_people(owners.dataset)}")
+    lines.extend(f"- {model}: {_people(found)}" for model, found in models[:_MAX_LISTED])
+    lines.extend(_more(len(models)))
+    return lines
+
+
+def _people(owners: tuple[Owner, ...]) -> str:
+    return ", ".join(o.email or o.urn for o in owners)
 
 
 def _label(version: str | None, urn: str) -> str:

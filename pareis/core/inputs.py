@@ -13,6 +13,7 @@ from pareis.core.contamination import ModelVersion
 from pareis.core.graph import LineageView
 from pareis.core.impact import BlastRadius
 from pareis.core.intents import AnalysisInputs
+from pareis.core.owners import owners_by_entity
 from pareis.core.runs import AssertionRun, ResultType
 
 
@@ -21,7 +22,8 @@ def analysis_inputs(
 ) -> AnalysisInputs:
     """The inputs of :func:`~pareis.core.intents.analyse` for ``timeline``: the blast radius of every assertion
     with a FAILURE among ``failing`` (an assertion whose definition is not indexed yet covers the whole datasets it
-    failed on), the versions of the affected models' groups, and the assertion types as failure classes.
+    failed on), the versions of the affected models' groups, the assertion types as failure classes, and the
+    owners of the assertee datasets and affected models (:mod:`pareis.core.owners`).
 
     ``view`` should be a :class:`~pareis.core.graph.Memo` so that one analysis asks the index each question once.
     """
@@ -36,11 +38,14 @@ def analysis_inputs(
             blast[assertion] = blast_radius(view, assertions=[assertion])
         else:
             blast[assertion] = blast_radius(view, datasets=sorted(assertees[assertion]))
+    models = {m.urn: m.group for radius in blast.values() for m in radius.models}
+    datasets = {run.dataset for run in timeline} | {d for ds in assertees.values() for d in ds}
     return AnalysisInputs(
         runs=tuple(timeline),
         blast=blast,
         versions=model_versions(view, blast.values()),
         failure_classes=catalog.failure_classes(defs),
+        owners=owners_by_entity(view, sorted(datasets), models),
     )
 
 

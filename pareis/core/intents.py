@@ -19,6 +19,7 @@ from typing import Any
 from pareis.core.contamination import GroupContamination, ModelVersion, Verdict, contamination
 from pareis.core.dimension import OTHER
 from pareis.core.impact import BlastRadius, ModelImpact, Severity
+from pareis.core.owners import IncidentOwners, Owner, incident_owners
 from pareis.core.runs import AssertionRun, ResultType
 from pareis.core.window import IncidentWindow
 
@@ -44,12 +45,15 @@ class AnalysisInputs:
     ``versions``: every known version of each affected model group (key: group URN, or the model URN for a
     model in no group). ``failure_classes``: the data-quality dimension each assertion tests
     (:mod:`pareis.core.dimension`: ``completeness``, ``freshness``, …), the incident's class of failure.
+    ``owners``: the owners of each assertee dataset (its siblings' included) and of each affected model (its
+    group's included), as :func:`pareis.core.owners.owners_by_entity` reads them; an entity missing has none.
     """
 
     runs: tuple[AssertionRun, ...]
     blast: Mapping[str, BlastRadius] = field(default_factory=dict)
     versions: Mapping[str, tuple[ModelVersion, ...]] = field(default_factory=dict)
     failure_classes: Mapping[str, str] = field(default_factory=dict)
+    owners: Mapping[str, tuple[Owner, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,7 @@ class IncidentFacts:
     retrain: tuple[tuple[str, RetrainStatus], ...]
     at_risk: tuple[str, ...]
     failure_class: str
+    owners: IncidentOwners = field(default_factory=IncidentOwners)
 
     @property
     def severity(self) -> Severity:
@@ -101,12 +106,40 @@ class IncidentFacts:
             "dataset": self.dataset,
             "failure_class": self.failure_class,
             "incident": self.urn,
+            "owners": self.owners.to_json(),
             "priority": self.priority,
             "retrain": [[urn, status.value] for urn, status in self.retrain],
             "severity": self.severity.value,
             "source_assertion": self.source_assertion,
             "window": self.window.to_json(),
         }
+
+
+@dataclass(frozen=True)
+class PriorFields:
+    """What Pareis last wrote of the ``incidentInfo`` fields a person may edit in DataHub (priority, assignees,
+    stage), carried by Update and Resolve: where the write path can read the current aspect, a field that differs
+    from this was changed by a person since, and is kept (DESIGN §3, human edits survive)."""
+
+    priority: int | None
+    assignees: tuple[str, ...] = ()
+    stage: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"assignees": list(self.assignees), "priority": self.priority, "stage": self.stage}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> PriorFields:
+        """Inverse of :meth:`to_json`; TypeError/ValueError on a malformed value."""
+        priority, stage = data.get("priority"), data.get("stage")
+        if priority is not None and (not isinstance(priority, int) or isinstance(priority, bool)):
+            raise TypeError(f"priority must be an integer or null, got {priority!r}")
+        if stage is not None and not isinstance(stage, str):
+            raise TypeError(f"stage must be a string or null, got {stage!r}")
+        assignees = data.get("assignees") or []
+        if not isinstance(assignees, list) or not all(isinstance(a, str) for a in assignees):
+            raise TypeError(f"assignees must be a list of URNs, got {assignees!r}")
+        return cls(priority, tuple(assignees), stage)
 
 
 @dataclass(frozen=True)
@@ -181,6 +214,7 @@ class Update:
     tags_remove: tuple[str, ...]
     retrain: tuple[tuple[str, RetrainStatus], ...]
     comment: str
+    prior: PriorFields | None = None
 
     kind = "update"
 
@@ -189,6 +223,7 @@ class Update:
             **_common(self),
             "changed": list(self.changed),
             "comment": self.comment,
+            "prior": self.prior.to_json() if self.prior else None,
             "retrain_changes": [[urn, status.value] for urn, status in self.retrain],
             "tags_add": list(self.tags_add),
             "tags_remove": list(self.tags_remove),
@@ -209,6 +244,7 @@ class Resolve:
     tags_remove: tuple[str, ...]
     retrain: tuple[tuple[str, RetrainStatus], ...]
     postmortem: Postmortem
+    prior: PriorFields | None = None
 
     kind = "resolve"
 
@@ -216,6 +252,7 @@ class Resolve:
         return {
             **_common(self),
             "postmortem": self.postmortem.to_json(),
+            "prior": self.prior.to_json() if self.prior else None,
             "retrain_changes": [[urn, status.value] for urn, status in self.retrain],
             "tags_remove": list(self.tags_remove),
         }
@@ -249,6 +286,7 @@ def analyse(urn: str, dataset: str, window: IncidentWindow, inputs: AnalysisInpu
     )
     at_risk = tuple(sorted({m.urn for m in radius.models} | set(radius.features)))
     classes = sorted({inputs.failure_classes.get(a, UNCLASSIFIED) for a in window.assertions})
+    owned = {dataset, *(run.dataset for run in window.runs)}
     return IncidentFacts(
         urn=urn,
         dataset=dataset,
@@ -258,6 +296,7 @@ def analyse(urn: str, dataset: str, window: IncidentWindow, inputs: AnalysisInpu
         retrain=retrain,
         at_risk=at_risk,
         failure_class="+".join(classes) if classes else UNCLASSIFIED,
+        owners=incident_owners(inputs.owners, owned, (m.urn for m in radius.models)),
     )
 
 

@@ -31,12 +31,14 @@ from enum import StrEnum
 from typing import Any
 
 from pareis.core import incident_text
+from pareis.core.impact import Severity
 from pareis.core.incident_urn import datahub_guid, effect_id, incident_urn
 from pareis.core.intents import (
     AnalysisInputs,
     IncidentFacts,
     Intent,
     Open,
+    PriorFields,
     Resolve,
     RetrainStatus,
     Update,
@@ -77,6 +79,7 @@ class Published:
     first_failure_ms: int | None = None
     healed_ms: int | None = None
     last_success_ms: int | None = None
+    owners: tuple[tuple[str, str], ...] = ()
     retrain: tuple[tuple[str, RetrainStatus], ...] = ()
     rollback: tuple[tuple[str, str | None], ...] = ()
     severity: str = ""
@@ -95,6 +98,7 @@ class Published:
             first_failure_ms=facts.window.first_failure_ms,
             healed_ms=facts.window.healed_ms,
             last_success_ms=facts.window.last_success_ms,
+            owners=facts.owners.pairs(facts.dataset),
             retrain=tuple(facts.retrain),
             rollback=tuple(facts.rollbacks),
             severity=facts.severity.value,
@@ -110,6 +114,7 @@ class Published:
             "first_failure_ms": self.first_failure_ms,
             "healed_ms": self.healed_ms,
             "last_success_ms": self.last_success_ms,
+            "owners": [[entity, owner] for entity, owner in self.owners],
             "retrain": [[urn, status.value] for urn, status in self.retrain],
             "rollback": [[group, urn] for group, urn in self.rollback],
             "severity": self.severity,
@@ -130,6 +135,7 @@ class Published:
             first_failure_ms=data.get("first_failure_ms"),
             healed_ms=data.get("healed_ms"),
             last_success_ms=data.get("last_success_ms"),
+            owners=tuple((entity, owner) for entity, owner in data.get("owners", ())),
             retrain=tuple((urn, RetrainStatus(status)) for urn, status in data.get("retrain", ())),
             rollback=tuple((group, urn) for group, urn in data.get("rollback", ())),
             severity=str(data.get("severity", "")),
@@ -331,6 +337,7 @@ def _update(
             tags_remove=tuple(sorted(old_risk - new_risk)),
             retrain=_retrain_changes(old, facts),
             comment=incident_text.update_comment(changes) + _lineage_cause(cause),
+            prior=_prior(old, facts.dataset),
         )
     )
     return Tracked(tracked.urn, tracked.key_ms, tracked.opened_at_ms, tracked.revision + 1, new)
@@ -354,9 +361,18 @@ def _resolve(tracked: Tracked, facts: IncidentFacts, now_ms: int, out: list[Inte
             tags_remove=tuple(sorted(old_risk | set(facts.at_risk))),
             retrain=_retrain_changes(tracked.published, facts),
             postmortem=incident_text.postmortem(facts, tracked.opened_at_ms, now_ms),
+            prior=_prior(tracked.published, facts.dataset),
         )
     )
     return Tracked(tracked.urn, tracked.key_ms, tracked.opened_at_ms, tracked.revision + 1, Published.of(facts))
+
+
+def _prior(published: Published, dataset: str) -> PriorFields:
+    """What the previous revision wrote of the fields people edit: the priority of its severity, the failing
+    dataset's owners as assignees (:func:`pareis.datahub.incident_writes.incident_info`), no stage."""
+    severity = published.severity
+    priority = Severity(severity).priority if severity in Severity.__members__ else None
+    return PriorFields(priority, tuple(owner for entity, owner in published.owners if entity == dataset))
 
 
 def _retrain_changes(published: Published, facts: IncidentFacts) -> tuple[tuple[str, RetrainStatus], ...]:

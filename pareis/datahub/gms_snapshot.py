@@ -40,7 +40,15 @@ if TYPE_CHECKING:
     from datahub.ingestion.graph.client import DataHubGraph
 
 ENTITY_ASPECTS: Mapping[str, tuple[str, ...]] = {
-    "dataset": ("schemaMetadata", "datasetProperties", "upstreamLineage", "siblings", "status", "deprecation"),
+    "dataset": (
+        "schemaMetadata",
+        "datasetProperties",
+        "upstreamLineage",
+        "siblings",
+        "status",
+        "deprecation",
+        "ownership",
+    ),
     "dataJob": ("dataJobInputOutput", "status", "deprecation"),
     "dataProcessInstance": (
         "dataProcessInstanceProperties",
@@ -48,11 +56,11 @@ ENTITY_ASPECTS: Mapping[str, tuple[str, ...]] = {
         "dataProcessInstanceOutput",
         "status",
     ),
-    "mlFeature": ("mlFeatureProperties", "status", "deprecation"),
+    "mlFeature": ("mlFeatureProperties", "status", "deprecation", "ownership"),
     "mlPrimaryKey": ("mlPrimaryKeyProperties", "status", "deprecation"),
-    "mlFeatureTable": ("mlFeatureTableProperties", "status", "deprecation"),
-    "mlModelGroup": ("mlModelGroupProperties", "status", "deprecation"),
-    "mlModel": ("mlModelProperties", "versionProperties", "status", "deprecation"),
+    "mlFeatureTable": ("mlFeatureTableProperties", "status", "deprecation", "ownership"),
+    "mlModelGroup": ("mlModelGroupProperties", "status", "deprecation", "ownership"),
+    "mlModel": ("mlModelProperties", "versionProperties", "status", "deprecation", "ownership"),
     "assertion": ("assertionInfo", "status"),
 }
 """Per entity type, the lineage aspects (:data:`pareis.datahub.translate.LINEAGE_ASPECTS`) it can carry."""

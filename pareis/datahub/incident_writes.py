@@ -3,8 +3,10 @@
 :func:`intent_mcps` maps the state machine's outputs (:mod:`pareis.core.intents`) to proposals, in this order:
 
 1. ``incidentInfo`` (UPSERT) on the incident: type CUSTOM / ``ML_DATA_QUALITY``, source ASSERTION_FAILURE with
-   the assertion whose failure began the incident, priority from severity, entities = the dataset then the
-   affected models, the intent's title and description, state ACTIVE (Open, Update) or RESOLVED (Resolve);
+   the assertion whose failure began the incident, priority from severity, entities = the dataset, assignees =
+   the dataset's owners, the intent's title and description, state ACTIVE (Open, Update) or RESOLVED (Resolve);
+   then, where the server accepts incidents on ML entities (``datahub.ml_incident_types``), the same aspect with
+   the affected model versions (and features) among its entities, as a second proposal (:func:`incident_infos`);
 2. ``globalTags`` PATCHes adding / removing ``pareis-at-risk`` — each entry attributed to the agent
    (``attribution.actor`` = the configured ``agent_urn``) and the incident (``attribution.source``), so resolving
    one incident removes only its own entry and a model two incidents touch stays tagged until both are resolved;
@@ -27,6 +29,7 @@ from urllib.parse import quote
 
 from datahub.emitter.mcp import MetadataChangeProposalWrapper
 from datahub.metadata.schema_classes import (
+    IncidentAssigneeClass,
     IncidentInfoClass,
     IncidentSourceClass,
     IncidentSourceTypeClass,
@@ -43,7 +46,7 @@ from datahub.specific.aspect_helpers.institutional_memory import HasInstitutiona
 from datahub.specific.aspect_helpers.structured_properties import HasStructuredPropertiesPatch
 from datahub.specific.aspect_helpers.tags import HasTagsPatch
 
-from pareis.config import DatahubSettings
+from pareis.config import ML_INCIDENT_TYPES, DatahubSettings
 from pareis.core.incident_text import iso
 from pareis.core.intents import TAG_AT_RISK, IncidentFacts, Intent, Open, Resolve, RetrainStatus, Update
 from pareis.datahub import postmortem
@@ -58,14 +61,22 @@ class EntityPatch(HasTagsPatch, HasStructuredPropertiesPatch, HasInstitutionalMe
     """acryl-datahub's tag, structured-property and note patch helpers over any entity URN."""
 
 
-def intent_mcps(intent: Intent, settings: DatahubSettings, *, models_on_incident: bool = True) -> list[Mcp]:
+QUIET_CHANGES = frozenset({"failed_rows"})
+"""Facts whose change alone does not make an Update rewrite ``incidentInfo`` on a write path that cannot keep
+human edits (the ticket comment still says it)."""
+
+
+def intent_mcps(intent: Intent, settings: DatahubSettings, *, keeps_edits: bool = True) -> list[Mcp]:
     """Every proposal ``intent`` writes, in write order (see the module docstring).
 
-    ``models_on_incident``: list the affected models in ``incidentInfo.entities`` besides the dataset (a server
-    that refuses models there needs False).
+    ``keeps_edits``: the write path reads the current ``incidentInfo`` and keeps what people edited (REST). When
+    False (Kafka: a proposal replaces the whole aspect, unread), an Update whose only change is in
+    :data:`QUIET_CHANGES` writes no ``incidentInfo``, so the daily failing run does not undo a person's stage,
+    priority or assignees; any other Update, and Resolve, still does.
     """
     facts = intent.facts
-    out: list[Mcp] = [incident_info(intent, settings, models_on_incident=models_on_incident)]
+    quiet = isinstance(intent, Update) and not keeps_edits and set(intent.changed) <= QUIET_CHANGES
+    out: list[Mcp] = [] if quiet else incident_infos(intent, settings)
     if isinstance(intent, Open):
         out += tag_patches(intent, settings, add=intent.tags_add)
         out += note_patches(intent, settings, [facts.dataset, *_models(facts)])
@@ -85,8 +96,35 @@ def intent_mcps(intent: Intent, settings: DatahubSettings, *, models_on_incident
     return out
 
 
-def incident_info(intent: Intent, settings: DatahubSettings, *, models_on_incident: bool = True) -> Mcp:
-    """The whole ``incidentInfo`` aspect of the incident as of ``intent``."""
+def ml_entities(facts: IncidentFacts, types: Iterable[str]) -> list[str]:
+    """The affected ML entities of the ``types`` that accept incidents (``datahub.ml_incident_types``): model
+    versions (``mlModel``) and features (``mlFeature``), in URN order. Never a model group; feature tables are
+    not in the blast radius, so none is listed."""
+    accepted = set(types) & ML_INCIDENT_TYPES
+    found = {m for m in _models(facts) if "mlModel" in accepted}
+    found.update(f for f in facts.blast.features if "mlFeature" in accepted and f.startswith("urn:li:mlFeature:"))
+    return sorted(found)
+
+
+def incident_infos(intent: Intent, settings: DatahubSettings) -> list[Mcp]:
+    """The ``incidentInfo`` writes of ``intent``: the dataset's incident, then — when some affected ML entities
+    are of types the server accepts incidents on (``datahub.ml_incident_types``) — the same incident on the
+    dataset and those entities, as a separate proposal. A server that refuses an entity fails the whole write it
+    is in; written apart, a refusal leaves the dataset's incident standing (DESIGN §3)."""
+    out = [incident_info(intent, settings)]
+    extra = ml_entities(intent.facts, settings.ml_incident_types or ())
+    if extra:
+        out.append(incident_info(intent, settings, extra=extra))
+    return out
+
+
+def incident_info(intent: Intent, settings: DatahubSettings, *, extra: Iterable[str] = ()) -> Mcp:
+    """The whole ``incidentInfo`` aspect of the incident as of ``intent``, on the dataset and ``extra``.
+
+    Assignees are the failing dataset's owners (users and groups), assigned at the first failure so that every
+    revision writes the same stamps; where the write path can read the current aspect, an Update or Resolve keeps
+    a priority, stage or assignees a person changed since (:mod:`pareis.datahub.incident_merge`).
+    """
     facts = intent.facts
     window = facts.window
     resolved = isinstance(intent, Resolve)
@@ -96,13 +134,18 @@ def incident_info(intent: Intent, settings: DatahubSettings, *, models_on_incide
         message=f"Healed at {iso(window.healed_ms)}: every assertion passes again." if resolved else None,
         lastUpdated=stamp(settings, intent.at_ms),
     )
+    assignees = [
+        IncidentAssigneeClass(actor=o.urn, assignedAt=stamp(settings, window.first_failure_ms))
+        for o in facts.owners.dataset
+    ]
     info = IncidentInfoClass(
         type=IncidentTypeClass.CUSTOM,
         customType=CUSTOM_TYPE,
         title=intent.title,
         description=intent.description,
-        entities=[facts.dataset, *(_models(facts) if models_on_incident else [])],
+        entities=[facts.dataset, *extra],
         priority=facts.priority,
+        assignees=assignees or None,
         status=status,
         source=IncidentSourceClass(type=IncidentSourceTypeClass.ASSERTION_FAILURE, sourceUrn=facts.source_assertion),
         startedAt=window.first_failure_ms,

@@ -26,6 +26,7 @@ from typing import Any
 import requests
 from datahub.configuration.common import ConfigurationError, OperationalError
 from datahub.emitter.rest_emitter import DataHubRestEmitter, EmitMode
+from datahub.utilities.urns.urn import Urn
 
 from pareis.config import DatahubSettings
 from pareis.datahub.writer import Mcp, copy_mcp
@@ -94,6 +95,30 @@ class RestWriter:
             except (OperationalError, requests.RequestException) as exc:
                 raise from_rest_error(exc, what) from exc
         return ()
+
+    def read_aspect(self, entity_urn: str, aspect_name: str) -> dict[str, Any] | None:
+        """The latest value of an aspect (Pegasus JSON), None when there is none (404): Rest.li ``GET
+        /aspects/<urn>?aspect=<name>&version=0``, what acryl's ``DataHubGraph.get_aspect`` asks, on the emitter's
+        session (its token and timeouts)."""
+        if not self._connected:
+            self._connect()
+        what = f"GET {aspect_name} of {entity_urn}"
+        url = f"{self._emitter._gms_server}/aspects/{Urn.url_encode(entity_urn)}?aspect={aspect_name}&version=0"
+        try:
+            response = self._emitter._session.get(url)
+            if response.status_code == 404:
+                return None
+            response.raise_for_status()
+            found = response.json()
+        except requests.RequestException as exc:
+            raise from_rest_error(exc, what) from exc
+        except ValueError as exc:
+            raise Retriable(f"GMS answered non-JSON to {what}") from exc
+        values = found.get("aspect") if isinstance(found, dict) else None
+        if not isinstance(values, dict) or len(values) != 1:
+            raise GmsRejected(what, response.status_code, response.text)
+        (value,) = values.values()
+        return value if isinstance(value, dict) else None
 
     def close(self) -> None:
         self._emitter.close()

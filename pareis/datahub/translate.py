@@ -17,7 +17,7 @@ from typing import Any
 from pareis.core.dimension import dimension
 from pareis.core.fieldpath import COLUMN_PREFIX, canonical_column, entity_type, normal_field_path, parent_of, path_of
 from pareis.core.graph import REMOVABLE_TYPES, Attr, Rel
-from pareis.datahub import translate_ml
+from pareis.datahub import translate_ml, translate_owners
 from pareis.datahub.translate_shape import Shape, canonical_parent, is_plain_path
 from pareis.errors import DecodeError
 from pareis.model.lineage import Edge, Facts, LineageUpdate, Stamp
@@ -60,6 +60,9 @@ def lineage_update(entity: str, aspect_name: str, change_type: str, aspect: Any,
     except ValueError as error:
         raise DecodeError("aspect-shape", f"{aspect_name}: entity {error}") from error
     if aspect_name in ("status", "deprecation") and kind not in FLAGGED_TYPES:
+        return None
+    kept = translate_owners.ENTITY_TYPES.get(aspect_name)
+    if kept is not None and kind not in kept:
         return None
     if change_type == "DELETE":
         return LineageUpdate(entity, aspect_name, stamp, None)
@@ -386,6 +389,7 @@ HANDLERS: Mapping[str, Handler] = {
     "status": status,
     "deprecation": deprecation,
     **translate_ml.HANDLERS,
+    **translate_owners.HANDLERS,
 }
 
 LINEAGE_ASPECTS: frozenset[str] = frozenset(HANDLERS)

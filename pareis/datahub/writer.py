@@ -47,6 +47,16 @@ class DatahubWriter(Protocol):
     def write(self, mcps: Sequence[Mcp]) -> tuple[OutRecord, ...]: ...
 
 
+@runtime_checkable
+class AspectReader(Protocol):
+    """A writer that can also read an aspect back (the REST writer): what keeps human edits of ``incidentInfo``
+    (:mod:`pareis.datahub.incident_merge`). Errors as :class:`DatahubWriter`'s."""
+
+    def read_aspect(self, entity_urn: str, aspect_name: str) -> dict[str, Any] | None:
+        """The aspect's current value as Pegasus JSON; None when the entity has none."""
+        ...
+
+
 class MemoryWriter:
     """Records every proposal it is given (as copies), for tests and the demo; delivers nothing."""
 

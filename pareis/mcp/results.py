@@ -112,6 +112,20 @@ class GroupVerdicts(TypedDict):
 
 
 @with_config(_STRICT)
+class OwnerRef(TypedDict):
+    urn: str
+    email: str | None
+
+
+@with_config(_STRICT)
+class Owners(TypedDict):
+    """The owners of the failing dataset (its siblings' too) and of each affected model (its group's too)."""
+
+    dataset: list[OwnerRef]
+    models: dict[str, list[OwnerRef]]
+
+
+@with_config(_STRICT)
 class IncidentResult(TypedDict):
     """``pareis analyze --json``."""
 
@@ -120,6 +134,7 @@ class IncidentResult(TypedDict):
     incident: IncidentHead
     window: Window
     contamination: list[GroupVerdicts]
+    owners: Owners
 
 
 @with_config(_STRICT)

@@ -3,7 +3,8 @@
 * ``ticket.open`` / ``ticket.comment`` / ``ticket.close`` go through :class:`~pareis.tickets.delivery.TicketDelivery`
   (every configured tool; its ledger keys are ``<effect id>/<tool>``; opening finds an existing ticket first);
 * ``datahub.write`` goes through the REST writer, skipped when the ledger has its effect id and recorded once
-  GMS accepted it.
+  GMS accepted it; one carrying ``keep`` (an Update's or Resolve's ``incidentInfo``) is merged first with the
+  aspect GMS holds, keeping the priority, stage and assignees people changed (:mod:`pareis.datahub.incident_merge`).
 
 At-least-once: the runtime commits the offsets after the batch's effects are done, and a redone batch finds its
 delivered effects in the ledger. Errors keep their class: Retriable (a tool or GMS unreachable; the runtime backs
@@ -14,12 +15,14 @@ reaching an effects role with no REST writer: the roles' settings disagree).
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Sequence
 
-from datahub.metadata.schema_classes import MetadataChangeProposalClass
+from datahub.metadata.schema_classes import GenericAspectClass, MetadataChangeProposalClass
 
-from pareis.datahub.writer import DatahubWriter
+from pareis.datahub.incident_merge import keep_edits
+from pareis.datahub.writer import AspectReader, DatahubWriter
 from pareis.errors import Fatal, Poison, Retriable
 from pareis.model.records import Message, OutRecord, RawMessage
 from pareis.roles.messages import DatahubWrite, Effect, TicketClose, TicketComment, TicketOpen, decode_effect
@@ -99,5 +102,11 @@ class EffectsHandler:
             )
         if self._ledger.seen(effect.effect_id):
             return
-        self._rest.write([proposal(effect)])
+        mcp = proposal(effect)
+        if effect.keep is not None and isinstance(self._rest, AspectReader) and mcp.entityUrn and mcp.aspect:
+            # Read-merge-write: what a person edited in DataHub since Pareis last wrote it stays.
+            current = self._rest.read_aspect(mcp.entityUrn, str(mcp.aspectName))
+            merged = keep_edits(json.loads(mcp.aspect.value), current, effect.keep)
+            mcp.aspect = GenericAspectClass(value=json.dumps(merged).encode(), contentType=mcp.aspect.contentType)
+        self._rest.write([mcp])
         self._ledger.record(effect.effect_id)

@@ -98,7 +98,9 @@ def ticket_effect(intent: Intent, settings: DatahubSettings) -> Effect:
     effect_id = f"{intent.effect_id}/ticket"
     if isinstance(intent, Open):
         url = incident_link(facts, settings) if settings.ui_url else None
-        return TicketOpen(effect_id, IncidentTicket(facts.urn, intent.title, intent.description, facts.severity, url))
+        owners = facts.owners.everyone
+        ticket = IncidentTicket(facts.urn, intent.title, intent.description, facts.severity, url, owners)
+        return TicketOpen(effect_id, ticket)
     if isinstance(intent, Update):
         return TicketComment(effect_id, facts.urn, intent.comment)
     assert isinstance(intent, Resolve)
@@ -207,7 +209,8 @@ class IncidentsHandler:
         ]
 
     def _outputs(self, intent: Intent) -> list[OutRecord]:
-        mcps = intent_mcps(intent, self._datahub)
+        # Only the REST path reads incidentInfo back before writing it, and so keeps what people edited.
+        mcps = intent_mcps(intent, self._datahub, keeps_edits=self._writer is None)
         out: list[OutRecord] = []
         if self._writer is not None:
             out.extend(self._writer.write(mcps))
@@ -221,7 +224,17 @@ class IncidentsHandler:
 
 
 def rest_effects(intent: Intent, mcps: Sequence[Mcp]) -> list[DatahubWrite]:
-    """One ``datahub.write`` effect per proposal, in write order; ids ``<intent effect id>/datahub/<index>``."""
+    """One ``datahub.write`` effect per proposal, in write order; ids ``<intent effect id>/datahub/<index>``.
+
+    The ``incidentInfo`` of an Update or Resolve carries the intent's :class:`~pareis.core.intents.PriorFields`
+    (``keep``), so the effects role keeps what people edited since (:mod:`pareis.datahub.incident_merge`)."""
+    prior = intent.prior if isinstance(intent, Update | Resolve) else None
     return [
-        DatahubWrite(f"{intent.effect_id}/datahub/{i}", intent.facts.urn, mcp.to_obj()) for i, mcp in enumerate(mcps)
+        DatahubWrite(
+            f"{intent.effect_id}/datahub/{i}",
+            intent.facts.urn,
+            mcp.to_obj(),
+            prior if mcp.aspectName == "incidentInfo" else None,
+        )
+        for i, mcp in enumerate(mcps)
     ]

@@ -28,7 +28,9 @@ from typing import Any, TypeAlias
 import orjson
 
 from pareis.core.impact import Severity
+from pareis.core.intents import PriorFields
 from pareis.core.lifecycle import Signal
+from pareis.core.owners import Owner
 from pareis.core.runs import AssertionRun, InvalidRun
 from pareis.errors import DecodeError, Origin
 from pareis.tickets.port import IncidentTicket
@@ -120,12 +122,14 @@ class TicketOpen:
         return self.ticket.url
 
     def to_json(self) -> dict[str, Any]:
+        owners = {"owners": [o.to_json() for o in self.ticket.owners]} if self.ticket.owners else {}
         return {
             **_common(self),
             "body": self.ticket.body,
             "severity": self.ticket.severity.value,
             "title": self.ticket.title,
             "url": self.ticket.url,
+            **owners,
         }
 
 
@@ -159,16 +163,22 @@ class TicketClose:
 
 @dataclass(frozen=True)
 class DatahubWrite:
-    """One proposal for DataHub's REST API. ``mcp``: the proposal's serial form (acryl's ``to_obj()``)."""
+    """One proposal for DataHub's REST API. ``mcp``: the proposal's serial form (acryl's ``to_obj()``).
+
+    ``keep`` (an Update's or Resolve's ``incidentInfo``): what Pareis last wrote of the fields people edit; the
+    effects role reads the current aspect and keeps those a person changed (:mod:`pareis.datahub.incident_merge`).
+    """
 
     effect_id: str
     incident: str
     mcp: Mapping[str, Any]
+    keep: PriorFields | None = None
 
     kind = "datahub.write"
 
     def to_json(self) -> dict[str, Any]:
-        return {**_common(self), "mcp": dict(self.mcp)}
+        keep = {"keep": self.keep.to_json()} if self.keep is not None else {}
+        return {**_common(self), "mcp": dict(self.mcp), **keep}
 
 
 Effect: TypeAlias = TicketOpen | TicketComment | TicketClose | DatahubWrite
@@ -261,9 +271,17 @@ def _ticket_open(shape: _Shape, obj: Mapping[str, Any]) -> Effect:
     if not isinstance(severity, str) or severity not in Severity.__members__:
         raise shape.fail(f"severity must be one of {', '.join(Severity.__members__)}, got {severity!r}")
     effect_id, incident, title = shape.name(obj, "effect_id"), shape.name(obj, "incident"), shape.name(obj, "title")
+    owners = obj.get("owners") or []
+    if not isinstance(owners, list) or not all(isinstance(o, dict) and isinstance(o.get("urn"), str) for o in owners):
+        raise shape.fail(f"owners must be a list of {{urn, email}} objects, got {owners!r}")
     try:
         ticket = IncidentTicket(
-            incident, title, shape.text(obj, "body"), Severity(severity), shape.opt_name(obj, "url")
+            incident,
+            title,
+            shape.text(obj, "body"),
+            Severity(severity),
+            shape.opt_name(obj, "url"),
+            tuple(Owner.from_json(o) for o in owners),
         )
     except ValueError as exc:  # the ticket's own rules (a blank title)
         raise shape.fail(str(exc)) from exc
@@ -282,7 +300,13 @@ def _datahub_write(shape: _Shape, obj: Mapping[str, Any]) -> Effect:
     mcp = shape.obj(obj, "mcp")
     for key in ("entityUrn", "changeType", "aspectName"):
         shape.name(mcp, key)
-    return DatahubWrite(shape.name(obj, "effect_id"), shape.name(obj, "incident"), mcp)
+    keep = None
+    if obj.get("keep") is not None:
+        try:
+            keep = PriorFields.from_json(shape.obj(obj, "keep"))
+        except (TypeError, ValueError) as exc:
+            raise shape.fail(f"keep: {exc}") from exc
+    return DatahubWrite(shape.name(obj, "effect_id"), shape.name(obj, "incident"), mcp, keep)
 
 
 _EFFECTS: dict[str, Callable[[_Shape, Mapping[str, Any]], Effect]] = {

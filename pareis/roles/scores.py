@@ -30,7 +30,7 @@ from pareis.datahub.definitions import RELIABILITY_SCORE
 from pareis.datahub.incident_writes import EntityPatch
 from pareis.datahub.marks import system_metadata
 from pareis.datahub.writer import Mcp
-from pareis.kafka.records import Message
+from pareis.model.records import Message
 from pareis.roles.messages import RunSignal
 from pareis.store.runs import RunHistory
 from pareis.store.scores import Published, ScoreLedger

@@ -11,6 +11,7 @@ Implementations: :class:`pareis.store.incidents_memory.MemoryIncidentStore` and
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Protocol, runtime_checkable
 
 from pareis.core.lifecycle import IncidentState
@@ -31,6 +32,10 @@ class IncidentStore(Protocol):
 
     def active(self) -> list[IncidentState]:
         """Every ACTIVE state, sorted by dataset (for the gate and the dashboard)."""
+        ...
+
+    def get_many(self, datasets: Iterable[str]) -> dict[str, IncidentState]:
+        """:meth:`get` of each of ``datasets`` in one round trip (the read side's incident list)."""
         ...
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 
 from pareis.core.lifecycle import IncidentState, Status
 from pareis.store.incidents import decode, encode
@@ -24,6 +25,12 @@ class MemoryIncidentStore:
         text = encode(state)
         with self._lock:
             self._states[state.dataset] = text
+
+    def get_many(self, datasets: Iterable[str]) -> dict[str, IncidentState]:
+        names = sorted(set(datasets))
+        with self._lock:
+            texts = [self._states.get(d) for d in names]
+        return {d: IncidentState(d) if t is None else decode(d, t) for d, t in zip(names, texts, strict=True)}
 
     def active(self) -> list[IncidentState]:
         with self._lock:

@@ -8,6 +8,8 @@ Keys (one hash tag, so the transaction that writes both stays on one Redis Clust
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import redis
 
 from pareis.core.lifecycle import IncidentState, Status
@@ -40,6 +42,14 @@ class RedisIncidentStore:
             pipe.srem(self._active, state.dataset)
         with translated():
             pipe.execute()
+
+    def get_many(self, datasets: Iterable[str]) -> dict[str, IncidentState]:
+        names = sorted(set(datasets))
+        if not names:
+            return {}
+        with translated():
+            texts = self._redis.hmget(self._states, names)
+        return {d: IncidentState(d) if t is None else decode(d, _text(t)) for d, t in zip(names, texts, strict=True)}
 
     def active(self) -> list[IncidentState]:
         with translated():

@@ -14,13 +14,19 @@
   ``GET …/transitions`` and ``POST …/transitions`` with the transition named ``done_transition`` (matched on
   the transition's name or its target status's name, case-insensitively).
 
+* owners (``users``: ``tickets.jira.users``, owner URN / email / user name → Jira account id): the issue is
+  created with the first mapped owner (the failing dataset's first) as ``assignee``, and every other mapped
+  owner is added with ``POST /rest/api/3/issue/{key}/watchers`` (idempotent in Jira, so an open that finds its
+  issue again adds them again harmlessly). Without a mapping nobody is assigned; the description names the
+  owners either way.
+
 Authentication is basic auth ``email:api-token``.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import httpx
@@ -28,7 +34,7 @@ import httpx
 from pareis.config import JiraSettings
 from pareis.errors import Fatal, Retriable
 from pareis.tickets.failures import Rejected, dig, for_status
-from pareis.tickets.port import IncidentTicket, TicketRef, marker, urn_digest
+from pareis.tickets.port import IncidentTicket, TicketRef, mapped, marker, urn_digest
 
 API = "/rest/api/3"
 
@@ -49,7 +55,9 @@ class JiraTicketer:
         timeout_s: float = 5.0,
         index_grace_s: float = 60.0,
         clock: Callable[[], float] = time.monotonic,
+        users: Mapping[str, str] | None = None,
     ) -> None:
+        self._users = dict(users or {})
         self._base = base_url.rstrip("/")
         self._auth = httpx.BasicAuth(email, token)
         self._project = project
@@ -74,6 +82,7 @@ class JiraTicketer:
             issue_type=settings.issue_type,
             done_transition=settings.done_transition,
             http=http,
+            users=settings.users,
         )
 
     @property
@@ -87,9 +96,11 @@ class JiraTicketer:
 
     def open(self, incident: IncidentTicket) -> TicketRef:
         urn = incident.incident_urn
+        accounts = mapped(incident.owners, self._users)
         existing = self.find(urn)
         if existing is not None:
             self._uncertain.pop(urn, None)
+            self._watch(existing, accounts[1:])
             return existing
         since = self._uncertain.get(urn)
         if since is not None and self._clock() - since < self._index_grace_s:
@@ -105,13 +116,21 @@ class JiraTicketer:
             "description": adf(incident.body, link=incident.url, footer=marker(incident.incident_urn)),
             "labels": ["pareis", self.label(incident.incident_urn)],
         }
+        if accounts:
+            fields["assignee"] = {"accountId": accounts[0]}
         try:
             created = self._request("POST", f"{API}/issue", json={"fields": fields})
         except Retriable:
             self._uncertain[urn] = self._clock()
             raise
         self._uncertain.pop(urn, None)
-        return self._ref(dig("jira", created, "key"))
+        ref = self._ref(dig("jira", created, "key"))
+        self._watch(ref, accounts[1:])
+        return ref
+
+    def _watch(self, ticket: TicketRef, accounts: list[str]) -> None:
+        for account in accounts:
+            self._request("POST", f"{API}/issue/{_key(ticket)}/watchers", json=account)
 
     def find(self, incident_urn: str) -> TicketRef | None:
         project = self._project.replace("\\", "\\\\").replace('"', '\\"')

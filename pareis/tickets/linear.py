@@ -9,6 +9,9 @@
   ``issueUpdate`` to the team's first workflow state of type ``completed`` (looked up once with
   ``workflowStates``).
 
+Owners (``users``: ``tickets.linear.users``, owner URN / email / user name → Linear user id): the first mapped
+owner is the issue's ``assigneeId``, the others its ``subscriberIds``, set at creation.
+
 The personal API key goes in ``Authorization`` as is (no ``Bearer``). Linear reports failures as GraphQL
 ``errors`` whose ``extensions.code`` names them: ``RATELIMITED`` → Retriable (the wait from
 ``X-RateLimit-Requests-Reset``, epoch milliseconds, or ``Retry-After``), ``AUTHENTICATION_ERROR`` → Fatal (see
@@ -20,7 +23,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import httpx
@@ -29,7 +32,7 @@ from pareis.config import LinearSettings
 from pareis.core.impact import Severity
 from pareis.errors import Fatal, PareisError, Retriable
 from pareis.tickets.failures import Rejected, Unauthorized, dig, for_status, header, retry_after_seconds
-from pareis.tickets.port import IncidentTicket, TicketRef, marker
+from pareis.tickets.port import IncidentTicket, TicketRef, mapped, marker
 
 PRIORITY = {Severity.HIGH: 2, Severity.MEDIUM: 3, Severity.LOW: 4, Severity.NONE: 0}
 """Linear priorities: 0 none, 1 urgent, 2 high, 3 medium, 4 low."""
@@ -65,7 +68,9 @@ class LinearTicketer:
         http: httpx.Client | None = None,
         timeout_s: float = 5.0,
         clock: Callable[[], float] = time.time,
+        users: Mapping[str, str] | None = None,
     ) -> None:
+        self._users = dict(users or {})
         self._api_key = api_key
         self._team_id = team_id
         self._url = url
@@ -78,7 +83,13 @@ class LinearTicketer:
     def from_settings(cls, settings: LinearSettings, *, http: httpx.Client | None = None) -> LinearTicketer:
         if settings.api_key is None or not settings.team_id:
             raise Fatal("linear: tickets.linear.api_key and tickets.linear.team_id are both needed")
-        return cls(api_key=settings.api_key.get_secret_value(), team_id=settings.team_id, url=settings.url, http=http)
+        return cls(
+            api_key=settings.api_key.get_secret_value(),
+            team_id=settings.team_id,
+            url=settings.url,
+            http=http,
+            users=settings.users,
+        )
 
     @property
     def tool(self) -> str:
@@ -104,6 +115,11 @@ class LinearTicketer:
             "description": f"{body}\n\n_{marker(incident.incident_urn)}_",
             "priority": PRIORITY[incident.severity],
         }
+        people = mapped(incident.owners, self._users)
+        if people:
+            fields["assigneeId"] = people[0]
+        if people[1:]:
+            fields["subscriberIds"] = people[1:]
         try:
             created = dig("linear", self._graphql(CREATE, {"input": fields}), "issueCreate")
         except Rejected:

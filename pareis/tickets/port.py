@@ -8,10 +8,12 @@ in-memory one) passes the same contract suite, ``tests/unit/test_tickets_contrac
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from pareis.core.impact import Severity
+from pareis.core.owners import Owner
 
 MARKER_PREFIX = "pareis incident: "
 """Written into every ticket body, followed by the incident URN, so that humans (and searches) can tell which
@@ -23,7 +25,9 @@ class IncidentTicket:
     """What a ticket says about one incident.
 
     ``body`` is Markdown-flavoured plain text (paragraphs separated by blank lines); each tool renders it in its
-    own format. ``url`` links back to the incident (DataHub or Mission Control), when there is one.
+    own format. ``url`` links back to the incident (DataHub or Mission Control), when there is one. ``owners``:
+    the failing dataset's owners, then the affected models' (:attr:`pareis.core.owners.IncidentOwners.everyone`);
+    Slack mentions them, Jira and Linear assign the first mapped one and subscribe the others.
     """
 
     incident_urn: str
@@ -31,6 +35,7 @@ class IncidentTicket:
     body: str
     severity: Severity = Severity.NONE
     url: str | None = None
+    owners: tuple[Owner, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.incident_urn:
@@ -84,6 +89,17 @@ class Ticketer(Protocol):
     def comment(self, ticket: TicketRef, text: str) -> None: ...
 
     def close(self, ticket: TicketRef, text: str | None) -> None: ...
+
+
+def mapped(owners: tuple[Owner, ...], users: Mapping[str, str]) -> list[str]:
+    """The tool's user ids of ``owners`` that ``users`` maps (by owner URN, else email, else user name), in order,
+    each once: the Jira / Linear mapping of ``tickets.<tool>.users``."""
+    out: list[str] = []
+    for owner in owners:
+        found = users.get(owner.urn) or (users.get(owner.email) if owner.email else None) or users.get(owner.name)
+        if found and found not in out:
+            out.append(found)
+    return out
 
 
 def marker(incident_urn: str) -> str:

@@ -8,6 +8,11 @@
   ``resolved`` (which is how a second close knows there is nothing left to do).
 * find: ``conversations.history`` of the channel with ``include_all_metadata``, newest first, back to
   ``lookback_s`` ago.
+* owners: the open message ends with ``Owners: <@U…>, …``: each owner with an email is looked up once with
+  ``users.lookupByEmail`` (needs the ``users:read.email`` scope; answers cached for the process's life, misses
+  too); an owner Slack does not know (``users_not_found``), a group, or an owner without an email is written as
+  text. A lookup Slack refuses for another reason (a missing scope) is logged and the owner written as text: a
+  mention is not worth losing the ticket over.
 
 The channel must be a channel id (``C…``): history, replies and update take ids only.
 """
@@ -20,10 +25,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import structlog
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
 from pareis.config import SlackSettings
+from pareis.core.owners import Owner
 from pareis.errors import Fatal, PareisError, Retriable
 from pareis.tickets.failures import Rejected, Unauthorized, dig, for_status
 from pareis.tickets.port import IncidentTicket, TicketRef, marker
@@ -51,6 +58,8 @@ class SlackTicketer:
         self._lookback_s = lookback_s
         self._page_size = page_size
         self._clock = clock
+        self._users: dict[str, str | None] = {}
+        """Email → Slack user id (None: Slack knows no such user), for mentions."""
 
     @classmethod
     def from_settings(cls, settings: SlackSettings, **options: Any) -> SlackTicketer:
@@ -71,15 +80,33 @@ class SlackTicketer:
         if existing is not None:
             return existing
         payload = {"incident_urn": incident.incident_urn, "severity": str(incident.severity), "status": "open"}
+        mentions = [self._mention(o) for o in incident.owners]
         response = _call(
             lambda: self._client.chat_postMessage(
                 channel=self._channel,
-                text=_render(incident),
+                text=_render(incident, mentions),
                 metadata={"event_type": EVENT_TYPE, "event_payload": payload},
                 unfurl_links=False,
             )
         )
         return TicketRef(self.tool, f"{dig('slack', response.data, 'channel')}/{dig('slack', response.data, 'ts')}")
+
+    def _mention(self, owner: Owner) -> str:
+        """``<@U…>`` for an owner Slack knows by email, else the owner as text."""
+        text = owner.email or owner.name
+        if owner.is_group or not owner.email:
+            return text
+        if owner.email not in self._users:
+            email = owner.email
+            try:
+                found = _call(lambda: self._client.users_lookupByEmail(email=email))
+                self._users[email] = str(dig("slack", found.data, "user", "id"))
+            except Rejected as error:
+                if "users_not_found" not in str(error):
+                    structlog.get_logger(__name__).warning("slack user lookup refused", email=email, error=str(error))
+                self._users[email] = None
+        user = self._users[owner.email]
+        return f"<@{user}>" if user else text
 
     def find(self, incident_urn: str) -> TicketRef | None:
         oldest = f"{self._clock() - self._lookback_s:.6f}"
@@ -127,9 +154,11 @@ class SlackTicketer:
         )
 
 
-def _render(incident: IncidentTicket) -> str:
+def _render(incident: IncidentTicket, mentions: list[str] | None = None) -> str:
     emoji = _EMOJI.get(str(incident.severity), ":white_circle:")
     lines = [f"{emoji} *[{incident.severity}] {incident.title}*", "", incident.body.strip()]
+    if mentions:
+        lines += ["", "Owners: " + ", ".join(mentions)]
     if incident.url:
         lines += ["", f"<{incident.url}|Open the incident>"]
     return "\n".join([*lines, "", f"_{marker(incident.incident_urn)}_"])

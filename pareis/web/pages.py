@@ -64,9 +64,10 @@ class Context:
     async def incidents(self) -> list[IncidentSummary]:
         """:func:`~pareis.answers.incidents.incident_list`, answered from memory once computed: the live follower
         recomputes it when the incident store's change token moves (:meth:`refresh`, before it tells the pages) and
-        when it is older than ``list_ttl_s`` (:meth:`expire`). The list is derived from the whole run history — one
-        analysis per incident — so pages and live re-fetches between two changes share one computation, and a slow
-        recomputation never holds a page up. ``list_ttl_s`` 0: computed for every request (nothing kept)."""
+        when it is older than ``list_ttl_s`` (:meth:`expire`). The list still reads the whole run history (and
+        analyses every incident the incident store does not hold), so pages and live re-fetches between two changes
+        share one computation, and a slow recomputation never holds a page up. ``list_ttl_s`` 0: computed for every
+        request (nothing kept)."""
         listed = self._listed
         if listed is not None and self.list_ttl_s > 0:
             return listed[2]
@@ -275,22 +276,12 @@ def _models_answer(ctx: Context) -> dict[str, Any]:
     at_ms = ctx.clock()
     gates: dict[str, Any] = {}
     for group in answer["groups"]:
+        model = group["model"]
         try:
-            gates[group["group"]] = gate(ctx.sources, model=group["group"], at_ms=at_ms).to_json()
+            gates[model] = gate(ctx.sources, model=model, at_ms=at_ms).to_json()
         except CannotEvaluate as exc:
-            gates[group["group"]] = {**cannot_evaluate_json(group["group"], str(exc)), "checks": []}
+            gates[model] = {**cannot_evaluate_json(model, str(exc)), "checks": []}
     return {"evaluated_at_ms": at_ms, "gates": gates, **answer}
-
-
-@answering
-async def models_page(ctx: Context, request: Request) -> Response:
-    answer = await ctx.ask(_reading(lambda: _models_answer(ctx)))
-    return ctx.html("models.html", answer=answer, page="models")
-
-
-@answering
-async def models_api(ctx: Context, request: Request) -> Response:
-    return _json(await ctx.ask(_reading(lambda: _models_answer(ctx))))
 
 
 # -- Protect -----------------------------------------------------------------------------------------------------
@@ -303,12 +294,22 @@ def _protect_answer(ctx: Context) -> dict[str, Any]:
     return {**answer.to_json(), "yaml": answer.yaml}
 
 
-@answering
-async def protect_page(ctx: Context, request: Request) -> Response:
-    answer = await ctx.ask(_reading(lambda: _protect_answer(ctx)))
-    return ctx.html("protect.html", answer=answer, page="protect")
+def _whole_answer(
+    question: Callable[[Context], dict[str, Any]], name: str
+) -> tuple[Callable[[Context, Request], Any], Callable[[Context, Request], Any]]:
+    """The page (``<name>.html`` over the answer) and its JSON twin of an answer that takes no argument."""
+
+    @answering
+    async def html(ctx: Context, request: Request) -> Response:
+        answer = await ctx.ask(_reading(lambda: question(ctx)))
+        return ctx.html(f"{name}.html", answer=answer, page=name)
+
+    @answering
+    async def api(ctx: Context, request: Request) -> Response:
+        return _json(await ctx.ask(_reading(lambda: question(ctx))))
+
+    return html, api
 
 
-@answering
-async def protect_api(ctx: Context, request: Request) -> Response:
-    return _json(await ctx.ask(_reading(lambda: _protect_answer(ctx))))
+models_page, models_api = _whole_answer(_models_answer, "models")
+protect_page, protect_api = _whole_answer(_protect_answer, "protect")

@@ -1,10 +1,12 @@
 """A fake DataHub GMS on 127.0.0.1 answering what ``DatahubRestEmitter`` calls, recording every proposal.
 
 Endpoints: ``GET /config``; Rest.li ``POST /aspects?action=ingestProposal`` and ``…=ingestProposalBatch``;
-OpenAPI ``POST``/``PATCH /openapi/v3/entity/<entityType>``. ``version`` decides which ingestion path the
-emitter picks from ``/config`` (OpenAPI from 1.0.1 on, as acryl's SDK decides). Every accepted proposal is
-recorded in one normal form (:class:`Received`), whichever endpoint it came through, and applied to an
-in-memory store (PATCHes through :func:`pareis.datahub.patch.apply_patch`, as GMS's templates do).
+Rest.li ``GET /aspects/<urn>?aspect=<name>&version=0`` (what ``DataHubGraph.get_aspect`` asks: 404 when absent, else
+``{"aspect": {<Pegasus class name>: value}, "version": 0}``); OpenAPI ``POST``/``PATCH
+/openapi/v3/entity/<entityType>``. ``version`` decides which ingestion path the emitter picks from ``/config``
+(OpenAPI from 1.0.1 on, as acryl's SDK decides). Every accepted proposal is recorded in one normal form
+(:class:`Received`), whichever endpoint it came through, and applied to an in-memory store (PATCHes
+through :func:`pareis.datahub.patch.apply_patch`, as GMS's templates do).
 
 Validation: every proposal is checked as GMS does (:func:`refusal`: the entity registry, the URN's type, the
 aspect against acryl-datahub's class); an invalid one makes the request a 422 with GMS's error shape.
@@ -12,7 +14,10 @@ aspect against acryl-datahub's class); an invalid one makes the request a 422 wi
 Faults: :meth:`FakeGms.fail_next` answers the next *n* requests (``/config`` included) with a status and a
 DataHub-shaped error body (Rest.li's ``{exceptionClass, message, status, stackTrace}``); ``token`` makes every
 request without ``Authorization: Bearer <token>`` a 401; ``gms=False`` answers ``/config`` as DataHub's
-frontend does (no ``noCode``), which the emitter takes for a wrong URL.
+frontend does (no ``noCode``), which the emitter takes for a wrong URL. ``incident_types`` is the set of entity
+types ``incidentInfo.entities`` may name (a release: datasets and the other non-ML types; DataHub master adds
+``mlModel``, ``mlFeature``, ``mlFeatureTable``); a proposal naming another is refused, the whole request with it.
+:meth:`FakeGms.edit` writes an aspect as a person in DataHub's UI would (not recorded as a proposal).
 """
 
 from __future__ import annotations
@@ -30,6 +35,11 @@ from datahub.metadata.schema_classes import ASPECT_NAME_MAP, ENTITY_TYPE_TO_ASPE
 
 from pareis.datahub.patch import apply_patch
 from tests.support.fake_http import local_url, serve_local, stop_local
+
+INCIDENT_TYPES_RELEASE = frozenset({"dataset", "chart", "dashboard", "dataFlow", "dataJob", "schemaField"})
+"""What ``incidentInfo.entities`` accepts on a DataHub release (no ML entity)."""
+INCIDENT_TYPES_MASTER = INCIDENT_TYPES_RELEASE | {"mlModel", "mlFeature", "mlFeatureTable"}
+"""What DataHub master accepts (reference §14); never ``mlModelGroup``."""
 
 EMITTER_PROPERTIES = ("clientId", "clientVersion")
 """System-metadata properties acryl's REST emitter adds on its own; not part of what Pareis proposed."""
@@ -79,8 +89,16 @@ def normal_system_metadata(value: dict[str, Any] | None) -> dict[str, Any]:
 class FakeGms:
     """Use as a context manager; ``url`` is the server root (no trailing slash)."""
 
-    def __init__(self, *, version: str = "v1.2.0", token: str | None = None, gms: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        version: str = "v1.2.0",
+        token: str | None = None,
+        gms: bool = True,
+        incident_types: frozenset[str] | None = None,
+    ) -> None:
         self.version = version
+        self.incident_types = INCIDENT_TYPES_RELEASE if incident_types is None else incident_types
         self.token = token
         self.gms = gms
         self._lock = threading.Lock()
@@ -138,6 +156,11 @@ class FakeGms:
         with self._lock:
             return self._store.get((urn, aspect_name))
 
+    def edit(self, urn: str, aspect_name: str, value: Any) -> None:
+        """Set an aspect as a person would through the UI (GraphQL): stored, not among :attr:`received`."""
+        with self._lock:
+            self._store[(urn, aspect_name)] = value
+
     def fail_next(
         self, status: int, *, times: int = 1, after: int = 0, message: str = "", retry_after: str | None = None
     ) -> None:
@@ -163,6 +186,8 @@ class FakeGms:
             return _reply(request, status, _error(status, message), headers)
         if request.command == "GET" and parts.path == "/config":
             return _reply(request, 200, self._config())
+        if request.command == "GET" and parts.path.startswith("/aspects/"):
+            return self._get_aspect(request, unquote(parts.path[len("/aspects/") :]), query)
         try:
             proposals = self._parse(request.command, parts.path, query, body)
         except (KeyError, ValueError, TypeError) as exc:
@@ -170,7 +195,7 @@ class FakeGms:
         if proposals is None:
             return _reply(request, 404, _error(404, f"no such endpoint {request.command} {parts.path}"))
         for proposal in proposals:  # as GMS does: the whole request is refused when one proposal is invalid
-            problem = refusal(proposal)
+            problem = refusal(proposal) or self._incident_refusal(proposal)
             if problem is not None:
                 return _reply(request, 422, _error(422, problem))
         for proposal in proposals:
@@ -178,6 +203,26 @@ class FakeGms:
         if parts.path.startswith("/openapi/"):
             return _reply(request, 200, [{"urn": p.entity_urn, p.aspect_name: {}} for p in proposals])
         return _reply(request, 200, {"value": proposals[0].entity_urn if proposals else None})
+
+    def _get_aspect(self, request: BaseHTTPRequestHandler, urn: str, query: dict[str, str]) -> None:
+        name = query.get("aspect", "")
+        cls = ASPECT_NAME_MAP.get(name)
+        if cls is None or query.get("version", "0") != "0":
+            return _reply(request, 400, _error(400, f"bad aspect request {query}"))
+        value = self.aspect(urn, name)
+        if value is None:
+            return _reply(request, 404, _error(404, f"no {name} for {urn}"))
+        fullname = cls.RECORD_SCHEMA.fullname.replace(".pegasus2avro", "")
+        return _reply(request, 200, {"aspect": {fullname: value}, "version": 0})
+
+    def _incident_refusal(self, proposal: Received) -> str | None:
+        if proposal.aspect_name != "incidentInfo" or proposal.change_type == "PATCH":
+            return None
+        for urn in proposal.aspect.get("entities") or []:
+            kind = urn.split(":", 3)[2] if urn.count(":") >= 3 else urn
+            if kind not in self.incident_types:
+                return f"Incidents are not supported on entity type {kind} ({urn})"
+        return None
 
     def _config(self) -> dict[str, Any]:
         if not self.gms:

@@ -5,7 +5,9 @@ Speaks the documented shapes: basic auth ``email:api-token`` (else 401), ``POST 
 field errors as 400 ``{"errorMessages": [...], "errors": {field: message}}``, the enhanced search
 ``/rest/api/3/search/jql`` (the legacy ``/rest/api/3/search`` answers 410 Gone), comments with ADF bodies,
 ``GET``/``POST …/transitions`` on a To Do → In Progress → Done workflow (POST answers 204), 404 for unknown
-issues, and 429 with ``Retry-After``. JQL understands ``field = "value"`` terms joined by ``AND`` (fields
+issues, and 429 with ``Retry-After``. ``accounts`` are the site's users: ``fields.assignee.accountId`` must be one
+(else 400 on ``assignee``), and ``POST …/watchers`` with a JSON string body (an account id) answers 204 (404 for an
+unknown account), idempotently. JQL understands ``field = "value"`` terms joined by ``AND`` (fields
 project, labels, key, status) and an ignored ``ORDER BY``.
 """
 
@@ -31,7 +33,7 @@ _WORKFLOW = {  # from status: [(transition id, name, to status)]
     "In Progress": [("21", "Stop progress", "To Do"), ("31", "Done", "Done")],
     "Done": [("41", "Reopen", "To Do")],
 }
-_ISSUE = re.compile(r"^/rest/api/3/issue/([^/]+)(/comment|/transitions)?$")
+_ISSUE = re.compile(r"^/rest/api/3/issue/([^/]+)(/comment|/transitions|/watchers)?$")
 _TERM = re.compile(r'^\s*(\w+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([\w.-]+))\s*$')
 
 
@@ -44,6 +46,7 @@ class FakeJira(FakeServer):
         super().__init__()
         self.credential = "Basic " + base64.b64encode(f"{email}:{token}".encode()).decode()
         self.projects = set(projects)
+        self.accounts: set[str] = set()
         self.issues: dict[str, dict[str, Any]] = {}  # by key, in creation order
         self.search_lag = 0
         """Jira Cloud's search index is eventually consistent: a new issue is missing from the next
@@ -91,6 +94,13 @@ class FakeJira(FakeServer):
             return Reply.json(200, {"expand": "transitions", "transitions": _transitions(issue)})
         if sub == "/transitions" and request.method == "POST":
             return self._transition(issue, request.json())
+        if sub == "/watchers" and request.method == "POST":
+            account = request.json()
+            if not isinstance(account, str) or account not in self.accounts:
+                return _errors(404, ["The user does not exist."])
+            if account not in issue["watchers"]:
+                issue["watchers"].append(account)
+            return Reply(204)
         return Reply.json(405, {"errorMessages": ["Method not allowed"], "errors": {}})
 
     # --- endpoints -------------------------------------------------------------------------------------------
@@ -113,6 +123,8 @@ class FakeJira(FakeServer):
         labels = fields.get("labels", [])
         if not isinstance(labels, list) or any(not isinstance(x, str) or " " in x or not x for x in labels):
             errors["labels"] = "Labels must be non-empty strings without spaces."
+        if "assignee" in fields and (fields["assignee"] or {}).get("accountId") not in self.accounts:
+            errors["assignee"] = "Specify a valid value for assignee."
         if errors:
             return _errors(400, [], errors)
         number = sum(1 for key in self.issues if key.startswith(f"{project}-")) + 1
@@ -123,6 +135,7 @@ class FakeJira(FakeServer):
             "key": key,
             "fields": {**fields, "labels": list(labels), "status": _STATUSES["To Do"]},
             "comments": [],
+            "watchers": [],
         }
         if self.search_lag:
             self._unindexed[key] = self.search_lag

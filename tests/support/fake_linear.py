@@ -1,4 +1,5 @@
-"""A fake Linear GraphQL API: issueCreate, commentCreate, issueUpdate, workflowStates, issues, issue.
+"""A fake Linear GraphQL API: issueCreate (with ``assigneeId`` and ``subscriberIds``), commentCreate, issueUpdate,
+workflowStates, issues, issue.
 
 Speaks what the documented API does: ``POST /graphql`` with ``{"query", "variables"}``, a personal API key in
 ``Authorization`` with no ``Bearer`` prefix, results under ``data``, failures as ``errors`` whose
@@ -45,6 +46,8 @@ class FakeLinear(FakeServer):
             for i, (name, kind) in enumerate([*_STATES, ("Canceled", "canceled")])
         ]
         self.issues: dict[str, dict[str, Any]] = {}  # by id, in creation order
+        self.users: set[str] = set()
+        """The workspace's user ids: ``assigneeId`` and ``subscriberIds`` must name them (else INVALID_INPUT)."""
         self.comments: list[dict[str, Any]] = []
 
     def comments_on(self, issue_id: str) -> list[str]:
@@ -98,6 +101,10 @@ class FakeLinear(FakeServer):
             return _error(400, "id must be a UUID v4", "INVALID_INPUT")
         if issue_id in self.issues:
             return _error(400, "An issue with this id already exists", "INVALID_INPUT")
+        people = [fields["assigneeId"]] if "assigneeId" in fields else []
+        people += list(fields.get("subscriberIds") or [])
+        if any(p not in self.users for p in people):
+            return _error(400, "Entity not found: User", "INVALID_INPUT")
         identifier = f"ENG-{len(self.issues) + 1}"
         self.issues[issue_id] = {
             "id": issue_id,
@@ -108,6 +115,8 @@ class FakeLinear(FakeServer):
             "url": f"https://linear.app/acme/issue/{identifier}",
             "team": {"id": TEAM_ID},
             "state": self.states[1],
+            "assignee": {"id": fields["assigneeId"]} if "assigneeId" in fields else None,
+            "subscriberIds": list(fields.get("subscriberIds") or []),
         }
         return {"success": True, "issue": self.issues[issue_id]}
 

@@ -1,4 +1,6 @@
-"""A fake Slack Web API: chat.postMessage, chat.update, conversations.history, conversations.replies.
+"""A fake Slack Web API: chat.postMessage, chat.update, conversations.history, conversations.replies,
+users.lookupByEmail (``users``: email → user id; an unknown email answers ``users_not_found``; ``scopes`` without
+``users:read.email`` answers ``missing_scope``, as Slack does).
 
 Speaks what the documented API does: ``POST /api/<method>`` with a JSON or form body (or query string),
 ``Authorization: Bearer <token>`` (else HTTP 200 ``{"ok": false, "error": "not_authed"|"invalid_auth"}``),
@@ -26,6 +28,8 @@ class FakeSlack(FakeServer):
         self.token = token
         self.channels: dict[str, list[dict[str, Any]]] = {CHANNEL_ID: []}
         self.names = {"#data-incidents": CHANNEL_ID, "data-incidents": CHANNEL_ID}
+        self.users: dict[str, str] = {}
+        self.scopes = {"chat:write", "channels:history", "users:read", "users:read.email"}
         self._last_ts = 0.0
 
     # --- assertions helpers ----------------------------------------------------------------------------------
@@ -60,6 +64,7 @@ class FakeSlack(FakeServer):
             "chat.update": self._update,
             "conversations.history": self._history,
             "conversations.replies": self._replies,
+            "users.lookupByEmail": self._lookup,
         }.get(method)
         if handler is None:
             return Reply.json(404, {"ok": False, "error": "unknown_method", "req_method": method})
@@ -131,6 +136,14 @@ class FakeSlack(FakeServer):
         if parent is None:
             return _fail("thread_not_found")
         return self._page([parent, *self.replies(parent["ts"], channel)], args)
+
+    def _lookup(self, args: dict[str, Any]) -> Reply:
+        if "users:read.email" not in self.scopes:
+            return Reply.json(200, {"ok": False, "error": "missing_scope", "needed": "users:read.email"})
+        user = self.users.get(str(args.get("email") or ""))
+        if user is None:
+            return _fail("users_not_found")
+        return _ok({"user": {"id": user, "name": user.lower(), "profile": {"email": args["email"]}}})
 
     def _page(self, messages: list[dict[str, Any]], args: dict[str, Any]) -> Reply:
         limit = int(args.get("limit") or 100)

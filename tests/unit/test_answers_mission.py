@@ -122,7 +122,7 @@ def test_a_dossier_is_the_analysis_of_that_incident_plus_live_state(seen: Seen) 
 
 
 def test_models_lists_every_group_with_verdicts_and_rollbacks(seen: Seen) -> None:
-    groups = {g["group"]: g for g in seen.models.to_json()["groups"]}
+    groups = {g["model"]: g for g in seen.models.to_json()["groups"]}
     assert set(GROUPS) <= groups.keys()
     verdicts = {v["urn"]: v["verdict"] for g in GROUPS for v in groups[g]["versions"]}
     assert {u for u, v in verdicts.items() if v == "CONTAMINATED"} == set(CONTAMINATED)

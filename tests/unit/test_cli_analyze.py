@@ -198,3 +198,34 @@ def test_nothing_to_analyse_exits_2_with_one_line(args: list[str], reason: str) 
 def test_an_unreadable_file_exits_2(tmp_path: Path) -> None:
     result = run("--metadata", str(tmp_path / "missing.json"), "--assertion", UNIT_PRICE, "--json")
     assert result.exit_code == 2 and "no such file" in result.stderr
+
+
+def test_a_models_verdicts_across_incidents() -> None:
+    got = analyze_json("--metadata", str(SAMPLE), "--model", group("churn"))
+    assert got["model"] == got["group"] == group("churn")
+    assert {v["urn"]: v["verdict"] for v in got["versions"]} == {
+        model("churn_1"): "CLEAN",
+        model("churn_2"): "CLEAN",
+        model("churn_3"): "CONTAMINATED",
+    }
+    assert got["safe_rollback"] == {"urn": model("churn_2"), "version": "2"}
+    [reached] = got["incidents"]
+    assert reached["urn"] == incident(STG_W, T0 + 6 * DAY) and reached["state"] == "RESOLVED"
+    text = run("--metadata", str(SAMPLE), "--model", model("churn_3"))
+    assert text.exit_code == 0, text.stderr
+    assert "CONTAMINATED" in text.stdout and "Incidents that reached it" in text.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "reason"),
+    [
+        (["--model", model("nope_1")], f"unknown model {model('nope_1')}"),
+        (["--model", RAW], "is not a model version"),
+        (["--model", group("churn"), "--dataset", STG_W], "one of them"),
+    ],
+    ids=["unknown-model", "not-a-model", "model-and-dataset"],
+)
+def test_a_model_it_cannot_answer_exits_2_with_one_line(args: list[str], reason: str) -> None:
+    result = run("--metadata", str(SAMPLE), *args, "--json")
+    assert result.exit_code == 2
+    assert reason in result.stderr and result.stderr.count("\n") == 1 and result.stdout == ""

@@ -195,20 +195,64 @@ def test_reliability_threshold() -> None:
     assert status(answer(sc.CHURN, code=0), "reliability_above_threshold") == "PASS"
     got = answer(sc.CHURN, extra=["--min-score", "100.5"], code=1)
     assert checks(got)["reliability_above_threshold"] == ("FAIL", sorted([sc.RAW, sc.FEATURES]))
-    # The gate's batched scores are the reliability answer's (DESIGN §2.5) where the columns that feed churn are
-    # all the columns of the dataset that feed a model; shop.sessions' schemaless column feeds ltv: the gate counts
-    # it as untested (coverage 0), the dataset view sees no column (coverage 100).
     from pareis.answers.gate import reliability_scores
     from pareis.core.graph import Memo
 
     with open_sources(metadata=[DATA / "base.json", DATA / "failing.json", DATA / "healed.json"]) as sources:
-        feeding = [sc.col(sc.RAW, "amount"), sc.col(sc.RAW, "customer_id"), sc.col(sc.SESSIONS, "sessions")]
-        feeding += [sc.col(sc.FEATURES, "total_amount"), sc.col(sc.FEATURES, "order_count")]
-        batched = reliability_scores(sources, Memo(sources.lineage), sc.AT, feeding)([sc.RAW, sc.FEATURES, sc.SESSIONS])
+        ltv_1 = sc.version("ltv_1")
+        scored = reliability_scores(sources, Memo(sources.lineage), sc.AT, ltv_1)([sc.RAW, sc.FEATURES, sc.SESSIONS])
         for d in (sc.RAW, sc.FEATURES):
-            assert batched[d] == dataset_score(sources, d, sc.AT).score
-        assert batched[sc.RAW] == 78.2  # coverage 50, pass rate 6/7, one incident, fresh
-        assert batched[sc.SESSIONS] == 25.0 < dataset_score(sources, sc.SESSIONS, sc.AT).score
+            assert scored[d] == dataset_score(sources, d, sc.AT).score
+        assert scored[sc.RAW] == 78.2  # coverage 50, pass rate 6/7, one incident, fresh
+        # shop.sessions has no schema: only ltv_1's walk names its column ``sessions`` (feature-linked by name),
+        # untested, so scored for ltv_1 (as ``pareis protect --model ltv_1`` scores it) its coverage is 0; the
+        # dataset alone lists no column.
+        assert scored[sc.SESSIONS] == 25.0 < dataset_score(sources, sc.SESSIONS, sc.AT).score
+
+
+@pytest.mark.parametrize(
+    ("metadata", "model", "at"),
+    [
+        (("failing.json",), sc.CHURN, sc.AT),
+        (("failing.json", "healed.json", "contaminated.json"), sc.version("churn_2"), sc.AT),
+        (("deprecated.json",), sc.LTV, sc.AT),
+        ((), "recording:churn", None),
+        ((), "recording:ltv", None),
+    ],
+)
+def test_check_9_judges_the_scores_protect_gives_the_evaluated_version(
+    metadata: tuple[str, ...], model: str, at: int | None
+) -> None:
+    """One score (DESIGN §2.5): the upstream datasets' scores check 9 compares with ``--min-score`` are those
+    ``pareis protect --model <evaluated version>`` prints for them, and the check fails exactly below them."""
+    from pareis.answers.gate import gate, gather, reliability_scores
+    from pareis.answers.reliability import protect
+    from pareis.compose.sources import open_sources
+    from pareis.core.graph import Memo
+    from tests.support.recorded import RECORDED, mlflow
+
+    if model.startswith("recording:"):
+        paths, model = [RECORDED], mlflow("mlModelGroup", model.split(":")[1])
+    else:
+        paths = [DATA / "base.json", *(DATA / m for m in metadata)]
+    with open_sources(metadata=paths) as sources:
+        every = {a for d in sources.runs.datasets() for a in sources.runs.assertions_of(d)}
+        at_ms = at if at is not None else sources.runs.timeline(every, None)[-1].timestamp_ms  # the last run
+        evaluated = gate(sources, model=model, at_ms=at_ms).evaluated
+        inputs = gather(Memo(sources.lineage), sources, model, evaluated, at_ms)
+        protected = protect(sources, at_ms=at_ms, model=evaluated)
+        by_protect = {d.urn: d.score for d in protected.datasets}
+        assert inputs.scores and set(by_protect) <= set(inputs.upstream_datasets)
+        assert {d: inputs.scores[d] for d in by_protect} == by_protect
+        assert (
+            dict(reliability_scores(sources, Memo(sources.lineage), at_ms, evaluated)(inputs.upstream_datasets))
+            == inputs.scores
+        )
+        lowest = min(by_protect.values())
+        for threshold, expected in ((lowest, "PASS"), (lowest + 0.1, "FAIL")):
+            got = gate(sources, model=model, at_ms=at_ms, min_score=threshold).to_json()
+            (check,) = [c for c in got["checks"] if c["id"] == "reliability_above_threshold"]
+            assert check["status"] == expected, (threshold, check)
 
 
 def test_override_turns_no_go_into_a_recorded_go() -> None:
@@ -305,3 +349,22 @@ def test_the_scenario_files_are_what_make_scenarios_writes() -> None:
     for name, proposals in {"base.json": sc.base(), **sc.OVERLAYS}.items():
         assert json.loads((DATA / name).read_text()) == proposals, f"regenerate {name}: make_scenarios.py"
     assert sorted(p.name for p in DATA.glob("*.json")) == sorted(["base.json", *sc.OVERLAYS])
+
+
+def test_the_text_form_shows_urns_and_reasons_verbatim() -> None:
+    """A ``[`` in a URN or a reason is data, never rich markup (it would be eaten, or fail to render)."""
+    from rich.console import Console
+
+    from pareis.answers.gate import GateAnswer
+    from pareis.commands.gate import print_text
+    from pareis.core.gate import Check, Decision, GateResult, Status
+
+    odd = "urn:li:mlModel:(urn:li:dataPlatform:mlflow,[bold]churn[/bold] [red],PROD)"
+    reason = "1 of 2 upstream assertions fail: [/] [link=x]"
+    result = GateResult(
+        (Check("upstream_assertions_passing", Status.FAIL, reason, (odd,)),), Decision.NO_GO, None, (), None
+    )
+    console = Console(record=True, width=400)
+    print_text(console, GateAnswer(odd, odd, 0, result))
+    text = console.export_text()
+    assert text.count(odd) == 3 and reason in text  # title, evidence, decision line

@@ -32,7 +32,7 @@ from pareis.core.lifecycle import Status
 from pareis.datahub.codec import Encoder
 from pareis.datahub.registry import VendoredSchemaSource
 from pareis.datahub.writer import KafkaWriter
-from pareis.kafka.records import Message
+from pareis.model.records import Message
 from pareis.roles.incidents import IncidentsHandler
 from pareis.roles.messages import RunSignal
 from pareis.store.incidents_memory import MemoryIncidentStore

@@ -77,6 +77,15 @@ def test_active_lists_only_active_states_sorted_by_dataset(store: IncidentStore)
     assert store.active() == [active(DS1)]
 
 
+def test_get_many_is_get_of_each_in_one_read(store: IncidentStore) -> None:
+    store.put(active(DS1))
+    resolved = IncidentState(DS2, Status.RESOLVED, floor_ms=9, incident=tracked("urn:li:incident:pareis-y"))
+    store.put(resolved)
+    got = store.get_many([DS3, DS1, DS2, DS1])
+    assert got == {DS1: store.get(DS1), DS2: resolved, DS3: IncidentState(DS3)}
+    assert list(got) == sorted(got) and store.get_many([]) == {}
+
+
 def test_redis_store_reports_an_unreachable_server_as_retriable() -> None:
     client = redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2)
     with pytest.raises(Retriable):

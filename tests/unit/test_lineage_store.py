@@ -230,3 +230,26 @@ def test_entities_lists_live_records_of_an_aspect_sorted_and_drops_deleted_ones(
     assert store.entities("mlModelProperties") == []
     store.apply([upd(C, "schemaMetadata", None, time=2)])
     assert store.entities("schemaMetadata") == sorted([A, weird])
+
+
+def test_ownership_is_indexed_replaced_and_deleted_like_any_aspect(store: LineageStore) -> None:
+    from pareis.core.owners import decode_owners, owners_by_entity
+    from pareis.datahub.translate import lineage_update
+
+    def owned(time: int, *owners: str) -> LineageUpdate:
+        aspect = {"owners": [{"owner": o, "type": "DATAOWNER"} for o in owners]}
+        update = lineage_update(A, "ownership", "UPSERT", aspect, Stamp(None, time))
+        assert update is not None
+        return update
+
+    user = "urn:li:corpuser:jdoe"
+    email = lineage_update(user, "corpUserInfo", "UPSERT", {"active": True, "email": "jdoe@example.com"}, Stamp(1, 1))
+    assert email is not None
+    store.apply([owned(1, user, "urn:li:corpGroup:data"), email])
+    assert decode_owners(store.attributes([A])[A].get(Attr.OWNERS)) == ("urn:li:corpGroup:data", user)
+    assert [o.email for o in owners_by_entity(store, [A], {})[A]] == [None, "jdoe@example.com"]
+    assert store.apply([owned(0, "urn:li:corpuser:old")]) == [Outcome.STALE]
+    store.apply([owned(2, user)])
+    assert decode_owners(store.attributes([A])[A].get(Attr.OWNERS)) == (user,)
+    store.apply([LineageUpdate(A, "ownership", Stamp(None, 3), None)])
+    assert Attr.OWNERS not in store.attributes([A])[A]

@@ -54,9 +54,16 @@ LTV = [sample.model("ltv", v) for v in (1, 2)]
 class Flow:
     """The sample replayed into a fresh broker and run through every role on fresh in-memory ports."""
 
-    def __init__(self, write_path: str = "kafka", garbage: bool = False, timeline: Path = sample.TIMELINE) -> None:
+    def __init__(
+        self,
+        write_path: str = "kafka",
+        garbage: bool = False,
+        timeline: Path = sample.TIMELINE,
+        ml_types: list[str] | None = None,
+    ) -> None:
         self.timeline = timeline
-        self.settings = Settings(datahub=DatahubSettings(write_path=write_path))  # type: ignore[arg-type]
+        datahub = DatahubSettings(write_path=write_path, ml_incident_types=ml_types)  # type: ignore[arg-type]
+        self.settings = Settings(datahub=datahub)
         self.broker = MemoryBroker(partitions=3)
         self.replay()
         if garbage:
@@ -103,7 +110,7 @@ def test_one_incident_keyed_by_the_warehouse_sibling_is_opened_then_resolved(flo
     assert {m.entityUrn for m in flow.writer.proposals if m.aspectName == "incidentInfo"} == {INCIDENT}
     opened = infos[0]
     assert opened["priority"] == 2 and opened["customType"] == "ML_DATA_QUALITY"
-    assert opened["entities"] == [KEY, *sorted(CHURN + LTV)]
+    assert opened["entities"] == [KEY], "no ML entity takes incidents unless the server says it does"
     assert opened["startedAt"] == T0 + 6 * DAY and opened["status"]["lastUpdated"]["time"] == T0 + 6 * DAY
     assert infos[1]["status"]["lastUpdated"]["time"] == T0 + 8 * DAY
     assert opened["source"]["sourceUrn"] == sample.assertion("not_null_unit_price")
@@ -212,22 +219,29 @@ def test_two_runs_write_the_same_bytes() -> None:
 
 
 def test_the_rest_path_writes_the_same_proposals_through_the_effects_role() -> None:
-    via_kafka, via_rest = Flow(), Flow(write_path="rest")
+    via_kafka, via_rest = Flow(ml_types=[]), Flow(write_path="rest", ml_types=[])
     via_kafka.run()
     reports = via_rest.run()
 
     # Incident writes keep their order (one key per incident); score writes are keyed by their dataset, so only
-    # their order per entity is kept across the effects topic's partitions.
-    def split(flow: Flow) -> tuple[list[bytes], dict[str, list[bytes]]]:
-        incident, scores = [], defaultdict(list)
+    # their order per entity is kept across the effects topic's partitions. incidentInfo apart: the Kafka path
+    # leaves it alone on an Update that changed only the failed rows (it cannot keep human edits), REST does not.
+    def split(flow: Flow) -> tuple[list[bytes], dict[str, list[bytes]], list[bytes]]:
+        incident, scores, infos = [], defaultdict(list), []
         for m, raw in zip(flow.writer.proposals, proposals(flow), strict=True):
             if RELIABILITY_SCORE_URN.encode() in raw:
                 scores[str(m.entityUrn)].append(raw)
+            elif m.aspectName == "incidentInfo":
+                infos.append(raw)
             else:
                 incident.append(raw)
-        return incident, scores
+        return incident, scores, infos
 
-    assert split(via_rest) == split(via_kafka)
+    rest, kafka = split(via_rest), split(via_kafka)
+    assert rest[:2] == kafka[:2]
+    remaining = iter(rest[2])
+    assert all(info in remaining for info in kafka[2]), "the Kafka path's incidentInfo writes are the REST path's"
+    assert len(kafka[2]) >= 2, "Open and Resolve at least"
     kinds = defaultdict(int)
     for effect in map(decode_effect, via_rest.values("pareis.effects.v1")):
         kinds[effect.kind] += 1
@@ -235,6 +249,18 @@ def test_the_rest_path_writes_the_same_proposals_through_the_effects_role() -> N
     start_up = len(start_up_mcps(Settings()))
     assert kinds["datahub.write"] == len(via_rest.writer.proposals) - start_up, "all but the start-up proposals"
     assert reports["effects"].dead == 0
+
+
+def test_where_the_server_accepts_incidents_on_models_they_carry_it_in_a_write_apart() -> None:
+    flow = Flow(write_path="rest")  # no setting: the start-up probe asks the (in-memory, accepting) server
+    flow.run()
+    infos = [(m.entityUrn, aspect(m)) for m in flow.writer.proposals if m.aspectName == "incidentInfo"]
+    probes = [info for urn, info in infos if urn != INCIDENT]
+    assert [p["entities"] for p in probes][-1] == [], "the probe incident is left on no entity"
+    mine = [info["entities"] for urn, info in infos if urn == INCIDENT]
+    assert mine[0] == [KEY], "the dataset's incident first: a refusal of the next write cannot undo it"
+    assert mine[1][0] == KEY and set(CHURN + LTV) <= set(mine[1]), "then the same incident on the model versions"
+    assert not any(e.startswith("urn:li:mlModelGroup:") for entities in mine for e in entities)
 
 
 def test_a_poison_change_log_message_is_dead_lettered_and_the_flow_goes_on() -> None:

@@ -51,7 +51,9 @@ def test_lineage_aspects_are_those_of_the_design() -> None:
         deprecation"""
     # plus what DESIGN §2.5's test suggestions and evidence need: the dbt node and the latest profile
     protect = {"datasetProperties", "datasetProfile"}
-    assert set(design.split()) | protect == LINEAGE_ASPECTS
+    # plus §3's owners: who owns the failing dataset and the models, and the users' emails
+    owners = {"ownership", "corpUserInfo"}
+    assert set(design.split()) | protect | owners == LINEAGE_ASPECTS
 
 
 def test_upstream_lineage_links_datasets_and_each_upstream_column_to_each_downstream() -> None:

@@ -84,7 +84,7 @@ def test_the_models_page_shows_verdicts_and_the_gate_says_no_go(client: TestClie
     assert page.text.count('data-testid="gate-decision">NO-GO<') == 2
     assert len(re.findall(r'<tr data-check="no_active_incident" data-status="FAIL">', page.text)) == 2
     answer = client.get("/api/models").json()
-    assert {g["group"].split(",")[1] for g in answer["groups"]} >= {"churn", "ltv"}
+    assert {g["model"].split(",")[1] for g in answer["groups"]} >= {"churn", "ltv"}
     for group in GROUPS:  # the gate's own answer, at the demo's clock
         expected = gate(demo.sources, model=group, at_ms=demo.clock()).to_json()
         assert answer["gates"][group] == json.loads(json.dumps(expected))

@@ -170,16 +170,27 @@ def test_open_writes_an_active_custom_incident_from_the_failed_assertion() -> No
     assert (info.type, info.customType) == ("CUSTOM", "ML_DATA_QUALITY")
     assert info.source is not None and (info.source.type, info.source.sourceUrn) == ("ASSERTION_FAILURE", NOT_NULL)
     assert info.priority == 1  # HIGH: the fraud model is reached at table precision
-    assert info.entities == [DATASET, *MODELS]
+    assert info.entities == [DATASET], "the dataset only, unless the server accepts incidents on ML entities"
     assert info.status.state == "ACTIVE" and info.status.lastUpdated.time == STORY.open.at_ms
     assert (info.created.time, info.startedAt) == (T0, T0)
     assert info.title == STORY.open.title and info.description == STORY.open.description
     assert "Blind window" in (info.description or "") and "roll back to v1" in (info.description or "")
 
 
-def test_the_incident_can_leave_the_models_out_of_its_entities() -> None:
-    info = aspect_of(intent_mcps(STORY.open, SETTINGS, models_on_incident=False)[0])
-    assert info.entities == [DATASET]
+def test_where_ml_entities_take_incidents_the_models_carry_it_in_a_second_write() -> None:
+    settings = SETTINGS.model_copy(update={"ml_incident_types": ["mlModel"]})
+    first, second, *rest = intent_mcps(STORY.open, settings)
+    assert aspect_of(first).entities == [DATASET], "the dataset's incident stands whatever the server does next"
+    assert aspect_of(second).entities == [DATASET, *MODELS]
+    assert first.entityUrn == second.entityUrn and "incidentInfo" not in [m.aspectName for m in rest]
+
+
+def test_ml_incident_types_never_take_a_model_group() -> None:
+    with pytest.raises(ValueError, match="mlModelGroup never takes incidents"):
+        DatahubSettings(ml_incident_types=["mlModel", "mlModelGroup"])
+    with pytest.raises(ValueError, match="unknown type"):
+        DatahubSettings(ml_incident_types=["dashboard"])
+    assert DatahubSettings(ml_incident_types=["mlModel", "mlModel"]).ml_incident_types == ["mlModel"]
 
 
 def test_update_and_resolve_rewrite_the_same_incident_with_the_same_created_stamp() -> None:
