@@ -207,6 +207,7 @@ def test_a_models_verdicts_across_incidents() -> None:
         model("churn_1"): "CLEAN",
         model("churn_2"): "CLEAN",
         model("churn_3"): "CONTAMINATED",
+        model("churn_4"): "CONTAMINATED",
     }
     assert got["safe_rollback"] == {"urn": model("churn_2"), "version": "2"}
     [reached] = got["incidents"]
