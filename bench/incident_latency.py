@@ -276,9 +276,11 @@ def free_port() -> int:
 
 
 class Pipeline:
-    """``pareis run assertions incidents`` in a subprocess over ``topics`` and the Redis database."""
+    """``pareis run assertions incidents`` (or ``roles``) in a subprocess over ``topics`` and the Redis database."""
 
-    def __init__(self, bootstrap: str, redis_url: str, topics: Topics, setting: Setting) -> None:
+    def __init__(
+        self, bootstrap: str, redis_url: str, topics: Topics, setting: Setting, roles: Sequence[str] = ROLES
+    ) -> None:
         tag = uuid.uuid4().hex[:10]
         self.port = free_port()
         env = {k: v for k, v in os.environ.items() if not k.startswith("PAREIS_")}
@@ -302,7 +304,7 @@ class Pipeline:
             }
         )
         self.log = tempfile.NamedTemporaryFile(prefix="incident-latency-", suffix=".log", delete=False)  # noqa: SIM115
-        command = [sys.executable, "-m", "pareis.cli", "run", "assertions", "incidents"]
+        command = [sys.executable, "-m", "pareis.cli", "run", *roles]
         self.process = subprocess.Popen(command, cwd=REPO, env=env, stdout=self.log, stderr=subprocess.STDOUT)
 
     def check(self) -> None:

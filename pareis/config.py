@@ -133,6 +133,7 @@ class RoleTuning(Section):
     batch_timeout_s: float | None = None
     commit_every: int | None = None
     commit_interval_ms: int | None = None
+    commit_async: bool | None = None
 
 
 # The roles on an incident's path carry few messages and decide how soon an incident is visible: a short poll
@@ -143,7 +144,12 @@ _LATENCY = RoleTuning(batch_timeout_s=0.02, commit_interval_ms=50)
 
 
 def _default_tuning() -> dict[str, RoleTuning]:
-    return {"assertions": _LATENCY, "incidents": _LATENCY, "effects": _LATENCY}
+    return {
+        "lineage": RoleTuning(commit_async=True),
+        "assertions": _LATENCY,
+        "incidents": _LATENCY,
+        "effects": _LATENCY,
+    }
 
 
 class RuntimeSettings(Section):
@@ -153,6 +159,10 @@ class RuntimeSettings(Section):
     batch_timeout_s: float = 0.2
     commit_every: int = 1000
     commit_interval_ms: int = 1000
+    commit_async: bool = False
+    """At-least-once roles: commit offsets on the hot path without waiting for the broker's reply (one commit in
+    flight; see :mod:`pareis.kafka.checkpoint`). On by default for the lineage role only (bench/RESULTS.md,
+    Runtime); the effects and assertions roles keep waiting for each commit."""
     max_poll_interval_ms: int = 300_000
     backoff_initial_s: float = 0.2
     backoff_max_s: float = 30.0

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from pareis.config import Settings
 from pareis.kafka.role import Check
 from pareis.store.scores import MemoryScoreLedger, ScoreLedger
+from pareis.store.watch import MemoryWatchStore, WatchStore
 
 if TYPE_CHECKING:
     import redis
@@ -52,6 +53,9 @@ class Ports:
     start: Callable[[], None] = _nothing
     scores: ScoreLedger = field(default_factory=MemoryScoreLedger)
     """The reliability scores last written to DataHub (:mod:`pareis.roles.scores`)."""
+    watch: WatchStore = field(default_factory=MemoryWatchStore)
+    """What the active incidents watch in the lineage graph (:mod:`pareis.store.watch`): written by the incidents
+    role, read by the lineage role (DESIGN §3, live re-evaluation)."""
 
     @classmethod
     def in_memory(cls, ticketers: Sequence[Ticketer] = ()) -> Ports:
@@ -90,6 +94,7 @@ class Ports:
         from pareis.store.lineage_redis import RedisLineageStore
         from pareis.store.runs_redis import RedisRunHistory
         from pareis.store.scores_redis import RedisScoreLedger
+        from pareis.store.watch_redis import RedisWatchStore
         from pareis.tickets.factory import ticketers_from_settings
 
         client = redis_client(settings.redis_url)
@@ -117,6 +122,7 @@ class Ports:
             close=close,
             start=redis_preflight(client),
             scores=RedisScoreLedger(client),
+            watch=RedisWatchStore(client),
         )
 
 

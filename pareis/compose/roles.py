@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from pareis.kafka.embedded import EmbeddedRunner
     from pareis.kafka.memory import MemoryBroker
     from pareis.roles.assertions import Observed
-    from pareis.roles.messages import Effect, RunSignal
+    from pareis.roles.messages import AnySignal, Effect
 
 PipelineFactory = Callable[[Settings, "Ports | None"], Pipeline[Any]]
 
@@ -32,7 +32,8 @@ def _ports(settings: Settings, ports: Ports | None) -> Ports:
 
 
 def lineage_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline[ChangeLog]:
-    """The lineage role: versioned change log → ``ports.lineage``.
+    """The lineage role: versioned change log → ``ports.lineage``, and lineage signals for the changes that touch
+    an active incident (``ports.watch``) → ``pareis.signals.v1``.
 
     The decoder keeps only the aspects the lineage translation reads (filtered on the header, before the aspect
     is decoded) and drops Pareis's own writes.
@@ -40,10 +41,12 @@ def lineage_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline
     from pareis.compose.decoding import changelog_decoder
     from pareis.datahub.translate import LINEAGE_ASPECTS
     from pareis.roles.lineage import LineageHandler
+    from pareis.roles.lineage_watch import LineageWatch
 
     decode = changelog_decoder(settings, LINEAGE_ASPECTS)
     ports = _ports(settings, ports)
-    handler = LineageHandler(ports.lineage, settings.datahub, settings.kafka.topics.dlq)
+    topics = settings.kafka.topics
+    handler = LineageHandler(ports.lineage, settings.datahub, topics.dlq, LineageWatch(ports.watch, topics.signals))
     return Pipeline(decode, handler, checks=ports.checks, close=ports.close, start=ports.start)
 
 
@@ -60,11 +63,12 @@ def assertions_pipeline(settings: Settings, ports: Ports | None = None) -> Pipel
     return Pipeline(decode, handler, checks=ports.checks, close=ports.close, start=ports.start)
 
 
-def incidents_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline[RunSignal]:
-    """The incidents role over the lineage index, run history, incident store and step journal, with the DataHub
-    writer when the proposals travel in its transaction. Writes the start-up definitions first."""
+def incidents_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline[AnySignal]:
+    """The incidents role over the lineage index, run history, incident store, step journal and watch index, with
+    the DataHub writer when the proposals travel in its transaction. Writes the start-up definitions first."""
     from pareis.compose.datahub import DatahubRoute, with_capabilities, write_definitions
     from pareis.roles import incidents
+    from pareis.roles.incident_watch import IncidentWatch
     from pareis.roles.scores import ScorePublisher
 
     ports = _ports(settings, ports)
@@ -79,6 +83,7 @@ def incidents_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeli
         datahub=datahub,
         effects_topic=settings.kafka.topics.effects,
         scores=ScorePublisher(ports.lineage, ports.runs, ports.scores),
+        watch=IncidentWatch(ports.watch, ports.lineage),
     )
     return Pipeline(
         incidents.decode,
@@ -129,8 +134,9 @@ REGISTRY: Final[Mapping[str, tuple[RoleSpec, PipelineFactory]]] = dict(
             lineage_pipeline,
             "lineage",
             inputs=("mcl_versioned",),
+            outputs=("signals",),
             delivery=Delivery.AT_LEAST_ONCE,
-            description="MetadataChangeLog_Versioned_v1 → LineageStore (Redis)",
+            description="MetadataChangeLog_Versioned_v1 → LineageStore (Redis) + pareis.signals.v1 (lineage changes)",
         ),
         _declare(
             assertions_pipeline,

@@ -25,7 +25,7 @@ already resolved, though a late FAILURE can open a new one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -274,6 +274,32 @@ def step(
     return IncidentState(state.dataset, status, floor, tracked), tuple(out)
 
 
+def recheck(
+    state: IncidentState, inputs: AnalysisInputs, now_ms: int, cause: Sequence[str] = ()
+) -> tuple[IncidentState, tuple[Intent, ...], IncidentFacts | None]:
+    """A lineage change touched ``state``'s incident (DESIGN §3, live re-evaluation): recompute the ACTIVE incident
+    from ``inputs`` as :func:`step` would, with no new run, and emit an :class:`Update` when a published fact
+    changed; its comment names ``cause`` (the changed entities). Also returns the facts computed (None when nothing
+    was), changed or not, so the caller can refresh what the incident watches.
+
+    Only ever an Update: not ACTIVE, or a window the runs show healed (a run whose own signal is still on its way,
+    and will resolve it), gives the state unchanged and no intent. Raises ValueError as :func:`step` does when the
+    runs miss the incident's opening run.
+    """
+    tracked = state.incident
+    if state.status is not Status.ACTIVE or tracked is None:
+        return state, (), None
+    current = next((w for w in incidents(inputs.runs) if w.contains(tracked.key_ms)), None)
+    if current is None:
+        raise ValueError(f"the runs given for {state.dataset} miss the run that opened {tracked.urn}")
+    if not current.is_open:
+        return state, (), None
+    out: list[Intent] = []
+    facts = analyse(tracked.urn, state.dataset, current, inputs)
+    tracked = _update(tracked, facts, now_ms, out, cause)
+    return IncidentState(state.dataset, state.status, state.floor_ms, tracked), tuple(out), facts
+
+
 def _open(urn: str, key_ms: int, revision: int, facts: IncidentFacts, now_ms: int, out: list[Intent]) -> Tracked:
     out.append(
         Open(
@@ -289,7 +315,9 @@ def _open(urn: str, key_ms: int, revision: int, facts: IncidentFacts, now_ms: in
     return Tracked(urn, key_ms, now_ms, revision + 1, Published.of(facts))
 
 
-def _update(tracked: Tracked, facts: IncidentFacts, now_ms: int, out: list[Intent]) -> Tracked:
+def _update(
+    tracked: Tracked, facts: IncidentFacts, now_ms: int, out: list[Intent], cause: Sequence[str] = ()
+) -> Tracked:
     new = Published.of(facts)
     old = tracked.published
     changes = old.changes(new)
@@ -308,11 +336,16 @@ def _update(tracked: Tracked, facts: IncidentFacts, now_ms: int, out: list[Inten
             tags_add=tuple(sorted(new_risk - old_risk)),
             tags_remove=tuple(sorted(old_risk - new_risk)),
             retrain=_retrain_changes(old, facts),
-            comment=incident_text.update_comment(changes),
+            comment=incident_text.update_comment(changes) + _lineage_cause(cause),
             prior=_prior(old, facts.dataset),
         )
     )
     return Tracked(tracked.urn, tracked.key_ms, tracked.opened_at_ms, tracked.revision + 1, new)
+
+
+def _lineage_cause(cause: Sequence[str]) -> str:
+    """The comment line naming the lineage change that caused an Update (empty for a run's Update)."""
+    return f"\n- after a lineage change of: {', '.join(sorted(cause))}" if cause else ""
 
 
 def _resolve(tracked: Tracked, facts: IncidentFacts, now_ms: int, out: list[Intent]) -> Tracked:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import structlog
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from pareis.config import Settings
@@ -23,7 +23,9 @@ from pareis.kafka.classify import Disposition, classify, from_kafka_error
 from pareis.kafka.role import Delivery, Role
 
 ErrorCallback = Callable[[KafkaError], None]
+CommitCallback = Callable[[KafkaError | None, list[TopicPartition]], None]
 _LIBRDKAFKA_LOG = logging.getLogger("librdkafka")
+_FETCH_BYTES = 16 * 1024 * 1024
 
 
 def instance_id(settings: Settings) -> str:
@@ -44,7 +46,10 @@ def consumer_config(settings: Settings, role: Role) -> dict[str, Any]:
     """The consumer of ``role``: cooperative rebalancing, manual commits, committed reads only.
 
     ``max.poll.interval.ms`` must cover one batch (decode + handler + commit); the runtime keeps polling while it
-    backs off, so a back-off never counts against it.
+    backs off, so a back-off never counts against it. ``max.partition.fetch.bytes`` is raised from librdkafka's
+    1 MiB: at DataHub's change-log sizes (a few KB a message) a 1 MiB fetch is ~300 messages, so with a backlog
+    the fetcher, one round trip per fetch, fell behind a role reading ~20k messages a second and the loop waited
+    in ``consume`` (bench/RESULTS.md, Runtime). Memory stays bounded by ``queued.max.messages.kbytes``.
     """
     run = settings.runtime.for_role(role.name)
     batch_budget_ms = int(run.batch_timeout_s * 1000) + run.commit_interval_ms + 60_000
@@ -59,6 +64,7 @@ def consumer_config(settings: Settings, role: Role) -> dict[str, Any]:
         "session.timeout.ms": run.session_timeout_ms,
         "heartbeat.interval.ms": max(500, run.session_timeout_ms // 5),
         "max.poll.interval.ms": max(run.max_poll_interval_ms, batch_budget_ms, run.session_timeout_ms),
+        "max.partition.fetch.bytes": _FETCH_BYTES,
     }
     if run.static_membership:
         config["group.instance.id"] = f"{role.name}-{instance_id(settings)}"
@@ -80,9 +86,15 @@ def producer_config(settings: Settings, role: Role) -> dict[str, Any]:
     return {**config, **settings.kafka.properties}
 
 
-def new_consumer(config: Mapping[str, Any], on_error: ErrorCallback) -> Consumer:
-    """A consumer whose librdkafka logs go through Python logging (so they come out as structured logs)."""
-    return Consumer({**config, "error_cb": on_error, "logger": _LIBRDKAFKA_LOG})
+def new_consumer(
+    config: Mapping[str, Any], on_error: ErrorCallback, on_commit: CommitCallback | None = None
+) -> Consumer:
+    """A consumer whose librdkafka logs go through Python logging (so they come out as structured logs);
+    ``on_commit`` is told the replies to asynchronous commits (during a poll, on the polling thread)."""
+    callbacks: dict[str, Any] = {"error_cb": on_error, "logger": _LIBRDKAFKA_LOG}
+    if on_commit is not None:
+        callbacks["on_commit"] = on_commit
+    return Consumer({**config, **callbacks})
 
 
 def new_producer(config: Mapping[str, Any], on_error: ErrorCallback) -> Producer:

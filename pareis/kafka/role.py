@@ -43,7 +43,8 @@ Check = Callable[[], None]
 
 class Delivery(enum.StrEnum):
     AT_LEAST_ONCE = "at-least-once"
-    """Effects first, then a synchronous commit of the batch's next offsets; effects must be idempotent."""
+    """Effects first (outputs flushed and delivered), then a commit of the batch's next offsets (asynchronous on the
+    hot path, see :mod:`pareis.kafka.checkpoint`); effects must be idempotent."""
     EXACTLY_ONCE = "exactly-once"
     """Outputs, dead letters and input offsets in one Kafka transaction (exactly-once to Kafka)."""
 

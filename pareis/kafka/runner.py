@@ -116,7 +116,9 @@ class RoleRunner:
         heartbeat = self.health.loop(role.name, run.max_poll_interval_ms / 1000)
         kafka = self.settings.kafka
         processor = BatchProcessor(role.name, pipeline, kafka.topics.dlq, dlq_max_bytes=kafka.dlq_max_bytes)
-        self._consumer = clients.new_consumer(clients.consumer_config(self.settings, role), self._on_client_error)
+        self._consumer = clients.new_consumer(
+            clients.consumer_config(self.settings, role), self._on_client_error, self._on_commit_result
+        )
         producer = clients.new_producer(clients.producer_config(self.settings, role), self._on_client_error)
         try:  # name an unreachable broker within seconds, give up after connect_timeout_s (exit 1)
             clients.wait_for_brokers(self.consumer, kafka.bootstrap_servers, kafka.connect_timeout_s, stop=self.stop)
@@ -262,12 +264,17 @@ class RoleRunner:
         self.checkpoint.produce(result.outputs)
         self.checkpoint.advance(offsets, len(batch))
         if self.checkpoint.due():
-            self._commit()
+            self._commit(soon=self.settings.runtime.for_role(self.role.name).commit_async)
 
-    def _commit(self) -> None:
+    def _commit(self, *, soon: bool = False) -> None:
+        """Commit what is done: at once, or (``soon``, on the hot path) without waiting for the broker's reply
+        (:meth:`~pareis.kafka.checkpoint.Checkpoint.commit_soon`)."""
         if self.failed:
             return
-        self.checkpoint.commit()
+        if soon:
+            self.checkpoint.commit_soon()
+        else:
+            self.checkpoint.commit()
         self.delivery_failures = 0
 
     def _committed_hook(self, pipeline: Pipeline[Any]) -> Any:
@@ -396,6 +403,13 @@ class RoleRunner:
             self.client_error = from_kafka_error(err, "client")
         elif not clients.quiet(err):  # a broker connection failure is in librdkafka's own log line already
             self.log.warning("kafka client error", error=err.str(), code=err.name())
+
+    def _on_commit_result(self, err: KafkaError | None, partitions: list[TopicPartition]) -> None:
+        try:
+            if self._checkpoint is not None:
+                self._checkpoint.commit_result(err, partitions)
+        except BaseException as exc:
+            self.client_error = exc
 
     def _consume_error(self, err: KafkaError) -> None:
         if err.code() == KafkaError._PARTITION_EOF:

@@ -14,7 +14,9 @@ Per signal (in offset order; several signals of one dataset in a batch chain in 
    whole assertee dataset); every version of each affected model group, with its training time from the lineage
    index (:func:`pareis.core.catalog.versions_by_group`); the assertion types as failure classes.
 3. **Step** with ``now_ms`` = the change log's time of the run (carried by the signal), never the wall clock,
-   so a replay writes the same bytes.
+   so a replay writes the same bytes. A lineage signal (DESIGN §3, live re-evaluation) recomputes an ACTIVE
+   incident instead and writes an Update when the answer changed (:mod:`pareis.roles.incident_watch`); with a
+   ``watch``, the watch sets of the incidents the batch analysed are written before the journal.
 4. **Outputs**, per intent: the DataHub proposals of :func:`~pareis.datahub.incident_writes.intent_mcps` —
    through the DataHub writer (``MetadataChangeProposal_v1`` records) when the role has one (``write_path`` is
    ``kafka``), else as ``datahub.write`` effects (``rest``) — then one ticket effect (open / comment / close).
@@ -31,18 +33,21 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping, Sequence
+from typing import cast
 
 from pareis.config import DatahubSettings
 from pareis.core.graph import LineageView, Memo
 from pareis.core.inputs import analysis_inputs as incident_inputs
-from pareis.core.intents import AnalysisInputs, Intent, Open, Resolve, Update
+from pareis.core.intents import AnalysisInputs, IncidentFacts, Intent, Open, Resolve, Update
 from pareis.core.keys import sibling_classes
-from pareis.core.lifecycle import IncidentState, history_floor, step
+from pareis.core.lifecycle import IncidentState, history_floor
 from pareis.datahub.incident_writes import incident_link, intent_mcps
 from pareis.datahub.writer import DatahubWriter, Mcp
 from pareis.errors import Fatal
 from pareis.model.records import Message, OutRecord, RawMessage
+from pareis.roles.incident_watch import IncidentWatch, advance, wants_inputs
 from pareis.roles.messages import (
+    AnySignal,
     DatahubWrite,
     Effect,
     RunSignal,
@@ -59,31 +64,32 @@ from pareis.store.runs import RunHistory
 from pareis.tickets.port import IncidentTicket
 
 
-def decode(raw: RawMessage) -> RunSignal:
+def decode(raw: RawMessage) -> AnySignal:
     """The role's decoder: a signal, or DecodeError (Poison)."""
     assert raw.value is not None  # the runtime filters tombstones before decoding
     return decode_signal(raw.value, raw.origin)
 
 
-def analysis_inputs(view: LineageView, runs: RunHistory, state: IncidentState, signal: RunSignal) -> AnalysisInputs:
+def analysis_inputs(view: LineageView, runs: RunHistory, state: IncidentState, signal: AnySignal) -> AnalysisInputs:
     """What :func:`~pareis.core.lifecycle.step` needs for ``signal`` on ``state`` (see the module docstring).
 
     ``view`` should be a :class:`~pareis.core.graph.Memo` so one step asks the index each question once.
     """
     dataset = signal.dataset
-    assertions = {signal.run.assertion}
+    run = signal.run if isinstance(signal, RunSignal) else None
+    assertions = {run.assertion} if run is not None else set()
     for member in sibling_classes(view, [dataset])[dataset]:
         assertions.update(runs.assertions_of(member))
     if state.incident is not None:
         # The tracked incident's assertions even if the sibling class shrank since: its opening run must be read.
         assertions.update(state.incident.published.assertions)
     floor = history_floor(state)
-    if floor is not None and signal.run.timestamp_ms < floor:
+    if floor is not None and run is not None and run.timestamp_ms < floor:
         # A late run (signals of different assertions travel on different partitions): read from its own time,
         # so that its window sees the runs before it (its blind window) rather than only the floor's seeds.
-        floor = signal.run.timestamp_ms
+        floor = run.timestamp_ms
     timeline = runs.timeline(assertions, floor)
-    return incident_inputs(view, timeline, (*timeline, signal.run))
+    return incident_inputs(view, timeline, (*timeline, run) if run is not None else timeline)
 
 
 def ticket_effect(intent: Intent, settings: DatahubSettings) -> Effect:
@@ -121,8 +127,10 @@ class IncidentsHandler:
         datahub: DatahubSettings,
         effects_topic: str,
         scores: ScorePublisher | None = None,
+        watch: IncidentWatch | None = None,
     ) -> None:
         self._scores = scores
+        self._watch = watch
         self._lineage = lineage
         self._runs = runs
         self._incidents = incidents
@@ -131,8 +139,9 @@ class IncidentsHandler:
         self._datahub = datahub
         self._effects = effects_topic
 
-    def __call__(self, batch: Sequence[Message[RunSignal]]) -> list[OutRecord]:
+    def __call__(self, batch: Sequence[Message[AnySignal]]) -> list[OutRecord]:
         states: dict[str, IncidentState] = {}
+        analysed: dict[str, tuple[IncidentState, IncidentFacts | None]] = {}
         replays: dict[str, deque[JournalEntry]] = {}
         entries: list[JournalEntry] = []
         changed: dict[str, IncidentState] = {}
@@ -160,9 +169,11 @@ class IncidentsHandler:
                     out.extend(entry.outputs)
                 continue
             before = states[dataset]
+            if not wants_inputs(before, signal):
+                continue
             inputs = analysis_inputs(Memo(self._lineage), self._runs, before, signal)
             try:
-                after, intents = step(before, signal.signal, inputs, signal.logged_ms)
+                after, intents, facts = advance(before, signal, inputs)
             except ValueError as exc:  # the stores disagree with each other: not this signal's fault
                 raise Fatal(f"incident state of {dataset} is inconsistent with its run history: {exc}") from exc
             produced = [record for intent in intents for record in self._outputs(intent)]
@@ -170,12 +181,17 @@ class IncidentsHandler:
                 entries.append(JournalEntry(position, before, after, tuple(produced)))
                 changed[dataset] = after
             states[dataset] = after
+            if facts is not None or after.status is not before.status:
+                analysed[dataset] = (after, facts)
             out.extend(produced)
+        if self._watch is not None:
+            self._watch.put(analysed)
         self._journal.record(entries)
         for state in changed.values():
             self._incidents.put(state)
         if self._scores is not None:  # reliability scores changed by these runs (pareis.roles.scores)
-            out.extend(self._score_outputs(self._scores.writes(batch)))
+            runs = [cast("Message[RunSignal]", m) for m in batch if isinstance(m.value, RunSignal)]
+            out.extend(self._score_outputs(self._scores.writes(runs)))
         return out
 
     def committed(self, offsets: Mapping[tuple[str, int], int]) -> None:

@@ -18,8 +18,12 @@ Contract (the role runs at-least-once, :mod:`pareis.kafka.role`):
   blast radius touches it say "lineage incomplete"), and with ``dlq_topic`` the bad entries are dead-lettered
   (reason ``lineage-incomplete``; the value is ``{"entityUrn", "aspectName", "errors", "entries"}`` JSON, the
   headers locate the original message).
+* **Live re-evaluation.** With ``watch`` (:class:`~pareis.roles.lineage_watch.LineageWatch`), the updates the
+  store applied that touch an active incident become lineage signals on ``pareis.signals.v1``, keyed by the
+  incident's dataset (DESIGN §3), produced after the index holds the change.
 * **Dependencies.** Store errors propagate as the store raises them (Redis: :class:`~pareis.errors.Retriable`
-  when unreachable, :class:`~pareis.errors.Fatal` otherwise). The handler produces no records.
+  when unreachable, :class:`~pareis.errors.Fatal` otherwise). The handler produces only dead letters and the
+  watch's signals.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from pareis.datahub.translate import lineage_update, stamp_of
 from pareis.errors import DecodeError
 from pareis.kafka.dlq import dead_letter
 from pareis.model.records import Message, OutRecord, RawMessage
+from pareis.roles.lineage_watch import LineageWatch
 from pareis.store.lineage import LineageStore, LineageUpdate, Outcome
 
 
@@ -79,6 +84,7 @@ class LineageHandler:
     store: LineageStore
     datahub: DatahubSettings
     dlq_topic: str | None = None
+    watch: LineageWatch | None = None
     outcomes: dict[Outcome, int] = field(default_factory=dict)
 
     def __call__(self, batch: Sequence[Message[ChangeLog]]) -> Iterable[OutRecord]:
@@ -90,8 +96,11 @@ class LineageHandler:
                 updates.append(update)
                 if self.dlq_topic and update.facts and Attr.LINEAGE_INCOMPLETE in update.facts.attrs:
                     letters.append(self._bad_part(message, update.facts.attrs[Attr.LINEAGE_INCOMPLETE]))
-        for outcome in self.store.apply(updates):
+        outcomes = self.store.apply(updates)
+        for outcome in outcomes:
             self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
+        if self.watch is not None:
+            letters.extend(self.watch.signals(updates, outcomes))
         return letters
 
     def _bad_part(self, message: Message[ChangeLog], incomplete: str) -> OutRecord:

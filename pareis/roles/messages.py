@@ -8,9 +8,12 @@ accepts its own major version only: any other ``"v"`` is an error, never a guess
 Decoding errors are :class:`~pareis.errors.DecodeError` (Poison) with reason ``signal-json`` / ``effect-json``
 (not JSON) or ``signal-shape`` / ``effect-shape`` (valid JSON, wrong fields), located at the message.
 
-* **Signal** — key: the incident key (the asserted dataset resolved through siblings); value: the run as
-  :meth:`~pareis.core.runs.AssertionRun.to_json` and ``logged_ms``, the change log's time of the run event (the
-  incidents role's clock, so a replay yields byte-identical outputs).
+* **Signal** — key: the incident key (the asserted dataset resolved through siblings). A *run* signal (the
+  assertions role) carries the run as :meth:`~pareis.core.runs.AssertionRun.to_json` and ``logged_ms``, the change
+  log's time of the run event (the incidents role's clock, so a replay yields byte-identical outputs). A *lineage*
+  signal (the lineage role, ``"kind": "lineage"``) says a lineage change touched the key's active incident: its
+  ``entities`` (the changed entities, for the ticket comment) and ``logged_ms``, the change log's time of the
+  change. A value without ``kind`` is a run signal (the format before lineage signals existed).
 * **Effect** — key: the incident URN (one incident's effects stay ordered); value: one of ``ticket.open``,
   ``ticket.comment``, ``ticket.close`` or ``datahub.write`` (one proposal, for ``write_path=rest``), each with a
   deterministic ``effect_id`` for the effects role's ledger.
@@ -54,6 +57,38 @@ class RunSignal:
 
     def to_json(self) -> dict[str, Any]:
         return {"dataset": self.dataset, "logged_ms": self.logged_ms, "run": self.run.to_json(), "v": SIGNAL_VERSION}
+
+
+LINEAGE_KIND = "lineage"
+MAX_SIGNAL_ENTITIES = 20
+"""A lineage signal names at most this many changed entities (the first, sorted): a bulk re-ingestion stays one
+small signal per incident."""
+
+
+@dataclass(frozen=True)
+class LineageSignal:
+    """Lineage changes touched the active incident of ``dataset`` (DESIGN §3, live re-evaluation).
+
+    ``entities``: the changed entities (sorted, at most :data:`MAX_SIGNAL_ENTITIES`); ``logged_ms``: when the change
+    log recorded the latest of the changes.
+    """
+
+    dataset: str
+    entities: tuple[str, ...]
+    logged_ms: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "dataset": self.dataset,
+            "entities": list(self.entities),
+            "kind": LINEAGE_KIND,
+            "logged_ms": self.logged_ms,
+            "v": SIGNAL_VERSION,
+        }
+
+
+AnySignal: TypeAlias = RunSignal | LineageSignal
+"""What ``pareis.signals.v1`` carries."""
 
 
 @dataclass(frozen=True)
@@ -153,7 +188,7 @@ def _common(effect: Effect) -> dict[str, Any]:
     return {"effect_id": effect.effect_id, "incident": effect.incident, "kind": effect.kind, "v": EFFECT_VERSION}
 
 
-def encode(message: RunSignal | Effect) -> bytes:
+def encode(message: AnySignal | Effect) -> bytes:
     """The message's bytes: orjson, keys sorted."""
     return orjson.dumps(message.to_json(), option=orjson.OPT_SORT_KEYS)
 
@@ -212,9 +247,17 @@ def _load(value: bytes, what: str, version: int, origin: Origin | None) -> tuple
     return shape, obj
 
 
-def decode_signal(value: bytes, origin: Origin | None = None) -> RunSignal:
-    """A signal from its bytes; DecodeError (Poison) when it is not one."""
+def decode_signal(value: bytes, origin: Origin | None = None) -> AnySignal:
+    """A signal from its bytes; DecodeError (Poison) when it is not one (including an unknown ``kind``)."""
     shape, obj = _load(value, "signal", SIGNAL_VERSION, origin)
+    kind = obj.get("kind")
+    if kind == LINEAGE_KIND:
+        entities = obj.get("entities")
+        if not isinstance(entities, list) or not all(isinstance(e, str) and e for e in entities):
+            raise shape.fail(f"entities must be an array of non-empty strings, got {entities!r}")
+        return LineageSignal(shape.name(obj, "dataset"), tuple(entities), shape.integer(obj, "logged_ms"))
+    if kind is not None:
+        raise shape.fail(f"unknown signal kind {kind!r} (known: {LINEAGE_KIND}, or none for a run)")
     run_obj = shape.obj(obj, "run")
     try:
         run = AssertionRun.from_json(run_obj)

@@ -166,8 +166,8 @@ def test_bootstrap_loads_redis_idempotently_and_analyze_reads_it_as_the_files(
     assert "assertion runs: 18 (18 new)" in first.stdout
     again = cli("bootstrap", "--metadata", str(SAMPLE), "--redis", redis_url)
     assert (
-        again.exit_code == 0 and "(unchanged 51)" in again.stdout and "(0 new)" in again.stdout
-    )  # 47 proposals + the 4 siblings GMS's hook writes
+        again.exit_code == 0 and "(unchanged 56)" in again.stdout and "(0 new)" in again.stdout
+    )  # 52 proposals + the 4 siblings GMS's hook writes
 
     memory = MemoryLineageStore()
     runs = load_files(memory, [SAMPLE]).runs
@@ -192,7 +192,7 @@ def test_bootstrap_from_datahub_fills_redis_as_the_files_do(redis_url: str) -> N
     with FakeGmsReads(token="secret") as gms:
         done = cli("bootstrap", "--datahub", gms.url, "--token", "secret", "--redis", redis_url)
     assert done.exit_code == 0, done.stderr
-    assert "assertion runs: 18 (18 new)" in done.stdout and "(applied 44)" in done.stdout
+    assert "assertion runs: 18 (18 new)" in done.stdout and "(applied 48)" in done.stdout
     memory = MemoryLineageStore()
     runs = load_files(memory, [SAMPLE]).runs
     (assertion,) = {r.assertion for r in runs if r.result.value == "FAILURE"}

@@ -59,7 +59,8 @@ def version(name: str, label: str, trained: int, verdict: str) -> dict[str, Any]
 
 
 def contamination() -> list[dict[str, Any]]:
-    """The verdicts are the same open or healed: nothing was trained between day 8 and now."""
+    """The verdicts are the same open or healed: nothing was trained between day 8 and now (churn_4, registered on
+    day 7 while the incident was active, trained inside the window)."""
     return [
         {
             "group": group("churn"),
@@ -67,6 +68,7 @@ def contamination() -> list[dict[str, Any]]:
                 version("churn_1", "1", T0 + DAY, "CLEAN"),
                 version("churn_2", "2", T0 + 3 * DAY + 2 * HOUR, "CLEAN"),
                 version("churn_3", "3", T0 + 5 * DAY + 6 * HOUR, "CONTAMINATED"),
+                version("churn_4", "4", T0 + 7 * DAY + 12 * HOUR, "CONTAMINATED"),
             ],
             "safe_rollback": {"urn": model("churn_2"), "version": "2"},
         },
@@ -205,6 +207,7 @@ def test_a_models_verdicts_across_incidents() -> None:
         model("churn_1"): "CLEAN",
         model("churn_2"): "CLEAN",
         model("churn_3"): "CONTAMINATED",
+        model("churn_4"): "CONTAMINATED",
     }
     assert got["safe_rollback"] == {"urn": model("churn_2"), "version": "2"}
     [reached] = got["incidents"]

@@ -105,7 +105,7 @@ def test_null_unit_prices_poison_the_price_and_spend_features_of_every_churn_and
             "models": [
                 *(
                     impact(f"churn_{v}", "churn", ["avg_unit_price", "total_spend"], 6, 0.333333, "MEDIUM")
-                    for v in (1, 2, 3)
+                    for v in (1, 2, 3, 4)
                 ),
                 *(impact(f"ltv_{v}", "ltv", ["total_spend"], 5, 0.2, "LOW") for v in (1, 2)),
             ],
@@ -125,7 +125,7 @@ def test_a_column_blast_has_no_assertion_and_no_failed_rows() -> None:
     assert blast["origin_columns"] == [col(RAW, "quantity")]
     assert blast["features"] == sorted(feature(f) for f in ("total_spend", "cancel_rate", "basket_size"))
     ratios = {m["urn"]: (m["ratio"], m["severity"]) for m in blast["models"]}
-    assert ratios == {model(f"churn_{v}"): (0.5, "HIGH") for v in (1, 2, 3)} | {
+    assert ratios == {model(f"churn_{v}"): (0.5, "HIGH") for v in (1, 2, 3, 4)} | {
         model(f"ltv_{v}"): (0.6, "HIGH") for v in (1, 2)
     }
     assert blast["severity"] == "HIGH" and blast["failed_rows"] is None
@@ -142,7 +142,7 @@ def test_an_assertion_without_fields_covers_its_whole_dataset_and_never_failed()
 def test_default_output_is_tables() -> None:
     result = run("--metadata", str(SAMPLE), "--assertion", dbt_test("not_null_unit_price"))
     assert result.exit_code == 0, result.stderr
-    assert "Blast radius of" in result.stdout and "MEDIUM" in result.stdout and "Models (5)" in result.stdout
+    assert "Blast radius of" in result.stdout and "MEDIUM" in result.stdout and "Models (6)" in result.stdout
 
 
 def assertion_file(tmp_path: Path, aspect: dict[str, Any]) -> Path:

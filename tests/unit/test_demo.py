@@ -36,9 +36,14 @@ def test_demo_prints_the_lifecycle_and_writes_its_outputs(tmp_path: Path) -> Non
     assert "Time to heal" in postmortem.read_text()
     assert "retrain gate for churn" in text and "retrain gate for ltv" in text
     gates = {p.name: json.loads(p.read_text()) for p in out.glob("gate-*.json")}
-    # One answer per reached group after each step that opens or resolves the incident (decisions on the recorded
-    # timeline are pinned by test_gate_demo.py; the sample's untested datasets score low after the repair).
-    assert len(gates) == 4 and all(g["exit_code"] in (0, 1) and len(g["checks"]) == 10 for g in gates.values())
+    # One answer per reached group after each step that opens, updates (day 7: churn_4 registered mid-incident, caught
+    # by live re-evaluation) or resolves the incident (decisions on the recorded timeline are pinned by
+    # test_gate_demo.py; the sample's untested datasets score low after the repair).
+    assert {g["decision"] for n, g in gates.items() if n.endswith("-2025-10-08.json")} == {"NO-GO"}
+    assert "after a lineage change of: urn:li:mlModel:(urn:li:dataPlatform:mlflow,churn_4,PROD)" in "".join(
+        c for t in tickets for c in t["comments"]
+    )
+    assert len(gates) == 6 and all(g["exit_code"] in (0, 1) and len(g["checks"]) == 10 for g in gates.values())
     assert {g["decision"] for n, g in gates.items() if n.endswith("-2025-10-07.json")} == {"NO-GO"}
     report = (out / "report.html").read_text()
     assert report.count("CONTAMINATED") >= 2 and "churn_2" in report

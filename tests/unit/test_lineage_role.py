@@ -295,7 +295,7 @@ def test_the_role_on_the_replayed_sample_equals_the_offline_loader() -> None:
 def test_loader_reports_runs_and_rejects_a_malformed_aspect(tmp_path: Path) -> None:
     store = MemoryLineageStore()
     loaded = load_files(store, [SAMPLE])
-    assert loaded.proposals == 65 and len(loaded.runs) == 18
+    assert loaded.proposals == 70 and len(loaded.runs) == 18
     bad = tmp_path / "bad.json"
     bad.write_text(
         json.dumps(

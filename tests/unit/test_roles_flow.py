@@ -7,8 +7,9 @@ What the sample's builder (deploy/demo/sample/build_sample.py) scripts, and what
   URN = guid(warehouse table, day 6), opened on day 6 and resolved on day 8, the blind window (day 4, day 6];
 * unit_price feeds the features avg_unit_price (directly) and total_spend (through line_total): churn uses 2 of 6
   features → MEDIUM, ltv 1 of 5 → LOW; incident severity MEDIUM, DataHub priority 2;
-* versions trained after day 4 and before day 8 are CONTAMINATED — churn_3 (day 5, 06:00) and ltv_2 (day 6,
-  12:00) — and stay BLOCKED after the heal; the others go back to OK; rollbacks churn_2 and ltv_1.
+* versions trained after day 4 and before day 8 are CONTAMINATED — churn_3 (day 5, 06:00), ltv_2 (day 6,
+  12:00) and churn_4 (day 7, 12:00, registered while the incident is active) — and stay BLOCKED after the heal; the
+  others go back to OK; rollbacks churn_2 and ltv_1.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ T0, DAY = B.T0, B.DAY
 KEY = sample.stg_warehouse()
 INCIDENT = incident_urn(KEY, T0 + 6 * DAY)
 TOOLS = ("slack", "jira", "linear")
-CHURN = [sample.model("churn", v) for v in (1, 2, 3)]
+CHURN = [sample.model("churn", v) for v in (1, 2, 3, 4)]
 LTV = [sample.model("ltv", v) for v in (1, 2)]
 
 
@@ -171,7 +172,7 @@ def test_reliability_scores_are_written_on_datasets_and_models_only_when_they_ch
 
 def test_verdicts_retrain_statuses_and_rollbacks(flow: Flow) -> None:
     props = final_properties(flow.writer)
-    contaminated = {sample.model("churn", 3), sample.model("ltv", 2)}
+    contaminated = {sample.model("churn", 3), sample.model("churn", 4), sample.model("ltv", 2)}
     for urn in CHURN + LTV:
         assert props[(urn, CONTAMINATION_URN)] == ("CONTAMINATED" if urn in contaminated else "CLEAN")
         assert props[(urn, RETRAIN_STATUS_URN)] == ("BLOCKED" if urn in contaminated else "OK")

@@ -136,7 +136,7 @@ def test_the_first_failure_opens_the_incident_with_the_sample_analysis(sample_li
     assert info["priority"] == 2 and info["status"]["state"] == "ACTIVE"
     assert info["source"]["sourceUrn"] == UNIT_PRICE and info["startedAt"] == T0 + 6 * DAY
     assert info["entities"] == [KEY], "no ML entity takes incidents unless datahub.ml_incident_types says so"
-    models = [sample.model("churn", v) for v in (1, 2, 3)] + [sample.model("ltv", v) for v in (1, 2)]
+    models = [sample.model("churn", v) for v in (1, 2, 3, 4)] + [sample.model("ltv", v) for v in (1, 2)]
 
     published = h.state.incident.published.to_json() if h.state.incident else {}
     assert h.state.status is Status.ACTIVE and h.state.incident and h.state.incident.urn == INCIDENT
@@ -145,6 +145,7 @@ def test_the_first_failure_opens_the_incident_with_the_sample_analysis(sample_li
         sample.model("churn", 1): "CLEAN",
         sample.model("churn", 2): "CLEAN",
         sample.model("churn", 3): "CONTAMINATED",
+        sample.model("churn", 4): "CONTAMINATED",
         sample.model("ltv", 1): "CLEAN",
         sample.model("ltv", 2): "CONTAMINATED",
     }

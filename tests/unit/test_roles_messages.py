@@ -18,6 +18,7 @@ from pareis.errors import DecodeError, Origin, Poison
 from pareis.roles.messages import (
     DatahubWrite,
     Effect,
+    LineageSignal,
     RunSignal,
     TicketClose,
     TicketComment,
@@ -67,8 +68,9 @@ def effects() -> list[Effect]:
 def test_a_signal_round_trips_and_conforms_to_its_schema() -> None:
     value = encode(signal())
     SIGNAL_SCHEMA.validate(orjson.loads(value))
-    assert decode_signal(value) == signal()
-    assert decode_signal(value).signal.dataset == DATASET
+    decoded = decode_signal(value)
+    assert decoded == signal()
+    assert isinstance(decoded, RunSignal) and decoded.signal.dataset == DATASET
     assert value == orjson.dumps(orjson.loads(value), option=orjson.OPT_SORT_KEYS), "keys are sorted"
 
 
@@ -114,6 +116,37 @@ def test_the_decoder_rejects_what_the_signal_schema_rejects(obj: Any) -> None:
         decode_signal(orjson.dumps(obj), ORIGIN)
     assert caught.value.reason == "signal-shape"
     assert caught.value.origin == ORIGIN
+
+
+def _lineage_obj() -> dict[str, Any]:
+    return orjson.loads(encode(LineageSignal(DATASET, ("urn:li:mlModel:(urn:li:dataPlatform:mlflow,m,PROD)",), 7)))
+
+
+def test_a_lineage_signal_round_trips_and_conforms_to_its_schema() -> None:
+    lineage = LineageSignal(
+        DATASET, ("urn:li:mlFeature:(t,a)", "urn:li:mlModel:(urn:li:dataPlatform:mlflow,m,PROD)"), 9
+    )
+    value = encode(lineage)
+    SIGNAL_SCHEMA.validate(orjson.loads(value))
+    assert decode_signal(value) == lineage
+    assert orjson.loads(value)["kind"] == "lineage"
+
+
+BAD_LINEAGE_SIGNALS = {
+    "unknown kind": {**_lineage_obj(), "kind": "schema"},
+    "no entities": _without(_lineage_obj(), "entities"),
+    "entities not strings": {**_lineage_obj(), "entities": [1]},
+    "no dataset": _without(_lineage_obj(), "dataset"),
+    "no logged_ms": _without(_lineage_obj(), "logged_ms"),
+}
+
+
+@pytest.mark.parametrize("obj", BAD_LINEAGE_SIGNALS.values(), ids=BAD_LINEAGE_SIGNALS.keys())
+def test_the_decoder_rejects_what_the_schema_rejects_of_lineage_signals(obj: Any) -> None:
+    assert not SIGNAL_SCHEMA.is_valid(obj)
+    with pytest.raises(DecodeError) as caught:
+        decode_signal(orjson.dumps(obj), ORIGIN)
+    assert caught.value.reason == "signal-shape"
 
 
 BAD_EFFECTS = {

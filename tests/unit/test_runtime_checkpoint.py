@@ -7,6 +7,7 @@ the real broker behaviour is covered by tests/integration/test_runtime_*.py.
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
@@ -41,10 +42,11 @@ class Calls:
             raise errors.pop(0)
 
     # consumer
-    def commit(self, offsets: list[TopicPartition], asynchronous: bool) -> list[TopicPartition]:
-        assert asynchronous is False
-        self._call("commit", [(tp.topic, tp.partition, tp.offset) for tp in offsets])
-        return offsets
+    def commit(self, offsets: list[TopicPartition], asynchronous: bool) -> list[TopicPartition] | None:
+        self._call(
+            "commit_async" if asynchronous else "commit", [(tp.topic, tp.partition, tp.offset) for tp in offsets]
+        )
+        return None if asynchronous else offsets
 
     def consumer_group_metadata(self) -> str:
         return "group-metadata"
@@ -252,3 +254,117 @@ def test_a_dead_letter_over_the_producers_limit_is_produced_with_headers_only() 
     calls.script["produce"] = [fail(KafkaError.MSG_SIZE_TOO_LARGE)]
     with pytest.raises(Fatal):  # a too large output that is not a dead letter is a bug: stop
         alo(calls).produce([RECORD])
+
+
+# --- at-least-once on the hot path: the asynchronous commit ---------------------------------------------------------
+def reply(
+    calls: Calls, checkpoint: AtLeastOnce, err: KafkaError | None = None, errors: dict[int, KafkaError] | None = None
+) -> None:
+    """The broker's reply to the last asynchronous commit, as the consumer's ``on_commit`` callback gives it."""
+    name, offsets = calls.log[_last(calls)]
+    assert name == "commit_async"
+    partitions: list[Any] = [  # TopicPartition's error is read-only: a stand-in with the same attributes
+        SimpleNamespace(topic=topic, partition=partition, offset=offset, error=(errors or {}).get(partition))
+        for topic, partition, offset in offsets
+    ]
+    checkpoint.commit_result(err, partitions)
+
+
+def _last(calls: Calls) -> int:
+    return max(i for i, (name, _) in enumerate(calls.log) if name == "commit_async")
+
+
+def test_the_hot_path_flushes_outputs_then_commits_without_waiting_and_acts_on_the_reply_later() -> None:
+    calls = Calls()
+    told: list[dict[tuple[str, int], int]] = []
+    checkpoint = AtLeastOnce(calls, calls, commit_every=2, commit_interval_s=3600, on_committed=told.append)  # type: ignore[arg-type]
+    checkpoint.produce([RECORD])
+    checkpoint.advance({("in", 0): 2}, 2)
+    assert checkpoint.due()
+    checkpoint.commit_soon()
+    assert calls.names() == ["produce", "flush", "commit_async"]
+    assert checkpoint.pending == {} and not checkpoint.due() and told == []
+    # One commit in flight at a time: more due work waits for the reply, with nothing flushed meanwhile.
+    checkpoint.advance({("in", 0): 4}, 2)
+    checkpoint.commit_soon()
+    assert calls.names() == ["produce", "flush", "commit_async"]
+    reply(calls, checkpoint)
+    assert checkpoint.due()  # the reply is there to be acted upon
+    checkpoint.commit_soon()
+    assert told == [{("in", 0): 2}]
+    assert calls.log[-1] == ("commit_async", [("in", 0, 4)]) and checkpoint.pending == {}
+
+
+def test_offsets_the_broker_refused_asynchronously_are_kept_unless_later_ones_are_pending() -> None:
+    calls = Calls()
+    checkpoint = alo(calls, every=1)
+    checkpoint.advance({("in", 0): 3, ("in", 1): 8}, 2)
+    checkpoint.commit_soon()
+    checkpoint.advance({("in", 1): 9}, 1)
+    reply(calls, checkpoint, KafkaError(KafkaError.REBALANCE_IN_PROGRESS, "rebalancing"))
+    checkpoint.commit_soon()
+    # Partition 0's refused offset is committed again; partition 1's later offset supersedes the refused one.
+    assert calls.log[-1] == ("commit_async", [("in", 0, 3), ("in", 1, 9)])
+    reply(calls, checkpoint, errors={1: KafkaError(KafkaError.REQUEST_TIMED_OUT, "slow", retriable=True)})
+    checkpoint.commit_soon()  # nothing new is due: partition 1's failed offset is kept for the next commit
+    assert checkpoint.pending == {("in", 1): 9}
+
+
+def test_a_fatal_asynchronous_reply_is_raised_on_the_loop_and_a_retriable_one_only_until_the_deadline() -> None:
+    calls = Calls()
+    checkpoint = alo(calls, every=1)
+    checkpoint.advance({("in", 0): 1}, 1)
+    checkpoint.commit_soon()
+    reply(calls, checkpoint, KafkaError(KafkaError._FENCED, "fenced", fatal=True))
+    with pytest.raises(Fatal):
+        checkpoint.commit_soon()
+    calls, checkpoint = Calls(), alo(Calls(), every=1)
+    checkpoint = AtLeastOnce(calls, calls, commit_every=1, commit_interval_s=3600, deadline_s=0.0)  # type: ignore[arg-type]
+    checkpoint.advance({("in", 0): 1}, 1)
+    checkpoint.commit_soon()
+    reply(calls, checkpoint, KafkaError(KafkaError._TRANSPORT, "down", retriable=True))
+    checkpoint.commit_soon()  # the first failure starts the deadline: kept, and sent again
+    assert checkpoint.pending == {} and calls.names().count("commit_async") == 2
+    reply(calls, checkpoint, KafkaError(KafkaError._TRANSPORT, "down", retriable=True))
+    threading.Event().wait(0.01)
+    with pytest.raises(Fatal, match="gave up"):
+        checkpoint.commit_soon()
+
+
+def test_a_synchronous_commit_supersedes_the_one_in_flight_and_its_late_reply_is_ignored() -> None:
+    calls = Calls()
+    told: list[dict[tuple[str, int], int]] = []
+    checkpoint = AtLeastOnce(calls, calls, commit_every=1, commit_interval_s=3600, on_committed=told.append)  # type: ignore[arg-type]
+    checkpoint.advance({("in", 0): 5, ("in", 1): 2}, 2)
+    checkpoint.commit_soon()
+    checkpoint.advance({("in", 0): 7}, 1)
+    checkpoint.commit()  # e.g. on revocation: never older than what is in flight
+    assert calls.log[-1] == ("commit", [("in", 0, 7), ("in", 1, 2)])
+    assert told == [{("in", 0): 7, ("in", 1): 2}]
+    # The superseded commit's reply, even a refusal, can never bring its older offsets back.
+    calls.log.append(("commit_async", [("in", 0, 5), ("in", 1, 2)]))
+    reply(calls, checkpoint, KafkaError(KafkaError.REBALANCE_IN_PROGRESS, "rebalancing"))
+    checkpoint.commit_soon()
+    assert checkpoint.pending == {} and not checkpoint.due()
+
+
+def test_a_revoked_partitions_offsets_in_flight_are_not_kept_when_their_commit_is_refused() -> None:
+    calls = Calls()
+    checkpoint = alo(calls, every=1)
+    checkpoint.advance({("in", 0): 5, ("in", 1): 2}, 2)
+    checkpoint.commit_soon()
+    checkpoint.forget([("in", 1)])
+    reply(calls, checkpoint, KafkaError(KafkaError.REBALANCE_IN_PROGRESS, "rebalancing"))
+    checkpoint.commit_soon()
+    assert calls.log[-1] == ("commit_async", [("in", 0, 5)])
+
+
+def test_the_hot_path_commits_nothing_past_an_output_that_was_not_delivered() -> None:
+    calls = Calls()
+    calls.delivery_error = KafkaError(KafkaError.UNKNOWN_TOPIC_OR_PART, "no such topic", retriable=True)
+    checkpoint = alo(calls, every=1)
+    checkpoint.produce([RECORD])
+    checkpoint.advance({("in", 0): 1}, 1)
+    with pytest.raises(DeliveryFailed):
+        checkpoint.commit_soon()
+    assert "commit_async" not in calls.names() and checkpoint.pending == {}

@@ -70,15 +70,23 @@ class Log:
 
 
 class Consumer:
-    def __init__(self, log: Log) -> None:
+    """Replies to asynchronous commits through ``on_commit`` during the next poll, as librdkafka does."""
+
+    def __init__(self, log: Log, on_commit: Callable[..., None] | None = None) -> None:
         self.log = log
         self.assigned = False
         self.callbacks: dict[str, Callable[..., None]] = {}
+        self.on_commit = on_commit
+        self.replies: list[list[TopicPartition]] = []
 
     def subscribe(self, topics: list[str], **callbacks: Callable[..., None]) -> None:
         self.callbacks = callbacks
 
     def consume(self, n: int, timeout: float) -> list[Record]:
+        replies, self.replies = self.replies, []
+        for reply in replies:
+            assert self.on_commit is not None
+            self.on_commit(None, reply)
         if not self.assigned:
             self.assigned = True
             self.callbacks["on_assign"](self, [TopicPartition(TOPIC, 0)])
@@ -97,6 +105,8 @@ class Consumer:
         with self.log.lock:
             self.log.committed = offsets[0].offset
             self.log.commits.append((offsets[0].offset, list(self.log.delivered)))
+        if asynchronous:
+            self.replies.append(offsets)
         return offsets
 
     def committed(self, partitions: list[TopicPartition], timeout: float) -> list[TopicPartition]:
@@ -163,18 +173,21 @@ def handle(batch: Sequence[Message[bytes]]) -> list[OutRecord]:
     return [OutRecord(OUT, m.key, m.value) for m in batch]
 
 
+@pytest.mark.parametrize("commit_async", [False, True])
 @pytest.mark.parametrize("failing", [0, 2])
 def test_nothing_is_committed_past_a_dead_letter_until_it_is_delivered(
-    monkeypatch: pytest.MonkeyPatch, failing: int
+    monkeypatch: pytest.MonkeyPatch, failing: int, commit_async: bool
 ) -> None:
     log = Log([b"poison-0", b"good-1", b"good-2", b"good-3"], failing_dlq_deliveries=failing)
-    monkeypatch.setattr(runner_module.clients, "new_consumer", lambda config, on_error: Consumer(log))
+    monkeypatch.setattr(
+        runner_module.clients, "new_consumer", lambda config, on_error, on_commit: Consumer(log, on_commit)
+    )
     monkeypatch.setattr(runner_module.clients, "new_producer", lambda config, on_error: Producer(log))
     monkeypatch.setattr(runner_module.clients, "wait_for_brokers", lambda *args, **kwargs: None)
     settings = Settings(
         kafka=KafkaSettings(topics=Topics(dlq=DLQ)),
         runtime=RuntimeSettings(batch_size=2, batch_timeout_s=0.01, commit_every=4, commit_interval_ms=600_000,
-                                backoff_initial_s=0.01, backoff_max_s=0.02, roles={}),
+                                backoff_initial_s=0.01, backoff_max_s=0.02, roles={}, commit_async=commit_async),
     )  # fmt: skip
     role = Role("test", (TOPIC,), "g", Delivery.AT_LEAST_ONCE, lambda: Pipeline(decode, handle), (OUT, DLQ))
     stop = threading.Event()

@@ -3,7 +3,9 @@
 A small, deterministic stand-in for what DataHub's postgres, dbt and mlflow connectors emit for the retail demo:
 a raw transactions table, dbt staging and feature models with column lineage and warehouse siblings, ML features
 sourced from feature-table columns, two registered models with versions and training runs, dbt tests as
-assertions, and their run events — passing, then failing on NULL unit prices, then passing again.
+assertions, and their run events — passing, then failing on NULL unit prices, then passing again. On day 7, while
+the incident is active, a new churn version (churn_4) is registered: the demo's step that the lineage role's live
+re-evaluation catches before any test runs again.
 
 Run: .venv/bin/python deploy/demo/sample/build_sample.py   (rewrites timeline.json; the output is committed)
 """
@@ -58,7 +60,16 @@ OUT = Path(__file__).with_name("timeline.json")
 DAY = 86_400_000
 T0 = 1_759_276_800_000  # 2025-10-01T00:00:00Z: the scenario's first day
 
-RAW_COLUMNS = ["invoice", "stock_code", "description", "quantity", "invoice_date", "unit_price", "customer_id", "country"]
+RAW_COLUMNS = [
+    "invoice",
+    "stock_code",
+    "description",
+    "quantity",
+    "invoice_date",
+    "unit_price",
+    "customer_id",
+    "country",
+]
 NUMERIC = {"quantity", "unit_price", "line_total", "total_spend", "avg_unit_price", "order_count", "recency_days"}
 # feature-table column → the staging columns it is computed from
 CUSTOMER_FEATURES = {
@@ -263,6 +274,10 @@ def build() -> list[tuple[int, MCPW]]:
         run_event("not_null_unit_price", T0 + day * DAY, passed=False, failures=failures)
         run_event("not_null_invoice", T0 + day * DAY, passed=True)
         run_event("unique_invoice_line", T0 + day * DAY, passed=True)
+    # Day 7, 12:00: while the incident is active, a team registers a new churn version trained on the poisoned
+    # features. No test runs until day 8: Pareis catches it from the lineage change alone (DESIGN §3, live
+    # re-evaluation) — tagged, retrain BLOCKED, CONTAMINATED, and a ticket comment naming it.
+    model_version("churn", CHURN_FEATURES, 4, T0 + 7 * DAY + 43_200_000)
     for test in tests:
         run_event(test, T0 + 8 * DAY, passed=True)
     return sorted(out, key=lambda pair: pair[0])
