@@ -47,6 +47,7 @@ import redis
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.results import record_section
 from pareis.config import DatahubSettings
 from pareis.core.blast import blast_radius
 from pareis.core.graph import LineageView
@@ -406,14 +407,7 @@ def write_results(
         "- Goal: Redis p99 within 5× of in-memory for the large (10,000-column) blast.\n"
         + (f"{compared}\n" if compared else "")
     )
-    old = path.read_text() if path.exists() else "# Benchmark results\n"
-    start = old.find("## Blast radius\n")
-    if start < 0:
-        new = old.rstrip("\n") + "\n\n" + section
-    else:
-        end = old.find("\n## ", start + 1)
-        new = old[:start] + section + ("\n" + old[end + 1 :] if end >= 0 else "")
-    path.write_text(new)
+    record_section(path, "Blast radius", section)
 
 
 def dedicated(url: str) -> redis.Redis:

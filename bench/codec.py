@@ -47,6 +47,7 @@ from datahub.metadata import schema_classes as sc
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.machine import cpu_model
+from bench.results import record_section
 from pareis.datahub.aspects import is_timeseries
 from pareis.datahub.codec import Decoder, Encoder, mcl_record
 from pareis.datahub.schema_registry import RegistrySchemaSource
@@ -555,14 +556,7 @@ def write_results(table: str, corpus: str, machine: str, split: str, goal: str, 
         "machine; compare paths within one run only.\n"
         "- Goal ≥ 20× Actions (Pareis lineage path vs the baseline): {goal}.\n"
     ).format(table=table, corpus=corpus, machine=machine, split=split, goal=goal, **vars(args))
-    old = path.read_text() if path.exists() else "# Benchmark results\n"
-    start = old.find("## Codec\n")
-    if start < 0:
-        new = old.rstrip("\n") + "\n\n" + section
-    else:
-        end = old.find("\n## ", start + 1)
-        new = old[:start] + section + ("\n" + old[end + 1 :] if end >= 0 else "")
-    path.write_text(new)
+    record_section(path, "Codec", section)
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ import redis
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.blast import COLUMNS, T0, Plan, build, column, dataset, percentile, plan
+from bench.results import record_section
 from pareis.answers.gate import GateAnswer, gate
 from pareis.answers.sources import Sources
 from pareis.config import DatahubSettings
@@ -283,14 +284,7 @@ def write_results(text: str, args: argparse.Namespace, p: Plan, more: Extra, mac
         f"- Machine: {machine} (shared with other work while it ran); the whole run took {wall_s / 60:.1f} min\n"
         "- Goal: Redis p99 within 3× of in-memory and under 250 ms for a model with 20 features.\n"
     )
-    old = path.read_text() if path.exists() else "# Benchmark results\n"
-    start = old.find("## Retrain gate\n")
-    if start < 0:
-        new = old.rstrip("\n") + "\n\n" + section
-    else:
-        end = old.find("\n## ", start + 1)
-        new = old[:start] + section + ("\n" + old[end + 1 :] if end >= 0 else "")
-    path.write_text(new)
+    record_section(path, "Retrain gate", section)
 
 
 if __name__ == "__main__":

@@ -75,6 +75,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import blast
 from bench.machine import cpu_model
+from bench.results import record_section
 from pareis.config import DatahubSettings, RoleTuning, RuntimeSettings
 from pareis.core.incident_urn import incident_urn
 from pareis.core.runs import AssertionRun, ResultType
@@ -802,14 +803,7 @@ def write_results(text: str, args: argparse.Namespace, notes: list[str]) -> None
         "commit interval), measured in this process on one clock. See the docstring of `bench/incident_latency.py` "
         f"for the method.\n\n{text}\n\n" + "".join(f"- {n}\n" for n in notes)
     )
-    old = path.read_text() if path.exists() else "# Benchmark results\n"
-    start = old.find("## Incident latency\n")
-    if start < 0:
-        new = old.rstrip("\n") + "\n\n" + section
-    else:
-        end = old.find("\n## ", start + 1)
-        new = old[:start] + section + (old[end + 1 :] if end >= 0 else "")
-    path.write_text(new)
+    record_section(path, "Incident latency", section)
 
 
 def main() -> None:

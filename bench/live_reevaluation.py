@@ -65,6 +65,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import blast
 from bench import incident_latency as il
+from bench.results import record_section
 from pareis.config import DatahubSettings
 from pareis.core.runs import AssertionRun, ResultType
 from pareis.datahub.changelog import ChangeLog
@@ -449,14 +450,7 @@ def write_results(text: str, notes: list[str]) -> None:
         "throughput with and without the watch on a change log that touches no active incident. See the "
         f"docstring of `bench/live_reevaluation.py` for the method.\n\n{text}\n\n" + "".join(f"- {n}\n" for n in notes)
     )
-    old = path.read_text() if path.exists() else "# Benchmark results\n"
-    start = old.find("## Live re-evaluation\n")
-    if start < 0:
-        new = old.rstrip("\n") + "\n\n" + section
-    else:
-        end = old.find("\n## ", start + 1)
-        new = old[:start] + section + (old[end + 1 :] if end >= 0 else "")
-    path.write_text(new)
+    record_section(path, "Live re-evaluation", section)
 
 
 def main() -> None:

@@ -43,6 +43,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 sys.path.insert(0, str(REPO))
 
 from bench.machine import cpu_model  # noqa: E402
+from bench.results import record_section  # noqa: E402
 
 RECORDED = REPO / "deploy" / "demo" / "recorded"
 RAW = "urn:li:dataset:(urn:li:dataPlatform:postgres,retail.raw.transactions,PROD)"
@@ -250,14 +251,7 @@ def write_results(text: str, notes: list[str]) -> None:
         "vs the direct answers-layer call (the baseline), on one Redis index, interleaved in one run. See the "
         f"docstring of `bench/mcp.py` for the method.\n\n{text}\n\n" + "".join(f"- {n}\n" for n in notes)
     )
-    old = path.read_text() if path.exists() else "# Benchmark results\n"
-    start = old.find("## MCP server\n")
-    if start < 0:
-        new = old.rstrip("\n") + "\n\n" + section
-    else:
-        end = old.find("\n## ", start + 1)
-        new = old[:start] + section + (old[end + 1 :] if end >= 0 else "")
-    path.write_text(new)
+    record_section(path, "MCP server", section)
 
 
 def main() -> None:

@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import blast
 from bench.machine import cpu_model
+from bench.results import record_section
 from pareis.answers.reliability import protect
 from pareis.answers.sources import Sources
 from pareis.core.runs import AssertionRun, ResultType
@@ -214,14 +215,7 @@ def report(p: blast.Plan, args: argparse.Namespace, r: dict[str, Any], whole_s: 
 
 def write_results(text: str) -> None:
     path = Path(__file__).with_name("RESULTS.md")
-    old = path.read_text()
-    start = old.find("## Protect\n")
-    if start < 0:
-        new = old.rstrip("\n") + "\n\n" + text + "\n"
-    else:
-        end = old.find("\n## ", start + 1)
-        new = old[:start] + text + "\n" + ("\n" + old[end + 1 :] if end >= 0 else "")
-    path.write_text(new)
+    record_section(path, "Protect", text)
 
 
 def main() -> None:
