@@ -104,7 +104,13 @@ def test_origin_preparation_and_gaps_come_from_the_lineage(pack: dict[str, Any])
         "model.retail.stg_transactions",
     }
     gaps = section(pack, "10(2)(h)")["facts"]
-    assert [g["column"].rsplit(",", 1)[-1] for g in gaps["gaps"]] == ["basket_size)", "invoice_date)"]
+    assert [g["column"].rsplit(",", 1)[-1] for g in gaps["gaps"]] == [
+        "total_spend)",
+        "avg_unit_price)",
+        "basket_size)",
+        "invoice_date)",
+    ]
+    assert [g["matches_past_incident"] for g in gaps["gaps"]] == [True, True, False, False]
     assert "dbt_tests" not in gaps and gaps["dbt_schema_yml"].startswith("version: 2\n")
     assert section(pack, "10(2)(e)")["missing"], "the recording has no profiles: the pack says so"
 
@@ -188,7 +194,7 @@ def test_pareis_protect_json_has_the_contract_shape_and_yaml_prints_only_the_tes
               "--format", "yaml", "--max-gaps", "1")  # fmt: skip
     assert yml.exit_code == 0
     assert yml.output == (
-        "version: 2\nmodels:\n  - name: customer_features\n    columns:\n      - name: basket_size\n"
+        "version: 2\nmodels:\n  - name: customer_features\n    columns:\n      - name: total_spend\n"
         "        data_tests:\n          - not_null\n"
     )
     bad = cli("protect", "--metadata", str(SAMPLE), "--dataset", "urn:li:dataset:(urn:li:dataPlatform:x,y,PROD)")
