@@ -23,7 +23,7 @@ def test_dependencies_come_from_the_lock_file() -> None:
     assert {"pareis", "confluent-kafka", "redis", "typer", "pydantic-settings"} <= names
     build = stages()[0]
     assert "COPY pyproject.toml uv.lock" in build
-    assert all("--frozen" in line for line in build.splitlines() if "uv sync" in line)
+    assert all("--locked" in line for line in build.splitlines() if "uv sync" in line)
     assert "pip install ." not in DOCKERFILE and "pip install -e" not in DOCKERFILE
 
 
