@@ -13,16 +13,21 @@ plus (keys sorted)::
     "window": {last_success_ms, first_failure_ms, healed_ms},
     "contamination": [{group, versions: [{urn, version, trained_at_ms, verdict}],   # oldest first
                        safe_rollback: {urn, version} | null}],                        # by group
-    "owners": {dataset: [{urn, email}], models: {model urn: [{urn, email}]}}         # DESIGN §3
+    "owners": {dataset: [{urn, email}], models: {model urn: [{urn, email}]}},        # DESIGN §3
+    "tickets": [{tool, id, label, url}]                                  # by tool; :mod:`pareis.answers.tickets`
+
+:class:`IncidentSummary` (a row of the incident list) carries the same ``tickets``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pareis.answers.sources import CannotEvaluate, Sources
+from pareis.answers.tickets import TicketLink, ticket_links
 
 if TYPE_CHECKING:
     from pareis.core.contamination import GroupContamination
@@ -39,6 +44,7 @@ class IncidentAnswer:
 
     facts: IncidentFacts
     assertion: str | None = None
+    tickets: tuple[TicketLink, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         facts, window = self.facts, self.facts.window
@@ -59,6 +65,7 @@ class IncidentAnswer:
             },
             "contamination": [group_json(g) for g in facts.contamination],
             "owners": facts.owners.to_json(),
+            "tickets": [t.to_json() for t in self.tickets],
         }
 
 
@@ -76,6 +83,7 @@ class IncidentSummary:
     assertions: tuple[str, ...]
     models: tuple[str, ...]
     failed_rows: int | None
+    tickets: tuple[TicketLink, ...] = ()
 
     @classmethod
     def of(cls, facts: IncidentFacts) -> IncidentSummary:
@@ -105,6 +113,7 @@ class IncidentSummary:
             "assertions": list(self.assertions),
             "models": list(self.models),
             "failed_rows": self.failed_rows,
+            "tickets": [t.to_json() for t in self.tickets],
         }
 
 
@@ -159,7 +168,8 @@ def analysis(sources: Sources, *, assertion: str | None = None, dataset: str | N
     windows = [w for w in incidents(timeline) if assertion is None or assertion in w.assertions]
     if not windows:
         raise CannotEvaluate(f"no assertion of {dataset} ever failed")
-    return IncidentAnswer(_facts(view, key, timeline, windows[-1]), assertion)
+    facts = _facts(view, key, timeline, windows[-1])
+    return IncidentAnswer(facts, assertion, ticket_links(sources, [facts.urn])[facts.urn])
 
 
 def incident_list(sources: Sources) -> list[IncidentSummary]:
@@ -175,7 +185,10 @@ def incident_list(sources: Sources) -> list[IncidentSummary]:
     the answer equals the recomputed one whenever the incidents role is current, with one store read instead of
     one analysis per active incident."""
     if sources.incidents is None:
-        return [IncidentSummary.of(answer.facts) for answer in incident_analyses(sources)]
+        return [
+            dataclasses.replace(IncidentSummary.of(answer.facts), tickets=answer.tickets)
+            for answer in incident_analyses(sources)
+        ]
     from pareis.answers.reach import candidates
     from pareis.core.graph import Memo
     from pareis.core.incident_urn import incident_urn
@@ -196,6 +209,8 @@ def incident_list(sources: Sources) -> list[IncidentSummary]:
         for window in incidents(timeline):
             kept = _published(stored[key], incident_urn(key, window.first_failure_ms), window)
             rows.append(kept or IncidentSummary.of(_facts(view, key, timeline, window)))
+    links = ticket_links(sources, [s.urn for s in rows])
+    rows = [dataclasses.replace(s, tickets=links[s.urn]) if links[s.urn] else s for s in rows]
     return sorted(rows, key=lambda s: (s.state != "ACTIVE", -s.first_failure_ms, s.urn))
 
 
@@ -248,6 +263,8 @@ def incident_analyses(sources: Sources) -> list[IncidentAnswer]:
     for key in keys:
         _, timeline = _class_timeline(view, sources, key, set())
         found.extend(IncidentAnswer(_facts(view, key, timeline, w)) for w in incidents(timeline))
+    links = ticket_links(sources, [a.facts.urn for a in found])
+    found = [dataclasses.replace(a, tickets=links[a.facts.urn]) if links[a.facts.urn] else a for a in found]
     return sorted(found, key=lambda a: (not a.facts.window.is_open, -a.facts.window.first_failure_ms, a.facts.urn))
 
 
