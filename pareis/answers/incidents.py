@@ -189,22 +189,26 @@ def incident_list(sources: Sources) -> list[IncidentSummary]:
             dataclasses.replace(IncidentSummary.of(answer.facts), tickets=answer.tickets)
             for answer in incident_analyses(sources)
         ]
-    from pareis.answers.reach import candidates
     from pareis.core.graph import Memo
     from pareis.core.incident_urn import incident_urn
+    from pareis.core.keys import canonical, sibling_classes
     from pareis.core.window import incidents
 
     view = Memo(sources.lineage)
-    found = candidates(view, sources.runs)
-    keys = sorted(found.members)
-    every = set().union(*found.names.values()) if keys else set()
+    # The failing classes and their assertions, as the role finds them (pareis.answers.reach.candidates, without
+    # the datasets each assertion checks: the list needs no blast radius for what the store holds).
+    members = {canonical(group): group for group in sibling_classes(view, sources.runs.failed_datasets()).values()}
+    of = sources.runs.assertions_by_dataset(m for group in members.values() for m in group)
+    names = {key: {a for member in group for a in of[member]} for key, group in members.items()}
+    keys = sorted(members)
+    every = set().union(*names.values()) if keys else set()
     by_assertion: dict[str, list[AssertionRun]] = {}
     for r in sources.runs.timeline(every, None) if every else ():
         by_assertion.setdefault(r.assertion, []).append(r)
     stored = sources.incidents.get_many(keys)
     rows: list[IncidentSummary] = []
     for key in keys:
-        runs = [r for a in found.names[key] for r in by_assertion.get(a, ())]
+        runs = [r for a in names[key] for r in by_assertion.get(a, ())]
         timeline = tuple(sorted(runs, key=lambda r: (r.timestamp_ms, r.assertion)))  # the port's timeline order
         for window in incidents(timeline):
             kept = _published(stored[key], incident_urn(key, window.first_failure_ms), window)
