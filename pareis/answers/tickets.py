@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from pareis.answers.sources import Sources
 
 _LINEAR_IDENTIFIER = re.compile(r"/issue/([A-Za-z][A-Za-z0-9]*-\d+)(?:/|$)")
@@ -54,18 +56,19 @@ def ticket_links(sources: Sources, urns: Sequence[str]) -> dict[str, tuple[Ticke
 
 
 def _link(tool: str, value: str | None) -> TicketLink | None:
-    """The link of a recorded ref; None when nothing is recorded, or what is there is not a ref of ``tool``."""
-    from pareis.tickets.port import TicketRef
-
+    """The link of a recorded ref (:meth:`pareis.tickets.port.TicketRef.to_json`: ``{tool, id, url, text}``); None
+    when nothing is recorded, or what is there is not a ref of ``tool``. Read as plain JSON, without the ref's text:
+    a list reads thousands."""
     if value is None:
         return None
     try:
-        ref = TicketRef.from_json(value)
-    except (ValueError, KeyError, TypeError):
+        data = orjson.loads(value)
+        ref_tool, ref_id, url = data["tool"], data["id"], data.get("url")
+    except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
         return None  # not a ref (a foreign value under the key): no link rather than no page
-    if ref.tool != tool or not ref.id:
+    if ref_tool != tool or not isinstance(ref_id, str) or not ref_id or not (url is None or isinstance(url, str)):
         return None
-    return TicketLink(tool, ref.id, label_of(ref.tool, ref.id, ref.url), ref.url)
+    return TicketLink(tool, ref_id, label_of(tool, ref_id, url), url)
 
 
 def label_of(tool: str, ticket_id: str, url: str | None) -> str:
