@@ -161,3 +161,11 @@ def _memory_copy(base: Sources, urn: str) -> Sources:
     ledger = MemoryLedger()
     _kept(ledger, urn)
     return dataclasses.replace(base, tickets=ledger)
+
+
+def test_the_pages_escape_what_the_ledger_says() -> None:
+    from pareis.web.present import tickets
+
+    shown = str(tickets((TicketLink("jira", '"><script>', "<b>", 'https://a"b'),)))
+    assert "<script>" not in shown and "<b>" not in shown and 'href="https://a&#34;b"' in shown
+    assert str(tickets(())) == "—"
