@@ -206,34 +206,40 @@ def incident_list(sources: Sources) -> list[IncidentSummary]:
     for r in sources.runs.timeline(every, None) if every else ():
         by_assertion.setdefault(r.assertion, []).append(r)
     stored = sources.incidents.get_many(keys)
-    rows: list[IncidentSummary] = []
+    found: list[tuple[str, tuple[AssertionRun, ...], IncidentWindow, str]] = []
     for key in keys:
         runs = [r for a in names[key] for r in by_assertion.get(a, ())]
         timeline = tuple(sorted(runs, key=lambda r: (r.timestamp_ms, r.assertion)))  # the port's timeline order
-        for window in incidents(timeline):
-            kept = _published(stored[key], incident_urn(key, window.first_failure_ms), window)
-            rows.append(kept or IncidentSummary.of(_facts(view, key, timeline, window)))
-    links = ticket_links(sources, [s.urn for s in rows])
-    rows = [dataclasses.replace(s, tickets=links[s.urn]) if links[s.urn] else s for s in rows]
+        found.extend((key, timeline, w, incident_urn(key, w.first_failure_ms)) for w in incidents(timeline))
+    links = ticket_links(sources, [urn for *_, urn in found])
+    rows: list[IncidentSummary] = []
+    for key, timeline, window, urn in found:
+        kept = _published(stored[key], urn, window, links[urn])
+        if kept is None:
+            kept = dataclasses.replace(IncidentSummary.of(_facts(view, key, timeline, window)), tickets=links[urn])
+        rows.append(kept)
     return sorted(rows, key=lambda s: (s.state != "ACTIVE", -s.first_failure_ms, s.urn))
 
 
 MODEL_PREFIX = "urn:li:mlModel:"
 
 
-def _published(state: IncidentState, urn: str, window: IncidentWindow) -> IncidentSummary | None:
-    """The list row of incident ``urn`` from what the incidents role published about it, when ``state`` is about
-    that incident and its published window is ``window``; else None (analyse it)."""
+def _published(
+    state: IncidentState, urn: str, window: IncidentWindow, tickets: tuple[TicketLink, ...]
+) -> IncidentSummary | None:
+    """The list row of incident ``urn`` (with its ``tickets``) from what the incidents role published about it,
+    when ``state`` is about that incident and its published window is ``window``; else None (analyse it)."""
     tracked = state.incident
     if tracked is None or tracked.urn != urn or state.status.value != "ACTIVE" or not window.is_open:
         return None  # a resolved incident's published facts are as of its heal; the lineage may have moved since
     p = tracked.published
+    failed_rows = window.failed_rows
     same = (
         p.first_failure_ms == window.first_failure_ms
         and p.healed_ms == window.healed_ms
         and p.last_success_ms == window.last_success_ms
         and tuple(p.assertions) == tuple(window.assertions)
-        and p.failed_rows == window.failed_rows
+        and p.failed_rows == failed_rows
         and bool(p.severity)
     )
     if not same:
@@ -248,7 +254,8 @@ def _published(state: IncidentState, urn: str, window: IncidentWindow) -> Incide
         last_success_ms=window.last_success_ms,
         assertions=tuple(window.assertions),
         models=tuple(sorted(u for u in p.at_risk if u.startswith(MODEL_PREFIX))),  # at_risk: blast models + features
-        failed_rows=window.failed_rows,
+        failed_rows=failed_rows,
+        tickets=tickets,
     )
 
 
