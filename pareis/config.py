@@ -78,11 +78,9 @@ def _redacted(value: Any) -> Any:
     return value
 
 
-class Section(BaseModel):
-    """A settings section: unknown keys are errors (a typo must not pass silently). Its ``repr`` and dumps never
-    show a secret: URL passwords and secret-looking client properties are redacted (tokens are ``SecretStr``)."""
-
-    model_config = ConfigDict(extra="forbid")
+class Redacting(BaseModel):
+    """Mixed into every settings model: its ``repr`` and dumps never show a secret (URL passwords and
+    secret-looking client properties are redacted; tokens are ``SecretStr``)."""
 
     def __repr_args__(self) -> Any:
         for name, value in super().__repr_args__():
@@ -92,6 +90,13 @@ class Section(BaseModel):
     def _dump_redacted(self, handler: SerializerFunctionWrapHandler) -> Any:
         dumped = handler(self)
         return {k: _redacted(v) for k, v in dumped.items()} if isinstance(dumped, dict) else dumped
+
+
+class Section(Redacting):
+    """A settings section: unknown keys are errors (a typo must not pass silently). Its ``repr`` and dumps never
+    show a secret: URL passwords and secret-looking client properties are redacted (tokens are ``SecretStr``)."""
+
+    model_config = ConfigDict(extra="forbid")
 
 
 class Topics(Section):
@@ -281,7 +286,7 @@ class TicketSettings(Section):
     linear: LinearSettings = Field(default_factory=LinearSettings)
 
 
-class Settings(BaseSettings):
+class Settings(Redacting, BaseSettings):
     """All of Pareis's settings. Build with :func:`load_settings`."""
 
     model_config = SettingsConfigDict(
@@ -302,15 +307,6 @@ class Settings(BaseSettings):
         if level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
             raise ValueError("not a log level (DEBUG, INFO, WARNING, ERROR, CRITICAL)")
         return level.upper()
-
-    def __repr_args__(self) -> Any:
-        for name, value in super().__repr_args__():
-            yield name, _redacted(value)
-
-    @model_serializer(mode="wrap")
-    def _dump_redacted(self, handler: SerializerFunctionWrapHandler) -> Any:
-        dumped = handler(self)
-        return {k: _redacted(v) for k, v in dumped.items()} if isinstance(dumped, dict) else dumped
 
     @classmethod
     def settings_customise_sources(

@@ -55,6 +55,9 @@ SLOW_MODULES = frozenset(
         "test_broker_unreachable.py",
         "test_mcp_http.py",
         "test_mcp_stdio.py",
+        # sweep one fault over every request and every ledger write of an incident's ticket life, each run against
+        # a fresh local HTTP server (≈ 300 servers, 20 s of the pure tier before)
+        "test_tickets_exactly_once.py",
     }
 )
 """Modules whose every test is slow (seconds each, for the reasons above): they run in ``make test``, not in

@@ -14,7 +14,8 @@ ranked gaps with their dbt tests). Not legal advice.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from pareis.answers.evidence_sections import (
@@ -34,7 +35,9 @@ from pareis.core.graph import Memo, union
 from pareis.core.protect import survey
 
 if TYPE_CHECKING:
+    from pareis.answers.incidents import IncidentSummary
     from pareis.answers.sources import Sources
+    from pareis.core.impact import BlastRadius
 
 __all__ = ["EvidencePack", "Section", "evidence_pack"]
 
@@ -99,7 +102,7 @@ def evidence_pack(sources: Sources, model: str, at_ms: int) -> EvidencePack:
     versions = model_versions(view, model)
     s = survey(view, models=versions)
     answer = protect(sources, at_ms=at_ms, model=model)
-    incidents = past_incidents(sources, view, at_ms)
+    incidents = as_of(past_incidents(sources, view, at_ms), at_ms)
     infos = catalog.models(view, versions)
     runs = catalog.runs(view, union({m: frozenset(i.training_runs) for m, i in infos.items()}))
     members = sorted(s.class_of)
@@ -157,6 +160,20 @@ def evidence_pack(sources: Sources, model: str, at_ms: int) -> EvidencePack:
             "whether the system trains models is for the provider to state; the versions listed here were trained.",
         ),
         datasheet(s, infos, runs, attrs),
-        corrective(view, incidents, versions),
+        corrective(view, incidents, versions, at_ms),
     ]
     return EvidencePack(model, tuple(versions), at_ms, sources.origin, tuple(sections))
+
+
+def as_of(
+    incidents: Sequence[tuple[IncidentSummary, BlastRadius]], at_ms: int
+) -> list[tuple[IncidentSummary, BlastRadius]]:
+    """The incidents as they stood at ``at_ms``: one healed later (the run history may already hold the repair when
+    the pack is generated for an earlier time) is still ACTIVE then, with no heal — so 10(3) and Article 20 never
+    show a resolution the pack's own time has not reached."""
+    return [
+        (replace(summary, state="ACTIVE", healed_ms=None), radius)
+        if summary.healed_ms is not None and summary.healed_ms > at_ms
+        else (summary, radius)
+        for summary, radius in incidents
+    ]

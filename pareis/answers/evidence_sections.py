@@ -297,7 +297,11 @@ def datasheet(s: Survey, infos: Mapping[str, Any], runs: Mapping[str, Any], attr
     )
 
 
-def corrective(view: LineageView, incidents: Sequence[tuple[Any, BlastRadius]], versions: Sequence[str]) -> Section:
+def corrective(
+    view: LineageView, incidents: Sequence[tuple[Any, BlastRadius]], versions: Sequence[str], at_ms: int
+) -> Section:
+    """Article 20 at ``at_ms``: the verdicts over the versions trained by then (a later version does not exist yet
+    for a pack of that time, and an incident still open then would otherwise count it as contaminated)."""
     reached = set(versions)
     actions = []
     for summary, radius in incidents:
@@ -305,9 +309,11 @@ def corrective(view: LineageView, incidents: Sequence[tuple[Any, BlastRadius]], 
         if not affected:
             continue
         groups = sorted({m.group for m in radius.models if m.group})
-        verdicts = contamination(
-            radius.models, catalog.versions_by_group(view, groups), summary.last_success_ms, summary.healed_ms
-        )
+        trained = {
+            g: tuple(v for v in vs if v.trained_at_ms is None or v.trained_at_ms <= at_ms)
+            for g, vs in catalog.versions_by_group(view, groups).items()
+        }
+        verdicts = contamination(radius.models, trained, summary.last_success_ms, summary.healed_ms)
         for g in verdicts:
             if g.group not in _groups(view, versions):
                 continue

@@ -37,8 +37,8 @@ from datahub.metadata.schema_classes import (
 from datahub.metadata.urns import AgentSkillUrn, ApiUrn, ServiceUrn
 
 from pareis.config import DatahubSettings
-from pareis.datahub.definitions import DEFINITIONS_AT_MS, DEFINITIONS_EFFECT
-from pareis.datahub.marks import stamp, system_metadata
+from pareis.datahub.definitions import DEFINITIONS_AT_MS, definition_proposals
+from pareis.datahub.marks import stamp
 
 MCP_TOOL_SUBTYPE = "MCP_TOOL"
 SERVICE_ID = "pareis-mcp"
@@ -144,11 +144,4 @@ def registry_mcps(
         aspects.append(
             (service_urn(), McpServerPropertiesClass(url=settings.mcp_url, transport=McpTransportClass.HTTP))
         )
-    return [
-        MetadataChangeProposalWrapper(
-            entityUrn=urn,
-            aspect=aspect,
-            systemMetadata=system_metadata(settings, DEFINITIONS_EFFECT, DEFINITIONS_AT_MS),
-        )
-        for urn, aspect in aspects
-    ]
+    return definition_proposals(settings, aspects)

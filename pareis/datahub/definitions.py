@@ -7,6 +7,8 @@ write equal to the current value).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from datahub.emitter.mcp import MetadataChangeProposalWrapper
 from datahub.metadata.schema_classes import (
     AIAgentInfoClass,
@@ -16,6 +18,7 @@ from datahub.metadata.schema_classes import (
     PropertyValueClass,
     StructuredPropertyDefinitionClass,
     TagPropertiesClass,
+    _Aspect,
 )
 
 from pareis.config import DatahubSettings
@@ -137,6 +140,14 @@ def definition_mcps(settings: DatahubSettings) -> list[MetadataChangeProposalWra
             ),
         ),
     ]
+    return definition_proposals(settings, aspects)
+
+
+def definition_proposals(
+    settings: DatahubSettings, aspects: Sequence[tuple[str, _Aspect]]
+) -> list[MetadataChangeProposalWrapper]:
+    """One proposal per (entity URN, aspect), each marked as Pareis's start-up definitions write (a fixed effect
+    id and time, so re-running the start-up rewrites the same bytes and is recognised as our own write)."""
     return [
         MetadataChangeProposalWrapper(
             entityUrn=urn,

@@ -423,6 +423,8 @@ def test_the_recorded_incident_through_the_live_stack(
         assert all(0.0 <= v <= 100.0 for v in values), (entity, values)
         assert all(a != b for a, b in itertools.pairwise(values)), (entity, values)
     assert min(writes.scores[DATASET]) < max(writes.scores[DATASET]), "the incident moved the raw table score"
+    for version in models:  # the raw table's new score reached every version downstream of it: rewritten too
+        assert len(set(writes.scores[version])) >= 2, (version, writes.scores[version])
 
     # --- the tickets: one per tool for the incident, body with the blast radius, window and rollback ------------
     found = tickets(slack, jira, linear)

@@ -104,7 +104,13 @@ def test_origin_preparation_and_gaps_come_from_the_lineage(pack: dict[str, Any])
         "model.retail.stg_transactions",
     }
     gaps = section(pack, "10(2)(h)")["facts"]
-    assert [g["column"].rsplit(",", 1)[-1] for g in gaps["gaps"]] == ["basket_size)", "invoice_date)"]
+    assert [g["column"].rsplit(",", 1)[-1] for g in gaps["gaps"]] == [
+        "total_spend)",
+        "avg_unit_price)",
+        "basket_size)",
+        "invoice_date)",
+    ]
+    assert [g["matches_past_incident"] for g in gaps["gaps"]] == [True, True, False, False]
     assert "dbt_tests" not in gaps and gaps["dbt_schema_yml"].startswith("version: 2\n")
     assert section(pack, "10(2)(e)")["missing"], "the recording has no profiles: the pack says so"
 
@@ -120,6 +126,18 @@ def test_errors_and_corrective_actions_name_the_incident_and_its_verdicts(pack: 
     assert action["contaminated_versions"] == [model("churn_3")]
     assert action["safe_rollback"] == model("churn_2")
     assert action["resolution"] == "healed"
+
+
+def test_a_pack_generated_before_the_heal_shows_the_incident_still_open(recorded: Sources) -> None:
+    """The recording holds the repair, but a pack for 2025-10-06 12:00 (between the failure and the heal) shows
+    the incident as it stood then: ACTIVE, not healed, the retrain block not lifted."""
+    earlier = evidence_pack(recorded, CHURN, AT - 42 * 3_600_000).to_json()  # 2025-10-06T12:00:00Z
+    (incident,) = section(earlier, "10(3)")["facts"]["incidents"]
+    assert (incident["state"], incident["healed"]) == ("ACTIVE", None)
+    assert incident["first_failure"] == "2025-10-06T06:00:00Z"
+    (action,) = section(earlier, "Article 20")["facts"]["actions"]
+    assert (action["resolution"], action["retrain_unblocked_at"]) == ("open", None)
+    assert action["contaminated_versions"] == [model("churn_3")]
 
 
 def test_the_html_is_self_contained_and_printable(pack: dict[str, Any]) -> None:
@@ -188,7 +206,7 @@ def test_pareis_protect_json_has_the_contract_shape_and_yaml_prints_only_the_tes
               "--format", "yaml", "--max-gaps", "1")  # fmt: skip
     assert yml.exit_code == 0
     assert yml.output == (
-        "version: 2\nmodels:\n  - name: customer_features\n    columns:\n      - name: basket_size\n"
+        "version: 2\nmodels:\n  - name: customer_features\n    columns:\n      - name: total_spend\n"
         "        data_tests:\n          - not_null\n"
     )
     bad = cli("protect", "--metadata", str(SAMPLE), "--dataset", "urn:li:dataset:(urn:li:dataPlatform:x,y,PROD)")
@@ -197,21 +215,41 @@ def test_pareis_protect_json_has_the_contract_shape_and_yaml_prints_only_the_tes
     assert bad_time.exit_code == 2 and "--at" in bad_time.output
 
 
-def test_pareis_evidence_publishes_the_pack_as_a_document_related_to_the_model(tmp_path: Path) -> None:
+def test_pareis_evidence_publishes_the_pack_as_a_document_related_to_the_model(
+    tmp_path: Path, recorded: Sources
+) -> None:
+    """`pareis evidence --publish` on the demo recording against the fake GMS: one documentInfo UPSERT per
+    publication, on the deterministic URN; the second publication (a later pack: the incident resolved since)
+    replaces the first, and the stored document is that pack's Markdown, related to the group and its versions."""
+    from pareis.config import load_settings
     from pareis.datahub.evidence_doc import document_urn
     from tests.support.fake_gms import FakeGms
 
-    args = ["evidence", "--metadata", str(SAMPLE), "--model", CHURN, "--at", "2025-10-08T06:00:00Z"]
+    during, after = "2025-10-06T12:00:00Z", "2025-10-08T06:00:00Z"  # incident ACTIVE, then RESOLVED
+    urn = document_urn(CHURN)
+    assert urn == document_urn(CHURN) != document_urn(model("churn_3"))
     with FakeGms() as gms:
-        for _ in range(2):  # regenerating replaces the same document
-            done = cli(*args, "--out", str(tmp_path), "--format", "json", "--publish", gms.url)
+        for at in (during, after):
+            done = cli(
+                "evidence", "--metadata", str(RECORDED), "--model", CHURN, "--at", at,
+                "--out", str(tmp_path / at[:10]), "--format", "json", "--publish", gms.url,
+            )  # fmt: skip
             assert done.exit_code == 0, done.output
-        urn = document_urn(CHURN)
-        assert done.output.strip().endswith(urn)
+            assert done.output.strip().splitlines()[-1] == urn
+        writes = [r for r in gms.received if r.aspect_name == "documentInfo"]
+        assert [(r.entity_type, r.entity_urn, r.change_type) for r in writes] == [("document", urn, "UPSERT")] * 2
+        assert {r.aspect_name for r in gms.received} == {"documentInfo"}
+        first, second = (w.aspect for w in writes)
+        assert first["contents"]["text"] != second["contents"]["text"]
         doc = gms.aspect(urn, "documentInfo")
-        assert doc is not None
-        related = {a["asset"] for a in doc["relatedAssets"]}
-        assert CHURN in related and model("churn_1") in related
-        assert doc["contents"]["text"].startswith("# Evidence pack")
-        assert doc["status"]["state"] == "PUBLISHED"
-        assert {r.entity_urn for r in gms.received if r.aspect_name == "documentInfo"} == {urn}
+    assert doc == second, "re-publishing replaces the document"
+    expected = evidence_pack(recorded, CHURN, AT).to_json()
+    assert doc["contents"]["text"] == markdown(expected)
+    assert "| RESOLVED |" in doc["contents"]["text"] and "| ACTIVE |" in first["contents"]["text"]
+    assert doc["title"] == f"EU AI Act Article 10 evidence pack: {CHURN}"
+    assert doc["status"]["state"] == "PUBLISHED"
+    assert {a["asset"] for a in doc["relatedAssets"]} == {CHURN, *(model(f"churn_{v}") for v in (1, 2, 3, 4))}
+    assert doc["customProperties"]["generatedAt"] == expected["header"]["generated_at"]
+    assert doc["lastModified"] == {"time": AT, "actor": load_settings().datahub.actor}
+    (effect,) = {w.system_metadata["properties"]["pareisEffectId"] for w in writes[1:]}
+    assert effect == f"evidence/{urn}/{AT}"

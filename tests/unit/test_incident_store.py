@@ -6,6 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from pareis.core.lifecycle import IncidentState, Published, Status, Tracked
 from pareis.errors import Fatal, Retriable
@@ -87,7 +89,7 @@ def test_get_many_is_get_of_each_in_one_read(store: IncidentStore) -> None:
 
 
 def test_redis_store_reports_an_unreachable_server_as_retriable() -> None:
-    client = redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2)
+    client = redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2, retry=Retry(NoBackoff(), 0))
     with pytest.raises(Retriable):
         RedisIncidentStore(client).get(DS1)
 

@@ -140,11 +140,18 @@ def test_on_the_demo_recording_the_raw_table_carries_the_incident(
     assert raw.component("coverage").value == 100.0
     assert raw.component("pass_rate").value < 100.0
     assert [m.urn for m in models] == CHURN
-    # every unit_price-derived column feeding churn is tested in the recorded project: the gaps are the untested
-    # ones, basket_size (2 groups: churn and ltv) and stg_transactions.invoice_date
-    assert [g.column for g in gaps] == [col(DBT_FEATURES, "basket_size"), col(DBT_STG, "invoice_date")]
-    assert not any(g.matches_past_incident for g in gaps)
-    assert gaps[0].groups == 2
+    # the recorded project tests raw unit_price but not the feature columns derived from it (total_spend and
+    # avg_unit_price): those two match the incident and rank first, total_spend (churn and ltv) before
+    # avg_unit_price (churn only); then the untested columns the incident did not reach, by exposure then URN
+    assert [g.column for g in gaps] == [
+        col(DBT_FEATURES, "total_spend"),
+        col(DBT_FEATURES, "avg_unit_price"),
+        col(DBT_FEATURES, "basket_size"),
+        col(DBT_STG, "invoice_date"),
+    ]
+    assert [g.matches_past_incident for g in gaps] == [True, True, False, False]
+    assert [g.incidents for g in gaps[:2]] == [("urn:li:incident:unit_price",)] * 2
+    assert [g.groups for g in gaps] == [2, 1, 2, 2]
 
 
 def test_reliability_of_a_urn_dispatches_and_can_leave_the_gaps_out(store: MemoryLineageStore) -> None:

@@ -6,6 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from pareis.core.runs import AssertionRun, ResultType
 from pareis.errors import Fatal, Retriable
@@ -141,7 +143,7 @@ def test_timeline_is_everything_from_the_floor_plus_each_counting_seed(store: Ru
 
 
 def test_redis_store_reports_an_unreachable_server_as_retriable() -> None:
-    client = redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2)
+    client = redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2, retry=Retry(NoBackoff(), 0))
     with pytest.raises(Retriable):
         RedisRunHistory(client).latest(A, 0)
 
