@@ -6,7 +6,8 @@ window of the key's timeline exactly as :func:`pareis.answers.incidents.analysis
 older, resolved incident of a dataset gets its own analysis, not its successor's. Beside the analysis: the blast
 graph (:mod:`pareis.answers.graph`), the live incident state when the sources have one (when Pareis opened it, its
 revision, what it tagged), and the postmortem once it healed (:func:`pareis.core.incident_text.postmortem`, opened
-and resolved at the live state's times when known, else at the first failure and the heal).
+and resolved at the live state's times when known, else at the first failure and the heal). Its tickets (the
+summary's, read from the effect ledger: :mod:`pareis.answers.tickets`) are in both the summary and the analysis.
 
 JSON (keys sorted)::
 
@@ -104,4 +105,4 @@ def dossier_of(sources: Sources, summary: IncidentSummary, *, collapse_over: int
     graph = blast_graph(
         sources.lineage, facts.blast, collapse_over=COLLAPSE_OVER if collapse_over is None else collapse_over
     )
-    return IncidentDossier(summary, IncidentAnswer(facts), graph, live, report)
+    return IncidentDossier(summary, IncidentAnswer(facts, tickets=summary.tickets), graph, live, report)

@@ -13,16 +13,21 @@ plus (keys sorted)::
     "window": {last_success_ms, first_failure_ms, healed_ms},
     "contamination": [{group, versions: [{urn, version, trained_at_ms, verdict}],   # oldest first
                        safe_rollback: {urn, version} | null}],                        # by group
-    "owners": {dataset: [{urn, email}], models: {model urn: [{urn, email}]}}         # DESIGN §3
+    "owners": {dataset: [{urn, email}], models: {model urn: [{urn, email}]}},        # DESIGN §3
+    "tickets": [{tool, id, label, url}]                                  # by tool; :mod:`pareis.answers.tickets`
+
+:class:`IncidentSummary` (a row of the incident list) carries the same ``tickets``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pareis.answers.sources import CannotEvaluate, Sources
+from pareis.answers.tickets import TicketLink, ticket_links
 
 if TYPE_CHECKING:
     from pareis.core.contamination import GroupContamination
@@ -39,6 +44,7 @@ class IncidentAnswer:
 
     facts: IncidentFacts
     assertion: str | None = None
+    tickets: tuple[TicketLink, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         facts, window = self.facts, self.facts.window
@@ -59,6 +65,7 @@ class IncidentAnswer:
             },
             "contamination": [group_json(g) for g in facts.contamination],
             "owners": facts.owners.to_json(),
+            "tickets": [t.to_json() for t in self.tickets],
         }
 
 
@@ -76,6 +83,7 @@ class IncidentSummary:
     assertions: tuple[str, ...]
     models: tuple[str, ...]
     failed_rows: int | None
+    tickets: tuple[TicketLink, ...] = ()
 
     @classmethod
     def of(cls, facts: IncidentFacts) -> IncidentSummary:
@@ -105,6 +113,7 @@ class IncidentSummary:
             "assertions": list(self.assertions),
             "models": list(self.models),
             "failed_rows": self.failed_rows,
+            "tickets": [t.to_json() for t in self.tickets],
         }
 
 
@@ -159,7 +168,8 @@ def analysis(sources: Sources, *, assertion: str | None = None, dataset: str | N
     windows = [w for w in incidents(timeline) if assertion is None or assertion in w.assertions]
     if not windows:
         raise CannotEvaluate(f"no assertion of {dataset} ever failed")
-    return IncidentAnswer(_facts(view, key, timeline, windows[-1]), assertion)
+    facts = _facts(view, key, timeline, windows[-1])
+    return IncidentAnswer(facts, assertion, ticket_links(sources, [facts.urn])[facts.urn])
 
 
 def incident_list(sources: Sources) -> list[IncidentSummary]:
@@ -175,46 +185,61 @@ def incident_list(sources: Sources) -> list[IncidentSummary]:
     the answer equals the recomputed one whenever the incidents role is current, with one store read instead of
     one analysis per active incident."""
     if sources.incidents is None:
-        return [IncidentSummary.of(answer.facts) for answer in incident_analyses(sources)]
-    from pareis.answers.reach import candidates
+        return [
+            dataclasses.replace(IncidentSummary.of(answer.facts), tickets=answer.tickets)
+            for answer in incident_analyses(sources)
+        ]
     from pareis.core.graph import Memo
     from pareis.core.incident_urn import incident_urn
+    from pareis.core.keys import canonical, sibling_classes
     from pareis.core.window import incidents
 
     view = Memo(sources.lineage)
-    found = candidates(view, sources.runs)
-    keys = sorted(found.members)
-    every = set().union(*found.names.values()) if keys else set()
+    # The failing classes and their assertions, as the role finds them (pareis.answers.reach.candidates, without
+    # the datasets each assertion checks: the list needs no blast radius for what the store holds).
+    members = {canonical(group): group for group in sibling_classes(view, sources.runs.failed_datasets()).values()}
+    of = sources.runs.assertions_by_dataset(m for group in members.values() for m in group)
+    names = {key: {a for member in group for a in of[member]} for key, group in members.items()}
+    keys = sorted(members)
+    every = set().union(*names.values()) if keys else set()
     by_assertion: dict[str, list[AssertionRun]] = {}
     for r in sources.runs.timeline(every, None) if every else ():
         by_assertion.setdefault(r.assertion, []).append(r)
     stored = sources.incidents.get_many(keys)
-    rows: list[IncidentSummary] = []
+    found: list[tuple[str, tuple[AssertionRun, ...], IncidentWindow, str]] = []
     for key in keys:
-        runs = [r for a in found.names[key] for r in by_assertion.get(a, ())]
+        runs = [r for a in names[key] for r in by_assertion.get(a, ())]
         timeline = tuple(sorted(runs, key=lambda r: (r.timestamp_ms, r.assertion)))  # the port's timeline order
-        for window in incidents(timeline):
-            kept = _published(stored[key], incident_urn(key, window.first_failure_ms), window)
-            rows.append(kept or IncidentSummary.of(_facts(view, key, timeline, window)))
+        found.extend((key, timeline, w, incident_urn(key, w.first_failure_ms)) for w in incidents(timeline))
+    links = ticket_links(sources, [urn for *_, urn in found])
+    rows: list[IncidentSummary] = []
+    for key, timeline, window, urn in found:
+        kept = _published(stored[key], urn, window, links[urn])
+        if kept is None:
+            kept = dataclasses.replace(IncidentSummary.of(_facts(view, key, timeline, window)), tickets=links[urn])
+        rows.append(kept)
     return sorted(rows, key=lambda s: (s.state != "ACTIVE", -s.first_failure_ms, s.urn))
 
 
 MODEL_PREFIX = "urn:li:mlModel:"
 
 
-def _published(state: IncidentState, urn: str, window: IncidentWindow) -> IncidentSummary | None:
-    """The list row of incident ``urn`` from what the incidents role published about it, when ``state`` is about
-    that incident and its published window is ``window``; else None (analyse it)."""
+def _published(
+    state: IncidentState, urn: str, window: IncidentWindow, tickets: tuple[TicketLink, ...]
+) -> IncidentSummary | None:
+    """The list row of incident ``urn`` (with its ``tickets``) from what the incidents role published about it,
+    when ``state`` is about that incident and its published window is ``window``; else None (analyse it)."""
     tracked = state.incident
     if tracked is None or tracked.urn != urn or state.status.value != "ACTIVE" or not window.is_open:
         return None  # a resolved incident's published facts are as of its heal; the lineage may have moved since
     p = tracked.published
+    failed_rows = window.failed_rows
     same = (
         p.first_failure_ms == window.first_failure_ms
         and p.healed_ms == window.healed_ms
         and p.last_success_ms == window.last_success_ms
         and tuple(p.assertions) == tuple(window.assertions)
-        and p.failed_rows == window.failed_rows
+        and p.failed_rows == failed_rows
         and bool(p.severity)
     )
     if not same:
@@ -229,7 +254,8 @@ def _published(state: IncidentState, urn: str, window: IncidentWindow) -> Incide
         last_success_ms=window.last_success_ms,
         assertions=tuple(window.assertions),
         models=tuple(sorted(u for u in p.at_risk if u.startswith(MODEL_PREFIX))),  # at_risk: blast models + features
-        failed_rows=window.failed_rows,
+        failed_rows=failed_rows,
+        tickets=tickets,
     )
 
 
@@ -248,6 +274,8 @@ def incident_analyses(sources: Sources) -> list[IncidentAnswer]:
     for key in keys:
         _, timeline = _class_timeline(view, sources, key, set())
         found.extend(IncidentAnswer(_facts(view, key, timeline, w)) for w in incidents(timeline))
+    links = ticket_links(sources, [a.facts.urn for a in found])
+    found = [dataclasses.replace(a, tickets=links[a.facts.urn]) if links[a.facts.urn] else a for a in found]
     return sorted(found, key=lambda a: (not a.facts.window.is_open, -a.facts.window.first_failure_ms, a.facts.urn))
 
 

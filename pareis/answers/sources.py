@@ -1,4 +1,5 @@
-"""What the read side reads (DESIGN §6): a lineage view, a run history and, when live, the incident state.
+"""What the read side reads (DESIGN §6): a lineage view, a run history and, when live, the incident state and the
+effect ledger's ticket refs.
 
 A :class:`Sources` value is opened by the composition root (:func:`pareis.compose.sources.open_sources`) from
 DataHub file-format files, the live Redis index or a GMS, and closed by whoever opened it. The answers read it only
@@ -13,6 +14,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pareis.model.ledger import LedgerValues
     from pareis.store.incidents import IncidentStore
     from pareis.store.lineage import LineageStore
     from pareis.store.runs import RunHistory
@@ -38,14 +40,17 @@ class Sources:
 
     ``lineage`` is the lineage index (the core's :class:`~pareis.core.graph.LineageView` plus enumeration),
     ``runs`` the assertion run history, ``incidents`` the live incident state the incidents role keeps (None when
-    opened from files: incidents are then derived from the runs alone), ``origin`` what the sources were opened
-    from (for headers and provenance). Use as a context manager, or call :meth:`close`.
+    opened from files: incidents are then derived from the runs alone), ``tickets`` the effect ledger the ticket
+    delivery keeps each incident's ticket refs in (:func:`pareis.model.ledger.ticket_key`; None when opened from
+    files: no tickets), ``origin`` what the sources were opened from (for headers and provenance). Use as a context
+    manager, or call :meth:`close`.
     """
 
     lineage: LineageStore
     runs: RunHistory
     incidents: IncidentStore | None = None
     origin: str = "memory"
+    tickets: LedgerValues | None = None
     _close: Callable[[], None] = field(default=_nothing, repr=False, compare=False)
 
     def close(self) -> None:

@@ -76,6 +76,7 @@ def analyze(
     head.add_row("last success", _when(window["last_success_ms"]))
     head.add_row("first failure", _when(window["first_failure_ms"]))
     head.add_row("healed", _when(window["healed_ms"]))
+    head.add_row("tickets", lines([_ticket(t) for t in answer["tickets"]]))
     console.print(head)
     print_blast(console, ", ".join(incident["assertions"]), answer["blast"])
     versions = Table(title="Contamination", title_justify="left")
@@ -90,6 +91,11 @@ def analyze(
                 shown(group["group"]), shown(label), _when(v["trained_at_ms"]), v["verdict"], "◀" if is_rollback else ""
             )
     console.print(versions)
+
+
+def _ticket(link: dict[str, Any]) -> str:
+    """``jira OPS-7 https://…``: the tool, what a person reads, and the link when the tool gave one."""
+    return " ".join(part for part in (link["tool"], link["label"], link["url"]) if part)
 
 
 def _print_verdicts(console: Console, answer: dict[str, Any]) -> None:

@@ -39,9 +39,11 @@ def open_sources(
 
 
 def redis_sources(url: str) -> Sources:
-    """The live index, run history and incident state in Redis at ``url`` (default prefixes); lazy."""
+    """The live index, run history, incident state and effect ledger (ticket refs) in Redis at ``url`` (default
+    prefixes); lazy."""
     from pareis.compose.ports import redis_client
     from pareis.store.incidents_redis import RedisIncidentStore
+    from pareis.store.ledger_redis import RedisLedger
     from pareis.store.lineage_redis import RedisLineageStore
     from pareis.store.runs_redis import RedisRunHistory
 
@@ -54,6 +56,7 @@ def redis_sources(url: str) -> Sources:
         RedisRunHistory(client),
         RedisIncidentStore(client),
         origin=redacted(url),
+        tickets=RedisLedger(client),
         _close=client.close,
     )
 

@@ -127,7 +127,11 @@ class DemoSession:
     @property
     def sources(self) -> Sources:
         """The read side's view of the roles' own stores (what ``pareis analyze`` would read live)."""
-        return Sources(self.ports.lineage, self.ports.runs, self.ports.incidents, origin="demo (in memory)")
+        from pareis.model.ledger import LedgerValues
+
+        ports = self.ports
+        tickets = ports.ledger if isinstance(ports.ledger, LedgerValues) else None  # the refs the effects role kept
+        return Sources(ports.lineage, ports.runs, ports.incidents, origin="demo (in memory)", tickets=tickets)
 
     def _ticket_events(self) -> list[TicketEvent]:
         events = []

@@ -126,6 +126,16 @@ class Owners(TypedDict):
 
 
 @with_config(_STRICT)
+class TicketLink(TypedDict):
+    """The incident's ticket in one tool, as the ticket delivery recorded it (``url`` None: the tool gave none)."""
+
+    tool: str
+    id: str
+    label: str
+    url: str | None
+
+
+@with_config(_STRICT)
 class IncidentResult(TypedDict):
     """``pareis analyze --json``."""
 
@@ -135,6 +145,7 @@ class IncidentResult(TypedDict):
     window: Window
     contamination: list[GroupVerdicts]
     owners: Owners
+    tickets: list[TicketLink]
 
 
 @with_config(_STRICT)
@@ -149,6 +160,7 @@ class IncidentSummary(TypedDict):
     assertions: list[str]
     models: list[str]
     failed_rows: int | None
+    tickets: list[TicketLink]
 
 
 @with_config(_STRICT)

@@ -3,7 +3,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
+
+TICKET_TOOLS = ("jira", "linear", "slack")
+"""The ticket tools whose tickets the read side looks up (:func:`ticket_key`): the configurable ones."""
+
+
+def ticket_key(tool: str, incident_urn: str) -> str:
+    """The key under which the ticket delivery keeps the ref of ``incident_urn``'s ticket in ``tool`` (the open
+    step's record, :class:`~pareis.tickets.delivery.TicketDelivery`; its value is
+    :meth:`pareis.tickets.port.TicketRef.to_json`)."""
+    return f"ticket/{tool}/{incident_urn}"
 
 
 @runtime_checkable
@@ -37,4 +48,14 @@ class EffectLedger(Protocol):
 
     def release(self, effect_id: str, owner: str) -> None:
         """Give up ``owner``'s claim on ``effect_id`` (nothing when another owner holds it)."""
+        ...
+
+
+@runtime_checkable
+class LedgerValues(Protocol):
+    """The read side's view of the ledger: many :meth:`EffectLedger.put` values in one read (Mission Control's
+    ticket links of a thousand incidents). Errors as :class:`EffectLedger`'s."""
+
+    def get_many(self, keys: Sequence[str]) -> list[str | None]:
+        """The value under each of ``keys``, in their order (None: nothing)."""
         ...

@@ -7,18 +7,18 @@ ticketers' find-before-create turns that second delivery into a no-op for the on
 (opening a ticket).
 
 Implementations: :class:`MemoryLedger` (here) and :class:`pareis.store.ledger_redis.RedisLedger`; both pass
-``tests/unit/test_ledger.py``.
+``tests/unit/test_ledger.py``. Both are also the read side's :class:`~pareis.model.ledger.LedgerValues`.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
-from pareis.model.ledger import EffectLedger
+from pareis.model.ledger import EffectLedger, LedgerValues
 
-__all__ = ["EffectLedger", "MemoryLedger"]
+__all__ = ["EffectLedger", "LedgerValues", "MemoryLedger"]
 
 
 class MemoryLedger:
@@ -58,6 +58,10 @@ class MemoryLedger:
     def get(self, key: str) -> str | None:
         with self._lock:
             return self._values.get(key)
+
+    def get_many(self, keys: Sequence[str]) -> list[str | None]:
+        with self._lock:
+            return [self._values.get(key) for key in keys]
 
     def put(self, key: str, value: str) -> None:
         _check(key)

@@ -11,6 +11,8 @@ knows the topic's retention (it must exceed it); a TTL also makes the keys the f
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import redis
 
 from pareis.store.ledger import _check
@@ -18,6 +20,8 @@ from pareis.store.redis_errors import translated
 
 DEFAULT_PREFIX = "pareis:ledger:effect:"
 DEFAULT_TTL_S: int | None = None
+MGET_CHUNK = 1000
+"""Keys per MGET of :meth:`RedisLedger.get_many` (one round trip each; a bounded reply)."""
 # Delete the claim only if this owner still holds it (a lapsed claim may belong to another consumer by now).
 _RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
 
@@ -66,6 +70,17 @@ class RedisLedger:
         with translated():
             value = self._redis.get(f"{self._prefix}value:{key}")
         return None if value is None else (value.decode() if isinstance(value, bytes) else str(value))
+
+    def get_many(self, keys: Sequence[str]) -> list[str | None]:
+        out: list[str | None] = []
+        with translated():
+            for start in range(0, len(keys), MGET_CHUNK):
+                chunk = [f"{self._prefix}value:{key}" for key in keys[start : start + MGET_CHUNK]]
+                out.extend(
+                    None if v is None else (v.decode() if isinstance(v, bytes) else str(v))
+                    for v in self._redis.mget(chunk)
+                )
+        return out
 
     def put(self, key: str, value: str) -> None:
         _check(key)

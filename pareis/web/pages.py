@@ -42,7 +42,12 @@ STATES = ("ACTIVE", "RESOLVED")
 def environment() -> Environment:
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"]))
     env.filters.update(
-        short=present.short, named=present.named, when=present.when, duration=present.duration, link=present.link
+        short=present.short,
+        named=present.named,
+        when=present.when,
+        duration=present.duration,
+        link=present.link,
+        tickets=present.tickets,
     )
     return env
 

@@ -8,7 +8,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
+from markupsafe import Markup, escape
+
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from pareis.answers.tickets import TicketLink
     from pareis.core.intents import IncidentFacts
 
 
@@ -60,6 +65,23 @@ def duration(ms: int | None) -> str:
 def link(urn: str) -> str:
     """A URN as one path segment."""
     return quote(urn, safe="")
+
+
+def tickets(links: Sequence[TicketLink]) -> Markup:
+    """An incident's ticket links (:mod:`pareis.answers.tickets`), one ``span.ticket`` per tool, ``—`` when none.
+    Only an http(s) URL becomes a link; a ref without one (Slack's) shows its tool and id. A filter, not a
+    template macro: the Incidents page draws a hundred rows of them."""
+    if not links:
+        return Markup("—")
+    out = []
+    for t in links:
+        tool, label = escape(t.tool), escape(t.label)
+        if t.url and t.url.startswith(("https://", "http://")):
+            inner = f'<a href="{escape(t.url)}" rel="noopener noreferrer" target="_blank">{tool} {label}</a>'
+        else:
+            inner = f'{tool} <span class="mono">{label}</span>'
+        out.append(f'<span class="ticket" data-tool="{tool}" data-ticket="{escape(t.id)}">{inner}</span>')
+    return Markup(" · ".join(out))  # every value above is escaped
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,9 @@ def test_the_incidents_list_shows_the_demo_incident(
     expect(row).to_have_attribute("data-state", "ACTIVE")
     expect(row.locator("a.open")).to_have_text("retail.raw.transactions")
     expect(row).to_contain_text("churn_3")
+    tickets = row.locator("[data-testid=tickets] .ticket")  # the demo's three tools, from the effect ledger
+    expect(tickets).to_have_count(3)
+    assert [tickets.nth(i).get_attribute("data-tool") for i in range(3)] == ["jira", "linear", "slack"]
     screenshot(page, "incidents")
 
 
@@ -60,6 +63,7 @@ def test_clicking_the_incident_shows_the_graph_and_the_contaminated_versions(
     expect(page.locator("svg.timeline g[data-event='last-success']")).to_have_count(1)
     expect(page.locator("svg.timeline g[data-event='first-failure']")).to_have_count(1)
     expect(page.locator("table[data-testid=verdicts] .rollback")).to_have_count(2)
+    expect(page.locator("[data-testid=tickets] .ticket")).to_have_count(3)
     rendered = page.evaluate("window.pareisGraphRenderedMs")
     (artifacts / "graph-first-render-ms.txt").write_text(f"{rendered:.0f}\n")
     screenshot(page, "incident")

@@ -14,7 +14,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from pareis.errors import Fatal, Retriable
-from pareis.store.ledger import EffectLedger, MemoryLedger
+from pareis.store.ledger import EffectLedger, LedgerValues, MemoryLedger
 from pareis.store.ledger_redis import RedisLedger
 from tests.support.stack import wait_until
 
@@ -161,3 +161,17 @@ def test_redis_errors_map_to_retriable_or_fatal(error: redis.RedisError, kind: t
         ledger.record("effect-1/jira")
 
     assert caught.value.__cause__ is error
+
+
+def test_get_many_reads_every_value_in_order(new_ledger: LedgerFactory) -> None:
+    writer, reader = new_ledger(), new_ledger()
+    writer.put("ticket/jira/urn:li:incident:a", "A")
+    writer.put("ticket/slack/urn:li:incident:b", "B")
+    assert isinstance(reader, LedgerValues)
+    keys = ["ticket/slack/urn:li:incident:b", "missing", "ticket/jira/urn:li:incident:a"]
+    assert reader.get_many(keys) == ["B", None, "A"]
+    assert reader.get_many([]) == []
+    many = [f"k{i}" for i in range(2_500)]  # past one MGET chunk
+    for key in many[::7]:
+        writer.put(key, key.upper())
+    assert reader.get_many(many) == [key.upper() if i % 7 == 0 else None for i, key in enumerate(many)]
