@@ -1,13 +1,24 @@
 """The lineage index in Redis.
 
-Layout (``P`` = prefix, default ``pareis:lineage:``; ``key(node)`` (:func:`key_of`) is the node's URN, a column's
+Layout 2 (``P`` = prefix, default ``pareis:lineage:``; ``key(node)`` (:func:`key_of`) is the node's URN, a column's
 with its prefix abbreviated as in a field, see below):
 
-* ``P o:<rel>:key(src)`` hash ``field(dst) → count``, ``P i:<rel>:key(dst)`` hash ``field(src) → count``: edges both
-  ways, each with the number of (entity, aspect) records contributing it. Exception: a ``has_column`` edge from a
-  dataset to a column *of that dataset* (``urn:li:schemaField:(<dataset>,…)``, which is what ``schemaMetadata``
-  states) has no reverse entry — the column's URN names its dataset, so a reverse lookup asks the forward hash
-  (``HEXISTS``) of every dataset the URN can be split into. No walk reads that direction.
+* ``P layout`` string ``2`` (:data:`LAYOUT`): checked on the store's first call; an index without it (layout 1,
+  which kept one hash per column) or with another value is refused (:class:`~pareis.errors.Fatal`, one line).
+  **Migration**: there is no reader for layout 1 — delete the old keys (``redis-cli --scan --pattern
+  'pareis:lineage:*' | xargs redis-cli del``) and rebuild the index, with ``pareis bootstrap`` (from DataHub or
+  files) or by replaying the change log to the lineage role (reset its consumer group to the earliest offsets).
+* A **column** ``urn:li:schemaField:(<parent>,<path>)`` (split at its last comma, :func:`bucket_of`) keeps its edges
+  in its parent's *bucket*: ``P oc:<rel>:key(parent)`` / ``P ic:<rel>:key(parent)``, hash ``path → neighbours``, the
+  neighbours as fields relative to the parent, each ended by ``\\x1e`` and followed by ``\\x1f<count>`` when
+  more than one record contributes the edge (``\\x1d``, ``\\x1e``, ``\\x1f`` inside a field are escaped as
+  ``\\x1d`` + ``\\x01``/``\\x02``/``\\x03``). A dataset pair's 22 column edges are then two hashes, not 44.
+* **Any other node**: ``P o:<rel>:key(src)`` hash ``field(dst) → count``, ``P i:<rel>:key(dst)`` hash
+  ``field(src) → count``: edges both ways, each with the number of (entity, aspect) records contributing it.
+  Exception: a ``has_column`` edge from a (non-column) node to a column *of that node* (``urn:li:schemaField:
+  (<dataset>,…)``, which is what ``schemaMetadata`` states) has no reverse entry — the column's URN names its
+  dataset, so a reverse lookup asks the forward hash (``HEXISTS``) of every dataset the URN can be split into. No
+  walk reads that direction.
 * ``P a:<entity>`` hash ``attr → value``;
 * ``P r:<aspect>|<entity>`` string ``<version>\\n<time ms>\\n<d>\\n<facts>`` (``d`` = ``1`` for a tombstone;
   facts in the compact encoding of :func:`encode_facts`): the record that makes replacement a diff.
@@ -20,9 +31,10 @@ itself begins with a byte below ``\\x10``; anything else is the URN as is. A fie
 ``hash-max-listpack-value`` (long real-world URNs) only turns its hash into the larger *hashtable* encoding; raise
 that setting (e.g. to 128) to keep such hashes compact.
 
-Each update runs as one Lua script (atomic: compare stamps, diff the old and new facts, move the counts, replace
-the record); a batch of updates is one pipeline, a batch of lookups is one pipeline. The script touches keys
-derived from its arguments, so this targets a single Redis server (not Redis Cluster).
+Each update runs as one Lua script (:mod:`pareis.store.lineage_redis_script`; atomic: compare stamps, diff the old
+and new facts, move the counts, replace the record); a batch of updates is one pipeline, a batch of lookups is
+one pipeline. The script touches keys derived from its arguments, so this targets a single Redis server (not
+Redis Cluster).
 
 Errors: connection errors, timeouts and a read-only (failing-over) server → :class:`~pareis.errors.Retriable`;
 refused credentials and any other server error → :class:`~pareis.errors.Fatal`.
@@ -38,7 +50,9 @@ import redis
 
 from pareis.core.fieldpath import COLUMN_PREFIX
 from pareis.core.graph import Adjacency, Attr, Query, Rel
+from pareis.errors import Fatal
 from pareis.store.lineage import AspectRecord, Edge, Facts, LineageUpdate, Outcome, Stamp
+from pareis.store.lineage_redis_script import apply_script
 from pareis.store.redis_errors import translated
 
 DEFAULT_PREFIX = "pareis:lineage:"
@@ -156,127 +170,90 @@ def decode_facts(text: str | bytes) -> Facts:
     return Facts(frozenset(edges), {Attr(attrs[i]): attrs[i + 1] for i in range(0, len(attrs), 2)})
 
 
-def _lua_string(text: str) -> str:
-    return "'" + "".join(f"\\{b:03d}" for b in text.encode()) + "'"
-
-
-# Stamp comparison mirrors Stamp.older_than; diffing mirrors MemoryLineageStore._apply; fields mirror field_of.
-_APPLY = (
-    """
-local p, entity, aspect = ARGV[1], ARGV[2], ARGV[3]
-local nv, nt, nd, nf = ARGV[4], tonumber(ARGV[5]), ARGV[6], ARGV[7]
-local rk = p .. 'r:' .. aspect .. '|' .. entity
-local raw = redis.call('GET', rk)
-local of = ''
-if raw then
-  local ov, ot, od, rest = string.match(raw, '^([^\\n]*)\\n([^\\n]*)\\n([^\\n]*)\\n(.*)$')
-  of = rest
-  ot = tonumber(ot)
-  local older
-  if od ~= '1' and ov ~= '' and nv ~= '' and tonumber(ov) ~= tonumber(nv) then
-    older = tonumber(nv) < tonumber(ov)
-  else
-    older = nt < ot
-  end
-  if older then return 0 end
-  if od == nd and of == nf then return 2 end
-end
-local COL = """
-    + _lua_string(COLUMN_PREFIX)
-    + """
-local PREFIXES = {"""
-    + ", ".join(f"{{{_lua_string(m)}, {_lua_string(x)}}}" for m, x in FIELD_PREFIXES)
-    + """}
-local function field(u, node)
-  local head = #COL + #node + 1
-  if string.sub(u, -1) == ')' and string.sub(u, 1, head) == COL .. node .. ',' then
-    return '\\001' .. string.sub(u, head + 1, -2)
-  end
-  if #u > 0 and string.byte(u, 1) < 16 then return '\\000' .. u end
-  for _, mp in ipairs(PREFIXES) do
-    if string.sub(u, 1, #mp[2]) == mp[2] then return mp[1] .. string.sub(u, #mp[2] + 1) end
-  end
-  return u
-end
-local function knode(u)
-  if #u > 0 and string.byte(u, 1) < 16 then return '\\000' .. u end
-  if string.sub(u, 1, #COL) == COL then
-    for i = 1, 2 do
-      local mp = PREFIXES[i]
-      if string.sub(u, 1, #mp[2]) == mp[2] then return mp[1] .. string.sub(u, #mp[2] + 1) end
-    end
-  end
-  return u
-end
-local function facts(text)
-  if text == nil or text == false or text == '' then return {}, {} end
-  local f = cjson.decode(text)
-  local nodes = {}
-  for i, n in ipairs(f.n) do
-    if type(n) == 'table' then nodes[i] = COL .. nodes[n[1] + 1] .. ',' .. n[2] .. ')' else nodes[i] = n end
-  end
-  local edges = {}
-  for rel, pairs_ in pairs(f.e) do
-    for i = 1, #pairs_, 2 do
-      local s, d = nodes[pairs_[i] + 1], nodes[pairs_[i + 1] + 1]
-      edges[rel .. '\\0' .. s .. '\\0' .. d] = {rel, s, d}
-    end
-  end
-  local attrs = {}
-  for i = 1, #f.a, 2 do attrs[f.a[i]] = f.a[i + 1] end
-  return edges, attrs
-end
-local function move(e, delta)
-  local rel, s, d = e[1], e[2], e[3]
-  local fk, ff = p .. 'o:' .. rel .. ':' .. knode(s), field(d, s)
-  if redis.call('HINCRBY', fk, ff, delta) <= 0 then redis.call('HDEL', fk, ff) end
-  if rel == 'has_column' and string.byte(ff, 1) == 1 then return end
-  local bk, bf = p .. 'i:' .. rel .. ':' .. knode(d), field(s, d)
-  if redis.call('HINCRBY', bk, bf, delta) <= 0 then redis.call('HDEL', bk, bf) end
-end
-local be, ba = facts(of)
-local ae, aa = facts(nf)
-for k, e in pairs(be) do if not ae[k] then move(e, -1) end end
-for k, e in pairs(ae) do if not be[k] then move(e, 1) end end
-local ak = p .. 'a:' .. entity
-for name, _ in pairs(ba) do
-  if aa[name] == nil then redis.call('HDEL', ak, name) end
-end
-for name, value in pairs(aa) do redis.call('HSET', ak, name, value) end
-redis.call('SET', rk, nv .. '\\n' .. ARGV[5] .. '\\n' .. nd .. '\\n' .. nf)
-return 1
-"""
-)
-
+_APPLY = apply_script(FIELD_PREFIXES)
 _OUTCOMES = {0: Outcome.STALE, 1: Outcome.APPLIED, 2: Outcome.UNCHANGED}
+
+LAYOUT = "2"
+"""The layout this module reads and writes, stored at ``P layout``. Layout 1 (before the column buckets) wrote no
+such key."""
+BUCKET_END, COUNT_MARK, BUCKET_ESCAPE = "\x1e", "\x1f", "\x1d"
+_UNESCAPE = (("\x1d\x02", "\x1e"), ("\x1d\x03", "\x1f"), ("\x1d\x01", "\x1d"))
+
+
+def bucket_of(node: str) -> tuple[str, str] | None:
+    """(parent, path) of a column URN ``urn:li:schemaField:(<parent>,<path>)`` split at its last comma (as
+    :func:`encode_facts` splits it): the bucket hash and field that hold its edges; None for any other node."""
+    if node.startswith(COLUMN_PREFIX) and node.endswith(")"):
+        comma = node.rfind(",", len(COLUMN_PREFIX))
+        if comma >= 0:
+            return node[len(COLUMN_PREFIX) : comma], node[comma + 1 : -1]
+    return None
+
+
+def bucket_entries(value: str) -> list[str]:
+    """The fields (relative to the bucket's parent, see :func:`field_of`) a bucket value lists."""
+    out = []
+    for entry in value.split(BUCKET_END)[:-1]:
+        entry = entry.partition(COUNT_MARK)[0]
+        if BUCKET_ESCAPE in entry:
+            for escaped, plain in _UNESCAPE:
+                entry = entry.replace(escaped, plain)
+        out.append(entry)
+    return out
 
 
 class RedisLineageStore:
     """:class:`~pareis.store.lineage.LineageStore` on a Redis client the caller builds and owns.
 
-    Works with ``decode_responses`` on or off.
+    Works with ``decode_responses`` on or off. The first call checks the layout key (one ``GET``): an index of
+    another layout is refused with :class:`~pareis.errors.Fatal` (rebuild it, see the module docstring).
     """
 
     def __init__(self, client: redis.Redis, *, prefix: str = DEFAULT_PREFIX) -> None:
         self._redis = client
         self._prefix = prefix
         self._script = client.register_script(_APPLY)
+        self._checked = False
+        self._stamped = False
+
+    def _check_layout(self) -> None:
+        """Refuse an index written in another layout; remember whether the layout key is there yet."""
+        if self._checked:
+            return
+        key = f"{self._prefix}layout"
+        found = self._redis.get(key)
+        if found is None:
+            head = "".join("\\" + c if c in "*?[]\\" else c for c in self._prefix) + "*"
+            for _ in self._redis.scan_iter(match=head, count=1000):
+                raise Fatal(_refusal(self._prefix, "1 (no layout key)"))
+        elif _text(found) != LAYOUT:
+            raise Fatal(_refusal(self._prefix, _text(found)))
+        else:
+            self._stamped = True
+        self._checked = True
 
     def apply(self, updates: Sequence[LineageUpdate]) -> list[Outcome]:
         if not updates:
             return []
         with translated():
+            self._check_layout()
             pipe = self._redis.pipeline(transaction=False)
+            if not self._stamped:
+                pipe.set(f"{self._prefix}layout", LAYOUT, nx=True)
             for u in updates:
                 version = "" if u.stamp.version is None else str(u.stamp.version)
                 deleted, facts = ("1", "") if u.facts is None else ("0", encode_facts(u.facts))
                 args = [self._prefix, u.entity, u.aspect, version, str(u.stamp.time_ms), deleted, facts]
                 self._script(keys=[], args=args, client=pipe)
             results = pipe.execute()
+            if not self._stamped:
+                results = results[1:]
+                self._stamped = True
         return [_OUTCOMES[int(r)] for r in results]
 
     def record(self, entity: str, aspect: str) -> AspectRecord | None:
         with translated():
+            self._check_layout()
             raw = self._redis.get(f"{self._prefix}r:{aspect}|{entity}")
         if raw is None:
             return None
@@ -291,6 +268,7 @@ class RedisLineageStore:
         pattern = "".join("\\" + c if c in "*?[]\\" else c for c in head) + "*"
         found: list[str] = []
         with translated():
+            self._check_layout()
             cursor: int | str = 0
             while True:
                 cursor, keys = self._redis.scan(cursor=int(cursor), match=pattern, count=1000)
@@ -307,17 +285,22 @@ class RedisLineageStore:
         return sorted(set(found))
 
     def lookup(self, queries: Sequence[Query]) -> list[Adjacency]:
-        """One pipeline for the whole batch: ``HKEYS`` per (relation, node), and for a reverse ``has_column``
-        query on a column also ``HEXISTS`` in the forward hash of each dataset its URN may name."""
-        plan = [(q, list(q.nodes)) for q in queries]
+        """One pipeline for the whole batch: per (relation, node) ``HGET`` of the column's bucket field, or
+        ``HKEYS`` of any other node's hash; for a reverse ``has_column`` query on a column also ``HEXISTS`` in the
+        forward hash of each dataset its URN may name."""
+        plan = [(q, [(n, bucket_of(n)) for n in q.nodes]) for q in queries]
         p = self._prefix
         with translated():
+            self._check_layout()
             pipe = self._redis.pipeline(transaction=False)
             for q, nodes in plan:
                 side = "i" if q.reverse else "o"
                 schema = q.reverse and q.rel == Rel.HAS_COLUMN
-                for n in nodes:
-                    pipe.hkeys(f"{p}{side}:{q.rel}:{key_of(n)}")
+                for n, bucket in nodes:
+                    if bucket is None:
+                        pipe.hkeys(f"{p}{side}:{q.rel}:{key_of(n)}")
+                    else:
+                        pipe.hget(f"{p}{side}c:{q.rel}:{key_of(bucket[0])}", bucket[1])
                     if schema:
                         for parent, rest in _spellings(n):
                             pipe.hexists(f"{p}o:{Rel.HAS_COLUMN}:{key_of(parent)}", CHILD + rest)
@@ -326,8 +309,15 @@ class RedisLineageStore:
             for q, nodes in plan:
                 schema = q.reverse and q.rel == Rel.HAS_COLUMN
                 answer: dict[str, frozenset[str]] = {}
-                for n in nodes:
-                    found = {node_of(_text(k), n) for k in next(results)}
+                for n, bucket in nodes:
+                    got = next(results)
+                    if bucket is None:
+                        found = {node_of(_text(k), n) for k in got}
+                    elif got is None:
+                        found = set()
+                    else:
+                        parent = bucket[0]
+                        found = {node_of(e, parent) for e in bucket_entries(_text(got))}
                     if schema:
                         found.update(parent for parent, _ in _spellings(n) if next(results))
                     answer[n] = frozenset(found)
@@ -337,6 +327,7 @@ class RedisLineageStore:
     def attributes(self, nodes: Collection[str]) -> Mapping[str, Mapping[str, str]]:
         ordered = list(nodes)
         with translated():
+            self._check_layout()
             pipe = self._redis.pipeline(transaction=False)
             for n in ordered:
                 pipe.hgetall(f"{self._prefix}a:{n}")
@@ -344,13 +335,21 @@ class RedisLineageStore:
         return {n: {_text(k): _text(v) for k, v in r.items()} for n, r in zip(ordered, results, strict=True)}
 
 
+def _refusal(prefix: str, found: str) -> str:
+    return (
+        f"the lineage index at {prefix!r} has layout {found}; this Pareis reads layout {LAYOUT}: delete its keys "
+        f"({prefix}*) and rebuild it (`pareis bootstrap`, or replay the change log to the lineage role)"
+    )
+
+
 def _spellings(column: str) -> list[tuple[str, str]]:
-    """Every (dataset, rest) with ``column == urn:li:schemaField:(<dataset>,<rest>)``: where a child-of-the-key
-    ``has_column`` field for it may be."""
+    """Every (dataset, rest) with ``column == urn:li:schemaField:(<dataset>,<rest>)`` and ``<dataset>`` not itself
+    a column: where a child-of-the-key ``has_column`` field for it may be (the apply script writes one only for a
+    non-column source)."""
     if not (column.startswith(COLUMN_PREFIX) and column.endswith(")")):
         return []
     inner = column[len(COLUMN_PREFIX) : -1]
-    return [(inner[:i], inner[i + 1 :]) for i, c in enumerate(inner) if c == ","]
+    return [(inner[:i], inner[i + 1 :]) for i, c in enumerate(inner) if c == "," and bucket_of(inner[:i]) is None]
 
 
 def _text(value: Any) -> str:

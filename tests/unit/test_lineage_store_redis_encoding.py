@@ -12,6 +12,8 @@ from pareis.store.lineage import AspectRecord, Facts, LineageUpdate, Stamp
 from pareis.store.lineage_redis import (
     FIELD_PREFIXES,
     RedisLineageStore,
+    bucket_entries,
+    bucket_of,
     decode_facts,
     encode_facts,
     field_of,
@@ -83,17 +85,27 @@ def test_the_script_writes_the_fields_field_of_describes(redis_url: str, listed:
     store = RedisLineageStore(client, prefix="enc:")
     store.apply([LineageUpdate(JOB, "dataJobInputOutput", Stamp(None, 1), Facts.of(listed))])
     for rel, src, dst in set(listed):
-        assert client.hget(f"enc:o:{rel}:{key_of(src)}".encode(), field_of(dst, src).encode()) == b"1"
-        reverse = client.hget(f"enc:i:{rel}:{key_of(dst)}".encode(), field_of(src, dst).encode())
-        own_column = rel == Rel.HAS_COLUMN and field_of(dst, src).startswith("\x01")
-        assert reverse == (None if own_column else b"1")
+        forward = bucket_of(src)
+        if forward is None:
+            assert client.hget(f"enc:o:{rel}:{key_of(src)}".encode(), field_of(dst, src).encode()) == b"1"
+        else:
+            value = client.hget(f"enc:oc:{rel}:{key_of(forward[0])}".encode(), forward[1].encode())
+            assert field_of(dst, forward[0]) in bucket_entries(value.decode())
         assert store.lookup([Query(rel, [src]), Query(rel, [dst], True)]) == [
             {src: frozenset(d for r, s, d in listed if (r, s) == (rel, src))},
             {dst: frozenset(s for r, s, d in listed if (r, d) == (rel, dst))},
         ]
     store.apply([LineageUpdate(JOB, "dataJobInputOutput", Stamp(None, 2), None)])
-    assert client.keys("enc:[oi]:*") == []
+    assert client.keys("enc:[oi]*") == []
     client.close()
+
+
+@given(st.lists(st.text(st.characters(min_codepoint=0, max_codepoint=0x7F), max_size=6), max_size=5))
+def test_bucket_entries_round_trip_the_escapes(fields: list[str]) -> None:
+    escaped = "".join(
+        f.replace("\x1d", "\x1d\x01").replace("\x1e", "\x1d\x02").replace("\x1f", "\x1d\x03") + "\x1e" for f in fields
+    )
+    assert bucket_entries(escaped) == fields
 
 
 @pytest.mark.integration
@@ -109,9 +121,10 @@ def test_records_and_edge_hashes_stay_compact(redis_client: redis.Redis) -> None
     )
     assert store.record(DS, "upstreamLineage") == AspectRecord(Stamp(1, 5), lineage)
     assert redis_client.type(f"enc:r:upstreamLineage|{DS}") == b"string"
-    for key in (f"o:has_column:{DS}", f"i:column:{key_of(col(DS, 'col_03'))}", f"o:column:{key_of(col(UP, 'col_03'))}"):
+    for key in (f"o:has_column:{DS}", f"ic:column:{DS}", f"oc:column:{UP}"):
         assert redis_client.object("encoding", f"enc:{key}") == b"listpack", key
-    assert redis_client.keys("enc:i:has_column:*") == []
+    assert redis_client.keys("enc:i*:has_column:*") == []
+    assert redis_client.keys("enc:[oi]:column:*") == []  # one bucket per dataset, not one hash per column
     assert store.lookup([Query(Rel.HAS_COLUMN, [col(DS, "col_03"), col(UP, "col_03")], True)]) == [
         {col(DS, "col_03"): frozenset({DS}), col(UP, "col_03"): frozenset()}
     ]
