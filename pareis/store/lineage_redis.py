@@ -45,161 +45,48 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-import orjson
 import redis
 
 from pareis.core.fieldpath import COLUMN_PREFIX
-from pareis.core.graph import Adjacency, Attr, Query, Rel
+from pareis.core.graph import Adjacency, Query, Rel
 from pareis.errors import Fatal
-from pareis.store.lineage import AspectRecord, Edge, Facts, LineageUpdate, Outcome, Stamp
+from pareis.store.lineage import AspectRecord, LineageUpdate, Outcome, Stamp
+from pareis.store.lineage_redis_encoding import (
+    CHILD,
+    FIELD_PREFIXES,
+    bucket_entries,
+    bucket_of,
+    decode_facts,
+    encode_facts,
+    encode_update,
+    field_of,
+    key_of,
+    node_of,
+)
 from pareis.store.lineage_redis_script import apply_script
 from pareis.store.redis_errors import translated
 
+__all__ = [
+    "FIELD_PREFIXES",
+    "RedisLineageStore",
+    "bucket_entries",
+    "bucket_of",
+    "decode_facts",
+    "encode_facts",
+    "field_of",
+    "key_of",
+    "node_of",
+]
+
 DEFAULT_PREFIX = "pareis:lineage:"
-
-CHILD = "\x01"
-"""Field marker: the column ``urn:li:schemaField:(<key node>,<rest>)``."""
-ESCAPE = "\x00"
-"""Field marker: the rest is the URN as is (it begins with a byte below ``\\x10``)."""
-FIELD_PREFIXES: tuple[tuple[str, str], ...] = (
-    ("\x02", "urn:li:schemaField:(urn:li:dataset:(urn:li:dataPlatform:"),
-    ("\x03", COLUMN_PREFIX),
-    ("\x04", "urn:li:dataset:(urn:li:dataPlatform:"),
-    ("\x05", "urn:li:mlFeature:("),
-    ("\x06", "urn:li:mlModel:(urn:li:dataPlatform:"),
-    ("\x07", "urn:li:mlModelGroup:(urn:li:dataPlatform:"),
-    ("\x08", "urn:li:dataJob:(urn:li:dataFlow:("),
-    ("\x09", "urn:li:dataProcessInstance:"),
-    ("\x0b", "urn:li:assertion:"),
-    ("\x0c", "urn:li:"),
-)
-"""(marker, URN prefix), tried in this order (a longer prefix before any prefix of it). Fixed: stored data
-depends on it."""
-_EXPANSIONS = {marker: prefix for marker, prefix in FIELD_PREFIXES}
-
-
-def field_of(urn: str, node: str) -> str:
-    """How ``urn`` is written as a field of a hash keyed by ``node`` (the inverse of :func:`node_of`)."""
-    if urn.startswith(COLUMN_PREFIX) and urn.endswith(")") and urn.startswith(node + ",", len(COLUMN_PREFIX)):
-        return CHILD + urn[len(COLUMN_PREFIX) + len(node) + 1 : -1]
-    if urn and urn[0] < "\x10":
-        return ESCAPE + urn
-    for marker, prefix in FIELD_PREFIXES:
-        if urn.startswith(prefix):
-            return marker + urn[len(prefix) :]
-    return urn
-
-
-COLUMN_KEY_PREFIXES: tuple[tuple[str, str], ...] = FIELD_PREFIXES[:2]
-"""The prefixes :func:`key_of` abbreviates: those of column URNs only (the bulk of the keys)."""
-
-
-def key_of(node: str) -> str:
-    """How ``node`` is spelled in the names of its edge hashes: a column URN with its prefix abbreviated as in a
-    field (``\\x02`` / ``\\x03``), a URN beginning with a byte below ``\\x10`` escaped (``\\x00``), any other URN
-    as is."""
-    if node and node[0] < "\x10":
-        return ESCAPE + node
-    if node.startswith(COLUMN_PREFIX):
-        for marker, prefix in COLUMN_KEY_PREFIXES:
-            if node.startswith(prefix):
-                return marker + node[len(prefix) :]
-    return node
-
-
-def node_of(field: str, node: str) -> str:
-    """The URN a field of the hash keyed by ``node`` stands for (see :func:`field_of`)."""
-    if not field or field[0] >= "\x10":
-        return field
-    marker, rest = field[0], field[1:]
-    if marker == CHILD:
-        return f"{COLUMN_PREFIX}{node},{rest})"
-    if marker == ESCAPE:
-        return rest
-    return _EXPANSIONS[marker] + rest
-
-
-def encode_facts(facts: Facts) -> str:
-    """Compact canonical JSON of ``facts`` (equal facts ⇔ equal strings), the record's form in Redis.
-
-    ``{"n": [node, …], "e": {rel: [src, dst, src, dst, …]}, "a": [name, value, …]}``: ``n`` lists every URN
-    once — a column ``urn:li:schemaField:(<parent>,<path>)`` as ``[index of <parent>, <path>]`` (split at the
-    last comma: a canonical column's path has none), its parent listed before it; edges are pairs of indexes into
-    ``n`` under their relation; nodes in order of first use over the sorted edges; attributes sorted by name.
-    """
-    index: dict[str, int] = {}
-    nodes: list[str | list[int | str]] = []
-    by_rel: dict[Rel, list[int]] = {}
-    start = len(COLUMN_PREFIX)
-    for rel, src, dst in sorted(facts.edges):
-        pairs = by_rel.get(rel)
-        if pairs is None:
-            pairs = by_rel[rel] = []
-        for urn in (src, dst):
-            at = index.get(urn)
-            if at is None:
-                comma = urn.rfind(",", start) if urn.startswith(COLUMN_PREFIX) and urn.endswith(")") else -1
-                if comma >= 0:  # urn:li:schemaField:(<parent>,<path>): [index of parent, path]
-                    parent = urn[start:comma]
-                    parent_at = index.get(parent)
-                    if parent_at is None:
-                        parent_at = index[parent] = len(nodes)
-                        nodes.append(parent)
-                    nodes.append([parent_at, urn[comma + 1 : -1]])
-                else:
-                    nodes.append(urn)
-                at = index[urn] = len(nodes) - 1
-            pairs.append(at)
-    attrs: list[str] = []
-    for name, value in sorted((str(k), v) for k, v in facts.attrs.items()):
-        attrs += (name, value)
-    return orjson.dumps({"a": attrs, "e": {str(r): v for r, v in by_rel.items()}, "n": nodes}).decode()
-
-
-def decode_facts(text: str | bytes) -> Facts:
-    """The inverse of :func:`encode_facts`."""
-    obj = orjson.loads(text)
-    nodes: list[str] = []
-    for entry in obj["n"]:
-        nodes.append(entry if isinstance(entry, str) else f"{COLUMN_PREFIX}{nodes[entry[0]]},{entry[1]})")
-    edges: set[Edge] = set()
-    for rel, pairs in obj["e"].items():
-        r = Rel(rel)
-        edges.update((r, nodes[pairs[i]], nodes[pairs[i + 1]]) for i in range(0, len(pairs), 2))
-    attrs = obj["a"]
-    return Facts(frozenset(edges), {Attr(attrs[i]): attrs[i + 1] for i in range(0, len(attrs), 2)})
-
-
 _APPLY = apply_script(FIELD_PREFIXES)
+SEND_CHUNK = 50
+"""Updates per write of :meth:`RedisLineageStore.apply`'s stream."""
 _OUTCOMES = {0: Outcome.STALE, 1: Outcome.APPLIED, 2: Outcome.UNCHANGED}
 
 LAYOUT = "2"
 """The layout this module reads and writes, stored at ``P layout``. Layout 1 (before the column buckets) wrote no
 such key."""
-BUCKET_END, COUNT_MARK, BUCKET_ESCAPE = "\x1e", "\x1f", "\x1d"
-_UNESCAPE = (("\x1d\x02", "\x1e"), ("\x1d\x03", "\x1f"), ("\x1d\x01", "\x1d"))
-
-
-def bucket_of(node: str) -> tuple[str, str] | None:
-    """(parent, path) of a column URN ``urn:li:schemaField:(<parent>,<path>)`` split at its last comma (as
-    :func:`encode_facts` splits it): the bucket hash and field that hold its edges; None for any other node."""
-    if node.startswith(COLUMN_PREFIX) and node.endswith(")"):
-        comma = node.rfind(",", len(COLUMN_PREFIX))
-        if comma >= 0:
-            return node[len(COLUMN_PREFIX) : comma], node[comma + 1 : -1]
-    return None
-
-
-def bucket_entries(value: str) -> list[str]:
-    """The fields (relative to the bucket's parent, see :func:`field_of`) a bucket value lists."""
-    out = []
-    for entry in value.split(BUCKET_END)[:-1]:
-        entry = entry.partition(COUNT_MARK)[0]
-        if BUCKET_ESCAPE in entry:
-            for escaped, plain in _UNESCAPE:
-                entry = entry.replace(escaped, plain)
-        out.append(entry)
-    return out
 
 
 class RedisLineageStore:
@@ -212,7 +99,7 @@ class RedisLineageStore:
     def __init__(self, client: redis.Redis, *, prefix: str = DEFAULT_PREFIX) -> None:
         self._redis = client
         self._prefix = prefix
-        self._script = client.register_script(_APPLY)
+        self._sha: str | None = None
         self._checked = False
         self._stamped = False
 
@@ -233,23 +120,58 @@ class RedisLineageStore:
         self._checked = True
 
     def apply(self, updates: Sequence[LineageUpdate]) -> list[Outcome]:
+        """One ``EVALSHA`` per update on one connection, streamed: the batch is sent in chunks of
+        :data:`SEND_CHUNK` as it is encoded, so the server applies the first updates while the rest are being
+        encoded, and the replies are read once all is sent (one round trip's wait for the batch)."""
         if not updates:
             return []
         with translated():
             self._check_layout()
-            pipe = self._redis.pipeline(transaction=False)
             if not self._stamped:
-                pipe.set(f"{self._prefix}layout", LAYOUT, nx=True)
-            for u in updates:
-                version = "" if u.stamp.version is None else str(u.stamp.version)
-                deleted, facts = ("1", "") if u.facts is None else ("0", encode_facts(u.facts))
-                args = [self._prefix, u.entity, u.aspect, version, str(u.stamp.time_ms), deleted, facts]
-                self._script(keys=[], args=args, client=pipe)
-            results = pipe.execute()
-            if not self._stamped:
-                results = results[1:]
+                self._redis.set(f"{self._prefix}layout", LAYOUT, nx=True)
                 self._stamped = True
+            results = self._stream(updates)
+            if any(isinstance(r, redis.exceptions.NoScriptError) for r in results):
+                self._sha = None  # the server lost its script cache (restart, SCRIPT FLUSH): load and redo those
+                redo = [i for i, r in enumerate(results) if isinstance(r, redis.ResponseError)]
+                for i, r in zip(redo, self._stream([updates[i] for i in redo]), strict=True):
+                    results[i] = r
+            for r in results:
+                if isinstance(r, redis.ResponseError):
+                    raise r
         return [_OUTCOMES[int(r)] for r in results]
+
+    def _stream(self, updates: Sequence[LineageUpdate]) -> list[Any]:
+        if self._sha is None:
+            self._sha = _text(self._redis.script_load(_APPLY))
+        sha, prefix = self._sha, self._prefix
+        pool = self._redis.connection_pool
+        conn = pool.get_connection()
+        try:
+            for start in range(0, len(updates), SEND_CHUNK):
+                commands = []
+                for u in updates[start : start + SEND_CHUNK]:
+                    version = "" if u.stamp.version is None else str(u.stamp.version)
+                    if u.facts is None:
+                        deleted, facts, plan = "1", "", list[str]()
+                    else:
+                        deleted, (facts, plan) = "0", encode_update(u.facts, prefix)
+                    commands.append(
+                        ("EVALSHA", sha, 0, prefix, u.entity, u.aspect, version, u.stamp.time_ms, deleted, facts, *plan)
+                    )
+                conn.send_packed_command(conn.pack_commands(commands))
+            results: list[Any] = []
+            for _ in updates:
+                try:
+                    results.append(conn.read_response())
+                except redis.ResponseError as error:
+                    results.append(error)
+        except BaseException:
+            conn.disconnect()  # replies may be left unread: never hand this socket out again
+            raise
+        finally:
+            pool.release(conn)
+        return results
 
     def record(self, entity: str, aspect: str) -> AspectRecord | None:
         with translated():

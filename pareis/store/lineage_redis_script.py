@@ -185,20 +185,61 @@ local function ids(t)
   for rel, pairs_ in pairs(t.e) do
     for i = 1, #pairs_, 2 do
       local si, di = pairs_[i] + 1, pairs_[i + 1] + 1
-      out[rel .. '\\000' .. gen(t, si) .. '\\000' .. gen(t, di)] = {rel, si, di}
+      local gs = gen(t, si)
+      out[rel .. '\\000' .. #gs .. '\\000' .. gs .. gen(t, di)] = {rel, si, di}  -- unambiguous: s's length
     end
   end
   return out
 end
-local bt, at = facts(of), facts(nf)
+-- ARGV[8…]: the client's write plan for a first write (encode_update): the facts need no reading here
+local function planned(i, t)
+  local n = #ARGV
+  while i <= n do
+    local kind, key, k = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
+    i = i + 3
+    if kind == 'a' then
+      for j = i, i + 2 * k - 1 do t.a[#t.a + 1] = ARGV[j] end
+      i = i + 2 * k
+    elseif kind == 'c' then
+      for j = i, i + k - 1 do count(key, ARGV[j], 1) end
+      i = i + k
+    else
+      for j = i, i + 2 * k - 1, 2 do bucket(key, ARGV[j], ARGV[j + 1], 1) end
+      i = i + 2 * k
+    end
+  end
+end
+local bt = facts(of)
+local at
+if bt == nil and nd ~= '1' then
+  at = {a = {}}
+  planned(8, at)
+else
+  at = facts(nf)
+end
 if bt == nil then
-  if at then all(at, 1) end
+  -- first write: the plan above
 elseif at == nil then
   all(bt, -1)
 else
   local be, ae = ids(bt), ids(at)
   for k, e in pairs(be) do if not ae[k] then move(bt, e[1], e[2], e[3], -1) end end
   for k, e in pairs(ae) do if not be[k] then move(at, e[1], e[2], e[3], 1) end end
+end
+-- A bucket value with entries d (entry -> delta) added, when every delta is +1 for an entry it does not hold (the
+-- common case, a first write): nil otherwise, for the general merge.
+local function plus(v, d)
+  local framed = v and ('\\030' .. v)
+  local out = v or ''
+  for e, delta in pairs(d) do
+    if delta ~= 1 then return nil end
+    if framed and (find(framed, '\\030' .. e .. '\\030', 1, true) or find(framed, '\\030' .. e .. '\\031', 1, true))
+    then
+      return nil
+    end
+    out = out .. e .. '\\030'
+  end
+  return out
 end
 local CHUNK = 500
 for key, m in pairs(counts) do
@@ -229,8 +270,12 @@ for key, m in pairs(buckets) do
     local old = redis.call('HMGET', key, unpack(part))
     local set, del = {}, {}
     for i, field in ipairs(part) do
+      local v, d = old[i], m[field]
+      local added = plus(v, d)
+      if added then
+        set[#set + 1] = field; set[#set + 1] = added
+      else
       local order, have = {}, {}
-      local v = old[i]
       if v then
         for e in string.gmatch(v, '([^\\030]*)\\030') do
           local at_ = find(e, '\\031', 1, true)
@@ -239,7 +284,7 @@ for key, m in pairs(buckets) do
           order[#order + 1] = e; have[e] = c
         end
       end
-      for e, delta in pairs(m[field]) do
+      for e, delta in pairs(d) do
         local c = have[e]
         if c == nil then order[#order + 1] = e; c = 0 end
         have[e] = c + delta
@@ -250,6 +295,7 @@ for key, m in pairs(buckets) do
         if c > 0 then parts[#parts + 1] = (c == 1) and (e .. '\\030') or (e .. '\\031' .. c .. '\\030') end
       end
       if #parts > 0 then set[#set + 1] = field; set[#set + 1] = table.concat(parts) else del[#del + 1] = field end
+      end
     end
     if #set > 0 then redis.call('HSET', key, unpack(set)) end
     if #del > 0 then redis.call('HDEL', key, unpack(del)) end

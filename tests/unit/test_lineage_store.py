@@ -282,3 +282,12 @@ def test_ownership_is_indexed_replaced_and_deleted_like_any_aspect(store: Lineag
     assert decode_owners(store.attributes([A])[A].get(Attr.OWNERS)) == (user,)
     store.apply([LineageUpdate(A, "ownership", Stamp(None, 3), None)])
     assert Attr.OWNERS not in store.attributes([A])[A]
+
+
+@pytest.mark.integration
+def test_a_script_the_server_lost_is_loaded_again_and_the_batch_applied(redis_client: redis.Redis) -> None:
+    store = RedisLineageStore(redis_client)
+    store.apply([upd(C, "siblings", [])])
+    store._sha = "0" * 40  # as after a server restart: its script cache does not hold this digest
+    assert store.apply([upd(B, "upstreamLineage", [(Rel.DATASET, A, B)], version=1)]) == [Outcome.APPLIED]
+    assert up(store, Rel.DATASET, B) == {B: frozenset({A})}

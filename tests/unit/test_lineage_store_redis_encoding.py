@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from pareis.core.graph import Attr, Query, Rel
 from pareis.store.lineage import AspectRecord, Facts, LineageUpdate, Stamp
+from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.lineage_redis import (
     FIELD_PREFIXES,
     RedisLineageStore,
@@ -128,3 +129,39 @@ def test_records_and_edge_hashes_stay_compact(redis_client: redis.Redis) -> None
     assert store.lookup([Query(Rel.HAS_COLUMN, [col(DS, "col_03"), col(UP, "col_03")], True)]) == [
         {col(DS, "col_03"): frozenset({DS}), col(UP, "col_03"): frozenset()}
     ]
+
+
+# Few, collision-prone nodes: columns of columns, separators and escapes in paths, so edges share buckets.
+tricky_paths = st.text(st.sampled_from("a,)\x1d\x1e\x1f\x01"), max_size=3)
+tricky_bases = st.sampled_from([DS, UP, "x", "", "\x02odd"])
+tricky_columns = st.builds(col, tricky_bases, tricky_paths)
+tricky = tricky_bases | tricky_columns | st.builds(col, tricky_columns, tricky_paths)
+tricky_edges = st.tuples(st.sampled_from([Rel.COLUMN, Rel.HAS_COLUMN, Rel.DATASET]), tricky, tricky)
+
+
+@pytest.mark.integration
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(tricky_edges, max_size=8), st.lists(tricky_edges, max_size=8), attrs, attrs)
+def test_a_planned_first_write_is_what_the_script_diffs_later(
+    redis_url: str,
+    first: list[tuple[Rel, str, str]],
+    then: list[tuple[Rel, str, str]],
+    a1: dict[Attr, str],
+    a2: dict[Attr, str],
+) -> None:
+    """The first write of an aspect goes by the client's plan (encode_update), later ones by the script's own
+    diff of the record: after each, and after the delete, the index is the in-memory store's."""
+    client = redis.Redis.from_url(redis_url)
+    client.flushdb()
+    store, memory = RedisLineageStore(client, prefix="enc:"), MemoryLineageStore()
+    nodes = sorted({n for _, s, d in first + then for n in (s, d)})
+    steps = [Facts.of(first, a1), Facts.of(then, a2), None, Facts.of(then, a1)]
+    for version, facts in enumerate(steps, 1):
+        update = LineageUpdate(JOB, "dataJobInputOutput", Stamp(version, 1), facts)
+        assert store.apply([update]) == memory.apply([update])
+        queries = [Query(rel, nodes, reverse) for rel in Rel for reverse in (False, True)]
+        assert store.lookup(queries) == memory.lookup(queries), version
+        assert store.attributes([JOB]) == memory.attributes([JOB])
+    store.apply([LineageUpdate(JOB, "dataJobInputOutput", Stamp(9, 1), None)])
+    assert client.keys("enc:[oia]*") == []
+    client.close()
