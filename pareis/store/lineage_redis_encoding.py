@@ -115,15 +115,15 @@ def _node_table(
         at = index[urn] = len(nodes) - 1
         return at
 
+    get = index.get
     for rel, src, dst in sorted(facts.edges):
         pairs = by_rel.get(rel)
         if pairs is None:
             pairs = by_rel[rel] = []
-        for urn in (src, dst):
-            at = index.get(urn)
-            if at is None:
-                at = add(urn)
-            pairs.append(at)
+        at = get(src)
+        pairs.append(add(src) if at is None else at)
+        at = get(dst)
+        pairs.append(add(dst) if at is None else at)
     attrs: list[str] = []
     for name, value in sorted((str(k), v) for k, v in facts.attrs.items()):
         attrs += (name, value)
@@ -141,6 +141,9 @@ def generic_field(urn: str) -> str:
     return urn
 
 
+_DATASET = FIELD_PREFIXES[0][1][len(COLUMN_PREFIX) :]
+_DATASET_LEN = len(_DATASET)
+_COLUMN_DATASET, _COLUMN = FIELD_PREFIXES[0][0], FIELD_PREFIXES[1][0]
 _ESCAPES = str.maketrans({"\x1d": "\x1d\x01", "\x1e": "\x1d\x02", "\x1f": "\x1d\x03"})
 
 
@@ -154,49 +157,74 @@ def encode_update(facts: Facts, prefix: str) -> tuple[str, list[str]]:
     leaves exactly what the in-memory store has).
     """
     text, urns, parents, paths, by_rel, attrs = _node_table(facts)
-    keys: dict[int, str] = {}
-    generic: dict[int, str] = {}
+    n = len(urns)
+    generic: list[str | None] = [None] * n
+    keys: list[str | None] = [None] * n
     counts: dict[str, list[str]] = {}
     buckets: dict[str, list[str]] = {}
 
     def gen(i: int) -> str:
-        g = generic.get(i)
+        """generic_field(urns[i]), a column's from its parent's (as the script builds it)."""
+        g = generic[i]
         if g is None:
-            g = generic[i] = generic_field(urns[i])
+            parent = parents[i]
+            if parent is None:
+                g = generic_field(urns[i])
+            else:
+                pu = urns[parent]
+                head = _COLUMN_DATASET + pu[_DATASET_LEN:] if pu.startswith(_DATASET) else _COLUMN + pu
+                g = f"{head},{paths[i]})"
+            generic[i] = g
         return g
 
     def kn(i: int) -> str:
-        k = keys.get(i)
+        k = keys[i]
         if k is None:
             k = keys[i] = key_of(urns[i])
         return k
 
-    def side(s: str, rel: str, x: int, y: int) -> None:
-        px, py = parents[x], parents[y]
-        if px is not None:
-            entry = CHILD + paths[y] if py == px else gen(y)
-            if "\x1d" in entry or "\x1e" in entry or "\x1f" in entry:
-                entry = entry.translate(_ESCAPES)
-            key = f"{prefix}{s}c:{rel}:{kn(px)}"
-            group = buckets.get(key)
-            if group is None:
-                group = buckets[key] = []
-            group += (paths[x], entry)
-        else:
-            key = f"{prefix}{s}:{rel}:{kn(x)}"
-            fields = counts.get(key)
-            if fields is None:
-                fields = counts[key] = []
-            fields.append(CHILD + paths[y] if py == x else gen(y))
-
     for rel, pairs in by_rel.items():
-        name = str(rel)
         own = rel == Rel.HAS_COLUMN
-        for i in range(0, len(pairs), 2):
-            si, di = pairs[i], pairs[i + 1]
-            side("o", name, si, di)
-            if not (own and parents[si] is None and parents[di] == si):
-                side("i", name, di, si)
+        # per (side, node or column parent): the key, built once
+        o_bucket: dict[int, list[str]] = {}
+        i_bucket: dict[int, list[str]] = {}
+        o_count: dict[int, list[str]] = {}
+        i_count: dict[int, list[str]] = {}
+        o_head, i_head = f"{prefix}oc:{rel}:", f"{prefix}ic:{rel}:"
+        o_node, i_node = f"{prefix}o:{rel}:", f"{prefix}i:{rel}:"
+        for j in range(0, len(pairs), 2):
+            si, di = pairs[j], pairs[j + 1]
+            ps, pd = parents[si], parents[di]
+            # forward: at si, naming di
+            if ps is not None:
+                group = o_bucket.get(ps)
+                if group is None:
+                    group = o_bucket[ps] = buckets.setdefault(o_head + kn(ps), [])
+                entry = CHILD + paths[di] if pd == ps else gen(di)
+                if "\x1d" in entry or "\x1e" in entry or "\x1f" in entry:
+                    entry = entry.translate(_ESCAPES)
+                group += (paths[si], entry)
+            else:
+                fields = o_count.get(si)
+                if fields is None:
+                    fields = o_count[si] = counts.setdefault(o_node + kn(si), [])
+                fields.append(CHILD + paths[di] if pd == si else gen(di))
+                if own and pd == si:
+                    continue  # a node's own column: no reverse entry
+            # reverse: at di, naming si
+            if pd is not None:
+                group = i_bucket.get(pd)
+                if group is None:
+                    group = i_bucket[pd] = buckets.setdefault(i_head + kn(pd), [])
+                entry = CHILD + paths[si] if ps == pd else gen(si)
+                if "\x1d" in entry or "\x1e" in entry or "\x1f" in entry:
+                    entry = entry.translate(_ESCAPES)
+                group += (paths[di], entry)
+            else:
+                fields = i_count.get(di)
+                if fields is None:
+                    fields = i_count[di] = counts.setdefault(i_node + kn(di), [])
+                fields.append(CHILD + paths[si] if ps == di else gen(si))
     plan: list[str] = ["a", "", str(len(attrs) // 2), *attrs] if attrs else []
     for key, fields in counts.items():
         plan += ("c", key, str(len(fields)), *fields)
