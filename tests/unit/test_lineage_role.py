@@ -198,7 +198,7 @@ def test_a_redis_server_error_is_fatal() -> None:
         raise redis.ResponseError("NOSCRIPT no such script")
 
     store = RedisLineageStore(client)
-    store._redis = type("Broken", (), {"pipeline": broken})()
+    store._redis = type("Broken", (), {"__getattr__": lambda _self, _name: broken})()
     with pytest.raises(Fatal):
         LineageHandler(store, DatahubSettings())(batch(change(lineage_aspect())))
 

@@ -197,9 +197,38 @@ def test_unreachable_redis_is_retriable() -> None:
 
 @pytest.mark.integration
 def test_a_server_error_is_fatal(redis_client: redis.Redis) -> None:
+    store = RedisLineageStore(redis_client)
+    store.apply([upd(C, "siblings", [])])  # a layout-2 index
     redis_client.set(f"pareis:lineage:o:{Rel.DATASET}:{A}", "not a hash")
-    with pytest.raises(Fatal):
-        RedisLineageStore(redis_client).lookup([Query(Rel.DATASET, [A])])
+    with pytest.raises(Fatal, match="WRONGTYPE"):
+        store.lookup([Query(Rel.DATASET, [A])])
+
+
+@pytest.mark.integration
+def test_an_index_of_another_layout_is_refused_in_one_line(redis_client: redis.Redis) -> None:
+    # layout 1 kept one hash per column and wrote no layout key
+    redis_client.hset("pareis:lineage:i:column:\x02postgres,db.t,PROD),a)", "x", 1)
+    for store in (RedisLineageStore(redis_client), RedisLineageStore(redis_client)):
+        with pytest.raises(Fatal, match=r"has layout 1 \(no layout key\); this Pareis reads layout 2") as raised:
+            store.lookup([Query(Rel.DATASET, [A])])
+        assert "\n" not in str(raised.value) and "pareis bootstrap" in str(raised.value)
+    with pytest.raises(Fatal, match="has layout 1"):
+        RedisLineageStore(redis_client).apply([upd(B, "siblings", [])])
+    redis_client.flushdb()
+    redis_client.set("pareis:lineage:layout", "3")
+    with pytest.raises(Fatal, match="has layout 3; this Pareis reads layout 2"):
+        RedisLineageStore(redis_client).record(B, "siblings")
+
+
+@pytest.mark.integration
+def test_a_new_index_is_stamped_with_its_layout_on_the_first_write(redis_client: redis.Redis) -> None:
+    store = RedisLineageStore(redis_client)
+    assert store.lookup([Query(Rel.DATASET, [A])]) == [{A: frozenset()}]
+    assert redis_client.get("pareis:lineage:layout") is None  # a read writes nothing
+    assert store.apply([upd(B, "upstreamLineage", [(Rel.DATASET, A, B)])]) == [Outcome.APPLIED]
+    assert redis_client.get("pareis:lineage:layout") == b"2"
+    assert RedisLineageStore(redis_client).apply([upd(B, "siblings", [])]) == [Outcome.APPLIED]
+    assert up(RedisLineageStore(redis_client), Rel.DATASET, B) == {B: frozenset({A})}
 
 
 @pytest.mark.integration
@@ -253,3 +282,12 @@ def test_ownership_is_indexed_replaced_and_deleted_like_any_aspect(store: Lineag
     assert decode_owners(store.attributes([A])[A].get(Attr.OWNERS)) == (user,)
     store.apply([LineageUpdate(A, "ownership", Stamp(None, 3), None)])
     assert Attr.OWNERS not in store.attributes([A])[A]
+
+
+@pytest.mark.integration
+def test_a_script_the_server_lost_is_loaded_again_and_the_batch_applied(redis_client: redis.Redis) -> None:
+    store = RedisLineageStore(redis_client)
+    store.apply([upd(C, "siblings", [])])
+    store._sha = "0" * 40  # as after a server restart: its script cache does not hold this digest
+    assert store.apply([upd(B, "upstreamLineage", [(Rel.DATASET, A, B)], version=1)]) == [Outcome.APPLIED]
+    assert up(store, Rel.DATASET, B) == {B: frozenset({A})}

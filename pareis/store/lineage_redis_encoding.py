@@ -1,0 +1,273 @@
+"""The Redis lineage store's encodings (:mod:`pareis.store.lineage_redis`, layout 2): hash fields, key spellings,
+record facts, column buckets, and the write plan of a first write."""
+
+from __future__ import annotations
+
+import orjson
+
+from pareis.core.fieldpath import COLUMN_PREFIX
+from pareis.core.graph import Attr, Rel
+from pareis.model.lineage import Edge, Facts
+
+CHILD = "\x01"
+"""Field marker: the column ``urn:li:schemaField:(<key node>,<rest>)``."""
+ESCAPE = "\x00"
+"""Field marker: the rest is the URN as is (it begins with a byte below ``\\x10``)."""
+FIELD_PREFIXES: tuple[tuple[str, str], ...] = (
+    ("\x02", "urn:li:schemaField:(urn:li:dataset:(urn:li:dataPlatform:"),
+    ("\x03", COLUMN_PREFIX),
+    ("\x04", "urn:li:dataset:(urn:li:dataPlatform:"),
+    ("\x05", "urn:li:mlFeature:("),
+    ("\x06", "urn:li:mlModel:(urn:li:dataPlatform:"),
+    ("\x07", "urn:li:mlModelGroup:(urn:li:dataPlatform:"),
+    ("\x08", "urn:li:dataJob:(urn:li:dataFlow:("),
+    ("\x09", "urn:li:dataProcessInstance:"),
+    ("\x0b", "urn:li:assertion:"),
+    ("\x0c", "urn:li:"),
+)
+"""(marker, URN prefix), tried in this order (a longer prefix before any prefix of it). Fixed: stored data
+depends on it."""
+_EXPANSIONS = {marker: prefix for marker, prefix in FIELD_PREFIXES}
+
+
+def field_of(urn: str, node: str) -> str:
+    """How ``urn`` is written as a field of a hash keyed by ``node`` (the inverse of :func:`node_of`)."""
+    if urn.startswith(COLUMN_PREFIX) and urn.endswith(")") and urn.startswith(node + ",", len(COLUMN_PREFIX)):
+        return CHILD + urn[len(COLUMN_PREFIX) + len(node) + 1 : -1]
+    if urn and urn[0] < "\x10":
+        return ESCAPE + urn
+    for marker, prefix in FIELD_PREFIXES:
+        if urn.startswith(prefix):
+            return marker + urn[len(prefix) :]
+    return urn
+
+
+COLUMN_KEY_PREFIXES: tuple[tuple[str, str], ...] = FIELD_PREFIXES[:2]
+"""The prefixes :func:`key_of` abbreviates: those of column URNs only (the bulk of the keys)."""
+
+
+def key_of(node: str) -> str:
+    """How ``node`` is spelled in the names of its edge hashes: a column URN with its prefix abbreviated as in a
+    field (``\\x02`` / ``\\x03``), a URN beginning with a byte below ``\\x10`` escaped (``\\x00``), any other URN
+    as is."""
+    if node and node[0] < "\x10":
+        return ESCAPE + node
+    if node.startswith(COLUMN_PREFIX):
+        for marker, prefix in COLUMN_KEY_PREFIXES:
+            if node.startswith(prefix):
+                return marker + node[len(prefix) :]
+    return node
+
+
+def node_of(field: str, node: str) -> str:
+    """The URN a field of the hash keyed by ``node`` stands for (see :func:`field_of`)."""
+    if not field or field[0] >= "\x10":
+        return field
+    marker, rest = field[0], field[1:]
+    if marker == CHILD:
+        return f"{COLUMN_PREFIX}{node},{rest})"
+    if marker == ESCAPE:
+        return rest
+    return _EXPANSIONS[marker] + rest
+
+
+def encode_facts(facts: Facts) -> str:
+    """Compact canonical JSON of ``facts`` (equal facts ⇔ equal strings), the record's form in Redis.
+
+    ``{"n": [node, …], "e": {rel: [src, dst, src, dst, …]}, "a": [name, value, …]}``: ``n`` lists every URN
+    once — a column ``urn:li:schemaField:(<parent>,<path>)`` as ``[index of <parent>, <path>]`` (split at the
+    last comma: a canonical column's path has none), its parent listed (and, if a column, split) before it;
+    edges are pairs of indexes into ``n`` under their relation; nodes in order of first use over the sorted edges;
+    attributes sorted by name.
+    """
+    return _node_table(facts)[0]
+
+
+def _node_table(
+    facts: Facts,
+) -> tuple[str, list[str], list[int | None], list[str], dict[Rel, list[int]], list[str]]:
+    """(encoded facts, URN per node, parent index per node (None: not a column), path per column, edges,
+    attributes as name, value, ….)"""
+    index: dict[str, int] = {}
+    nodes: list[str | list[int | str]] = []
+    urns: list[str] = []
+    parents: list[int | None] = []
+    paths: list[str] = []
+    by_rel: dict[Rel, list[int]] = {}
+    start = len(COLUMN_PREFIX)
+
+    def add(urn: str) -> int:
+        comma = urn.rfind(",", start) if urn.startswith(COLUMN_PREFIX) and urn.endswith(")") else -1
+        if comma >= 0:  # urn:li:schemaField:(<parent>,<path>): [index of parent, path], the parent split alike
+            parent = urn[start:comma]
+            parent_at = index.get(parent)
+            if parent_at is None:
+                parent_at = add(parent)
+            path = urn[comma + 1 : -1]
+            nodes.append([parent_at, path])
+            parents.append(parent_at)
+            paths.append(path)
+        else:
+            nodes.append(urn)
+            parents.append(None)
+            paths.append("")
+        urns.append(urn)
+        at = index[urn] = len(nodes) - 1
+        return at
+
+    get = index.get
+    for rel, src, dst in sorted(facts.edges):
+        pairs = by_rel.get(rel)
+        if pairs is None:
+            pairs = by_rel[rel] = []
+        at = get(src)
+        pairs.append(add(src) if at is None else at)
+        at = get(dst)
+        pairs.append(add(dst) if at is None else at)
+    attrs: list[str] = []
+    for name, value in sorted((str(k), v) for k, v in facts.attrs.items()):
+        attrs += (name, value)
+    text = orjson.dumps({"a": attrs, "e": {str(r): v for r, v in by_rel.items()}, "n": nodes}).decode()
+    return text, urns, parents, paths, by_rel, attrs
+
+
+def generic_field(urn: str) -> str:
+    """:func:`field_of` without the child-of-the-node form: how ``urn`` is written in a hash of any other node."""
+    if urn and urn[0] < "\x10":
+        return ESCAPE + urn
+    for marker, prefix in FIELD_PREFIXES:
+        if urn.startswith(prefix):
+            return marker + urn[len(prefix) :]
+    return urn
+
+
+_DATASET = FIELD_PREFIXES[0][1][len(COLUMN_PREFIX) :]
+_DATASET_LEN = len(_DATASET)
+_COLUMN_DATASET, _COLUMN = FIELD_PREFIXES[0][0], FIELD_PREFIXES[1][0]
+_ESCAPES = str.maketrans({"\x1d": "\x1d\x01", "\x1e": "\x1d\x02", "\x1f": "\x1d\x03"})
+
+
+def encode_update(facts: Facts, prefix: str) -> tuple[str, list[str]]:
+    """(:func:`encode_facts`, the write plan of a first write of ``facts`` under ``prefix``).
+
+    The plan is what the apply script would compute from the facts when no earlier record is there to diff
+    against, computed here so that the server does not: groups ``a, "", n, (name, value) × n`` (the attributes),
+    ``c, key, n, field × n`` (count hashes, each field +1) and ``b, key, n, (path, entry) × n`` (column buckets).
+    It must equal the script's own reading (the tests pin it: a first write followed by any later write or delete
+    leaves exactly what the in-memory store has).
+    """
+    text, urns, parents, paths, by_rel, attrs = _node_table(facts)
+    n = len(urns)
+    generic: list[str | None] = [None] * n
+    keys: list[str | None] = [None] * n
+    counts: dict[str, list[str]] = {}
+    buckets: dict[str, list[str]] = {}
+
+    def gen(i: int) -> str:
+        """generic_field(urns[i]), a column's from its parent's (as the script builds it)."""
+        g = generic[i]
+        if g is None:
+            parent = parents[i]
+            if parent is None:
+                g = generic_field(urns[i])
+            else:
+                pu = urns[parent]
+                head = _COLUMN_DATASET + pu[_DATASET_LEN:] if pu.startswith(_DATASET) else _COLUMN + pu
+                g = f"{head},{paths[i]})"
+            generic[i] = g
+        return g
+
+    def kn(i: int) -> str:
+        k = keys[i]
+        if k is None:
+            k = keys[i] = key_of(urns[i])
+        return k
+
+    for rel, pairs in by_rel.items():
+        own = rel == Rel.HAS_COLUMN
+        # per (side, node or column parent): the key, built once
+        o_bucket: dict[int, list[str]] = {}
+        i_bucket: dict[int, list[str]] = {}
+        o_count: dict[int, list[str]] = {}
+        i_count: dict[int, list[str]] = {}
+        o_head, i_head = f"{prefix}oc:{rel}:", f"{prefix}ic:{rel}:"
+        o_node, i_node = f"{prefix}o:{rel}:", f"{prefix}i:{rel}:"
+        for j in range(0, len(pairs), 2):
+            si, di = pairs[j], pairs[j + 1]
+            ps, pd = parents[si], parents[di]
+            # forward: at si, naming di
+            if ps is not None:
+                group = o_bucket.get(ps)
+                if group is None:
+                    group = o_bucket[ps] = buckets.setdefault(o_head + kn(ps), [])
+                entry = CHILD + paths[di] if pd == ps else gen(di)
+                if "\x1d" in entry or "\x1e" in entry or "\x1f" in entry:
+                    entry = entry.translate(_ESCAPES)
+                group += (paths[si], entry)
+            else:
+                fields = o_count.get(si)
+                if fields is None:
+                    fields = o_count[si] = counts.setdefault(o_node + kn(si), [])
+                fields.append(CHILD + paths[di] if pd == si else gen(di))
+                if own and pd == si:
+                    continue  # a node's own column: no reverse entry
+            # reverse: at di, naming si
+            if pd is not None:
+                group = i_bucket.get(pd)
+                if group is None:
+                    group = i_bucket[pd] = buckets.setdefault(i_head + kn(pd), [])
+                entry = CHILD + paths[si] if ps == pd else gen(si)
+                if "\x1d" in entry or "\x1e" in entry or "\x1f" in entry:
+                    entry = entry.translate(_ESCAPES)
+                group += (paths[di], entry)
+            else:
+                fields = i_count.get(di)
+                if fields is None:
+                    fields = i_count[di] = counts.setdefault(i_node + kn(di), [])
+                fields.append(CHILD + paths[si] if ps == di else gen(si))
+    plan: list[str] = ["a", "", str(len(attrs) // 2), *attrs] if attrs else []
+    for key, fields in counts.items():
+        plan += ("c", key, str(len(fields)), *fields)
+    for key, entries in buckets.items():
+        plan += ("b", key, str(len(entries) // 2), *entries)
+    return text, plan
+
+
+def decode_facts(text: str | bytes) -> Facts:
+    """The inverse of :func:`encode_facts`."""
+    obj = orjson.loads(text)
+    nodes: list[str] = []
+    for entry in obj["n"]:
+        nodes.append(entry if isinstance(entry, str) else f"{COLUMN_PREFIX}{nodes[entry[0]]},{entry[1]})")
+    edges: set[Edge] = set()
+    for rel, pairs in obj["e"].items():
+        r = Rel(rel)
+        edges.update((r, nodes[pairs[i]], nodes[pairs[i + 1]]) for i in range(0, len(pairs), 2))
+    attrs = obj["a"]
+    return Facts(frozenset(edges), {Attr(attrs[i]): attrs[i + 1] for i in range(0, len(attrs), 2)})
+
+
+BUCKET_END, COUNT_MARK, BUCKET_ESCAPE = "\x1e", "\x1f", "\x1d"
+_UNESCAPE = (("\x1d\x02", "\x1e"), ("\x1d\x03", "\x1f"), ("\x1d\x01", "\x1d"))
+
+
+def bucket_of(node: str) -> tuple[str, str] | None:
+    """(parent, path) of a column URN ``urn:li:schemaField:(<parent>,<path>)`` split at its last comma (as
+    :func:`encode_facts` splits it): the bucket hash and field that hold its edges; None for any other node."""
+    if node.startswith(COLUMN_PREFIX) and node.endswith(")"):
+        comma = node.rfind(",", len(COLUMN_PREFIX))
+        if comma >= 0:
+            return node[len(COLUMN_PREFIX) : comma], node[comma + 1 : -1]
+    return None
+
+
+def bucket_entries(value: str) -> list[str]:
+    """The fields (relative to the bucket's parent, see :func:`field_of`) a bucket value lists."""
+    out = []
+    for entry in value.split(BUCKET_END)[:-1]:
+        entry = entry.partition(COUNT_MARK)[0]
+        if BUCKET_ESCAPE in entry:
+            for escaped, plain in _UNESCAPE:
+                entry = entry.replace(escaped, plain)
+        out.append(entry)
+    return out
