@@ -21,9 +21,14 @@ Per signal (in offset order; several signals of one dataset in a batch chain in 
    through the DataHub writer (``MetadataChangeProposal_v1`` records) when the role has one (``write_path`` is
    ``kafka``), else as ``datahub.write`` effects (``rest``) — then one ticket effect (open / comment / close).
 
+The batch's journal entries (each dataset's, from its first signal in the batch on) and stored states are read
+first, one round trip each (:meth:`~pareis.store.journal.StepJournal.entries_of`,
+:meth:`~pareis.store.incidents.IncidentStore.get_many`); each dataset's signals then chain as above (on ``workers``
+threads when more than one, taken in the batch's order so the outputs are those of one signal at a time).
+
 After the whole batch is computed, the journal entries (each step that changed a state, with its outputs) and
-then the new states are written (journal first: a crash between the two must still find the journal; so a redo
-writes the replayed states again). The runtime then produces the outputs and commits the input offsets in one
+then the new states are written, one round trip each (journal first: a crash between the two must still find the
+journal; so a redo writes the replayed states again). The runtime then produces the outputs and commits the input offsets in one
 transaction; a redo replays the journal, so it produces the same records, byte for byte. Once the transaction
 committed, the runtime calls :meth:`IncidentsHandler.committed`, which releases the journal entries below the
 committed offsets.
@@ -109,8 +114,11 @@ def ticket_effect(intent: Intent, settings: DatahubSettings) -> Effect:
     return TicketClose(effect_id, facts.urn, intent.postmortem.text)
 
 
-WORKERS = 8
-"""Datasets of one batch analysed side by side (threads: the analysis mostly waits on the stores' round trips)."""
+WORKERS = 1
+"""Datasets of one batch analysed side by side, on this many threads (1: one after the other). Threads overlap one
+dataset's round trips to the stores with another's, which pays when the round trips dominate (a distant Redis);
+measured on the local stack the role is CPU-bound and 8 threads cost 10–30% more CPU and wall time
+(``bench/incident_handler.py``, bench/RESULTS.md), hence 1."""
 
 
 @dataclass(frozen=True)
