@@ -29,9 +29,9 @@ threads when more than one, taken in the batch's order so the outputs are those 
 After the whole batch is computed, the journal entries (each step that changed a state, with its outputs) and
 then the new states are written, one round trip each (journal first: a crash between the two must still find the
 journal; so a redo writes the replayed states again). The runtime then produces the outputs and commits the input
-offsets in one transaction; a redo replays the journal, so it produces the same records, byte for byte. Once the transaction
-committed, the runtime calls :meth:`IncidentsHandler.committed`, which releases the journal entries below the
-committed offsets.
+offsets in one transaction; a redo replays the journal, so it produces the same records, byte for byte. Once the
+transaction committed, the runtime calls :meth:`IncidentsHandler.committed`, which releases the journal entries
+below the committed offsets.
 """
 
 from __future__ import annotations
