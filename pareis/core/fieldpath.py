@@ -84,15 +84,21 @@ def _urn_end(text: str, start: int) -> int:
         raise ValueError(f"not a URN: {text[start:]!r}")
     i = head + 1
     if i < len(text) and text[i] == "(":
-        depth = 0
-        for j in range(i, len(text)):
-            if text[j] == "(":
+        # From parenthesis to parenthesis (str.find, not a loop over every character: every walk parses columns).
+        depth, j = 0, i
+        while True:
+            close = text.find(")", j)
+            if close < 0:
+                raise ValueError(f"unbalanced parentheses in URN: {text[start:]!r}")
+            opening = text.find("(", j, close)
+            if opening >= 0:
                 depth += 1
-            elif text[j] == ")":
-                depth -= 1
-                if depth == 0:
-                    return j + 1
-        raise ValueError(f"unbalanced parentheses in URN: {text[start:]!r}")
+                j = opening + 1
+                continue
+            depth -= 1
+            j = close + 1
+            if depth == 0:
+                return j
     comma = text.find(",", i)
     return len(text) if comma < 0 else comma
 

@@ -142,6 +142,7 @@ class Memo:
         self._view = view
         self._edges: dict[tuple[Rel, bool], dict[str, frozenset[str]]] = {}
         self._attrs: dict[str, Mapping[str, str]] = {}
+        self._owners: dict[str, str | None] = {}
 
     def lookup(self, queries: Sequence[Query]) -> list[Adjacency]:
         missing: list[Query] = []
@@ -176,7 +177,12 @@ class Memo:
 
     def removed(self, nodes: Iterable[str]) -> set[str]:
         """The soft-deleted among ``nodes`` (a column when its dataset is)."""
-        owners = {n: _owner(n) for n in nodes}
+        known = self._owners  # parsing a column URN is the cost here; a walk meets each node several times
+        owners = {}
+        for n in nodes:
+            if n not in known:
+                known[n] = _owner(n)
+            owners[n] = known[n]
         attrs = self.attributes({o for o in owners.values() if o is not None})
         return {n for n, o in owners.items() if o is not None and attrs[o].get(Attr.REMOVED) == "true"}
 

@@ -21,18 +21,25 @@ Per signal (in offset order; several signals of one dataset in a batch chain in 
    through the DataHub writer (``MetadataChangeProposal_v1`` records) when the role has one (``write_path`` is
    ``kafka``), else as ``datahub.write`` effects (``rest``) — then one ticket effect (open / comment / close).
 
+The batch's journal entries (each dataset's, from its first signal in the batch on) and stored states are read
+first, one round trip each (:meth:`~pareis.store.journal.StepJournal.entries_of`,
+:meth:`~pareis.store.incidents.IncidentStore.get_many`); each dataset's signals then chain as above (on ``workers``
+threads when more than one, taken in the batch's order so the outputs are those of one signal at a time).
+
 After the whole batch is computed, the journal entries (each step that changed a state, with its outputs) and
-then the new states are written (journal first: a crash between the two must still find the journal; so a redo
-writes the replayed states again). The runtime then produces the outputs and commits the input offsets in one
-transaction; a redo replays the journal, so it produces the same records, byte for byte. Once the transaction
-committed, the runtime calls :meth:`IncidentsHandler.committed`, which releases the journal entries below the
-committed offsets.
+then the new states are written, one round trip each (journal first: a crash between the two must still find the
+journal; so a redo writes the replayed states again). The runtime then produces the outputs and commits the input
+offsets in one transaction; a redo replays the journal, so it produces the same records, byte for byte. Once the
+transaction committed, the runtime calls :meth:`IncidentsHandler.committed`, which releases the journal entries
+below the committed offsets.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import cast
 
 from pareis.config import DatahubSettings
@@ -107,6 +114,24 @@ def ticket_effect(intent: Intent, settings: DatahubSettings) -> Effect:
     return TicketClose(effect_id, facts.urn, intent.postmortem.text)
 
 
+WORKERS = 1
+"""Datasets of one batch analysed side by side, on this many threads (1: one after the other). Threads overlap one
+dataset's round trips to the stores with another's, which pays when the round trips dominate (a distant Redis);
+measured on the local stack the role is CPU-bound and 8 threads cost 10–30% more CPU and wall time
+(``bench/incident_handler.py``, bench/RESULTS.md), hence 1."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """What one signal's step did: the states its dataset went through (to save; the last one stands), its journal
+    entry (None: replayed or nothing changed), its analysis for the watch (state after, facts), its outputs."""
+
+    changed: tuple[IncidentState, ...]
+    entry: JournalEntry | None
+    analysed: tuple[IncidentState, IncidentFacts | None] | None
+    outputs: tuple[OutRecord, ...]
+
+
 class IncidentsHandler:
     """The role's handler over its ports.
 
@@ -128,6 +153,7 @@ class IncidentsHandler:
         effects_topic: str,
         scores: ScorePublisher | None = None,
         watch: IncidentWatch | None = None,
+        workers: int = WORKERS,
     ) -> None:
         self._scores = scores
         self._watch = watch
@@ -138,61 +164,105 @@ class IncidentsHandler:
         self._writer = writer
         self._datahub = datahub
         self._effects = effects_topic
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="incidents") if workers > 1 else None
 
     def __call__(self, batch: Sequence[Message[AnySignal]]) -> list[OutRecord]:
-        states: dict[str, IncidentState] = {}
+        chains: dict[str, list[Message[AnySignal]]] = {}
+        for message in batch:
+            chains.setdefault(message.value.dataset, []).append(message)
+        # One round trip each for the whole batch: every dataset's journal entries from its first signal on, and
+        # every dataset's stored state (used where the journal has none).
+        first = {d: Position(ms[0].topic, ms[0].partition, ms[0].offset) for d, ms in chains.items()}
+        journaled = self._journal.entries_of(first)
+        stored = self._incidents.get_many(d for d in chains if not journaled[d])
+        starts = {d: journaled[d][0].before if journaled[d] else stored[d] for d in chains}
+        # The datasets' chains are independent (one state each): computed side by side, so that one dataset's
+        # round trips to the stores overlap another's; then taken in the batch's order, as if done one by one.
+        if self._pool is not None and len(chains) > 1:
+            futures = {d: self._pool.submit(self._chain, ms, journaled[d], starts[d]) for d, ms in chains.items()}
+            steps = {d: f.result() for d, f in futures.items()}
+        else:
+            steps = {d: self._chain(ms, journaled[d], starts[d]) for d, ms in chains.items()}
         analysed: dict[str, tuple[IncidentState, IncidentFacts | None]] = {}
-        replays: dict[str, deque[JournalEntry]] = {}
         entries: list[JournalEntry] = []
         changed: dict[str, IncidentState] = {}
         out: list[OutRecord] = []
+        taken = dict.fromkeys(chains, 0)
         for message in batch:
-            signal = message.value
-            dataset = signal.dataset
-            position = Position(message.topic, message.partition, message.offset)
-            if dataset not in states:
-                journaled = self._journal.entries(dataset, position)
-                replays[dataset] = deque(journaled)
-                states[dataset] = journaled[0].before if journaled else self._incidents.get(dataset)
-            replay = replays[dataset]
-            while replay and replay[0].position.offset < position.offset:
-                # A journaled step whose signal is not redone (it cannot be: a partition is read in order); keep
-                # the chain of states intact all the same.
-                states[dataset] = changed[dataset] = replay.popleft().after
-            if replay:
-                # A redo: the aborted attempt's step is replayed as it was; where it has no entry, the step
-                # changed nothing. The replayed state is saved again: the aborted attempt may have journaled the
-                # step and failed before its state write, and the next signal would then start from the old state.
-                if replay[0].position.offset == position.offset:
-                    entry = replay.popleft()
-                    states[dataset] = changed[dataset] = entry.after
-                    out.extend(entry.outputs)
-                continue
-            before = states[dataset]
-            if not wants_inputs(before, signal):
-                continue
-            inputs = analysis_inputs(Memo(self._lineage), self._runs, before, signal)
-            try:
-                after, intents, facts = advance(before, signal, inputs)
-            except ValueError as exc:  # the stores disagree with each other: not this signal's fault
-                raise Fatal(f"incident state of {dataset} is inconsistent with its run history: {exc}") from exc
-            produced = [record for intent in intents for record in self._outputs(intent)]
-            if after != before:
-                entries.append(JournalEntry(position, before, after, tuple(produced)))
-                changed[dataset] = after
-            states[dataset] = after
-            if facts is not None or after.status is not before.status:
-                analysed[dataset] = (after, facts)
-            out.extend(produced)
+            dataset = message.value.dataset
+            step = steps[dataset][taken[dataset]]
+            taken[dataset] += 1
+            if isinstance(step, BaseException):
+                raise step
+            for state in step.changed:
+                changed[dataset] = state
+            if step.entry is not None:
+                entries.append(step.entry)
+            if step.analysed is not None:
+                analysed[dataset] = step.analysed
+            out.extend(step.outputs)
         if self._watch is not None:
             self._watch.put(analysed)
         self._journal.record(entries)
-        for state in changed.values():
-            self._incidents.put(state)
+        self._incidents.put_many(changed.values())
         if self._scores is not None:  # reliability scores changed by these runs (pareis.roles.scores)
             runs = [cast("Message[RunSignal]", m) for m in batch if isinstance(m.value, RunSignal)]
             out.extend(self._score_outputs(self._scores.writes(runs)))
         return out
+
+    def _chain(
+        self, messages: Sequence[Message[AnySignal]], journaled: Sequence[JournalEntry], state: IncidentState
+    ) -> list[Step | Exception]:
+        """The steps of one dataset's signals of a batch (in offset order) from ``state``; the first error ends
+        the chain (the batch stops there, as it would one signal at a time)."""
+        replay = deque(journaled)
+        steps: list[Step | Exception] = []
+        for message in messages:
+            try:
+                step, state = self._step(message, replay, state)
+            except Exception as exc:  # raised in the batch's order by the caller
+                steps.append(exc)
+                break
+            steps.append(step)
+        return steps
+
+    def _step(
+        self, message: Message[AnySignal], replay: deque[JournalEntry], state: IncidentState
+    ) -> tuple[Step, IncidentState]:
+        signal = message.value
+        dataset = signal.dataset
+        position = Position(message.topic, message.partition, message.offset)
+        changed: list[IncidentState] = []
+        while replay and replay[0].position.offset < position.offset:
+            # A journaled step whose signal is not redone (it cannot be: a partition is read in order); keep
+            # the chain of states intact all the same.
+            state = replay.popleft().after
+            changed.append(state)
+        if replay:
+            # A redo: the aborted attempt's step is replayed as it was; where it has no entry, the step
+            # changed nothing. The replayed state is saved again: the aborted attempt may have journaled the
+            # step and failed before its state write, and the next signal would then start from the old state.
+            if replay[0].position.offset == position.offset:
+                replayed = replay.popleft()
+                state = replayed.after
+                changed.append(state)
+                return Step(tuple(changed), None, None, replayed.outputs), state
+            return Step(tuple(changed), None, None, ()), state
+        before = state
+        if not wants_inputs(before, signal):
+            return Step(tuple(changed), None, None, ()), state
+        inputs = analysis_inputs(Memo(self._lineage), self._runs, before, signal)
+        try:
+            after, intents, facts = advance(before, signal, inputs)
+        except ValueError as exc:  # the stores disagree with each other: not this signal's fault
+            raise Fatal(f"incident state of {dataset} is inconsistent with its run history: {exc}") from exc
+        produced = tuple(record for intent in intents for record in self._outputs(intent))
+        entry: JournalEntry | None = None
+        if after != before:
+            entry = JournalEntry(position, before, after, produced)
+            changed.append(after)
+        analysed = (after, facts) if facts is not None or after.status is not before.status else None
+        return Step(tuple(changed), entry, analysed, produced), after
 
     def committed(self, offsets: Mapping[tuple[str, int], int]) -> None:
         """The runtime committed ``offsets`` (the next offset per input partition): the journal entries below

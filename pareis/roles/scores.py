@@ -71,8 +71,9 @@ class ScorePublisher:
             t = signal.run.timestamp_ms
             latest[signal.dataset] = max(latest.get(signal.dataset, t), t)
         scores: dict[str, ScoreWrite] = {}
+        batch_view = _BatchView(Memo(self.lineage))
         for dataset in sorted(latest):
-            for urn, value in self._scores(dataset, latest[dataset]).items():
+            for urn, value in self._scores(batch_view, dataset, latest[dataset]).items():
                 scores[urn] = ScoreWrite(urn, value, latest[dataset], dataset)  # the last class's value stands
         known = self.ledger.get(scores)
         out = []
@@ -86,12 +87,12 @@ class ScorePublisher:
         self.ledger.put({w.urn: Published(w.score, w.at_ms, partition, last) for w in out})
         return out
 
-    def _scores(self, dataset: str, at_ms: int) -> dict[str, float]:
-        view = Memo(self.lineage)
+    def _scores(self, batch: _BatchView, dataset: str, at_ms: int) -> dict[str, float]:
+        view = batch.view
         s = survey(view, datasets=[dataset])
         columns = [c for cls in s.classes.values() for cols in cls.paths.values() for c in cols]
         models = sorted({m for ms in exposure(view, columns).models.values() for m in ms})
-        m = survey(view, models=models) if models else None
+        m = batch.survey(models) if models else None
         runs = {k: self._runs_of(s, k, at_ms) for k in s.classes}
         datasets, _, _, _ = assess(s, runs, {}, at_ms, max_gaps=0)
         out = {d.urn: d.score for d in datasets}
@@ -109,6 +110,23 @@ class ScorePublisher:
         if not names:
             return []
         return [r for r in self.runs.timeline(names, at_ms - INCIDENT_WINDOW_MS) if r.timestamp_ms <= at_ms]
+
+
+class _BatchView:
+    """What the score computations of one batch share: one view of the index (each question asked once per
+    batch: the batch is computed over one snapshot of it, as one signal's analysis is) and the survey of each set
+    of models (a pure function of that view)."""
+
+    def __init__(self, view: Memo) -> None:
+        self.view = view
+        self._surveys: dict[tuple[str, ...], Survey] = {}
+
+    def survey(self, models: Sequence[str]) -> Survey:
+        key = tuple(models)
+        found = self._surveys.get(key)
+        if found is None:
+            found = self._surveys[key] = survey(self.view, models=key)
+        return found
 
 
 def score_mcps(writes: Sequence[ScoreWrite], settings: DatahubSettings) -> list[Mcp]:

@@ -30,6 +30,10 @@ class IncidentStore(Protocol):
         """Replace the state of ``state.dataset``."""
         ...
 
+    def put_many(self, states: Iterable[IncidentState]) -> None:
+        """:meth:`put` of each of ``states`` (one per dataset), in one round trip (a batch's new states)."""
+        ...
+
     def active(self) -> list[IncidentState]:
         """Every ACTIVE state, sorted by dataset (for the gate and the dashboard)."""
         ...

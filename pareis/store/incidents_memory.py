@@ -26,6 +26,10 @@ class MemoryIncidentStore:
         with self._lock:
             self._states[state.dataset] = text
 
+    def put_many(self, states: Iterable[IncidentState]) -> None:
+        for state in states:
+            self.put(state)
+
     def get_many(self, datasets: Iterable[str]) -> dict[str, IncidentState]:
         names = sorted(set(datasets))
         with self._lock:

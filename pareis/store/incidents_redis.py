@@ -34,12 +34,19 @@ class RedisIncidentStore:
         return IncidentState(dataset) if text is None else decode(dataset, _text(text))
 
     def put(self, state: IncidentState) -> None:
+        self.put_many([state])
+
+    def put_many(self, states: Iterable[IncidentState]) -> None:
+        """One MULTI/EXEC: the states and the active set change together."""
         pipe = self._redis.pipeline(transaction=True)
-        pipe.hset(self._states, state.dataset, encode(state))
-        if state.status is Status.ACTIVE:
-            pipe.sadd(self._active, state.dataset)
-        else:
-            pipe.srem(self._active, state.dataset)
+        for state in states:
+            pipe.hset(self._states, state.dataset, encode(state))
+            if state.status is Status.ACTIVE:
+                pipe.sadd(self._active, state.dataset)
+            else:
+                pipe.srem(self._active, state.dataset)
+        if not pipe.command_stack:
+            return
         with translated():
             pipe.execute()
 

@@ -78,6 +78,11 @@ class StepJournal(Protocol):
         the signal at ``position`` is not being redone."""
         ...
 
+    def entries_of(self, positions: Mapping[str, Position]) -> dict[str, list[JournalEntry]]:
+        """:meth:`entries` of each dataset at its position, in one round trip (a batch's first signal of each
+        dataset); every dataset of ``positions`` is a key."""
+        ...
+
     def record(self, entries: Sequence[JournalEntry]) -> None:
         """Journal ``entries`` in order (see the module rules); one round trip for the batch."""
         ...
@@ -152,6 +157,9 @@ class MemoryStepJournal:
         with self._lock:
             found = [text for offset, text in self._entries.get(key, []) if offset >= position.offset]
         return [decode_entry(text, position.topic, position.partition, "memory") for text in found]
+
+    def entries_of(self, positions: Mapping[str, Position]) -> dict[str, list[JournalEntry]]:
+        return {dataset: self.entries(dataset, position) for dataset, position in positions.items()}
 
     def record(self, entries: Sequence[JournalEntry]) -> None:
         with self._lock:

@@ -5,7 +5,8 @@ Keys: ``<prefix><topic>:<partition>:<dataset>`` with members ``<offset>:<entry J
 (:func:`~pareis.store.journal.encode_entry`; the offset prefix keeps members unique), and
 ``<prefix>index:<topic>:<partition>``, the set of those datasets. :meth:`RedisStepJournal.record` is one MULTI/EXEC
 pipeline (per entry: drop the entries at ≥ its offset and older than ``offset - keep``, add it, index the
-dataset); :meth:`RedisStepJournal.entries` is one ``ZRANGEBYSCORE``; :meth:`RedisStepJournal.release` is one Lua
+dataset); :meth:`RedisStepJournal.entries` is one ``ZRANGEBYSCORE`` (:meth:`RedisStepJournal.entries_of`: one per
+dataset, pipelined); :meth:`RedisStepJournal.release` is one Lua
 script (atomic: it trims each indexed set below the committed offset and unindexes the emptied ones).
 
 No key has a TTL: an entry is deleted when the transaction that wrote its outputs has committed, not on a timer
@@ -16,7 +17,7 @@ No key has a TTL: an entry is deleted when the transaction that wrote its output
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import redis
 
@@ -53,11 +54,22 @@ class RedisStepJournal:
         key = self._key(position.topic, position.partition, dataset)
         with translated():
             found = self._redis.zrangebyscore(key, position.offset, "+inf")
-        out = []
-        for member in found:
-            text = member.decode("utf-8") if isinstance(member, bytes) else str(member)
-            out.append(decode_entry(text.partition(":")[2], position.topic, position.partition, key))
-        return out
+        return _decoded(found, position, key)
+
+    def entries_of(self, positions: Mapping[str, Position]) -> dict[str, list[JournalEntry]]:
+        if not positions:
+            return {}
+        pipe = self._redis.pipeline(transaction=False)
+        keys = {}
+        for dataset, p in positions.items():
+            keys[dataset] = self._key(p.topic, p.partition, dataset)
+            pipe.zrangebyscore(keys[dataset], p.offset, "+inf")
+        with translated():
+            replies = pipe.execute()
+        return {
+            dataset: _decoded(found, positions[dataset], keys[dataset])
+            for dataset, found in zip(positions, replies, strict=True)
+        }
 
     def record(self, entries: Sequence[JournalEntry]) -> None:
         if not entries:
@@ -82,3 +94,11 @@ class RedisStepJournal:
 
     def _index(self, topic: str, partition: int) -> str:
         return f"{self._prefix}index:{topic}:{partition}"
+
+
+def _decoded(members: Sequence[object], position: Position, key: str) -> list[JournalEntry]:
+    out = []
+    for member in members:
+        text = member.decode("utf-8") if isinstance(member, bytes) else str(member)
+        out.append(decode_entry(text.partition(":")[2], position.topic, position.partition, key))
+    return out

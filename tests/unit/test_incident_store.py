@@ -110,3 +110,13 @@ def test_redis_store_reports_corrupt_states_as_fatal(redis_client: redis.Redis) 
     redis_client.sadd("t:{incidents}:active", DS3)
     with pytest.raises(Fatal, match="listed as active"):
         store.active()
+
+
+def test_put_many_is_put_of_each(store: IncidentStore) -> None:
+    store.put(active(DS2))
+    resolved = IncidentState(DS2, Status.RESOLVED, floor_ms=9, incident=tracked("urn:li:incident:pareis-y"))
+    store.put_many([active(DS1), resolved, active(DS3)])
+    assert store.get_many([DS1, DS2, DS3]) == {DS1: active(DS1), DS2: resolved, DS3: active(DS3)}
+    assert store.active() == [active(DS3), active(DS1)]
+    store.put_many([])
+    assert store.get(DS2) == resolved

@@ -33,7 +33,7 @@ from pareis.roles.effects import proposal
 from pareis.roles.incidents import IncidentsHandler
 from pareis.roles.messages import DatahubWrite, RunSignal, TicketClose, TicketOpen, decode_effect
 from pareis.store.incidents_memory import MemoryIncidentStore
-from pareis.store.journal import MemoryStepJournal
+from pareis.store.journal import MemoryStepJournal, Position
 from pareis.store.lineage import Facts, LineageUpdate, Stamp
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.runs_memory import MemoryRunHistory
@@ -66,7 +66,14 @@ def run(assertion: str, day: int, ok: bool) -> AssertionRun:
 class Harness:
     """The handler over fresh in-memory ports (the lineage index is the sample's), and a signal log."""
 
-    def __init__(self, lineage: MemoryLineageStore, *, write_path: str = "kafka", writer: DatahubWriter | None = None):
+    def __init__(
+        self,
+        lineage: MemoryLineageStore,
+        *,
+        write_path: str = "kafka",
+        writer: DatahubWriter | None = None,
+        workers: int = 1,
+    ):
         self.runs = MemoryRunHistory()
         self.incidents = MemoryIncidentStore()
         self.journal = MemoryStepJournal()
@@ -80,6 +87,7 @@ class Harness:
             writer=self.writer if write_path == "kafka" else None,  # the route pareis.compose.datahub chooses
             datahub=self.settings,
             effects_topic=EFFECTS,
+            workers=workers,
         )
         self.log: list[Message[RunSignal]] = []
 
@@ -320,3 +328,44 @@ def test_a_redo_after_the_state_write_failed_saves_the_replayed_state(sample_lin
     h.journal.release(SIGNALS, 0, len(h.log))  # the redo's transaction committed
     later = h.handle(h.arrive(run(UNIT_PRICE, 7, ok=False)))
     assert not [e for e in effects_of(later) if isinstance(e, TicketOpen)]
+
+
+def test_datasets_analysed_side_by_side_give_the_outputs_of_one_at_a_time(sample_lineage: MemoryLineageStore) -> None:
+    """A batch interleaving several datasets' signals: the handler's workers (threads) must give the records, the
+    journal and the states that handling one signal at a time gives, in the batch's order."""
+    others = [f"urn:li:dataset:(urn:li:dataPlatform:postgres,shop.other_{i},PROD)" for i in range(5)]
+
+    def interleaved(h: Harness) -> list[Message[RunSignal]]:
+        history(h, 2, 3, 4)
+        batch = list(h.log)
+        for day in (5, 6, 7, 8):
+            for i, d in enumerate(others):
+                r = AssertionRun(
+                    f"urn:li:assertion:other-{i}",
+                    T0 + day * DAY,
+                    ResultType(("SUCCESS", "FAILURE")[(day + i) % 2]),
+                    d,
+                    f"r-{day}-{i}",
+                )
+                h.runs.record(r)
+                batch.append(Message(SIGNALS, 0, len(batch), d.encode(), RunSignal(d, r, r.timestamp_ms)))
+            unit_price = run(UNIT_PRICE, day, ok=day in (5, 8))
+            h.runs.record(unit_price)
+            batch.append(
+                Message(SIGNALS, 0, len(batch), KEY.encode(), RunSignal(KEY, unit_price, unit_price.timestamp_ms))
+            )
+        return batch
+
+    one, many = Harness(sample_lineage, workers=1), Harness(sample_lineage, workers=8)
+    first, second = interleaved(one), interleaved(many)
+    assert first == second
+    out = [record for message in first for record in one.handle([message])]
+    kinds = [type(e) for e in effects_of(out)]
+    assert kinds.count(TicketOpen) > 1 and TicketClose in kinds  # several datasets open, some resolve
+    got = many.handle(second)
+    assert got == out
+    for d in [KEY, *others]:
+        assert many.incidents.get(d) == one.incidents.get(d)
+    assert many.journal.entries_of({d: Position(SIGNALS, 0, 0) for d in [KEY, *others]}) == one.journal.entries_of(
+        {d: Position(SIGNALS, 0, 0) for d in [KEY, *others]}
+    )

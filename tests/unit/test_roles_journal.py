@@ -139,3 +139,13 @@ def test_a_corrupt_redis_entry_is_fatal(redis_client: redis.Redis) -> None:
     redis_client.zadd(f"test:journal:{TOPIC}:0:{DS}", {"3:{not json": 3})
     with pytest.raises(Fatal, match="corrupt journal entry"):
         RedisStepJournal(redis_client, prefix="test:journal:").entries(DS, at(0))
+
+
+def test_entries_of_many_datasets_equal_entries_of_each(journal: StepJournal) -> None:
+    journal.record([step(10, 0, 1), step(12, 1, 2), step(11, 0, 1, dataset=OTHER), step(13, 0, 1, partition=1)])
+    positions = {DS: at(11), OTHER: at(11), "urn:li:dataset:(urn:li:dataPlatform:postgres,none,PROD)": at(0)}
+    got = journal.entries_of(positions)
+    assert list(got) == list(positions)
+    assert got == {d: journal.entries(d, p) for d, p in positions.items()}
+    assert offsets(got[DS]) == [12] and offsets(got[OTHER]) == [11]
+    assert journal.entries_of({}) == {}
