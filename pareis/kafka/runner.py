@@ -233,10 +233,13 @@ class RoleRunner:
                 try:
                     self._make_durable(self.inflight, result)
                 except Retriable as exc:
-                    if self.role.delivery is Delivery.EXACTLY_ONCE and not isinstance(exc, AbortTransaction):
-                        # Part of this batch may be in the open transaction already: abort it all and redo.
+                    if self.role.delivery is Delivery.EXACTLY_ONCE:
+                        # Part of this batch may be in the open transaction already, or the transaction failed
+                        # (a produce refused in its error state): abort it all (a no-op when the commit already
+                        # did) and redo from the committed offsets.
                         self.checkpoint.abort()
-                        raise AbortTransaction(str(exc)) from exc
+                        if not isinstance(exc, AbortTransaction):
+                            raise AbortTransaction(str(exc)) from exc
                     raise
             except AbortTransaction as exc:
                 self.metrics.errors.labels(name, type(exc).__name__).inc()
@@ -361,7 +364,14 @@ class RoleRunner:
     def _on_lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         try:
             lost = {(tp.topic, tp.partition) for tp in partitions}
-            self.log.warning("partitions lost; dropping uncommitted work", partitions=sorted(lost))
+            # The group moved on without this member (its session expired: a pause, a stall): whatever it did
+            # since its last commit belongs to the new owner. Abort, never commit it (the broker would refuse the
+            # stale generation's offsets anyway), and rewind what is still assigned.
+            self.log.warning(
+                "partitions lost; dropping uncommitted work",
+                partitions=sorted(lost),
+                uncommitted=self.checkpoint.uncommitted,
+            )
             self.inflight = [m for m in self.inflight if (m.topic, m.partition) not in lost]
             self.checkpoint.abort()
             self.rewind_needed = True

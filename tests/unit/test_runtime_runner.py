@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from confluent_kafka import KafkaError, TopicPartition
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from pareis.config import KafkaSettings, RuntimeSettings, Settings, Topics
 from pareis.errors import DecodeError
@@ -209,3 +209,97 @@ def test_nothing_is_committed_past_a_dead_letter_until_it_is_delivered(
         assert log.seeks.count(0) >= failing, "each failed delivery rewound to the committed offset"
     else:
         assert log.seeks == [] and [offset for offset, _ in log.commits] == [4]
+
+
+class TransactionalProducer(Producer):
+    """A transactional producer whose records become visible only when their transaction commits; its first
+    ``failing`` produce calls are refused with ``_STATE``, as librdkafka refuses them once the open transaction
+    failed (its records timed out while the process was paused past ``transaction.timeout.ms``) until it is
+    aborted."""
+
+    def __init__(self, log: Log, failing: int) -> None:
+        super().__init__(log)
+        self.failing = failing
+        self.open: list[tuple[str, bytes]] | None = None
+        self.broken = False
+        self.aborts = 0
+        self.offsets: list[TopicPartition] = []
+
+    def init_transactions(self, timeout: float) -> None:
+        return None
+
+    def begin_transaction(self) -> None:
+        assert self.open is None, "a transaction begun inside another"
+        self.open = []
+
+    def produce(self, topic: str, value: bytes, key: bytes, headers: Any, on_delivery: Callable[..., None]) -> None:
+        assert self.open is not None, "produce outside a transaction"
+        if self.broken or self.failing > 0:
+            if not self.broken:
+                self.failing -= 1
+                self.broken = True
+            raise KafkaException(KafkaError(KafkaError._STATE, "Unable to produce message: Local: Erroneous state"))
+        self.open.append((topic, value))
+
+    def send_offsets_to_transaction(self, offsets: list[TopicPartition], metadata: Any, timeout: float) -> None:
+        self.offsets = offsets
+
+    def commit_transaction(self, timeout: float) -> None:
+        assert self.open is not None and not self.broken
+        with self.log.lock:
+            self.log.delivered.extend(self.open)
+            self.log.committed = self.offsets[0].offset
+            self.log.commits.append((self.log.committed, list(self.log.delivered)))
+        self.open = None
+
+    def abort_transaction(self, timeout: float) -> None:
+        self.open, self.broken = None, False
+        self.aborts += 1
+
+    def flush(self, timeout: float) -> int:
+        return 0
+
+
+class TransactionalConsumer(Consumer):
+    def consumer_group_metadata(self) -> object:
+        return object()
+
+
+def test_a_transaction_that_failed_while_paused_is_aborted_and_redone_not_fatal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Point 16, the lost-partition path: after a pause past ``transaction.timeout.ms`` the producer refuses the
+    next record (``_STATE``) until the transaction is aborted. That is an abort and a rewind, not a crash."""
+    log = Log([f"good-{i}".encode() for i in range(6)], failing_dlq_deliveries=0)
+    producer = TransactionalProducer(log, failing=1)
+    monkeypatch.setattr(
+        runner_module.clients, "new_consumer", lambda config, on_error, on_commit: TransactionalConsumer(log, on_commit)
+    )
+    monkeypatch.setattr(runner_module.clients, "new_producer", lambda config, on_error: producer)
+    monkeypatch.setattr(runner_module.clients, "wait_for_brokers", lambda *args, **kwargs: None)
+    settings = Settings(
+        kafka=KafkaSettings(topics=Topics(dlq=DLQ)),
+        runtime=RuntimeSettings(batch_size=2, batch_timeout_s=0.01, commit_every=2, commit_interval_ms=600_000,
+                                backoff_initial_s=0.01, backoff_max_s=0.02, roles={}),
+    )  # fmt: skip
+    role = Role("test", (TOPIC,), "g", Delivery.EXACTLY_ONCE, lambda: Pipeline(decode, handle), (OUT, DLQ))
+    stop = threading.Event()
+    runner = RoleRunner(role, settings, metrics=RuntimeMetrics(), health=Health(), stop=stop)
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            runner.run()
+        except BaseException as exc:
+            failure.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    try:
+        wait_until(lambda: log.committed == 6 or failure, 30, "every offset committed")
+    finally:
+        stop.set()
+        thread.join(30)
+    assert not failure, f"the role stopped: {failure[0]!r}"
+    assert producer.aborts >= 1 and 0 in log.seeks, "the failed transaction was aborted and its input rewound"
+    assert sorted(v for t, v in log.delivered if t == OUT) == [f"good-{i}".encode() for i in range(6)]

@@ -1,0 +1,68 @@
+"""Exactly-once when a member loses its partitions while it is working (issue 11, point 16): a paused process
+(SIGSTOP) outlives its session, the group coordinator gives its partitions to the other member, and when it wakes
+up its open transaction (outputs of input it no longer owns) must not commit; it aborts, rewinds and rejoins, the
+new owner redoes that input, and every output is written once. Outputs are read to their end offsets, never after
+a quiet period."""
+
+from __future__ import annotations
+
+import signal
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.integration.test_runtime_eos import events, outputs_once
+from tests.support.roles import RoleProcess, committed, end_offsets, group_members, produce, read_to_end, wait_until
+
+pytestmark = pytest.mark.integration
+
+PARTITIONS = 4
+
+
+def test_a_member_paused_past_its_session_loses_its_partitions_and_commits_nothing_for_them(
+    kafka_bootstrap: str, new_topic: Callable[..., str], new_group: str, tmp_path: Path
+) -> None:
+    source, output, dlq = new_topic(partitions=PARTITIONS), new_topic(partitions=PARTITIONS), new_topic()
+    records = [(f"k{i % 40}".encode(), f"v{i}".encode()) for i in range(6000)]
+    produce(kafka_bootstrap, source, records)
+    base = ("--input", source, "--output", output, "--dlq", dlq, "--group", new_group, "--delivery", "exactly-once")
+    # Long transactions (10 batches of 20, 40 ms of work each): the pause lands while one is open with outputs.
+    base += ("--batch-size", "20", "--commit-every", "200", "--commit-interval-ms", "2000", "--batch-work-ms", "40")
+    base += ("--session-timeout-ms", "6000")
+    pod = f"pareis-transform-{uuid.uuid4().hex[:10]}"
+
+    def committed_now() -> dict[int, int]:
+        return committed(kafka_bootstrap, new_group, source, PARTITIONS)
+
+    def handled(role: RoleProcess) -> float:
+        return role.metric("pareis_messages_handled_total")
+
+    with (
+        RoleProcess("transform", tmp_path, *base, "--instance", f"{pod}-a") as a,
+        RoleProcess("transform", tmp_path, *base, "--instance", f"{pod}-b") as b,
+    ):
+        wait_until(lambda: min(handled(a), handled(b)) >= 300, 60, "both busy")
+        assert len(group_members(kafka_bootstrap, new_group)) == 2
+        assert a.proc is not None
+        a.proc.send_signal(signal.SIGSTOP)  # a pause (a frozen VM, a long GC): no heartbeat, no progress
+        try:
+            at_pause = committed_now()
+            everything = [list(range(PARTITIONS))]
+            wait_until(lambda: list(group_members(kafka_bootstrap, new_group).values()) == everything, 60, "b owns all")
+            wait_until(lambda: all(o > at_pause[p] for p, o in committed_now().items()), 60, "b redid a's input")
+        finally:
+            a.proc.send_signal(signal.SIGCONT)
+        lost = wait_until(lambda: events(a, "partitions lost; dropping uncommitted work"), 60, "a's partitions lost")
+        fenced = [e for e in events(a, "transaction must be aborted") if "UNKNOWN_MEMBER_ID" in e["error"]
+                  or "ILLEGAL_GENERATION" in e["error"]]  # fmt: skip
+        # a woke up with work of its lost partitions: its commit was refused (the stale generation), or it
+        # dropped the work when told the partitions were lost. Either way nothing of it was committed.
+        assert fenced or any(e["uncommitted"] > 0 for e in lost), (fenced, lost)
+        done = end_offsets(kafka_bootstrap, source, PARTITIONS)
+        wait_until(lambda: committed_now() == done, 120, "every input committed")
+        wait_until(lambda: len(group_members(kafka_bootstrap, new_group)) == 2, 60, "a back in the group")
+        assert a.terminate(30) == 0
+        assert b.terminate(30) == 0
+    outputs_once(read_to_end(kafka_bootstrap, output, PARTITIONS), records)
