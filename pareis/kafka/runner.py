@@ -85,7 +85,8 @@ class RoleRunner:
         self.failed = False
         self.rewind_needed = False
         self.delivery_failures = 0
-        """Consecutive :class:`DeliveryFailed` rewinds (the back-off's exponent); reset by a commit."""
+        """Consecutive rewinds (an aborted transaction, a :class:`DeliveryFailed`): the back-off's exponent; reset
+        by a commit."""
         self.client_error: BaseException | None = None
         self._consumer: Consumer | None = None
         self._checkpoint: Checkpoint | None = None
@@ -168,7 +169,12 @@ class RoleRunner:
             if batch:
                 self._process(processor, batch, beat)
             elif self.checkpoint.due():
-                self._commit()
+                try:
+                    self._commit()
+                except AbortTransaction as exc:  # e.g. an output partition gone since its records were produced
+                    self._aborted(exc, beat)
+                if self.paused:
+                    self._resume()
             if time.monotonic() >= next_lag:
                 self._report_lag()
                 next_lag = time.monotonic() + _LAG_EVERY_S
@@ -242,13 +248,7 @@ class RoleRunner:
                             raise AbortTransaction(str(exc)) from exc
                     raise
             except AbortTransaction as exc:
-                self.metrics.errors.labels(name, type(exc).__name__).inc()
-                if isinstance(exc, DeliveryFailed):
-                    # The output's destination is unavailable (a missing topic, a partition without leader):
-                    # wait before producing it again rather than redo at once.
-                    self._back_off(exc, self.delivery_failures, beat)
-                    self.delivery_failures += 1
-                self._rewind()
+                self._aborted(exc, beat)
                 return
             except Retriable as exc:  # a dependency is down, or (at-least-once) outputs were not delivered
                 self.metrics.errors.labels(name, type(exc).__name__).inc()
@@ -259,6 +259,18 @@ class RoleRunner:
             self.metrics.batch_seconds.labels(name).observe(time.perf_counter() - started)
             self._count(result)
             return
+
+    def _aborted(self, exc: AbortTransaction, beat: Any) -> None:
+        """The uncommitted work was dropped (the transaction aborted, or an output not delivered): rewind to the
+        committed offsets and redo from there; after a back-off when an output's destination is unavailable (a
+        missing topic, a partition without leader: an exactly-once commit refused, or a failed delivery), rather
+        than redo at once."""
+        self.metrics.errors.labels(self.role.name, type(exc).__name__).inc()
+        again = self.role.delivery is Delivery.EXACTLY_ONCE and self.delivery_failures > 0
+        if isinstance(exc, DeliveryFailed) or again:
+            self._back_off(exc, self.delivery_failures, beat, holding=False)
+        self.delivery_failures += 1
+        self._rewind()
 
     def _make_durable(self, batch: list[RawMessage], result: BatchResult) -> None:
         offsets: dict[PartitionKey, int] = {}
@@ -299,15 +311,16 @@ class RoleRunner:
         m.count_produced(name, (record.topic for record in result.outputs))
 
     # --- back-pressure -----------------------------------------------------------------------------------------
-    def _back_off(self, exc: Retriable, attempt: int, beat: Any) -> bool:
-        """Pause, wait while polling, and tell whether to retry (False: stopping, or nothing left to retry)."""
+    def _back_off(self, exc: Retriable, attempt: int, beat: Any, *, holding: bool = True) -> bool:
+        """Pause, wait while polling, and tell whether to retry (False: stopping, or nothing left to retry).
+        ``holding``: the wait is for the in-flight batch, and ends early if a revocation takes all of it away."""
         run = self.settings.runtime.for_role(self.role.name)
         delay = backoff_delay(attempt, run.backoff_initial_s, run.backoff_max_s, exc.retry_after)
         self.log.warning("retriable failure; backing off", error=str(exc), attempt=attempt, delay_s=delay)
         self.metrics.backoffs.labels(self.role.name).inc()
         self._pause()
         deadline = time.monotonic() + delay
-        while not self.stop.is_set() and self.inflight:
+        while not self.stop.is_set() and (self.inflight or not holding):
             beat()
             remaining = deadline - time.monotonic()
             if remaining <= 0:

@@ -175,8 +175,13 @@ def handle(batch: Sequence[Message[bytes]]) -> list[OutRecord]:
 
 @pytest.mark.parametrize("commit_async", [False, True])
 @pytest.mark.parametrize("failing", [0, 2])
+@pytest.mark.parametrize(
+    "cadence",
+    [(4, 600_000), (100, 200)],
+    ids=["commit-after-a-batch", "commit-when-idle"],  # the second: the commit is due with no batch in hand
+)
 def test_nothing_is_committed_past_a_dead_letter_until_it_is_delivered(
-    monkeypatch: pytest.MonkeyPatch, failing: int, commit_async: bool
+    monkeypatch: pytest.MonkeyPatch, failing: int, commit_async: bool, cadence: tuple[int, int]
 ) -> None:
     log = Log([b"poison-0", b"good-1", b"good-2", b"good-3"], failing_dlq_deliveries=failing)
     monkeypatch.setattr(
@@ -186,8 +191,9 @@ def test_nothing_is_committed_past_a_dead_letter_until_it_is_delivered(
     monkeypatch.setattr(runner_module.clients, "wait_for_brokers", lambda *args, **kwargs: None)
     settings = Settings(
         kafka=KafkaSettings(topics=Topics(dlq=DLQ)),
-        runtime=RuntimeSettings(batch_size=2, batch_timeout_s=0.01, commit_every=4, commit_interval_ms=600_000,
-                                backoff_initial_s=0.01, backoff_max_s=0.02, roles={}, commit_async=commit_async),
+        runtime=RuntimeSettings(batch_size=2, batch_timeout_s=0.01, commit_every=cadence[0],
+                                commit_interval_ms=cadence[1], backoff_initial_s=0.01, backoff_max_s=0.02, roles={},
+                                commit_async=commit_async),
     )  # fmt: skip
     role = Role("test", (TOPIC,), "g", Delivery.AT_LEAST_ONCE, lambda: Pipeline(decode, handle), (OUT, DLQ))
     stop = threading.Event()
@@ -208,7 +214,7 @@ def test_nothing_is_committed_past_a_dead_letter_until_it_is_delivered(
     if failing:
         assert log.seeks.count(0) >= failing, "each failed delivery rewound to the committed offset"
     else:
-        assert log.seeks == [] and [offset for offset, _ in log.commits] == [4]
+        assert log.seeks == [] and [offset for offset, _ in log.commits][-1] == 4
 
 
 class TransactionalProducer(Producer):
