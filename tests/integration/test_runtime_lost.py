@@ -13,8 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_runtime_eos import events, outputs_once
-from tests.support.roles import RoleProcess, committed, end_offsets, group_members, produce, read_to_end, wait_until
+from tests.support.roles import (
+    RoleProcess,
+    committed,
+    end_offsets,
+    events,
+    group_members,
+    outputs_once,
+    produce,
+    read_to_end,
+    wait_until,
+)
 
 pytestmark = pytest.mark.integration
 
