@@ -425,6 +425,16 @@ class ExactlyOnce(Checkpoint):
             self.in_transaction = False
             self._retrying(lambda: self.producer.abort_transaction(self.deadline_s), "abort_transaction")
 
+    def renew(self, producer: Producer) -> None:
+        """Go on with ``producer`` instead of a fenced one (:class:`~pareis.kafka.classify.ProducerFenced`): what
+        was not committed is forgotten (the coordinator aborted it, or will), the new producer registered."""
+        self.pending.clear()
+        self.uncommitted = 0
+        self._delivery_errors.clear()
+        self.in_transaction = False
+        self.producer = producer
+        self.init()
+
     def close(self) -> None:
         if self.in_transaction:
             self.abort()

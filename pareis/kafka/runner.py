@@ -32,13 +32,15 @@ from pareis.errors import Fatal, PareisError, Retriable
 from pareis.kafka import clients
 from pareis.kafka.batch import BatchProcessor, BatchResult, PartitionKey
 from pareis.kafka.checkpoint import AtLeastOnce, Checkpoint, DeliveryFailed, ExactlyOnce
-from pareis.kafka.classify import AbortTransaction, from_kafka_error, from_kafka_exception
+from pareis.kafka.classify import AbortTransaction, ProducerFenced, from_kafka_error, from_kafka_exception
 from pareis.kafka.role import Delivery, Pipeline, Role
 from pareis.model.records import RawMessage
 from pareis.telemetry.health import Health
 from pareis.telemetry.metrics import RuntimeMetrics
 
 _LAG_EVERY_S = 2.0
+_RENEWALS = 3
+"""New producers an exactly-once role starts after a fencing without a commit in between, before it stops."""
 
 
 def backoff_delay(attempt: int, initial_s: float, max_s: float, hint_s: float | None = None) -> float:
@@ -88,6 +90,9 @@ class RoleRunner:
         """Consecutive rewinds (an aborted transaction, a :class:`DeliveryFailed`): the back-off's exponent; reset
         by a commit."""
         self.client_error: BaseException | None = None
+        self.renewals = 0
+        """Producers started after a fencing since the last commit (see :meth:`_renew_producer`)."""
+        self._producer_config: dict[str, Any] = {}
         self._consumer: Consumer | None = None
         self._checkpoint: Checkpoint | None = None
 
@@ -120,7 +125,8 @@ class RoleRunner:
         self._consumer = clients.new_consumer(
             clients.consumer_config(self.settings, role), self._on_client_error, self._on_commit_result
         )
-        producer = clients.new_producer(clients.producer_config(self.settings, role), self._on_client_error)
+        self._producer_config = clients.producer_config(self.settings, role)
+        producer = clients.new_producer(self._producer_config, self._on_client_error)
         try:  # name an unreachable broker within seconds, give up after connect_timeout_s (exit 1)
             clients.wait_for_brokers(self.consumer, kafka.bootstrap_servers, kafka.connect_timeout_s, stop=self.stop)
         except BaseException:
@@ -159,25 +165,51 @@ class RoleRunner:
         run = self.settings.runtime.for_role(self.role.name)
         next_lag = time.monotonic() + _LAG_EVERY_S
         while not self.stop.is_set():
-            beat()
-            self._raise_deferred()
-            if self.rewind_needed:
-                self._rewind()
-            messages = self.consumer.consume(run.batch_size, run.batch_timeout_s)
-            self._raise_deferred()
-            batch = self._admit(messages)
-            if batch:
-                self._process(processor, batch, beat)
-            elif self.checkpoint.due():
-                try:
-                    self._commit()
-                except AbortTransaction as exc:  # e.g. an output partition gone since its records were produced
-                    self._aborted(exc, beat)
-                if self.paused:
-                    self._resume()
+            try:
+                self._step(processor, beat, run.batch_size, run.batch_timeout_s)
+            except ProducerFenced as exc:
+                self._renew_producer(exc)
             if time.monotonic() >= next_lag:
                 self._report_lag()
                 next_lag = time.monotonic() + _LAG_EVERY_S
+
+    def _step(self, processor: BatchProcessor, beat: Any, size: int, timeout_s: float) -> None:
+        beat()
+        self._raise_deferred()
+        if self.rewind_needed:
+            self._rewind()
+        messages = self.consumer.consume(size, timeout_s)
+        self._raise_deferred()
+        batch = self._admit(messages)
+        if batch:
+            self._process(processor, batch, beat)
+        elif self.checkpoint.due():
+            try:
+                self._commit()
+            except AbortTransaction as exc:  # e.g. an output partition gone since its records were produced
+                self._aborted(exc, beat)
+            if self.paused:
+                self._resume()
+
+    def _renew_producer(self, exc: ProducerFenced) -> None:
+        """An exactly-once role whose producer was fenced goes on with a new one, as Kafka Streams does after a
+        task migration: the fencing says its transaction was aborted (open past ``transaction.timeout.ms``,
+        the process paused) or another instance registered its transactional id. Its uncommitted work is
+        dropped and redone from the committed offsets. Fenced again ``_RENEWALS`` times without a commit in
+        between (two live instances sharing one id), it stops."""
+        if self.role.delivery is not Delivery.EXACTLY_ONCE or self.renewals >= _RENEWALS:
+            raise exc
+        self.renewals += 1
+        self.metrics.errors.labels(self.role.name, type(exc).__name__).inc()
+        self.log.warning("producer fenced; starting a new one", error=str(exc), renewals=self.renewals)
+        if isinstance(self.client_error, ProducerFenced):  # the old producer's own report of the same fencing
+            self.client_error = None
+        self.inflight = []
+        assert isinstance(self.checkpoint, ExactlyOnce)
+        self.checkpoint.renew(clients.new_producer(self._producer_config, self._on_client_error))
+        self._rewind()
+        if self.paused:
+            self._resume()
 
     def _shutdown(self) -> None:
         """Commit what is done, then leave the group (the revocation on close finds nothing left to commit)."""
@@ -294,6 +326,7 @@ class RoleRunner:
 
     def _committed_hook(self, pipeline: Pipeline[Any]) -> Any:
         def committed(offsets: Any) -> None:
+            self.renewals = 0
             try:
                 pipeline.committed(offsets)
             except PareisError as exc:  # the next commit's call covers these offsets again
@@ -367,6 +400,8 @@ class RoleRunner:
                     self._commit()
                 except AbortTransaction:
                     self.rewind_needed = True
+                except ProducerFenced as exc:  # the loop starts a new producer; the revocation goes on
+                    self.client_error = exc
             self.checkpoint.forget(revoked)
             self.assigned -= revoked
             self.metrics.drop_partitions(self.role.name, revoked)
@@ -386,7 +421,11 @@ class RoleRunner:
                 uncommitted=self.checkpoint.uncommitted,
             )
             self.inflight = [m for m in self.inflight if (m.topic, m.partition) not in lost]
-            self.checkpoint.abort()
+            try:
+                self.checkpoint.abort()
+            except ProducerFenced as exc:  # its transaction was aborted already; the loop starts a new producer
+                self.checkpoint.pending.clear()
+                self.client_error = exc
             self.rewind_needed = True
             self.assigned -= lost
             self.metrics.drop_partitions(self.role.name, lost)

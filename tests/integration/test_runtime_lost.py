@@ -1,8 +1,9 @@
 """Exactly-once when a member loses its partitions while it is working (issue 11, point 16): a paused process
 (SIGSTOP) outlives its session, the group coordinator gives its partitions to the other member, and when it wakes
 up its open transaction (outputs of input it no longer owns) must not commit; it aborts, rewinds and rejoins, the
-new owner redoes that input, and every output is written once. Outputs are read to their end offsets, never after
-a quiet period."""
+new owner redoes that input, and every output is written once. Paused past ``transaction.timeout.ms`` too, it wakes up
+fenced (the transaction coordinator aborted its transaction) and goes on with a new producer. Outputs are read to
+their end offsets, never after a quiet period."""
 
 from __future__ import annotations
 
@@ -30,8 +31,9 @@ pytestmark = pytest.mark.integration
 PARTITIONS = 4
 
 
+@pytest.mark.parametrize("past", ["session", "transaction-timeout"])
 def test_a_member_paused_past_its_session_loses_its_partitions_and_commits_nothing_for_them(
-    kafka_bootstrap: str, new_topic: Callable[..., str], new_group: str, tmp_path: Path
+    kafka_bootstrap: str, new_topic: Callable[..., str], new_group: str, tmp_path: Path, past: str
 ) -> None:
     source, output, dlq = new_topic(partitions=PARTITIONS), new_topic(partitions=PARTITIONS), new_topic()
     records = [(f"k{i % 40}".encode(), f"v{i}".encode()) for i in range(6000)]
@@ -40,6 +42,8 @@ def test_a_member_paused_past_its_session_loses_its_partitions_and_commits_nothi
     # Long transactions (10 batches of 20, 40 ms of work each): the pause lands while one is open with outputs.
     base += ("--batch-size", "20", "--commit-every", "200", "--commit-interval-ms", "2000", "--batch-work-ms", "40")
     base += ("--session-timeout-ms", "6000")
+    if past == "transaction-timeout":  # paused past this too: the coordinator aborts a's transaction, fencing it
+        base += ("--kafka-property", "transaction.timeout.ms=5000")
     pod = f"pareis-transform-{uuid.uuid4().hex[:10]}"
 
     def committed_now() -> dict[int, int]:
@@ -61,6 +65,11 @@ def test_a_member_paused_past_its_session_loses_its_partitions_and_commits_nothi
             everything = [list(range(PARTITIONS))]
             wait_until(lambda: list(group_members(kafka_bootstrap, new_group).values()) == everything, 60, "b owns all")
             wait_until(lambda: all(o > at_pause[p] for p, o in committed_now().items()), 60, "b redid a's input")
+            if past == "transaction-timeout":
+                done = end_offsets(kafka_bootstrap, source, PARTITIONS)
+                wait_until(lambda: committed_now() == done, 120, "b did every input")
+                # b is idle now: the output reads to its end only once a's open transaction was aborted.
+                read_to_end(kafka_bootstrap, output, PARTITIONS, timeout_s=90)
         finally:
             a.proc.send_signal(signal.SIGCONT)
         lost = wait_until(lambda: events(a, "partitions lost; dropping uncommitted work"), 60, "a's partitions lost")
@@ -68,7 +77,10 @@ def test_a_member_paused_past_its_session_loses_its_partitions_and_commits_nothi
                   or "ILLEGAL_GENERATION" in e["error"]]  # fmt: skip
         # a woke up with work of its lost partitions: its commit was refused (the stale generation), or it
         # dropped the work when told the partitions were lost. Either way nothing of it was committed.
-        assert fenced or any(e["uncommitted"] > 0 for e in lost), (fenced, lost)
+        if past == "transaction-timeout":  # a's producer was fenced: a new one, not a stopped role
+            wait_until(lambda: events(a, "producer fenced; starting a new one"), 60, "a's new producer")
+        else:
+            assert fenced or any(e["uncommitted"] > 0 for e in lost), (fenced, lost)
         done = end_offsets(kafka_bootstrap, source, PARTITIONS)
         wait_until(lambda: committed_now() == done, 120, "every input committed")
         wait_until(lambda: len(group_members(kafka_bootstrap, new_group)) == 2, 60, "a back in the group")

@@ -309,3 +309,65 @@ def test_a_transaction_that_failed_while_paused_is_aborted_and_redone_not_fatal(
     assert not failure, f"the role stopped: {failure[0]!r}"
     assert producer.aborts >= 1 and 0 in log.seeks, "the failed transaction was aborted and its input rewound"
     assert sorted(v for t, v in log.delivered if t == OUT) == [f"good-{i}".encode() for i in range(6)]
+
+
+class FencedOnce(TransactionalProducer):
+    """Its first commit is refused as fenced (the coordinator aborted the transaction: it was open past
+    ``transaction.timeout.ms`` while the process was paused); every call after that too, as librdkafka's
+    producer is unusable once fenced."""
+
+    def __init__(self, log: Log) -> None:
+        super().__init__(log, failing=0)
+        self.fenced = False
+
+    def commit_transaction(self, timeout: float) -> None:
+        self.fenced = True
+        raise KafkaException(KafkaError(KafkaError._FENCED, "fenced by a newer instance", fatal=True))
+
+    def abort_transaction(self, timeout: float) -> None:
+        if self.fenced:
+            raise KafkaException(KafkaError(KafkaError._FENCED, "fenced by a newer instance", fatal=True))
+        super().abort_transaction(timeout)
+
+
+def test_a_fenced_producer_is_replaced_and_the_uncommitted_input_redone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Point 16: a member paused past ``transaction.timeout.ms`` wakes up fenced. An exactly-once role starts a new
+    producer (as Kafka Streams does), rewinds to the committed offsets and goes on, instead of stopping."""
+    log = Log([f"good-{i}".encode() for i in range(6)], failing_dlq_deliveries=0)
+    producers: list[TransactionalProducer] = []
+
+    def new_producer(config: Any, on_error: Any) -> TransactionalProducer:
+        producers.append(FencedOnce(log) if not producers else TransactionalProducer(log, failing=0))
+        return producers[-1]
+
+    monkeypatch.setattr(
+        runner_module.clients, "new_consumer", lambda config, on_error, on_commit: TransactionalConsumer(log, on_commit)
+    )
+    monkeypatch.setattr(runner_module.clients, "new_producer", new_producer)
+    monkeypatch.setattr(runner_module.clients, "wait_for_brokers", lambda *args, **kwargs: None)
+    settings = Settings(
+        kafka=KafkaSettings(topics=Topics(dlq=DLQ)),
+        runtime=RuntimeSettings(batch_size=2, batch_timeout_s=0.01, commit_every=2, commit_interval_ms=600_000,
+                                backoff_initial_s=0.01, backoff_max_s=0.02, roles={}),
+    )  # fmt: skip
+    role = Role("test", (TOPIC,), "g", Delivery.EXACTLY_ONCE, lambda: Pipeline(decode, handle), (OUT, DLQ))
+    stop = threading.Event()
+    runner = RoleRunner(role, settings, metrics=RuntimeMetrics(), health=Health(), stop=stop)
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            runner.run()
+        except BaseException as exc:
+            failure.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    try:
+        wait_until(lambda: log.committed == 6 or failure, 30, "every offset committed")
+    finally:
+        stop.set()
+        thread.join(30)
+    assert not failure, f"the role stopped: {failure[0]!r}"
+    assert len(producers) == 2 and 0 in log.seeks, "a new producer, and the input redone from the committed offset"
+    assert sorted(v for t, v in log.delivered if t == OUT) == [f"good-{i}".encode() for i in range(6)]
