@@ -12,6 +12,10 @@ Guarantees:
   nothing is committed past an input whose outputs were not delivered;
 * on revocation, finished work is committed (or, if the commit fails, the transaction aborted) and buffered
   messages of revoked partitions are dropped, so no handler runs for a partition no longer owned;
+* on loss (the session expired: the process paused, or stalled), nothing is committed: the open transaction is
+  aborted (the group coordinator refuses the stale generation's offsets anyway) and the role rewinds and rejoins;
+  an exactly-once role whose producer wakes up fenced (its transaction aborted by the coordinator after
+  ``transaction.timeout.ms``) goes on with a new producer, a bounded number of times;
 * :meth:`RoleRunner.run` returns after ``stop`` is set, once the in-flight batch is finished or abandoned, work
   done is committed and the consumer has left the group; it raises :class:`~pareis.errors.Fatal` when the role
   cannot go on (nothing more is committed then).
