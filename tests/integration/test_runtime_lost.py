@@ -65,7 +65,10 @@ def test_a_member_paused_past_its_session_loses_its_partitions_and_commits_nothi
             at_pause = committed_now()
             everything = [list(range(PARTITIONS))]
             wait_until(lambda: list(group_members(kafka_bootstrap, new_group).values()) == everything, 60, "b owns all")
-            wait_until(lambda: all(o > at_pause[p] for p, o in committed_now().items()), 60, "b redid a's input")
+            # Paused between sending its offsets to the transaction and committing it, a holds pending offsets
+            # that keep b from reading the committed ones (KIP-447) until its transaction times out (60 s).
+            redone = lambda: all(o > at_pause[p] for p, o in committed_now().items())  # noqa: E731
+            wait_until(redone, 150, "b redid a's input")
             if past == "transaction-timeout":
                 done = end_offsets(kafka_bootstrap, source, PARTITIONS)
                 wait_until(lambda: committed_now() == done, 120, "b did every input")
@@ -79,11 +82,13 @@ def test_a_member_paused_past_its_session_loses_its_partitions_and_commits_nothi
         # a woke up with work of its lost partitions: its commit was refused (the stale generation), or it
         # dropped the work when told the partitions were lost. Either way nothing of it was committed.
         if past == "transaction-timeout":
-            # The coordinator aborted a's transaction: a's producer either wakes up fenced (a new producer) or
-            # recovers by aborting (librdkafka bumps the epoch, KIP-588); either way the role goes on.
+            # The coordinator aborted a's transaction: a's producer either wakes up fenced (a new producer), or
+            # recovers when a aborts (librdkafka bumps the epoch, KIP-588) after a refused produce or commit; which
+            # one depends on timing (each seen here). Either way the role goes on.
             def recovered() -> bool:
                 failed = [e for e in events(a, "retriable failure; backing off") if "transaction failed" in e["error"]]
-                return bool(events(a, "producer fenced; starting a new one") or failed)
+                aborted = events(a, "transaction must be aborted")
+                return bool(events(a, "producer fenced; starting a new one") or failed or aborted)
 
             wait_until(recovered, 60, "a recovered from its aborted transaction")
         else:
