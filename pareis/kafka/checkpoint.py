@@ -40,7 +40,7 @@ from typing import Any, TypeVar
 import structlog
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
-from pareis.errors import Fatal, Retriable
+from pareis.errors import Fatal, PareisError, Retriable
 from pareis.kafka import dlq
 from pareis.kafka.classify import (
     AbortTransaction,
@@ -125,7 +125,7 @@ class Checkpoint:
                     if too_large and dlq.is_dead_letter(record.headers) and record.value:
                         record = dlq.bounded(record, 0)  # the producer's limit is below dlq_max_bytes
                         continue
-                    raise from_kafka_exception(exc, f"producing to {record.topic}") from exc
+                    raise self._produce_failed(exc, record.topic) from exc
         self.producer.poll(0)
 
     def advance(self, offsets: Mapping[PartitionKey, int], messages: int) -> None:
@@ -175,6 +175,9 @@ class Checkpoint:
             self._shrink.add(_source(headers))
             err = KafkaError(KafkaError.MSG_SIZE_TOO_LARGE, f"dead letter too large: {err.str()}", retriable=True)
         self._delivery_errors.append(err)
+
+    def _produce_failed(self, exc: KafkaException, topic: str) -> PareisError:
+        return from_kafka_exception(exc, f"producing to {topic}")
 
     def _offsets(self) -> list[TopicPartition]:
         return [TopicPartition(t, p, o) for (t, p), o in sorted(self.pending.items())]
@@ -422,10 +425,30 @@ class ExactlyOnce(Checkpoint):
             self.in_transaction = False
             self._retrying(lambda: self.producer.abort_transaction(self.deadline_s), "abort_transaction")
 
+    def renew(self, producer: Producer) -> None:
+        """Go on with ``producer`` instead of a fenced one (:class:`~pareis.kafka.classify.ProducerFenced`): what
+        was not committed is forgotten (the coordinator aborted it, or will), the new producer registered."""
+        self.pending.clear()
+        self.uncommitted = 0
+        self._delivery_errors.clear()
+        self.in_transaction = False
+        self.producer = producer
+        self.init()
+
     def close(self) -> None:
         if self.in_transaction:
             self.abort()
         super().close()
+
+    def _produce_failed(self, exc: KafkaException, topic: str) -> PareisError:
+        """A produce refused because the open transaction failed (``_STATE``: e.g. its records timed out while
+        the process was paused past ``transaction.timeout.ms``, or the coordinator aborted it) is abortable: the
+        runner aborts it and redoes from the committed offsets. If the producer itself is unusable, the abort
+        says so (Fatal)."""
+        err = error_of(exc)
+        if err is not None and err.code() == KafkaError._STATE:
+            return AbortTransaction(f"kafka producing to {topic}: the transaction failed: {err.str()}")
+        return super()._produce_failed(exc, topic)
 
     def _call(self, call: Callable[[], None], doing: str) -> None:
         try:

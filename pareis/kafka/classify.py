@@ -34,6 +34,14 @@ class CommitLost(Retriable):
     """A commit failed because the group rebalanced; the input will be redelivered to its new owner."""
 
 
+class ProducerFenced(Fatal):
+    """The transactional producer was fenced: its epoch is stale because the transaction coordinator aborted its
+    transaction (open longer than ``transaction.timeout.ms``: the process was paused) or another producer with the
+    same ``transactional.id`` registered. This producer can do nothing more; a new one can (the runner starts one
+    for an exactly-once role, a bounded number of times, then stops)."""
+
+
+_FENCED_CODES = frozenset({KafkaError._FENCED, KafkaError.PRODUCER_FENCED})
 _FATAL_CODES = frozenset(
     {
         KafkaError._FATAL,
@@ -110,6 +118,8 @@ def from_kafka_error(err: KafkaError, doing: str) -> PareisError:
     """The pareis.errors exception for ``err``, raised while ``doing`` (a short phrase for the message)."""
     message = f"kafka {doing}: {err.name()}: {err.str()}"
     verdict = classify(err)
+    if err.code() in _FENCED_CODES:
+        return ProducerFenced(message)
     if verdict is Disposition.ABORT:
         return AbortTransaction(message)
     if verdict is Disposition.REBALANCED:

@@ -12,6 +12,10 @@ Guarantees:
   nothing is committed past an input whose outputs were not delivered;
 * on revocation, finished work is committed (or, if the commit fails, the transaction aborted) and buffered
   messages of revoked partitions are dropped, so no handler runs for a partition no longer owned;
+* on loss (the session expired: the process paused, or stalled), nothing is committed: the open transaction is
+  aborted (the group coordinator refuses the stale generation's offsets anyway) and the role rewinds and rejoins;
+  an exactly-once role whose producer wakes up fenced (its transaction aborted by the coordinator after
+  ``transaction.timeout.ms``) goes on with a new producer, a bounded number of times;
 * :meth:`RoleRunner.run` returns after ``stop`` is set, once the in-flight batch is finished or abandoned, work
   done is committed and the consumer has left the group; it raises :class:`~pareis.errors.Fatal` when the role
   cannot go on (nothing more is committed then).
@@ -32,13 +36,15 @@ from pareis.errors import Fatal, PareisError, Retriable
 from pareis.kafka import clients
 from pareis.kafka.batch import BatchProcessor, BatchResult, PartitionKey
 from pareis.kafka.checkpoint import AtLeastOnce, Checkpoint, DeliveryFailed, ExactlyOnce
-from pareis.kafka.classify import AbortTransaction, from_kafka_error, from_kafka_exception
+from pareis.kafka.classify import AbortTransaction, ProducerFenced, from_kafka_error, from_kafka_exception
 from pareis.kafka.role import Delivery, Pipeline, Role
 from pareis.model.records import RawMessage
 from pareis.telemetry.health import Health
 from pareis.telemetry.metrics import RuntimeMetrics
 
 _LAG_EVERY_S = 2.0
+_RENEWALS = 3
+"""New producers an exactly-once role starts after a fencing without a commit in between, before it stops."""
 
 
 def backoff_delay(attempt: int, initial_s: float, max_s: float, hint_s: float | None = None) -> float:
@@ -85,8 +91,12 @@ class RoleRunner:
         self.failed = False
         self.rewind_needed = False
         self.delivery_failures = 0
-        """Consecutive :class:`DeliveryFailed` rewinds (the back-off's exponent); reset by a commit."""
+        """Consecutive rewinds (an aborted transaction, a :class:`DeliveryFailed`): the back-off's exponent; reset
+        by a commit."""
         self.client_error: BaseException | None = None
+        self.renewals = 0
+        """Producers started after a fencing since the last commit (see :meth:`_renew_producer`)."""
+        self._producer_config: dict[str, Any] = {}
         self._consumer: Consumer | None = None
         self._checkpoint: Checkpoint | None = None
 
@@ -119,7 +129,8 @@ class RoleRunner:
         self._consumer = clients.new_consumer(
             clients.consumer_config(self.settings, role), self._on_client_error, self._on_commit_result
         )
-        producer = clients.new_producer(clients.producer_config(self.settings, role), self._on_client_error)
+        self._producer_config = clients.producer_config(self.settings, role)
+        producer = clients.new_producer(self._producer_config, self._on_client_error)
         try:  # name an unreachable broker within seconds, give up after connect_timeout_s (exit 1)
             clients.wait_for_brokers(self.consumer, kafka.bootstrap_servers, kafka.connect_timeout_s, stop=self.stop)
         except BaseException:
@@ -158,20 +169,51 @@ class RoleRunner:
         run = self.settings.runtime.for_role(self.role.name)
         next_lag = time.monotonic() + _LAG_EVERY_S
         while not self.stop.is_set():
-            beat()
-            self._raise_deferred()
-            if self.rewind_needed:
-                self._rewind()
-            messages = self.consumer.consume(run.batch_size, run.batch_timeout_s)
-            self._raise_deferred()
-            batch = self._admit(messages)
-            if batch:
-                self._process(processor, batch, beat)
-            elif self.checkpoint.due():
-                self._commit()
+            try:
+                self._step(processor, beat, run.batch_size, run.batch_timeout_s)
+            except ProducerFenced as exc:
+                self._renew_producer(exc)
             if time.monotonic() >= next_lag:
                 self._report_lag()
                 next_lag = time.monotonic() + _LAG_EVERY_S
+
+    def _step(self, processor: BatchProcessor, beat: Any, size: int, timeout_s: float) -> None:
+        beat()
+        self._raise_deferred()
+        if self.rewind_needed:
+            self._rewind()
+        messages = self.consumer.consume(size, timeout_s)
+        self._raise_deferred()
+        batch = self._admit(messages)
+        if batch:
+            self._process(processor, batch, beat)
+        elif self.checkpoint.due():
+            try:
+                self._commit()
+            except AbortTransaction as exc:  # e.g. an output partition gone since its records were produced
+                self._aborted(exc, beat)
+            if self.paused:
+                self._resume()
+
+    def _renew_producer(self, exc: ProducerFenced) -> None:
+        """An exactly-once role whose producer was fenced goes on with a new one, as Kafka Streams does after a
+        task migration: the fencing says its transaction was aborted (open past ``transaction.timeout.ms``,
+        the process paused) or another instance registered its transactional id. Its uncommitted work is
+        dropped and redone from the committed offsets. Fenced again ``_RENEWALS`` times without a commit in
+        between (two live instances sharing one id), it stops."""
+        if self.role.delivery is not Delivery.EXACTLY_ONCE or self.renewals >= _RENEWALS:
+            raise exc
+        self.renewals += 1
+        self.metrics.errors.labels(self.role.name, type(exc).__name__).inc()
+        self.log.warning("producer fenced; starting a new one", error=str(exc), renewals=self.renewals)
+        if isinstance(self.client_error, ProducerFenced):  # the old producer's own report of the same fencing
+            self.client_error = None
+        self.inflight = []
+        assert isinstance(self.checkpoint, ExactlyOnce)
+        self.checkpoint.renew(clients.new_producer(self._producer_config, self._on_client_error))
+        self._rewind()
+        if self.paused:
+            self._resume()
 
     def _shutdown(self) -> None:
         """Commit what is done, then leave the group (the revocation on close finds nothing left to commit)."""
@@ -233,19 +275,16 @@ class RoleRunner:
                 try:
                     self._make_durable(self.inflight, result)
                 except Retriable as exc:
-                    if self.role.delivery is Delivery.EXACTLY_ONCE and not isinstance(exc, AbortTransaction):
-                        # Part of this batch may be in the open transaction already: abort it all and redo.
+                    if self.role.delivery is Delivery.EXACTLY_ONCE:
+                        # Part of this batch may be in the open transaction already, or the transaction failed
+                        # (a produce refused in its error state): abort it all (a no-op when the commit already
+                        # did) and redo from the committed offsets.
                         self.checkpoint.abort()
-                        raise AbortTransaction(str(exc)) from exc
+                        if not isinstance(exc, AbortTransaction):
+                            raise AbortTransaction(str(exc)) from exc
                     raise
             except AbortTransaction as exc:
-                self.metrics.errors.labels(name, type(exc).__name__).inc()
-                if isinstance(exc, DeliveryFailed):
-                    # The output's destination is unavailable (a missing topic, a partition without leader):
-                    # wait before producing it again rather than redo at once.
-                    self._back_off(exc, self.delivery_failures, beat)
-                    self.delivery_failures += 1
-                self._rewind()
+                self._aborted(exc, beat)
                 return
             except Retriable as exc:  # a dependency is down, or (at-least-once) outputs were not delivered
                 self.metrics.errors.labels(name, type(exc).__name__).inc()
@@ -256,6 +295,18 @@ class RoleRunner:
             self.metrics.batch_seconds.labels(name).observe(time.perf_counter() - started)
             self._count(result)
             return
+
+    def _aborted(self, exc: AbortTransaction, beat: Any) -> None:
+        """The uncommitted work was dropped (the transaction aborted, or an output not delivered): rewind to the
+        committed offsets and redo from there; after a back-off when an output's destination is unavailable (a
+        missing topic, a partition without leader: an exactly-once commit refused, or a failed delivery), rather
+        than redo at once."""
+        self.metrics.errors.labels(self.role.name, type(exc).__name__).inc()
+        again = self.role.delivery is Delivery.EXACTLY_ONCE and self.delivery_failures > 0
+        if isinstance(exc, DeliveryFailed) or again:
+            self._back_off(exc, self.delivery_failures, beat, holding=False)
+        self.delivery_failures += 1
+        self._rewind()
 
     def _make_durable(self, batch: list[RawMessage], result: BatchResult) -> None:
         offsets: dict[PartitionKey, int] = {}
@@ -279,6 +330,7 @@ class RoleRunner:
 
     def _committed_hook(self, pipeline: Pipeline[Any]) -> Any:
         def committed(offsets: Any) -> None:
+            self.renewals = 0
             try:
                 pipeline.committed(offsets)
             except PareisError as exc:  # the next commit's call covers these offsets again
@@ -296,15 +348,16 @@ class RoleRunner:
         m.count_produced(name, (record.topic for record in result.outputs))
 
     # --- back-pressure -----------------------------------------------------------------------------------------
-    def _back_off(self, exc: Retriable, attempt: int, beat: Any) -> bool:
-        """Pause, wait while polling, and tell whether to retry (False: stopping, or nothing left to retry)."""
+    def _back_off(self, exc: Retriable, attempt: int, beat: Any, *, holding: bool = True) -> bool:
+        """Pause, wait while polling, and tell whether to retry (False: stopping, or nothing left to retry).
+        ``holding``: the wait is for the in-flight batch, and ends early if a revocation takes all of it away."""
         run = self.settings.runtime.for_role(self.role.name)
         delay = backoff_delay(attempt, run.backoff_initial_s, run.backoff_max_s, exc.retry_after)
         self.log.warning("retriable failure; backing off", error=str(exc), attempt=attempt, delay_s=delay)
         self.metrics.backoffs.labels(self.role.name).inc()
         self._pause()
         deadline = time.monotonic() + delay
-        while not self.stop.is_set() and self.inflight:
+        while not self.stop.is_set() and (self.inflight or not holding):
             beat()
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -351,6 +404,8 @@ class RoleRunner:
                     self._commit()
                 except AbortTransaction:
                     self.rewind_needed = True
+                except ProducerFenced as exc:  # the loop starts a new producer; the revocation goes on
+                    self.client_error = exc
             self.checkpoint.forget(revoked)
             self.assigned -= revoked
             self.metrics.drop_partitions(self.role.name, revoked)
@@ -361,9 +416,20 @@ class RoleRunner:
     def _on_lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         try:
             lost = {(tp.topic, tp.partition) for tp in partitions}
-            self.log.warning("partitions lost; dropping uncommitted work", partitions=sorted(lost))
+            # The group moved on without this member (its session expired: a pause, a stall): whatever it did
+            # since its last commit belongs to the new owner. Abort, never commit it (the broker would refuse the
+            # stale generation's offsets anyway), and rewind what is still assigned.
+            self.log.warning(
+                "partitions lost; dropping uncommitted work",
+                partitions=sorted(lost),
+                uncommitted=self.checkpoint.uncommitted,
+            )
             self.inflight = [m for m in self.inflight if (m.topic, m.partition) not in lost]
-            self.checkpoint.abort()
+            try:
+                self.checkpoint.abort()
+            except ProducerFenced as exc:  # its transaction was aborted already; the loop starts a new producer
+                self.checkpoint.pending.clear()
+                self.client_error = exc
             self.rewind_needed = True
             self.assigned -= lost
             self.metrics.drop_partitions(self.role.name, lost)

@@ -6,9 +6,11 @@ The roles run as real processes (``python -m pareis.cli run incidents|effects``,
 variables) over the local Kafka and Redis, with the fake Slack, Jira and Linear servers of tests/support in this
 process. The test plays the assertions role: it records each run in the run history (Redis) and then produces its
 signal, round by round. Every dataset fails on rounds 2–3 and heals on round 4; every fourth fails again on round 5
-and heals on round 6: 250 incidents. Between rounds it kills a randomly chosen role at a random moment after it is
-ready and restarts it (static membership and a stable transactional id: the restart takes the partitions back at
-once and fences the killed one's open transaction).
+and heals on round 6: 250 incidents. Each round is signalled in four chunks: once a randomly chosen role is ready,
+a chunk is signalled and the role killed at a random moment within 0.6 s, then restarted (static membership and a
+stable transactional id: the restart takes the partitions back at once and fences the killed one's open
+transaction). The kills must land mid-work: at least half of each role's find input it has not committed. Comments
+are counted: one per update and the close's text, in every tool.
 """
 
 from __future__ import annotations
@@ -39,13 +41,12 @@ from tests.support.fake_slack import FakeSlack
 from tests.support.live import (
     RoleProc,
     comments_by_incident,
-    private_db,
     role_env,
     ticket_env,
     ticket_servers,
     tickets_by_incident,
 )
-from tests.support.roles import wait_until
+from tests.support.roles import committed, wait_until
 from tests.support.stack import NewTopic
 
 pytestmark = pytest.mark.integration
@@ -55,7 +56,6 @@ PARTITIONS = 4
 KILLS_PER_ROUND = 4
 T0 = 1_767_225_600_000  # 2026-01-01
 STEP = 3_600_000
-CRASH_DB = 12
 
 
 def dataset(i: int) -> str:
@@ -105,7 +105,6 @@ def test_sigkilled_roles_write_each_incident_once_and_ticket_it_once(
     tmp_path: Path,
 ) -> None:
     slack, jira, linear = fakes
-    redis_url = private_db(redis_url, CRASH_DB)
     seed = int(os.environ.get("PAREIS_CRASH_SEED", str(random.SystemRandom().randrange(1 << 30))))
     rng = random.Random(seed)
     topics = {name: new_topic(PARTITIONS) for name in ("signals", "effects", "mcp", "mcl_versioned", "mcl_timeseries")}
@@ -137,14 +136,40 @@ def test_sigkilled_roles_write_each_incident_once_and_ticket_it_once(
     history = RedisRunHistory(client)
     producer = Producer({"bootstrap.servers": kafka_bootstrap, "enable.idempotence": True, "acks": "all"})
     kills: Counter[str] = Counter()
+    mid_work: Counter[str] = Counter()
+    inputs = {"incidents": topics["signals"], "effects": topics["effects"]}
 
-    def kill_somewhere() -> None:
+    def uncommitted(name: str) -> bool:
+        """Whether the role's group has input it has not committed: what a kill just now interrupted (the killed
+        process commits nothing more). Read after the kill: the last record of each input partition + 1 against
+        the group's committed offset (the effects topic is transactional: its end offsets count commit markers)."""
+        ends: dict[int, int] = {}
+        for message in read_committed(kafka_bootstrap, inputs[name]):
+            ends[message.partition()] = max(ends.get(message.partition(), 0), message.offset() + 1)
+        done = committed(kafka_bootstrap, f"{new_group}-{name}", inputs[name], PARTITIONS)
+        return any(done[p] < end for p, end in ends.items())
+
+    def signal(rnd: int, chunk: int) -> None:
+        """Round ``rnd``'s runs of every ``KILLS_PER_ROUND``-th dataset from ``chunk``: recorded, then signalled."""
+        for i in range(chunk, DATASETS, KILLS_PER_ROUND):
+            _, passed, rows = script(i)[rnd - 1]
+            when = T0 + rnd * STEP
+            result = ResultType.SUCCESS if passed else ResultType.FAILURE
+            run = AssertionRun(f"urn:li:assertion:crash-{i}", when, result, dataset(i), f"r{rnd}", rows)
+            history.record(run)
+            producer.produce(topics["signals"], encode(RunSignal(dataset(i), run, when)), dataset(i).encode())
+        assert producer.flush(30) == 0
+
+    def kill_somewhere(rnd: int, chunk: int) -> None:
+        """Signal a chunk of the round to a ready role, and kill it (or the other) while it works on it."""
         name = rng.choice(sorted(roles))
         role = roles[name]
         wait_until(role.ready, 90, f"{name} ready (seed {seed})", every_s=0.1)
-        time.sleep(rng.uniform(0.0, 1.5))  # the random kill point, not a synchronisation
+        signal(rnd, chunk)
+        time.sleep(rng.uniform(0.0, 0.6))  # the random kill point, not a synchronisation
         role.kill()
         kills[name] += 1
+        mid_work[name] += uncommitted(name)
         role.start()
 
     with ExitStack() as cleanup:
@@ -153,17 +178,11 @@ def test_sigkilled_roles_write_each_incident_once_and_ticket_it_once(
             role.start()
             cleanup.callback(lambda r=role: r.proc is not None and r.proc.poll() is None and r.kill())
         for rnd in range(1, 7):
-            for i in range(DATASETS):
-                _, passed, rows = script(i)[rnd - 1]
-                when = T0 + rnd * STEP
-                result = ResultType.SUCCESS if passed else ResultType.FAILURE
-                run = AssertionRun(f"urn:li:assertion:crash-{i}", when, result, dataset(i), f"r{rnd}", rows)
-                history.record(run)
-                producer.produce(topics["signals"], encode(RunSignal(dataset(i), run, when)), dataset(i).encode())
-            assert producer.flush(30) == 0
-            for _ in range(KILLS_PER_ROUND):
-                kill_somewhere()
+            for chunk in range(KILLS_PER_ROUND):
+                kill_somewhere(rnd, chunk)
         assert sum(kills.values()) >= 20 and set(kills) == {"incidents", "effects"}, kills
+        # The kills landed mid-work: most of each role's found input it had not committed yet.
+        assert all(mid_work[name] * 2 >= kills[name] for name in kills), (kills, mid_work, seed)
 
         expected = expected_incidents()
         assert len(expected) == DATASETS + DATASETS // 4

@@ -5,29 +5,27 @@ Duplicates are looked for by reading every output partition to its end offsets, 
 from __future__ import annotations
 
 import uuid
-from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from confluent_kafka.admin import AdminClient
 
-from tests.support.roles import RoleProcess, committed, end_offsets, group_members, produce, read_to_end, wait_until
-from tests.support.stack import create_topic, delete_topics
+from tests.support.roles import (
+    MISSING_TOPICS_STAY_MISSING,
+    RoleProcess,
+    committed,
+    end_offsets,
+    events,
+    group_members,
+    outputs_once,
+    produce,
+    read_to_end,
+    wait_until,
+)
+from tests.support.stack import create_topic
 
 pytestmark = pytest.mark.integration
-
-
-def outputs_once(seen: list[Any], records: list[tuple[bytes, bytes]]) -> None:
-    values = Counter(m.value() for m in seen)
-    doubled = {v: n for v, n in values.items() if n > 1}
-    assert not doubled, f"{len(doubled)} outputs written more than once, e.g. {sorted(doubled)[:3]}"
-    assert set(values) == {b"out:" + v for _, v in records}, "every input's output, nothing else"
-
-
-def events(role: RoleProcess, name: str) -> list[dict[str, Any]]:
-    return [e for e in role.log() if e["event"] == name]
 
 
 def test_two_dynamic_exactly_once_members_rebalancing_while_busy_write_each_output_once(
@@ -61,14 +59,6 @@ def test_two_dynamic_exactly_once_members_rebalancing_while_busy_write_each_outp
     outputs_once(read_to_end(kafka_bootstrap, output, 4), records)
 
 
-@pytest.fixture
-def later_topic(kafka_admin: AdminClient) -> Iterator[str]:
-    name = f"test-later-{uuid.uuid4().hex}"
-    yield name
-    if name in kafka_admin.list_topics(timeout=10).topics:
-        delete_topics(kafka_admin, [name])
-
-
 def test_an_aborted_transaction_rewinds_and_its_input_is_redone_once_when_the_output_is_back(
     kafka_bootstrap: str,
     kafka_admin: AdminClient,
@@ -85,12 +75,7 @@ def test_an_aborted_transaction_rewinds_and_its_input_is_redone_once_when_the_ou
     args += ("--batch-size", "50", "--commit-every", "100", "--commit-interval-ms", "100")
     # The output topic does not exist yet and must not be auto-created: its records fail after a second, the
     # transaction holding them must abort, and the role must rewind to the committed offsets.
-    args += (
-        "--kafka-property",
-        "allow.auto.create.topics=false",
-        "--kafka-property",
-        "topic.metadata.propagation.max.ms=1000",
-    )
+    args += MISSING_TOPICS_STAY_MISSING
     with RoleProcess("transform", tmp_path, *args) as role:
         wait_until(lambda: events(role, "rewound to committed offsets"), 60, "an abort and a rewind")
         assert events(role, "transaction must be aborted")

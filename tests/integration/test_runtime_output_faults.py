@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
@@ -19,19 +18,18 @@ from pareis.datahub import schemas
 from pareis.kafka import dlq
 from tests.integration.test_runtime_poison import good
 from tests.support.fake_http import local_url, serve_local, stop_local
-from tests.support.roles import RoleProcess, committed, end_offsets, produce, read_topic, wait_until
-from tests.support.stack import create_topic, delete_topics
+from tests.support.roles import (
+    MISSING_TOPICS_STAY_MISSING,
+    RoleProcess,
+    committed,
+    end_offsets,
+    produce,
+    read_topic,
+    wait_until,
+)
+from tests.support.stack import create_topic
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def later_topic(kafka_admin: AdminClient) -> Iterator[str]:
-    """A topic name that does not exist yet (the test creates it); deleted at teardown."""
-    name = f"test-later-{uuid.uuid4().hex}"
-    yield name
-    if name in kafka_admin.list_topics(timeout=10).topics:
-        delete_topics(kafka_admin, [name])
 
 
 def test_a_dead_letter_that_cannot_be_delivered_blocks_the_commit_until_its_topic_appears(
@@ -50,9 +48,7 @@ def test_a_dead_letter_that_cannot_be_delivered_blocks_the_commit_until_its_topi
     args = (
         *("--input", source, "--output", output, "--dlq", later_topic, "--group", new_group),
         *("--batch-size", "2", "--commit-every", "4", "--commit-interval-ms", "600000"),
-        # The DLQ topic is missing and must not be auto-created; fail its records after one second.
-        *("--kafka-property", "allow.auto.create.topics=false"),
-        *("--kafka-property", "topic.metadata.propagation.max.ms=1000"),
+        *MISSING_TOPICS_STAY_MISSING,  # the DLQ topic is missing
     )
     with RoleProcess("datahub", tmp_path, *args) as role:
         wait_until(lambda: role.metric("pareis_errors_total") >= 3, 60, "three failed deliveries of the dead letter")

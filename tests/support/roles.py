@@ -29,6 +29,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -177,6 +178,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_roles([role], settings)
 
 
+MISSING_TOPICS_STAY_MISSING = (
+    *("--kafka-property", "allow.auto.create.topics=false"),
+    *("--kafka-property", "topic.metadata.propagation.max.ms=1000"),
+)
+"""Arguments of a role whose output topic does not exist (yet): it must not be auto-created, and its records fail
+after a second instead of waiting for the topic."""
+
+
 # --- driving the program from a test ---------------------------------------------------------------------------------
 def free_port() -> int:
     with socket.socket() as s:
@@ -273,6 +282,19 @@ class RoleProcess:
     def __exit__(self, *_: object) -> None:
         if self.running:
             self.kill()
+
+
+def events(role: RoleProcess, name: str) -> list[dict[str, Any]]:
+    """The log lines of ``role`` whose event is ``name``."""
+    return [e for e in role.log() if e["event"] == name]
+
+
+def outputs_once(seen: list[Any], records: list[tuple[bytes, bytes]]) -> None:
+    """The transform kind's outputs ``seen`` hold each input's output (``out:<value>``) exactly once."""
+    values = Counter(m.value() for m in seen)
+    doubled = {v: n for v, n in values.items() if n > 1}
+    assert not doubled, f"{len(doubled)} outputs written more than once, e.g. {sorted(doubled)[:3]}"
+    assert set(values) == {b"out:" + v for _, v in records}, "every input's output, nothing else"
 
 
 def produce(bootstrap: str, topic: str, records: Iterable[tuple[bytes | None, bytes]]) -> int:

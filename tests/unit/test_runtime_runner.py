@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from confluent_kafka import KafkaError, TopicPartition
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from pareis.config import KafkaSettings, RuntimeSettings, Settings, Topics
 from pareis.errors import DecodeError
@@ -175,8 +175,13 @@ def handle(batch: Sequence[Message[bytes]]) -> list[OutRecord]:
 
 @pytest.mark.parametrize("commit_async", [False, True])
 @pytest.mark.parametrize("failing", [0, 2])
+@pytest.mark.parametrize(
+    "cadence",
+    [(4, 600_000), (100, 200)],
+    ids=["commit-after-a-batch", "commit-when-idle"],  # the second: the commit is due with no batch in hand
+)
 def test_nothing_is_committed_past_a_dead_letter_until_it_is_delivered(
-    monkeypatch: pytest.MonkeyPatch, failing: int, commit_async: bool
+    monkeypatch: pytest.MonkeyPatch, failing: int, commit_async: bool, cadence: tuple[int, int]
 ) -> None:
     log = Log([b"poison-0", b"good-1", b"good-2", b"good-3"], failing_dlq_deliveries=failing)
     monkeypatch.setattr(
@@ -186,8 +191,9 @@ def test_nothing_is_committed_past_a_dead_letter_until_it_is_delivered(
     monkeypatch.setattr(runner_module.clients, "wait_for_brokers", lambda *args, **kwargs: None)
     settings = Settings(
         kafka=KafkaSettings(topics=Topics(dlq=DLQ)),
-        runtime=RuntimeSettings(batch_size=2, batch_timeout_s=0.01, commit_every=4, commit_interval_ms=600_000,
-                                backoff_initial_s=0.01, backoff_max_s=0.02, roles={}, commit_async=commit_async),
+        runtime=RuntimeSettings(batch_size=2, batch_timeout_s=0.01, commit_every=cadence[0],
+                                commit_interval_ms=cadence[1], backoff_initial_s=0.01, backoff_max_s=0.02, roles={},
+                                commit_async=commit_async),
     )  # fmt: skip
     role = Role("test", (TOPIC,), "g", Delivery.AT_LEAST_ONCE, lambda: Pipeline(decode, handle), (OUT, DLQ))
     stop = threading.Event()
@@ -208,4 +214,160 @@ def test_nothing_is_committed_past_a_dead_letter_until_it_is_delivered(
     if failing:
         assert log.seeks.count(0) >= failing, "each failed delivery rewound to the committed offset"
     else:
-        assert log.seeks == [] and [offset for offset, _ in log.commits] == [4]
+        assert log.seeks == [] and [offset for offset, _ in log.commits][-1] == 4
+
+
+class TransactionalProducer(Producer):
+    """A transactional producer whose records become visible only when their transaction commits; its first
+    ``failing`` produce calls are refused with ``_STATE``, as librdkafka refuses them once the open transaction
+    failed (its records timed out while the process was paused past ``transaction.timeout.ms``) until it is
+    aborted."""
+
+    def __init__(self, log: Log, failing: int) -> None:
+        super().__init__(log)
+        self.failing = failing
+        self.open: list[tuple[str, bytes]] | None = None
+        self.broken = False
+        self.aborts = 0
+        self.offsets: list[TopicPartition] = []
+
+    def init_transactions(self, timeout: float) -> None:
+        return None
+
+    def begin_transaction(self) -> None:
+        assert self.open is None, "a transaction begun inside another"
+        self.open = []
+
+    def produce(self, topic: str, value: bytes, key: bytes, headers: Any, on_delivery: Callable[..., None]) -> None:
+        assert self.open is not None, "produce outside a transaction"
+        if self.broken or self.failing > 0:
+            if not self.broken:
+                self.failing -= 1
+                self.broken = True
+            raise KafkaException(KafkaError(KafkaError._STATE, "Unable to produce message: Local: Erroneous state"))
+        self.open.append((topic, value))
+
+    def send_offsets_to_transaction(self, offsets: list[TopicPartition], metadata: Any, timeout: float) -> None:
+        self.offsets = offsets
+
+    def commit_transaction(self, timeout: float) -> None:
+        assert self.open is not None and not self.broken
+        with self.log.lock:
+            self.log.delivered.extend(self.open)
+            self.log.committed = self.offsets[0].offset
+            self.log.commits.append((self.log.committed, list(self.log.delivered)))
+        self.open = None
+
+    def abort_transaction(self, timeout: float) -> None:
+        self.open, self.broken = None, False
+        self.aborts += 1
+
+    def flush(self, timeout: float) -> int:
+        return 0
+
+
+class TransactionalConsumer(Consumer):
+    def consumer_group_metadata(self) -> object:
+        return object()
+
+
+def test_a_transaction_that_failed_while_paused_is_aborted_and_redone_not_fatal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Point 16, the lost-partition path: after a pause past ``transaction.timeout.ms`` the producer refuses the
+    next record (``_STATE``) until the transaction is aborted. That is an abort and a rewind, not a crash."""
+    log = Log([f"good-{i}".encode() for i in range(6)], failing_dlq_deliveries=0)
+    producer = TransactionalProducer(log, failing=1)
+    monkeypatch.setattr(
+        runner_module.clients, "new_consumer", lambda config, on_error, on_commit: TransactionalConsumer(log, on_commit)
+    )
+    monkeypatch.setattr(runner_module.clients, "new_producer", lambda config, on_error: producer)
+    monkeypatch.setattr(runner_module.clients, "wait_for_brokers", lambda *args, **kwargs: None)
+    settings = Settings(
+        kafka=KafkaSettings(topics=Topics(dlq=DLQ)),
+        runtime=RuntimeSettings(batch_size=2, batch_timeout_s=0.01, commit_every=2, commit_interval_ms=600_000,
+                                backoff_initial_s=0.01, backoff_max_s=0.02, roles={}),
+    )  # fmt: skip
+    role = Role("test", (TOPIC,), "g", Delivery.EXACTLY_ONCE, lambda: Pipeline(decode, handle), (OUT, DLQ))
+    stop = threading.Event()
+    runner = RoleRunner(role, settings, metrics=RuntimeMetrics(), health=Health(), stop=stop)
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            runner.run()
+        except BaseException as exc:
+            failure.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    try:
+        wait_until(lambda: log.committed == 6 or failure, 30, "every offset committed")
+    finally:
+        stop.set()
+        thread.join(30)
+    assert not failure, f"the role stopped: {failure[0]!r}"
+    assert producer.aborts >= 1 and 0 in log.seeks, "the failed transaction was aborted and its input rewound"
+    assert sorted(v for t, v in log.delivered if t == OUT) == [f"good-{i}".encode() for i in range(6)]
+
+
+class FencedOnce(TransactionalProducer):
+    """Its first commit is refused as fenced (the coordinator aborted the transaction: it was open past
+    ``transaction.timeout.ms`` while the process was paused); every call after that too, as librdkafka's
+    producer is unusable once fenced."""
+
+    def __init__(self, log: Log) -> None:
+        super().__init__(log, failing=0)
+        self.fenced = False
+
+    def commit_transaction(self, timeout: float) -> None:
+        self.fenced = True
+        raise KafkaException(KafkaError(KafkaError._FENCED, "fenced by a newer instance", fatal=True))
+
+    def abort_transaction(self, timeout: float) -> None:
+        if self.fenced:
+            raise KafkaException(KafkaError(KafkaError._FENCED, "fenced by a newer instance", fatal=True))
+        super().abort_transaction(timeout)
+
+
+def test_a_fenced_producer_is_replaced_and_the_uncommitted_input_redone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Point 16: a member paused past ``transaction.timeout.ms`` wakes up fenced. An exactly-once role starts a new
+    producer (as Kafka Streams does), rewinds to the committed offsets and goes on, instead of stopping."""
+    log = Log([f"good-{i}".encode() for i in range(6)], failing_dlq_deliveries=0)
+    producers: list[TransactionalProducer] = []
+
+    def new_producer(config: Any, on_error: Any) -> TransactionalProducer:
+        producers.append(FencedOnce(log) if not producers else TransactionalProducer(log, failing=0))
+        return producers[-1]
+
+    monkeypatch.setattr(
+        runner_module.clients, "new_consumer", lambda config, on_error, on_commit: TransactionalConsumer(log, on_commit)
+    )
+    monkeypatch.setattr(runner_module.clients, "new_producer", new_producer)
+    monkeypatch.setattr(runner_module.clients, "wait_for_brokers", lambda *args, **kwargs: None)
+    settings = Settings(
+        kafka=KafkaSettings(topics=Topics(dlq=DLQ)),
+        runtime=RuntimeSettings(batch_size=2, batch_timeout_s=0.01, commit_every=2, commit_interval_ms=600_000,
+                                backoff_initial_s=0.01, backoff_max_s=0.02, roles={}),
+    )  # fmt: skip
+    role = Role("test", (TOPIC,), "g", Delivery.EXACTLY_ONCE, lambda: Pipeline(decode, handle), (OUT, DLQ))
+    stop = threading.Event()
+    runner = RoleRunner(role, settings, metrics=RuntimeMetrics(), health=Health(), stop=stop)
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            runner.run()
+        except BaseException as exc:
+            failure.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    try:
+        wait_until(lambda: log.committed == 6 or failure, 30, "every offset committed")
+    finally:
+        stop.set()
+        thread.join(30)
+    assert not failure, f"the role stopped: {failure[0]!r}"
+    assert len(producers) == 2 and 0 in log.seeks, "a new producer, and the input redone from the committed offset"
+    assert sorted(v for t, v in log.delivered if t == OUT) == [f"good-{i}".encode() for i in range(6)]
