@@ -13,6 +13,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pareis.store.exposure import ExposureIndex
     from pareis.store.incidents import IncidentStore
     from pareis.store.lineage import LineageStore
     from pareis.store.runs import RunHistory
@@ -39,7 +40,9 @@ class Sources:
     ``lineage`` is the lineage index (the core's :class:`~pareis.core.graph.LineageView` plus enumeration),
     ``runs`` the assertion run history, ``incidents`` the live incident state the incidents role keeps (None when
     opened from files: incidents are then derived from the runs alone), ``origin`` what the sources were opened
-    from (for headers and provenance). Use as a context manager, or call :meth:`close`.
+    from (for headers and provenance), ``exposure`` the exposure index the running service keeps (None: protect and
+    the gate walk the lineage instead; :mod:`pareis.answers.exposure`). Use as a context manager, or call
+    :meth:`close`.
     """
 
     lineage: LineageStore
@@ -47,6 +50,7 @@ class Sources:
     incidents: IncidentStore | None = None
     origin: str = "memory"
     _close: Callable[[], None] = field(default=_nothing, repr=False, compare=False)
+    exposure: ExposureIndex | None = None
 
     def close(self) -> None:
         """Let go of connections (idempotent)."""

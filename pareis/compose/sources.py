@@ -39,8 +39,10 @@ def open_sources(
 
 
 def redis_sources(url: str) -> Sources:
-    """The live index, run history and incident state in Redis at ``url`` (default prefixes); lazy."""
+    """The live index, run history, incident state and exposure index in Redis at ``url`` (default prefixes);
+    lazy."""
     from pareis.compose.ports import redis_client
+    from pareis.store.exposure_redis import RedisExposureIndex
     from pareis.store.incidents_redis import RedisIncidentStore
     from pareis.store.lineage_redis import RedisLineageStore
     from pareis.store.runs_redis import RedisRunHistory
@@ -55,6 +57,7 @@ def redis_sources(url: str) -> Sources:
         RedisIncidentStore(client),
         origin=redacted(url),
         _close=client.close,
+        exposure=RedisExposureIndex(client),
     )
 
 
