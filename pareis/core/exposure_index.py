@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pareis.core import catalog
 from pareis.core.blast import blast_radius
@@ -62,12 +62,14 @@ EXPOSURE_ASPECTS = frozenset(
         "mlFeatureProperties",
         "mlPrimaryKeyProperties",
         "mlModelProperties",
+        "versionProperties",
         "dataProcessInstanceInput",
         "dataProcessInstanceOutput",
         "status",
     }
 )
-"""The aspects whose change can change an exposure (the edges the snapshot reads, and soft deletion)."""
+"""The aspects whose change can change an exposure (the edges the snapshot reads, the models' groups, and soft
+deletion)."""
 
 FEATURE_ASPECTS = ("mlFeatureProperties", "mlPrimaryKeyProperties")
 """The aspects whose entities can be the target of a ``feature_source`` edge (the snapshot's enumeration)."""
@@ -91,24 +93,29 @@ def column_of(dataset: str, key: str) -> str:
 
 @dataclass(frozen=True)
 class DatasetExposure:
-    """The exposure of the columns of one dataset: column key (:func:`column_key`) → (features, models), sorted."""
+    """The exposure of the columns of one dataset: column key (:func:`column_key`) → (features, models), sorted;
+    and the group of each of those models (:attr:`pareis.core.catalog.ModelInfo.group`, None: none), which gap
+    ranking needs (distinct groups downstream)."""
 
     dataset: str
     columns: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]]
+    groups: Mapping[str, str | None] = field(default_factory=dict)
 
     def of(self, column: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return self.columns.get(column_key(self.dataset, column), (EMPTY, EMPTY))
 
 
 def encode(entry: DatasetExposure) -> str:
-    """Compact canonical JSON: ``{"f": [feature…], "m": [model…], "c": [[key, [f index…], [m index…]], …]}``,
-    URNs listed once each in sorted order, columns sorted by key."""
+    """Compact canonical JSON: ``{"f": [feature…], "m": [model…], "g": [group of each model…], "c": [[key,
+    [f index…], [m index…]], …]}``, URNs listed once each in sorted order, columns sorted by key."""
     features = sorted({f for fs, _ in entry.columns.values() for f in fs})
     models = sorted({m for _, ms in entry.columns.values() for m in ms})
     fi = {f: i for i, f in enumerate(features)}
     mi = {m: i for i, m in enumerate(models)}
     cols = [[k, [fi[f] for f in fs], [mi[m] for m in ms]] for k, (fs, ms) in sorted(entry.columns.items())]
-    return json.dumps({"f": features, "m": models, "c": cols}, separators=(",", ":"), ensure_ascii=False)
+    groups = [entry.groups.get(m) for m in models]
+    data = {"f": features, "m": models, "g": groups, "c": cols}
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
 
 
 def decode(dataset: str, text: str | bytes) -> DatasetExposure:
@@ -117,9 +124,10 @@ def decode(dataset: str, text: str | bytes) -> DatasetExposure:
         data = json.loads(text)
         features, models = data["f"], data["m"]
         columns = {str(k): (tuple(features[i] for i in fs), tuple(models[i] for i in ms)) for k, fs, ms in data["c"]}
+        groups = dict(zip(models, data["g"], strict=True))
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise ValueError(f"malformed exposure entry for {dataset}: {exc!r}") from exc
-    return DatasetExposure(dataset, columns)
+    return DatasetExposure(dataset, columns, groups)
 
 
 def exposure_of(entries: Mapping[str, DatasetExposure], columns: Iterable[str]) -> Exposure:
@@ -127,12 +135,17 @@ def exposure_of(entries: Mapping[str, DatasetExposure], columns: Iterable[str]) 
     (a dataset without an entry: nothing downstream of its columns)."""
     feats: dict[str, tuple[str, ...]] = {}
     mods: dict[str, tuple[str, ...]] = {}
+    groups: dict[str, str | None] = {}
     for c in sorted(set(columns)):
         entry = entries.get(parent_of(c))
         fs, ms = entry.of(c) if entry is not None else (EMPTY, EMPTY)
         feats[c] = fs
         mods[c] = ms
-    return Exposure(feats, mods)
+        if ms and entry is not None:
+            for m in ms:
+                if m in entry.groups:  # else the caller reads it
+                    groups[m] = entry.groups[m]
+    return Exposure(feats, mods, groups)
 
 
 @dataclass(frozen=True)
@@ -272,7 +285,13 @@ def snapshot(
         ms = set(ts).union(*(consumers[f] for f in fs))
         d = parent_of(c)
         grouped.setdefault(d, {})[column_key(d, c)] = (tuple(sorted(fs)), tuple(sorted(ms)))
-    return {d: DatasetExposure(d, cols) for d, cols in sorted(grouped.items())}
+    every = sorted({m for cols in grouped.values() for _, ms in cols.values() for m in ms})
+    group_of = {m: info.group for m, info in catalog.models(memo, every).items()}
+    out = {}
+    for d, cols in sorted(grouped.items()):
+        mine = {m for _, ms in cols.values() for m in ms}
+        out[d] = DatasetExposure(d, cols, {m: group_of[m] for m in sorted(mine)})
+    return out
 
 
 def enumerate_inputs(entities: Callable[[str], Iterable[str]]) -> dict[str, list[str]]:

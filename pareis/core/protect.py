@@ -134,7 +134,9 @@ def survey(
             eligible |= feeding
         gap_paths[key] = frozenset(eligible & feeding)
     model_set = sorted(set(union({c: frozenset(ms) for c, ms in exp.models.items()})) | set(targets))
-    groups = {m: i.group for m, i in catalog.models(memo, model_set).items()}
+    known = exp.groups or {}
+    groups = {m: known[m] for m in model_set if m in known}
+    groups.update((m, i.group) for m, i in catalog.models(memo, [m for m in model_set if m not in known]).items())
     nodes = {m: classes[class_of[m]].node for m in members}
     facts: dict[str, ColumnFacts] = {}
     for key, cls in classes.items():

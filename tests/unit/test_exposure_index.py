@@ -31,11 +31,10 @@ from pareis.core.exposure_index import (
 )
 from pareis.core.graph import Memo
 from pareis.core.runs import AssertionRun, ResultType
-from pareis.datahub.translate import lineage_update
 from pareis.lineage_loader import load_files
 from pareis.roles.exposure import ExposureMaintainer, rebuild
 from pareis.store.exposure import MemoryExposureIndex
-from pareis.store.lineage import LineageStore, Stamp
+from pareis.store.lineage import LineageUpdate
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.runs_memory import MemoryRunHistory
 from tests.unit.test_blast import ASSERTION, Graph, c, ds, feat, model
@@ -213,12 +212,6 @@ def test_nothing_published_yet_walks() -> None:
     assert answer.to_json() == protect(Sources(store, runs), at_ms=10_000, model=model("m")).to_json()
 
 
-def put(store: LineageStore, entity: str, aspect: str, value: dict[str, Any], version: int = 1) -> Any:
-    update = lineage_update(entity, aspect, "UPSERT", value, Stamp(version, 0))
-    assert update is not None
-    return update
-
-
 def test_the_lineage_role_advances_the_generation_on_exposure_aspects_only() -> None:
     import orjson
 
@@ -287,7 +280,33 @@ def test_a_reader_says_which_snapshot_it_read_and_how_old() -> None:
 
 def test_an_entry_round_trips_with_any_column_spelling() -> None:
     odd = "urn:li:schemaField:(urn:li:dataset:(urn:li:dataPlatform:x,y,PROD),[version=2.0].a)"
-    entry = DatasetExposure(ds("a"), {"x%2Cy": ((feat("f"),), ()), "\x00" + odd: ((), (model("m"),))})
+    entry = DatasetExposure(
+        ds("a"), {"x%2Cy": ((feat("f"),), ()), "\x00" + odd: ((), (model("m"),))}, {model("m"): "urn:li:mlModelGroup:g"}
+    )
     assert decode(ds("a"), encode(entry)) == entry
     with pytest.raises(ValueError, match="malformed exposure entry"):
         decode(ds("a"), '{"f": []}')
+
+
+@pytest.mark.integration
+def test_on_redis_the_maintainer_publishes_and_protect_reads_the_same(redis_client: Any) -> None:
+    from pareis.store.exposure_redis import RedisExposureIndex
+    from pareis.store.lineage_redis import RedisLineageStore
+    from pareis.store.runs_redis import RedisRunHistory
+
+    memory, runs = incident_graph()
+    store, history = RedisLineageStore(redis_client), RedisRunHistory(redis_client)
+    for aspect in ("schemaMetadata", "upstreamLineage", "mlFeatureProperties", "mlModelProperties", "assertionInfo"):
+        for entity in memory.entities(aspect):
+            record = memory.record(entity, aspect)
+            assert record is not None
+            store.apply([LineageUpdate(entity, aspect, record.stamp, record.facts)])
+    for r in runs.runs(ASSERTION):
+        history.record(r)
+    index = RedisExposureIndex(redis_client)
+    maintainer = ExposureMaintainer(store, index, history)
+    assert maintainer.step(0) is not None
+    on_redis = Sources(store, history, exposure=index)
+    answer = protect(on_redis, at_ms=10_000, model=model("m"))
+    assert answer.exposure is not None
+    assert answer.to_json() == protect(Sources(memory, runs), at_ms=10_000, model=model("m"), use_index=False).to_json()

@@ -12,6 +12,7 @@ D1 = "urn:li:dataset:(urn:li:dataPlatform:postgres,a.b,PROD)"
 D2 = "urn:li:dataset:(urn:li:dataPlatform:postgres,a.c,PROD)"
 F1, F2 = "urn:li:mlFeature:(t,f1)", "urn:li:mlFeature:(t,f2)"
 M1 = "urn:li:mlModel:(urn:li:dataPlatform:mlflow,m1,PROD)"
+G1 = "urn:li:mlModelGroup:(urn:li:dataPlatform:mlflow,g1,PROD)"
 ODD = "urn:li:schemaField:(urn:li:dataset:(urn:li:dataPlatform:x,odd,PROD),[version=2.0].x)"
 
 
@@ -28,8 +29,8 @@ def index(request: pytest.FixtureRequest) -> ExposureIndex:
 
 def entries(*features: str) -> dict[str, DatasetExposure]:
     return {
-        D1: DatasetExposure(D1, {"a": (tuple(sorted(features)), (M1,)), "b%2Cc": ((F1,), ())}),
-        D2: DatasetExposure(D2, {"x": ((), (M1,))}),
+        D1: DatasetExposure(D1, {"a": (tuple(sorted(features)), (M1,)), "b%2Cc": ((F1,), ())}, {M1: G1}),
+        D2: DatasetExposure(D2, {"x": ((), (M1,))}, {M1: None}),
     }
 
 
