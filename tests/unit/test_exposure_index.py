@@ -310,3 +310,43 @@ def test_on_redis_the_maintainer_publishes_and_protect_reads_the_same(redis_clie
     answer = protect(on_redis, at_ms=10_000, model=model("m"))
     assert answer.exposure is not None
     assert answer.to_json() == protect(Sources(memory, runs), at_ms=10_000, model=model("m"), use_index=False).to_json()
+
+
+def test_the_lineage_pipeline_over_given_ports_counts_into_their_exposure_index_and_starts_no_thread() -> None:
+    import threading
+
+    from pareis.compose.ports import Ports
+    from pareis.compose.roles import lineage_pipeline
+    from pareis.config import Settings
+
+    ports = Ports.in_memory()
+    before = {t.name for t in threading.enumerate()}
+    pipeline = lineage_pipeline(Settings(), ports)
+    pipeline.start()
+    assert getattr(pipeline.handle, "exposure", None) is ports.exposure
+    assert "exposure-maintainer" not in {t.name for t in threading.enumerate()} - before
+    pipeline.close()
+
+
+def test_the_maintainer_thread_publishes_and_stops() -> None:
+    import threading
+
+    from pareis.roles.exposure import MaintainerThread
+
+    store, runs = incident_graph()
+    index = MemoryExposureIndex()
+    done = threading.Event()
+
+    class Signalling(ExposureMaintainer):
+        def step(self, now_ms: int) -> Any:
+            made = super().step(now_ms)
+            if index.current() is not None:
+                done.set()
+            return made
+
+    thread = MaintainerThread(Signalling(store, index, runs), tick_s=0.01)
+    thread.start()
+    assert done.wait(10)
+    thread.stop()
+    assert index.current() is not None
+    assert "exposure-maintainer" not in {t.name for t in threading.enumerate()}
