@@ -17,9 +17,14 @@ on day 2 and pass again on day 3 (healed incidents the gate must find and analys
 and on each small-class gated model, one source column's assertion fails on day 4 and heals on day 5 (an incident
 that reaches it: its blast radius is computed in every gate call). The gate is asked at the end of the last day.
 
+**Exposure index**: after the build, :func:`pareis.roles.exposure.rebuild` over each store into its own exposure
+index (memory; Redis under ``bench:gate:exposure:``), as the lineage role's maintainer keeps it.
+
 **Measured**: wall time of one ``gate(sources, model=…)`` (a fresh :class:`~pareis.core.graph.Memo` each call:
 nothing is cached between calls), alternating which store goes first; both answers are checked equal. Reliability
-is the gate's default score. ``gc.freeze()`` after the build.
+is the gate's default score (check 9), read through the exposure index; on the first ``--walk-reps`` calls of the
+first ``--walk-models`` models of each class also the old path (``use_index=False``: the downstream walk), the
+baseline, checked equal. ``gc.freeze()`` after the build.
 """
 
 from __future__ import annotations
@@ -49,7 +54,10 @@ from pareis.config import DatahubSettings
 from pareis.core.runs import AssertionRun, ResultType
 from pareis.datahub.changelog import ChangeLog
 from pareis.model.records import Message
+from pareis.roles.exposure import rebuild
 from pareis.roles.lineage import LineageHandler
+from pareis.store.exposure import MemoryExposureIndex
+from pareis.store.exposure_redis import RedisExposureIndex
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.lineage_redis import RedisLineageStore
 from pareis.store.runs_memory import MemoryRunHistory
@@ -57,6 +65,7 @@ from pareis.store.runs_redis import RedisRunHistory
 
 LINEAGE_PREFIX = "bench:lineage:"
 RUNS_PREFIX = "bench:gate:runs:"
+EXPOSURE_PREFIX = "bench:gate:exposure:"
 FEATURES = 20
 DAY = 86_400_000
 BACKGROUND_EVERY = 50
@@ -168,9 +177,9 @@ def messages(entries: list[tuple[str, str, str, dict[str, Any]]]) -> Iterator[li
         yield batch
 
 
-def timed(sources: Sources, model: str, at_ms: int) -> tuple[float, GateAnswer]:
+def timed(sources: Sources, model: str, at_ms: int, use_index: bool = True) -> tuple[float, GateAnswer]:
     started = time.perf_counter()
-    answer = gate(sources, model=model, at_ms=at_ms)
+    answer = gate(sources, model=model, at_ms=at_ms, use_index=use_index)
     return time.perf_counter() - started, answer
 
 
@@ -178,7 +187,7 @@ def dedicated(url: str) -> redis.Redis:
     """A client on ``url``'s database, flushed — only if it holds nothing but this benchmark's keys."""
     client = redis.Redis.from_url(url, socket_timeout=120)
     for key in client.scan_iter(count=1000):
-        if not key.startswith((LINEAGE_PREFIX.encode(), RUNS_PREFIX.encode())):
+        if not key.startswith((LINEAGE_PREFIX.encode(), RUNS_PREFIX.encode(), EXPOSURE_PREFIX.encode())):
             raise SystemExit(f"{url} holds keys this benchmark did not write (e.g. {key!r}); pick another database")
     client.flushdb()
     return client
@@ -194,6 +203,8 @@ def main() -> None:
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/9", help="a database for this benchmark only")
     parser.add_argument("--models", type=int, default=5, help="gated 20-feature models per tree class")
     parser.add_argument("--reps", type=int, default=10, help="gate calls per model and store")
+    parser.add_argument("--walk-reps", type=int, default=1, help="of them, calls that also run the old path")
+    parser.add_argument("--walk-models", type=int, default=2, help="models per class that run the old path")
     parser.add_argument("--days", type=int, default=7)
     parser.add_argument("--incidents", type=int, default=20, help="healed background incidents in small trees")
     parser.add_argument("--seed", type=int, default=11)
@@ -224,21 +235,37 @@ def main() -> None:
         print(f"  runs recorded in Redis in {time.perf_counter() - pipe_started:.1f} s", file=sys.stderr)
         gc.collect()
         gc.freeze()
-        sources = {"memory": Sources(memory, mem_runs), "redis": Sources(store, redis_runs)}
+        mem_index, redis_index = MemoryExposureIndex(), RedisExposureIndex(client, prefix=EXPOSURE_PREFIX)
+        started = time.perf_counter()
+        rebuild(memory, mem_index, mem_runs, T0)
+        rebuilt = {"memory": time.perf_counter() - started}
+        started = time.perf_counter()
+        rebuild(store, redis_index, redis_runs, T0)
+        rebuilt["redis"] = time.perf_counter() - started
+        print(f"  exposure index rebuilt in {rebuilt['memory']:.1f} s / {rebuilt['redis']:.1f} s", file=sys.stderr)
+        sources = {
+            "memory": Sources(memory, mem_runs, exposure=mem_index),
+            "redis": Sources(store, redis_runs, exposure=redis_index),
+        }
         at_ms = T0 + args.days * DAY
         rows = []
         for cls in ("small", "medium", "large"):
-            times: dict[str, list[float]] = {"memory": [], "redis": []}
+            times: dict[str, list[float]] = {"memory": [], "redis": [], "memory walk": [], "redis walk": []}
             shapes = []
-            for g in (g for g in more.gated if g.cls == cls):
+            for n, g in enumerate(g for g in more.gated if g.cls == cls):
                 for i in range(args.reps):
                     order = ["memory", "redis"] if i % 2 == 0 else ["redis", "memory"]
                     answers = {}
-                    for label in order:
-                        seconds, answers[label] = timed(sources[label], g.model, at_ms)
-                        times[label].append(seconds)
-                    assert answers["memory"].to_json() == answers["redis"].to_json(), f"stores disagree on {g.model}"
+                    walks = (True, False) if i < args.walk_reps and n < args.walk_models else (True,)
+                    for use_index in walks:
+                        for label in order:
+                            name = label if use_index else f"{label} walk"
+                            seconds, answers[name] = timed(sources[label], g.model, at_ms, use_index)
+                            times[name].append(seconds)
+                    first = answers["memory"].to_json()
+                    assert all(a.to_json() == first for a in answers.values()), f"disagree on {g.model}"
                 shapes.append(answers["memory"])
+                print(f"  {cls} {n}: {ms(times['memory'][-1])} / {ms(times['redis'][-1])} ms", file=sys.stderr)
             tree = next(g.tree_size for g in more.gated if g.cls == cls)
             decisions = "/".join(sorted({a.decision for a in shapes}))
             incidents = max(len(a.result.incidents) for a in shapes)
@@ -253,6 +280,12 @@ def main() -> None:
         "memory p50 ms | memory p99 ms | Redis p50 ms | Redis p99 ms | Redis/memory p50 | Redis/memory p99 |",
         "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
+    walked = [
+        "",
+        "| the old path (downstream walk for check 9), same run | tree | calls per store | memory p50 ms "
+        "| Redis p50 ms | Redis p99 ms | index vs walk, Redis p50 |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
     for cls, tree, models, times, decisions, incidents in rows:
         m50, m99 = percentile(times["memory"], 0.5), percentile(times["memory"], 0.99)
         r50, r99 = percentile(times["redis"], 0.5), percentile(times["redis"], 0.99)
@@ -260,7 +293,20 @@ def main() -> None:
             f"| {cls} | {tree:,} datasets | {models} | {len(times['redis'])} | {decisions} | {incidents} | {ms(m50)} "
             f"| {ms(m99)} | {ms(r50)} | {ms(r99)} | {r50 / m50:.2f}× | {r99 / m99:.2f}× |"
         )
-    text = "\n".join(lines)
+        if times["redis walk"]:
+            w50, wr50 = percentile(times["memory walk"], 0.5), percentile(times["redis walk"], 0.5)
+            wr99 = percentile(times["redis walk"], 0.99)
+            walked.append(
+                f"| {cls} | {tree:,} datasets | {len(times['redis walk'])} | {ms(w50)} | {ms(wr50)} | {ms(wr99)} "
+                f"| {wr50 / r50:,.1f}× faster |"
+            )
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    walked.append("")
+    walked.append(
+        f"Exposure index rebuild (snapshot + past incidents): {rebuilt['memory']:.1f} s over the in-memory store, "
+        f"{rebuilt['redis']:.1f} s over Redis into Redis; load average at the end {load}."
+    )
+    text = "\n".join(lines + walked)
     print(text)
     wall = time.perf_counter() - began
     print(f"build: {built.aspects:,} aspects; whole run {wall / 60:.1f} min; {machine}", file=sys.stderr)
@@ -280,6 +326,7 @@ def write_results(text: str, args: argparse.Namespace, p: Plan, more: Extra, mac
         "reaching each small-class model). See the docstring of `bench/gate.py` for the method.\n\n"
         f"{text}\n\n"
         f"- Command: `.venv/bin/python bench/gate.py --scale {args.scale} --models {args.models} --reps {args.reps} "
+        f"--walk-reps {args.walk_reps} --walk-models {args.walk_models} "
         f"--days {args.days} --incidents {args.incidents} --seed {args.seed} --write-results`\n"
         f"- Machine: {machine} (shared with other work while it ran); the whole run took {wall_s / 60:.1f} min\n"
         "- Goal: Redis p99 within 3× of in-memory and under 250 ms for a model with 20 features.\n"

@@ -10,13 +10,19 @@ SUCCESS run a day for 7 days, and one assertion of one dataset of the largest tr
 incident, so gaps can match a past incident). Runs go into both run histories (memory and Redis). ``gc.freeze()``
 after the build, as in ``bench/blast.py``.
 
+**Exposure index** (:mod:`pareis.store.exposure`): after the build, the maintainer's recomputation
+(:func:`pareis.roles.exposure.rebuild`: the snapshot of every column's downstream features and models, and the
+affected columns of every past incident) over each store into its own index (memory; Redis under
+``bench:exposure:``), timed: what a lineage change costs the running service.
+
 **Measured**, in one run:
 
 1. one model — :func:`pareis.answers.reliability.protect` ``--model`` for random model versions, the same model on
-   both stores (alternating which goes first); every answer checked equal on both; p50/p99 per store and the
-   Redis/memory ratio (the baseline);
+   both stores (alternating which goes first), read from the exposure index; on the first ``--walk-reps`` of them
+   also the old path (``use_index=False``: the downstream walk and the analysed incident list), the baseline; every
+   answer checked equal on both stores and both paths; p50/p99 per store and path, and the ratios;
 2. the whole graph in memory — protect with no ``--model``: every model's and upstream dataset's score and every gap
-   ranked (once; the figure is its wall time);
+   ranked (once; the figure is its wall time), from the index, and (unless ``--no-whole-walk``) by the walk;
 3. score write volume — the incidents role's score publisher (:class:`pareis.roles.scores.ScorePublisher`) on a
    burst of 1,000 runs of one dataset's assertions, in batches of 100, and ``pareis demo``'s recorded timeline
    through every role: writes per run, and against the baseline of one write per run per entity.
@@ -46,8 +52,11 @@ from pareis.answers.sources import Sources
 from pareis.core.runs import AssertionRun, ResultType
 from pareis.datahub.translate import lineage_update
 from pareis.model.records import Message
+from pareis.roles.exposure import rebuild
 from pareis.roles.messages import RunSignal
 from pareis.roles.scores import ScorePublisher
+from pareis.store.exposure import MemoryExposureIndex
+from pareis.store.exposure_redis import RedisExposureIndex
 from pareis.store.lineage import LineageStore, Stamp
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.lineage_redis import RedisLineageStore
@@ -58,6 +67,7 @@ from pareis.store.scores import MemoryScoreLedger
 
 DAY = 86_400_000
 RUNS_PREFIX = "bench:runs:"
+EXPOSURE_PREFIX = "bench:exposure:"
 
 
 def assertion(k: int, j: int) -> str:
@@ -94,9 +104,11 @@ def percentile(values: list[float], q: float) -> float:
     return blast.percentile(values, q)
 
 
-def one_model(p: blast.Plan, memory: Sources, on_redis: Sources, reps: int, seed: int, at_ms: int) -> dict[str, Any]:
+def one_model(
+    p: blast.Plan, memory: Sources, on_redis: Sources, reps: int, walk_reps: int, seed: int, at_ms: int
+) -> dict[str, Any]:
     rng = random.Random(seed)
-    times: dict[str, list[float]] = {"memory": [], "redis": []}
+    times: dict[str, list[float]] = {"memory": [], "redis": [], "memory walk": [], "redis walk": []}
     gaps: list[int] = []
     for i in range(reps):
         m = blast.model(rng.randrange(p.models))
@@ -104,19 +116,30 @@ def one_model(p: blast.Plan, memory: Sources, on_redis: Sources, reps: int, seed
         if i % 2:
             order.reverse()
         answers = {}
-        for label, sources in order:
-            started = time.perf_counter()
-            answers[label] = protect(sources, at_ms=at_ms, model=m).to_json()
-            times[label].append(time.perf_counter() - started)
-        assert answers["memory"] == answers["redis"], f"stores disagree on {m}"
-        gaps.append(len(answers["memory"]["gaps"]))
+        for walk in (False, True) if i < walk_reps else (False,):
+            for label, sources in order:
+                name = f"{label} walk" if walk else label
+                started = time.perf_counter()
+                answers[name] = protect(sources, at_ms=at_ms, model=m, use_index=not walk).to_json()
+                times[name].append(time.perf_counter() - started)
+                print(f"  {m[-24:]} {name}: {times[name][-1]:.3f} s", file=sys.stderr)
+        first = answers["memory"]
+        assert all(a == first for a in answers.values()), f"stores or paths disagree on {m}"
+        gaps.append(len(first["gaps"]))
     return {"times": times, "gaps": gaps}
 
 
-def whole_graph(memory: Sources, at_ms: int) -> tuple[float, dict[str, Any]]:
+def whole_graph(memory: Sources, at_ms: int, walk: bool) -> tuple[float, float | None, dict[str, Any]]:
     started = time.perf_counter()
     answer = protect(memory, at_ms=at_ms).to_json()
-    return time.perf_counter() - started, answer
+    indexed = time.perf_counter() - started
+    if not walk:
+        return indexed, None, answer
+    started = time.perf_counter()
+    walked = protect(memory, at_ms=at_ms, use_index=False).to_json()
+    walk_s = time.perf_counter() - started
+    assert walked == answer, "the whole-graph answer differs between the index and the walk"
+    return indexed, walk_s, answer
 
 
 def burst(p: blast.Plan, lineage: MemoryLineageStore, at_ms: int) -> dict[str, int]:
@@ -168,32 +191,64 @@ def ms(seconds: float) -> str:
     return f"{seconds * 1000:,.1f}"
 
 
-def report(p: blast.Plan, args: argparse.Namespace, r: dict[str, Any], whole_s: float, whole: dict[str, Any],
-           volume: dict[str, int], demo: dict[str, int], setup: str, wall_s: float) -> str:  # fmt: skip
-    mem, red = r["times"]["memory"], r["times"]["redis"]
-    m50, m99, r50, r99 = (percentile(mem, 0.5), percentile(mem, 0.99), percentile(red, 0.5), percentile(red, 0.99))
+def row(label: str, values: list[float], base: list[float] | None = None) -> str:
+    if not values:
+        return f"| {label} | 0 | – | – | – |"
+    p50, p99 = percentile(values, 0.5), percentile(values, 0.99)
+    ratio = f"{percentile(base, 0.99) / p99:,.0f}× faster" if base else "baseline"
+    return f"| {label} | {len(values)} | {ms(p50)} | {ms(p99)} | {ratio} |"
+
+
+def report(p: blast.Plan, args: argparse.Namespace, r: dict[str, Any], whole: dict[str, Any], maint: dict[str, Any],
+           volume: dict[str, int], demo: dict[str, int], setup: str, wall_s: float, load: str) -> str:  # fmt: skip
+    t = r["times"]
     machine = f"{platform.machine()}, {cpu_model()}, {os.cpu_count()} cores shared with other work, Python " + (
         platform.python_version()
     )
     scope = "full scale" if args.scale >= 1 else f"scale {args.scale} (the full scale was not run)"
+    w = whole["walk_s"]
+    walk_row = (
+        f"| every model, by the walk (the old path) | {len(whole['answer']['models']):,} "
+        f"| {len(whole['answer']['datasets']):,} | {len(whole['answer']['gaps']):,} | {w:,.1f} | baseline |"
+        if w is not None
+        else "| every model, by the walk (the old path) | – | – | – | not run | |"
+    )
+    ratio = f"{w / whole['index_s']:,.1f}× faster" if w is not None else ""
+    r99 = percentile(t["redis"], 0.99)
+    m99 = percentile(t["memory"], 0.99)
     return "\n".join(
         [
             "## Protect",
             "",
             f"`pareis protect` on the blast benchmark's graph ({scope}): {p.datasets:,} datasets, "
             f"{p.column_edges:,} column edges, {p.features:,} features, {p.models:,} models in {p.groups:,} groups; "
-            f"{setup}. See the docstring of `bench/protect.py`.",
+            f"{setup}. Answers read the exposure index (`pareis.store.exposure`) against the old path (the downstream "
+            "walk and the analysed incident history) in the same run; every answer checked equal on both stores and "
+            "both paths. See the docstring of `bench/protect.py`.",
             "",
-            "| one model (`--model`, a version) | runs | memory p50 ms | memory p99 ms | Redis p50 ms | Redis p99 ms "
-            "| Redis/memory p99 |",
-            "|---|---:|---:|---:|---:|---:|---:|",
-            f"| random versions, same model on both | {len(mem)} | {ms(m50)} | {ms(m99)} | {ms(r50)} | {ms(r99)} "
-            f"| {r99 / m99:.2f}× |",
-            "",
-            "| whole graph, in memory | models scored | datasets scored | gaps ranked | seconds |",
+            "| one model (`--model`, a version) | runs | p50 ms | p99 ms | vs the walk (p99) |",
             "|---|---:|---:|---:|---:|",
-            f"| every model (no `--model`) | {len(whole['models']):,} | {len(whole['datasets']):,} "
-            f"| {len(whole['gaps']):,} | {whole_s:.1f} |",
+            row("memory, the walk (old path)", t["memory walk"]),
+            row("memory, exposure index", t["memory"], t["memory walk"]),
+            row("Redis, the walk (old path)", t["redis walk"]),
+            row("Redis, exposure index", t["redis"], t["redis walk"]),
+            "",
+            f"Redis/memory p99 with the index: {r99 / m99:.2f}×.",
+            "",
+            "| whole graph, in memory | models scored | datasets scored | gaps ranked | seconds | vs the walk |",
+            "|---|---:|---:|---:|---:|---:|",
+            walk_row,
+            f"| every model, exposure index | {len(whole['answer']['models']):,} "
+            f"| {len(whole['answer']['datasets']):,} | {len(whole['answer']['gaps']):,} | {whole['index_s']:,.1f} "
+            f"| {ratio} |",
+            "",
+            "| exposure index recomputation (`rebuild`: snapshot + past incidents) | seconds | datasets with an entry "
+            "| columns with an exposure | incidents |",
+            "|---|---:|---:|---:|---:|",
+            f"| over the in-memory store | {maint['memory_s']:,.1f} | {maint['datasets']:,} | {maint['columns']:,} "
+            f"| {maint['incidents']:,} |",
+            f"| over the Redis store, into Redis | {maint['redis_s']:,.1f} | {maint['datasets']:,} "
+            f"| {maint['columns']:,} | {maint['incidents']:,} |",
             "",
             "| score writes (`io.pareis.reliability_score`) | runs | writes | entities | writes per run "
             "| vs a write per run per entity |",
@@ -206,8 +261,10 @@ def report(p: blast.Plan, args: argparse.Namespace, r: dict[str, Any], whole_s: 
             f"| {demo['writes'] / max(1, demo['runs'] * demo['entities']):.4f}× |",
             "",
             f"- Command: `.venv/bin/python bench/protect.py --scale {args.scale} --reps {args.reps} "
-            f"--seed {args.seed}{' --write-results' if args.write_results else ''}`",
-            f"- Machine: {machine}; Redis {args.redis_version}; the whole run took {wall_s / 60:.1f} min",
+            f"--walk-reps {args.walk_reps} --seed {args.seed}{' --no-whole-walk' if not args.whole_walk else ''}"
+            f"{' --write-results' if args.write_results else ''}`",
+            f"- Machine: {machine}; Redis {args.redis_version}; load average {load}; the whole run took "
+            f"{wall_s / 60:.1f} min",
             "- Goals (issue 13): one model ≤ 250 ms p99 on Redis, the whole graph in memory under 60 s, at full scale.",
         ]
     )
@@ -223,14 +280,16 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=0.05, help="1 = 100,000 datasets (bench/blast.py's graph)")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/9", help="a database for this benchmark only")
     parser.add_argument("--reps", type=int, default=20)
+    parser.add_argument("--walk-reps", type=int, default=5, help="of the reps, how many also run the old path")
+    parser.add_argument("--no-whole-walk", dest="whole_walk", action="store_false", help="skip the whole-graph walk")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--write-results", action="store_true")
     args = parser.parse_args()
     began = time.perf_counter()
     p = blast.plan(args.scale)
-    client = redis.Redis.from_url(args.redis, socket_timeout=120)
+    client = redis.Redis.from_url(args.redis, socket_timeout=600)
     for key in client.scan_iter(count=1000):
-        if not key.startswith((blast.PREFIX.encode(), RUNS_PREFIX.encode())):
+        if not key.startswith((blast.PREFIX.encode(), RUNS_PREFIX.encode(), EXPOSURE_PREFIX.encode())):
             raise SystemExit(f"{args.redis} holds keys this benchmark did not write (e.g. {key!r})")
     client.flushdb()
     try:
@@ -242,11 +301,26 @@ def main() -> None:
         gc.collect()
         gc.freeze()  # as bench/blast.py: the collector would walk the in-memory index during the timings
         at = blast.T0 + 7 * DAY
-        on_memory, on_redis = Sources(memory, mem_runs, origin="memory"), Sources(store, redis_runs, origin="redis")
+        mem_index, redis_index = MemoryExposureIndex(), RedisExposureIndex(client, prefix=EXPOSURE_PREFIX)
+        print("exposure index …", file=sys.stderr)
+        started = time.perf_counter()
+        made = rebuild(memory, mem_index, mem_runs, blast.T0)
+        maint: dict[str, Any] = {"memory_s": time.perf_counter() - started}
+        started = time.perf_counter()
+        rebuild(store, redis_index, redis_runs, blast.T0)
+        maint["redis_s"] = time.perf_counter() - started
+        assert made is not None
+        everything = mem_index.read([blast.dataset(k) for k in range(p.datasets)], mem_index.incident_urns())
+        maint["datasets"] = len(everything.datasets)
+        maint["columns"] = sum(len(e.columns) for e in everything.datasets.values())
+        maint["incidents"] = len(everything.incidents)
+        on_memory = Sources(memory, mem_runs, origin="memory", exposure=mem_index)
+        on_redis = Sources(store, redis_runs, origin="redis", exposure=redis_index)
         print("one model …", file=sys.stderr)
-        r = one_model(p, on_memory, on_redis, args.reps, args.seed, at)
+        r = one_model(p, on_memory, on_redis, args.reps, args.walk_reps, args.seed, at)
         print("whole graph …", file=sys.stderr)
-        whole_s, whole = whole_graph(on_memory, at)
+        index_s, walk_s, answer = whole_graph(on_memory, at, args.whole_walk)
+        whole = {"index_s": index_s, "walk_s": walk_s, "answer": answer}
         print("burst …", file=sys.stderr)
         volume = burst(p, memory, at)
         print("demo …", file=sys.stderr)
@@ -254,7 +328,8 @@ def main() -> None:
         args.redis_version = client.info("server")["redis_version"]
     finally:
         client.flushdb()
-    text = report(p, args, r, whole_s, whole, volume, demo, setup, time.perf_counter() - began)
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    text = report(p, args, r, whole, maint, volume, demo, setup, time.perf_counter() - began, load)
     print(text)
     if args.write_results:
         write_results(text)

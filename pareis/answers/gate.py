@@ -92,10 +92,13 @@ def gate(
     strict: bool = False,
     override_reason: str | None = None,
     scores: Scores | None = None,
+    use_index: bool = True,
 ) -> GateAnswer:
     """The gate's answer for ``model`` at ``at_ms``.
 
-    ``scores`` gives the upstream datasets' reliability at ``at_ms`` (default :func:`reliability_scores`). Raises
+    ``scores`` gives the upstream datasets' reliability at ``at_ms`` (default :func:`reliability_scores`, read from
+    the exposure index when the sources have one, unless ``use_index`` is False: then walked, as before the index —
+    the same scores; the benchmark's baseline). Raises
     :class:`CannotEvaluate` for a URN that is not a model or group the index knows, a group without versions,
     and a version that lists no features and has no training runs.
     """
@@ -108,7 +111,14 @@ def gate(
     info = catalog.models(view, [evaluated.urn])[evaluated.urn]
     if not info.features and not info.training_runs:
         raise CannotEvaluate(f"{evaluated.urn} lists no features and has no training runs: nothing to check")
-    inputs = gather(view, sources, model, evaluated.urn, at_ms, scores)
+    inputs = gather(
+        view,
+        sources,
+        model,
+        evaluated.urn,
+        at_ms,
+        scores or reliability_scores(sources, view, at_ms, evaluated.urn, use_index=use_index),
+    )
     policy = Policy(round(max_age_hours * HOUR_MS), min_score, strict, override_reason)
     return GateAnswer(model, evaluated.urn, at_ms, evaluate(inputs, policy), evaluated.version)
 
@@ -341,14 +351,20 @@ def _modified(sources: Sources, datasets: Iterable[str], at_ms: int) -> Mapping[
     return sources.runs.last_operations(datasets, at_ms)
 
 
-def reliability_scores(sources: Sources, view: Memo, at_ms: int, version: str | None = None) -> Scores:
+def reliability_scores(
+    sources: Sources, view: Memo, at_ms: int, version: str | None = None, *, use_index: bool = True
+) -> Scores:
     """The reliability score of DESIGN §2.5 of many datasets at once, as ``pareis protect --model VERSION`` gives
-    them (:func:`pareis.answers.reliability.dataset_scores`: one implementation), read over the gate's memo."""
+    them (:func:`pareis.answers.reliability.dataset_scores`: one implementation), read over the gate's memo: what
+    lies downstream of their columns from the exposure index when the sources have one (and ``use_index``), else
+    walked."""
 
     def scores(datasets: Sequence[str]) -> Mapping[str, float]:
+        from pareis.answers.exposure import ExposureReader
         from pareis.answers.reliability import dataset_scores
 
-        found = dataset_scores(sources, datasets, at_ms, models=[version] if version else (), view=view)
+        reader = ExposureReader.of(sources) if use_index else ExposureReader(None)
+        found = dataset_scores(sources, datasets, at_ms, models=[version] if version else (), view=view, reader=reader)
         return {urn: score.score for urn, score in found.items()}
 
     return scores

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pareis.answers.exposure import ExposureReader, past_incident_columns
 from pareis.answers.incidents import incident_list
 from pareis.answers.sources import CannotEvaluate
 from pareis.core import catalog, dbt_tests
@@ -46,6 +47,9 @@ class ProtectAnswer:
     models: tuple[Score, ...]
     gaps: tuple[Gap, ...]
     yaml: str
+    exposure: dict[str, Any] | None = None
+    """The exposure index snapshot the answer read (:meth:`pareis.answers.exposure.ExposureReader.age`), None when
+    the lineage was walked. Not part of the JSON contract: the answer is the same either way."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -141,6 +145,7 @@ def dataset_scores(
     *,
     models: Iterable[str] = (),
     view: LineageView | None = None,
+    reader: ExposureReader | None = None,
 ) -> dict[str, Score]:
     """The reliability score (DESIGN §2.5) of each of ``datasets`` at ``at_ms``, exactly as :func:`protect` with
     ``model`` = ``models`` scores it: the one dataset score of ``pareis protect``, the gate's check 9 (``models`` = the
@@ -151,7 +156,7 @@ def dataset_scores(
     if not wanted:
         return {}
     memo = view if isinstance(view, Memo) else Memo(view or sources.lineage)
-    s = survey(memo, models=models, datasets=wanted)
+    s = survey(memo, models=models, datasets=wanted, exposed=reader or ExposureReader.of(sources))
     scored, _, _, _ = assess(s, _runs(sources, s, at_ms), {}, at_ms, max_gaps=0)
     keep = set(wanted)
     return {sc.urn: sc for sc in scored if sc.urn in keep}
@@ -172,7 +177,7 @@ def model_score(sources: Sources, model: str, at_ms: int) -> Score:
     versions = model_versions(view, model)
     if len(versions) != 1 or versions[0] != model:
         raise _cannot(f"{model} is a model group; score one of its versions")
-    s = survey(view, models=versions)
+    s = survey(view, models=versions, exposed=ExposureReader.of(sources))
     _, models, _, _ = assess(s, _runs(sources, s, at_ms), {}, at_ms, max_gaps=0)
     return models[0]
 
@@ -185,10 +190,12 @@ def protect(
     dataset: str | None = None,
     max_gaps: int | None = None,
     legacy: bool = False,
+    use_index: bool = True,
 ) -> ProtectAnswer:
     """Scores and ranked gaps for ``model`` (a version, or every version of a group), ``dataset``, or, with
     neither, every live model version in the index. CannotEvaluate for an unknown model or dataset, or both
-    given."""
+    given. ``use_index=False`` walks the lineage and analyses every past incident even when the sources have an
+    exposure index (the same answer; the benchmarks' baseline)."""
     if model is not None and dataset is not None:
         raise _cannot("give --model or --dataset, not both")
     view = Memo(sources.lineage)
@@ -204,9 +211,13 @@ def protect(
         every = sources.lineage.entities("mlModelProperties")
         flags = catalog.flags(view, every)
         models = [m for m in every if not flags[m].removed]
-    s = survey(view, models=models, datasets=datasets)
+    reader = ExposureReader.of(sources) if use_index else ExposureReader(None)
+    s = survey(view, models=models, datasets=datasets, exposed=reader)
     runs = _runs(sources, s, at_ms)
-    incidents = {summary.urn: frozenset(radius.columns) for summary, radius in past_incidents(sources, view, at_ms)}
+    if use_index:
+        incidents = past_incident_columns(sources, view, at_ms, reader)
+    else:  # the walk and the analysed incident list, as before the index (the benchmarks' baseline)
+        incidents = {summary.urn: frozenset(radius.columns) for summary, radius in past_incidents(sources, view, at_ms)}
     scored, model_scores, gaps, entries = assess(s, runs, incidents, at_ms, max_gaps=max_gaps, legacy=legacy)
     if dataset is not None:
         members = set(s.classes[s.class_of[dataset]].members)
@@ -217,6 +228,7 @@ def protect(
         models=tuple(model_scores),
         gaps=tuple(gaps),
         yaml=dbt_tests.schema_yml(entries, legacy=legacy) if entries else "",
+        exposure=reader.age(at_ms),
     )
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pareis.model.ledger import LedgerValues
+    from pareis.store.exposure import ExposureIndex
     from pareis.store.incidents import IncidentStore
     from pareis.store.lineage import LineageStore
     from pareis.store.runs import RunHistory
@@ -42,8 +43,9 @@ class Sources:
     ``runs`` the assertion run history, ``incidents`` the live incident state the incidents role keeps (None when
     opened from files: incidents are then derived from the runs alone), ``tickets`` the effect ledger the ticket
     delivery keeps each incident's ticket refs in (:func:`pareis.model.ledger.ticket_key`; None when opened from
-    files: no tickets), ``origin`` what the sources were opened from (for headers and provenance). Use as a context
-    manager, or call :meth:`close`.
+    files: no tickets), ``origin`` what the sources were opened from (for headers and provenance), ``exposure`` the
+    exposure index the running service keeps (None: protect and the gate walk the lineage instead;
+    :mod:`pareis.answers.exposure`). Use as a context manager, or call :meth:`close`.
     """
 
     lineage: LineageStore
@@ -52,6 +54,7 @@ class Sources:
     origin: str = "memory"
     tickets: LedgerValues | None = None
     _close: Callable[[], None] = field(default=_nothing, repr=False, compare=False)
+    exposure: ExposureIndex | None = None
 
     def close(self) -> None:
         """Let go of connections (idempotent)."""

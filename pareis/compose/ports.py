@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from pareis.config import Settings
 from pareis.kafka.role import Check
+from pareis.store.exposure import ExposureIndex, MemoryExposureIndex
 from pareis.store.scores import MemoryScoreLedger, ScoreLedger
 from pareis.store.watch import MemoryWatchStore, WatchStore
 
@@ -56,6 +57,10 @@ class Ports:
     watch: WatchStore = field(default_factory=MemoryWatchStore)
     """What the active incidents watch in the lineage graph (:mod:`pareis.store.watch`): written by the incidents
     role, read by the lineage role (DESIGN §3, live re-evaluation)."""
+    exposure: ExposureIndex = field(default_factory=MemoryExposureIndex)
+    """What lies downstream of every column (:mod:`pareis.store.exposure`): its generation advanced by the lineage
+    role, its snapshot kept by the lineage role's maintainer (:mod:`pareis.roles.exposure`), read by protect and the
+    gate."""
 
     @classmethod
     def in_memory(cls, ticketers: Sequence[Ticketer] = ()) -> Ports:
@@ -88,6 +93,7 @@ class Ports:
         ticket tool or a REST path with no GMS URL is Fatal here, at start-up.
         """
         from pareis.compose.datahub import datahub_writer
+        from pareis.store.exposure_redis import RedisExposureIndex
         from pareis.store.incidents_redis import RedisIncidentStore
         from pareis.store.journal_redis import RedisStepJournal
         from pareis.store.ledger_redis import RedisLedger
@@ -123,6 +129,7 @@ class Ports:
             start=redis_preflight(client),
             scores=RedisScoreLedger(client),
             watch=RedisWatchStore(client),
+            exposure=RedisExposureIndex(client),
         )
 
 

@@ -36,18 +36,39 @@ def lineage_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline
     an active incident (``ports.watch``) → ``pareis.signals.v1``.
 
     The decoder keeps only the aspects the lineage translation reads (filtered on the header, before the aspect
-    is decoded) and drops Pareis's own writes.
+    is decoded) and drops Pareis's own writes. The handler advances the exposure index's generation; in a role's
+    own process (no ``ports`` given: on Redis) the exposure maintainer (:mod:`pareis.roles.exposure`) runs beside it
+    on a thread, started and stopped with the pipeline. Over given ports (the demo, tests: in-memory stores that are
+    not thread-safe) nothing runs beside the handler.
     """
     from pareis.compose.decoding import changelog_decoder
     from pareis.datahub.translate import LINEAGE_ASPECTS
+    from pareis.roles.exposure import ExposureMaintainer, MaintainerThread
     from pareis.roles.lineage import LineageHandler
     from pareis.roles.lineage_watch import LineageWatch
 
     decode = changelog_decoder(settings, LINEAGE_ASPECTS)
+    own = ports is None
     ports = _ports(settings, ports)
     topics = settings.kafka.topics
-    handler = LineageHandler(ports.lineage, settings.datahub, topics.dlq, LineageWatch(ports.watch, topics.signals))
-    return Pipeline(decode, handler, checks=ports.checks, close=ports.close, start=ports.start)
+    watch = LineageWatch(ports.watch, topics.signals)
+    handler = LineageHandler(ports.lineage, settings.datahub, topics.dlq, watch, exposure=ports.exposure)
+    if not own:
+        return Pipeline(decode, handler, checks=ports.checks, close=ports.close, start=ports.start)
+    thread = MaintainerThread(ExposureMaintainer(ports.lineage, ports.exposure, ports.runs))
+    built = ports
+
+    def start() -> None:
+        built.start()
+        thread.start()
+
+    def close() -> None:
+        try:
+            thread.stop()
+        finally:
+            built.close()
+
+    return Pipeline(decode, handler, checks=ports.checks, close=close, start=start)
 
 
 def assertions_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline[Observed]:

@@ -39,9 +39,10 @@ def open_sources(
 
 
 def redis_sources(url: str) -> Sources:
-    """The live index, run history, incident state and effect ledger (ticket refs) in Redis at ``url`` (default
-    prefixes); lazy."""
+    """The live index, run history, incident state, effect ledger (ticket refs) and exposure index in Redis at
+    ``url`` (default prefixes); lazy."""
     from pareis.compose.ports import redis_client
+    from pareis.store.exposure_redis import RedisExposureIndex
     from pareis.store.incidents_redis import RedisIncidentStore
     from pareis.store.ledger_redis import RedisLedger
     from pareis.store.lineage_redis import RedisLineageStore
@@ -58,6 +59,7 @@ def redis_sources(url: str) -> Sources:
         origin=redacted(url),
         tickets=RedisLedger(client),
         _close=client.close,
+        exposure=RedisExposureIndex(client),
     )
 
 

@@ -103,10 +103,12 @@ class ModelUpstream:
 
 @dataclass(frozen=True)
 class Exposure:
-    """What each column feeds: features and model versions (sorted tuples)."""
+    """What each column feeds: features and model versions (sorted tuples); ``groups``, when the answer came from
+    the exposure index, the group of every model named (the walk leaves it None: the caller reads them)."""
 
     features: Mapping[str, tuple[str, ...]]
     models: Mapping[str, tuple[str, ...]]
+    groups: Mapping[str, str | None] | None = None
 
 
 def _walk(view: LineageView, start: Iterable[str], *, up: bool) -> tuple[set[str], dict[str, frozenset[str]]]:

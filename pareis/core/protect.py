@@ -13,12 +13,12 @@ written there), else on the class's key member (the smallest non-dbt URN).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pareis.core import catalog, dbt_tests, reliability
 from pareis.core.dbt_tests import ColumnFacts, DbtNode
-from pareis.core.exposure import ModelUpstream, exposure, model_upstream, parent_of, path_of, sibling_classes
+from pareis.core.exposure import Exposure, ModelUpstream, exposure, model_upstream, parent_of, path_of, sibling_classes
 from pareis.core.fieldpath import column_urn
 from pareis.core.gaps import Gap, SuggestedTest, distinct_groups, matching_incidents, ranked
 from pareis.core.graph import Attr, LineageView, Memo, columns_of, union
@@ -74,8 +74,16 @@ class Survey:
     """Dataset → its dbt node (for relationships targets)."""
 
 
-def survey(view: LineageView, *, models: Iterable[str] = (), datasets: Iterable[str] = ()) -> Survey:
-    """The upstream of ``models`` (model versions) and the classes of ``datasets``."""
+def survey(
+    view: LineageView,
+    *,
+    models: Iterable[str] = (),
+    datasets: Iterable[str] = (),
+    exposed: Callable[[LineageView, Iterable[str]], Exposure] = exposure,
+) -> Survey:
+    """The upstream of ``models`` (model versions) and the classes of ``datasets``. ``exposed`` says what is
+    downstream of columns: the walk (:func:`~pareis.core.exposure.exposure`, the default) or a read of the exposure
+    index (:func:`pareis.core.exposure_index.exposure_of`), which answer alike."""
     memo = Memo(view)
     targets = tuple(sorted(set(models)))
     ups = model_upstream(memo, targets)
@@ -92,7 +100,7 @@ def survey(view: LineageView, *, models: Iterable[str] = (), datasets: Iterable[
     attrs = memo.attributes(members)
     every = {c for cols in schemas.values() for c in cols}
     every |= {column_urn(d, p) for d, ps in wanted.items() for p in ps}
-    exp = exposure(memo, every)
+    exp = exposed(memo, every)
     on = catalog.assertions_on(memo, members)
     defs = catalog.assertions(memo, union(on))
     classes: dict[str, DatasetClass] = {}
@@ -126,7 +134,9 @@ def survey(view: LineageView, *, models: Iterable[str] = (), datasets: Iterable[
             eligible |= feeding
         gap_paths[key] = frozenset(eligible & feeding)
     model_set = sorted(set(union({c: frozenset(ms) for c, ms in exp.models.items()})) | set(targets))
-    groups = {m: i.group for m, i in catalog.models(memo, model_set).items()}
+    known = exp.groups or {}
+    groups = {m: known[m] for m in model_set if m in known}
+    groups.update((m, i.group) for m, i in catalog.models(memo, [m for m in model_set if m not in known]).items())
     nodes = {m: classes[class_of[m]].node for m in members}
     facts: dict[str, ColumnFacts] = {}
     for key, cls in classes.items():

@@ -21,6 +21,9 @@ Contract (the role runs at-least-once, :mod:`pareis.kafka.role`):
 * **Live re-evaluation.** With ``watch`` (:class:`~pareis.roles.lineage_watch.LineageWatch`), the updates the
   store applied that touch an active incident become lineage signals on ``pareis.signals.v1``, keyed by the
   incident's dataset (DESIGN §3), produced after the index holds the change.
+* **Exposure index.** With ``exposure``, a batch that applied an exposure-bearing aspect
+  (:data:`~pareis.core.exposure_index.EXPOSURE_ASPECTS`) advances its lineage generation once, after the index holds
+  the change (:mod:`pareis.roles.exposure` recomputes from it).
 * **Dependencies.** Store errors propagate as the store raises them (Redis: :class:`~pareis.errors.Retriable`
   when unreachable, :class:`~pareis.errors.Fatal` otherwise). The handler produces only dead letters and the
   watch's signals.
@@ -35,6 +38,7 @@ from typing import Any
 import orjson
 
 from pareis.config import DatahubSettings
+from pareis.core.exposure_index import EXPOSURE_ASPECTS
 from pareis.core.graph import Attr
 from pareis.datahub.changelog import ChangeLog
 from pareis.datahub.marks import is_own_write
@@ -43,6 +47,7 @@ from pareis.errors import DecodeError
 from pareis.kafka.dlq import dead_letter
 from pareis.model.records import Message, OutRecord, RawMessage
 from pareis.roles.lineage_watch import LineageWatch
+from pareis.store.exposure import ExposureIndex
 from pareis.store.lineage import LineageStore, LineageUpdate, Outcome
 
 
@@ -85,6 +90,7 @@ class LineageHandler:
     datahub: DatahubSettings
     dlq_topic: str | None = None
     watch: LineageWatch | None = None
+    exposure: ExposureIndex | None = None
     outcomes: dict[Outcome, int] = field(default_factory=dict)
 
     def __call__(self, batch: Sequence[Message[ChangeLog]]) -> Iterable[OutRecord]:
@@ -99,6 +105,10 @@ class LineageHandler:
         outcomes = self.store.apply(updates)
         for outcome in outcomes:
             self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
+        if self.exposure is not None and any(
+            o is Outcome.APPLIED and u.aspect in EXPOSURE_ASPECTS for u, o in zip(updates, outcomes, strict=True)
+        ):
+            self.exposure.touch()
         if self.watch is not None:
             letters.extend(self.watch.signals(updates, outcomes))
         return letters

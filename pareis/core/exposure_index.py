@@ -1,0 +1,347 @@
+"""The exposure index (DESIGN §2.5): for every column, the features and model versions downstream of it, computed
+for the whole lineage graph in one pass, so that ``pareis protect`` and the retrain gate read what
+:func:`pareis.core.exposure.exposure` would walk.
+
+**What it holds.** :func:`snapshot` gives, for every column whose exposure is not empty, exactly
+:func:`~pareis.core.exposure.exposure`'s answer — the features (and primary keys) linked to a column its lineage
+reaches (column edges, whole-dataset edges, sibling twins) and the model versions consuming them or, at table
+precision, trained on runs reading its dataset. A column it does not hold has nothing downstream. Grouped per
+dataset (:class:`DatasetExposure`), because the readers ask for the columns of whole datasets.
+
+**How, in one pass** (no column's closure is walked on its own):
+
+1. *Seeds* — every column that feeds something directly: feature sources (a schemaField; a dataset source's column
+   named like the feature, or every column of its schema when none is, or the column of that name when its schema
+   is unknown), and the columns of datasets read by the training runs of featureless models.
+2. *Candidates* — everything upstream of the seeds, along a superset of the reverse of the downstream step: column
+   edges backwards, the schema of a whole-dataset upstream, and the same-named (exact or case-folded) columns of the
+   siblings. Only these can have a non-empty exposure: they are the only columns a computation visits.
+3. *Sums* — the downstream step restricted to the candidates (exactly as the walk takes it), and
+   :func:`~pareis.core.exposure.closed_union` of the seeds' values over it: one pass over strongly connected
+   components, linear in the candidates and their edges, cycle-safe.
+
+Same answer as the walk for every column, except two spellings the walk itself answers differently depending on
+which columns it starts from, and which no producer of the goldens writes: a column outside its dataset's schema
+that reaches something only through a whole-dataset edge or through a sibling twin spelled in another case, and a
+feature linked by name into a dataset without a schema, matched in another case only.
+
+The encoding (:func:`encode` / :func:`decode`) is the stored form, one string per dataset; pure, deterministic,
+sorted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+from pareis.core import catalog
+from pareis.core.blast import blast_radius
+from pareis.core.exposure import (
+    Exposure,
+    closed_union,
+    downstream_columns,
+    parent_of,
+    path_of,
+    sibling_columns,
+)
+from pareis.core.fieldpath import COLUMN_PREFIX, column_urn, feature_name
+from pareis.core.graph import LineageView, Names, Query, Rel, columns_of, memoised, related, siblings_of, union
+from pareis.core.incident_urn import incident_urn
+from pareis.core.runs import AssertionRun
+from pareis.core.window import incidents
+
+EMPTY: tuple[str, ...] = ()
+
+EXPOSURE_ASPECTS = frozenset(
+    {
+        "upstreamLineage",
+        "schemaMetadata",
+        "siblings",
+        "dataJobInputOutput",
+        "mlFeatureProperties",
+        "mlPrimaryKeyProperties",
+        "mlModelProperties",
+        "versionProperties",
+        "dataProcessInstanceInput",
+        "dataProcessInstanceOutput",
+        "status",
+    }
+)
+"""The aspects whose change can change an exposure (the edges the snapshot reads, the models' groups, and soft
+deletion)."""
+
+FEATURE_ASPECTS = ("mlFeatureProperties", "mlPrimaryKeyProperties")
+"""The aspects whose entities can be the target of a ``feature_source`` edge (the snapshot's enumeration)."""
+MODEL_ASPECTS = ("mlModelProperties",)
+RUN_OUTPUT_ASPECTS = ("dataProcessInstanceOutput",)
+
+
+def column_key(dataset: str, column: str) -> str:
+    """How ``column`` (of ``dataset``) is named inside its dataset's entry: the part after ``<dataset>,`` of a
+    canonical column URN, or ``\\x00`` and the URN as is for any other spelling."""
+    head = f"{COLUMN_PREFIX}{dataset},"
+    if column.startswith(head) and column.endswith(")"):
+        return column[len(head) : -1]
+    return "\x00" + column
+
+
+def column_of(dataset: str, key: str) -> str:
+    """The inverse of :func:`column_key`."""
+    return key[1:] if key.startswith("\x00") else f"{COLUMN_PREFIX}{dataset},{key})"
+
+
+@dataclass(frozen=True)
+class DatasetExposure:
+    """The exposure of the columns of one dataset: column key (:func:`column_key`) → (features, models), sorted;
+    and the group of each of those models (:attr:`pareis.core.catalog.ModelInfo.group`, None: none), which gap
+    ranking needs (distinct groups downstream)."""
+
+    dataset: str
+    columns: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]]
+    groups: Mapping[str, str | None] = field(default_factory=dict)
+
+    def of(self, column: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        return self.columns.get(column_key(self.dataset, column), (EMPTY, EMPTY))
+
+
+def encode(entry: DatasetExposure) -> str:
+    """Compact canonical JSON: ``{"f": [feature…], "m": [model…], "g": [group of each model…], "c": [[key,
+    [f index…], [m index…]], …]}``, URNs listed once each in sorted order, columns sorted by key."""
+    features = sorted({f for fs, _ in entry.columns.values() for f in fs})
+    models = sorted({m for _, ms in entry.columns.values() for m in ms})
+    fi = {f: i for i, f in enumerate(features)}
+    mi = {m: i for i, m in enumerate(models)}
+    cols = [[k, [fi[f] for f in fs], [mi[m] for m in ms]] for k, (fs, ms) in sorted(entry.columns.items())]
+    groups = [entry.groups.get(m) for m in models]
+    data = {"f": features, "m": models, "g": groups, "c": cols}
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+
+
+def decode(dataset: str, text: str | bytes) -> DatasetExposure:
+    """The inverse of :func:`encode`; ValueError on anything else."""
+    try:
+        data = json.loads(text)
+        features, models = data["f"], data["m"]
+        columns = {str(k): (tuple(features[i] for i in fs), tuple(models[i] for i in ms)) for k, fs, ms in data["c"]}
+        groups = dict(zip(models, data["g"], strict=True))
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise ValueError(f"malformed exposure entry for {dataset}: {exc!r}") from exc
+    return DatasetExposure(dataset, columns, groups)
+
+
+def exposure_of(entries: Mapping[str, DatasetExposure], columns: Iterable[str]) -> Exposure:
+    """:func:`pareis.core.exposure.exposure`'s answer for ``columns``, read from the entries of their datasets
+    (a dataset without an entry: nothing downstream of its columns)."""
+    feats: dict[str, tuple[str, ...]] = {}
+    mods: dict[str, tuple[str, ...]] = {}
+    groups: dict[str, str | None] = {}
+    for c in sorted(set(columns)):
+        entry = entries.get(parent_of(c))
+        fs, ms = entry.of(c) if entry is not None else (EMPTY, EMPTY)
+        feats[c] = fs
+        mods[c] = ms
+        if ms and entry is not None:
+            for m in ms:
+                if m in entry.groups:  # else the caller reads it
+                    groups[m] = entry.groups[m]
+    return Exposure(feats, mods, groups)
+
+
+@dataclass(frozen=True)
+class IncidentColumns:
+    """A past incident's affected columns (DESIGN §2.2 step 3) as of one lineage snapshot: what a gap matches.
+
+    ``assertions`` are the incident's assertions the columns were computed from (a reader uses the entry only when
+    its incident has exactly these), ``dataset`` its key, ``first_failure_ms`` when it began."""
+
+    urn: str
+    dataset: str
+    first_failure_ms: int
+    assertions: tuple[str, ...]
+    columns: frozenset[str]
+
+    def encode(self) -> str:
+        by_dataset: dict[str, list[str]] = {}
+        for c in self.columns:
+            d = parent_of(c)
+            by_dataset.setdefault(d, []).append(column_key(d, c))
+        data = {
+            "d": self.dataset,
+            "t": self.first_failure_ms,
+            "a": list(self.assertions),
+            "c": {d: sorted(keys) for d, keys in sorted(by_dataset.items())},
+        }
+        return json.dumps(data, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+
+    @classmethod
+    def decode(cls, urn: str, text: str | bytes) -> IncidentColumns:
+        """The inverse of :meth:`encode`; ValueError on anything else."""
+        try:
+            data = json.loads(text)
+            columns = frozenset(column_of(d, k) for d, keys in data["c"].items() for k in keys)
+            return cls(urn, str(data["d"]), int(data["t"]), tuple(data["a"]), columns)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ValueError(f"malformed incident entry for {urn}: {exc!r}") from exc
+
+
+def _reverse_step(view: LineageView, frontier: set[str]) -> dict[str, set[str]]:
+    """For each column, a superset of the columns whose downstream step reaches it (see the module docstring)."""
+    cols = sorted(frontier)
+    direct, whole = view.lookup([Query(Rel.COLUMN, cols, True), Query(Rel.DATASET_COLUMN, cols, True)])
+    parents = {c: parent_of(c) for c in cols}
+    sibs = siblings_of(view, set(parents.values()))
+    schemas = columns_of(view, union(whole) | union(sibs))
+    folded: dict[str, dict[str, list[str]]] = {}
+    out: dict[str, set[str]] = {}
+    for c in cols:
+        found = set(direct[c])
+        for d in whole[c]:
+            found.update(schemas[d])
+        path = path_of(c)
+        for s in sibs[parents[c]]:
+            found.add(column_urn(s, path))
+            if schemas[s]:
+                if s not in folded:
+                    names: dict[str, list[str]] = {}
+                    for x in schemas[s]:
+                        names.setdefault(path_of(x).casefold(), []).append(x)
+                    folded[s] = names
+                found.update(folded[s].get(path.casefold(), ()))
+        out[c] = found
+    return out
+
+
+def snapshot(
+    view: LineageView, *, features: Iterable[str], models: Iterable[str], run_outputs: Iterable[str] = ()
+) -> dict[str, DatasetExposure]:
+    """The exposure of every column with something downstream, per dataset (see the module docstring).
+
+    ``features``: every entity that may be a feature source's target (features and primary keys); ``models``: every
+    model version; ``run_outputs``: every run or job that may train a model (its ``trains`` edges name more models).
+    The stores enumerate them (:meth:`~pareis.store.lineage.LineageStore.entities`); the view is read through a
+    :class:`~pareis.core.graph.Memo` so removed entities are absent.
+    """
+    memo = memoised(view)
+    feats = sorted(set(features))
+    # 1. Seeds: each column's direct features (the walk's ``direct``) and table-precision models.
+    direct: dict[str, set[str]] = {}
+    sources = related(memo, Rel.FEATURE_SOURCE, feats, reverse=True)
+    by_dataset: dict[str, set[str]] = {}
+    for f in feats:
+        for s in sources[f]:
+            if s.startswith(COLUMN_PREFIX):
+                direct.setdefault(s, set()).add(f)
+            else:
+                by_dataset.setdefault(s, set()).add(f)
+    schemas = columns_of(memo, sorted(by_dataset))
+    for d in sorted(by_dataset):
+        known = Names(schemas[d])
+        for f in sorted(by_dataset[d]):
+            name = feature_name(f)
+            if schemas[d]:
+                named = known.match(name)
+                targets: Iterable[str] = named if named else schemas[d]
+            else:
+                targets = [column_urn(d, name)]
+            for c in targets:
+                direct.setdefault(c, set()).add(f)
+    trained = related(memo, Rel.TRAINS, sorted(set(run_outputs)))
+    every_model = sorted(set(models) | union(trained))
+    listed = related(memo, Rel.FEATURE_MODEL, every_model, reverse=True)
+    featureless = [m for m in every_model if not listed[m]]
+    trainers = related(memo, Rel.TRAINS, featureless, reverse=True)
+    read = related(memo, Rel.READS, sorted(union(trainers)), reverse=True)
+    by_table: dict[str, set[str]] = {}
+    for m in featureless:
+        for p in trainers[m]:
+            for d in read[p]:
+                by_table.setdefault(d, set()).add(m)
+    table_schemas = columns_of(memo, sorted(by_table))
+    seeds = set(direct) | union(table_schemas)
+    # 2. Candidates: everything upstream of the seeds.
+    candidates = set(seeds)
+    frontier = set(seeds)
+    while frontier:
+        step = _reverse_step(memo, frontier)
+        frontier = set().union(*step.values()) - candidates if step else set()
+        candidates |= frontier
+    # 3. The downstream step restricted to the candidates, and the sums over it.
+    ordered = sorted(candidates)
+    lineage = downstream_columns(memo, ordered)
+    twins = sibling_columns(memo, ordered)
+    children = {c: (lineage[c] | twins[c]) & candidates for c in ordered}
+    tables = {c: frozenset(by_table[parent_of(c)]) for c in ordered if parent_of(c) in by_table}
+    below_f = closed_union(children, {c: frozenset(fs) for c, fs in direct.items() if c in candidates})
+    below_t = closed_union(children, tables) if tables else {}
+    reached = sorted(union(below_f))
+    consumers = related(memo, Rel.FEATURE_MODEL, reached)
+    grouped: dict[str, dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {}
+    for c in ordered:
+        fs = below_f.get(c, frozenset())
+        ts = below_t.get(c, frozenset())
+        if not fs and not ts:
+            continue
+        ms = set(ts).union(*(consumers[f] for f in fs))
+        d = parent_of(c)
+        grouped.setdefault(d, {})[column_key(d, c)] = (tuple(sorted(fs)), tuple(sorted(ms)))
+    every = sorted({m for cols in grouped.values() for _, ms in cols.values() for m in ms})
+    group_of = {m: info.group for m, info in catalog.models(memo, every).items()}
+    out = {}
+    for d, cols in sorted(grouped.items()):
+        mine = {m for _, ms in cols.values() for m in ms}
+        out[d] = DatasetExposure(d, cols, {m: group_of[m] for m in sorted(mine)})
+    return out
+
+
+def enumerate_inputs(entities: Callable[[str], Iterable[str]]) -> dict[str, list[str]]:
+    """The keyword arguments of :func:`snapshot` from a store's ``entities(aspect)``."""
+    return {
+        "features": sorted({e for a in FEATURE_ASPECTS for e in entities(a)}),
+        "models": sorted({e for a in MODEL_ASPECTS for e in entities(a)}),
+        "run_outputs": sorted({e for a in RUN_OUTPUT_ASPECTS for e in entities(a)}),
+    }
+
+
+__all__ = [
+    "EXPOSURE_ASPECTS",
+    "DatasetExposure",
+    "column_key",
+    "column_of",
+    "decode",
+    "encode",
+    "enumerate_inputs",
+    "exposure_of",
+    "snapshot",
+]
+
+
+@dataclass(frozen=True)
+class IncidentHead:
+    """What identifies a past incident for protect: its URN, key dataset, first failure and assertions."""
+
+    urn: str
+    dataset: str
+    first_failure_ms: int
+    assertions: tuple[str, ...]
+
+
+def incident_heads(timelines: Mapping[str, Iterable[AssertionRun]]) -> list[IncidentHead]:
+    """Every incident the runs describe (``timelines``: incident key → every run of its class's assertions), by
+    key then first failure: :func:`pareis.core.window.incidents` with the incident URN (DESIGN §3)."""
+    out = []
+    for key in sorted(timelines):
+        for w in incidents(timelines[key]):
+            out.append(
+                IncidentHead(incident_urn(key, w.first_failure_ms), key, w.first_failure_ms, tuple(w.assertions))
+            )
+    return out
+
+
+def incident_columns(view: LineageView, head: IncidentHead) -> IncidentColumns:
+    """The affected columns of ``head``'s blast radius: its assertions together, or its whole dataset when the
+    index defines none of them (as the incidents role analyses it)."""
+    defs = catalog.assertions(view, head.assertions)
+    defined = sorted(a for a in head.assertions if a in defs)
+    radius = blast_radius(view, assertions=defined, datasets=[] if defined else [head.dataset])
+    return IncidentColumns(head.urn, head.dataset, head.first_failure_ms, head.assertions, frozenset(radius.columns))

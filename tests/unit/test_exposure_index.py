@@ -1,0 +1,352 @@
+"""The exposure index (pareis.core.exposure_index, pareis.answers.exposure, pareis.roles.exposure): one pass gives
+exactly what the downstream walk gives, and protect and the gate answer the same through it.
+
+The snapshot is compared with :func:`pareis.core.exposure.exposure` column by column on hand-built graphs (one per
+linking rule), on every DataHub golden and on the demo recording; protect's JSON and the gate's are compared with
+the old path (``use_index=False``) on the demo recording, the goldens, the gate scenarios and a graph whose gap
+matches a past incident.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pareis.answers.exposure import ExposureReader, past_incident_columns
+from pareis.answers.reliability import past_incidents, protect
+from pareis.answers.sources import Sources
+from pareis.config import DatahubSettings
+from pareis.core.exposure import exposure, model_upstream
+from pareis.core.exposure_index import (
+    DatasetExposure,
+    IncidentColumns,
+    decode,
+    encode,
+    enumerate_inputs,
+    exposure_of,
+    snapshot,
+)
+from pareis.core.graph import Memo
+from pareis.core.runs import AssertionRun, ResultType
+from pareis.lineage_loader import load_files
+from pareis.roles.exposure import ExposureMaintainer, rebuild
+from pareis.store.exposure import MemoryExposureIndex
+from pareis.store.lineage import LineageUpdate
+from pareis.store.lineage_memory import MemoryLineageStore
+from pareis.store.runs_memory import MemoryRunHistory
+from tests.unit.test_blast import ASSERTION, Graph, c, ds, feat, model
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDENS = sorted((ROOT / "tests" / "data" / "datahub-goldens").glob("*.json"))
+RECORDED = sorted((ROOT / "deploy" / "demo" / "recorded").glob("*.json"))
+GATE = sorted((ROOT / "tests" / "data" / "gate").glob("*.json"))
+AT = 1_900_000_000_000
+
+
+def every_column(store: MemoryLineageStore) -> set[str]:
+    """Every column the index names, and every column the models' upstream walk names."""
+    found = {
+        x for (_, node), targets in store._out.items() for x in (node, *targets) if x.startswith("urn:li:schemaField:(")
+    }
+    for up in model_upstream(Memo(store), store.entities("mlModelProperties")).values():
+        found |= up.columns
+    return found
+
+
+def assert_snapshot_is_the_walk(store: MemoryLineageStore, columns: set[str] | None = None) -> None:
+    entries = snapshot(store, **enumerate_inputs(store.entities))
+    entries = {d: decode(d, encode(e)) for d, e in entries.items()}  # the stored form round-trips
+    cols = every_column(store) if columns is None else columns
+    walked = exposure(Memo(store), cols)
+    read = exposure_of(entries, cols)
+    assert dict(read.features) == dict(walked.features)
+    assert dict(read.models) == dict(walked.models)
+
+
+@pytest.fixture
+def g() -> Graph:
+    return Graph(MemoryLineageStore())
+
+
+def test_column_edges_cycles_and_fan_in(g: Graph) -> None:
+    g.schema("raw", "a", "b").schema("mid", "x").schema("out", "y")
+    g.lineage("mid", ["raw"], ([c("raw", "a"), c("raw", "b")], [c("mid", "x")]))
+    g.lineage("out", ["mid"], ([c("mid", "x")], [c("out", "y")]))
+    g.lineage("raw", ["out"], ([c("out", "y")], [c("raw", "a")]))  # a cycle through raw.a
+    g.feature("fy", c("out", "y")).feature("fb", c("raw", "b")).model("m", "fy", "fb", group="urn:li:mlModelGroup:g")
+    store = g.store
+    assert isinstance(store, MemoryLineageStore)
+    assert_snapshot_is_the_walk(store)
+    e = exposure_of(snapshot(store, **enumerate_inputs(store.entities)), [c("raw", "b"), c("raw", "a")])
+    assert e.features[c("raw", "b")] == (feat("fb"), feat("fy")) and e.models[c("raw", "a")] == (model("m"),)
+
+
+def test_whole_dataset_edges_siblings_and_names(g: Graph) -> None:
+    g.schema("raw", "x", "y").lineage("agg", ["raw"], ([ds("raw")], [c("agg", "n")]), kind="DATASET")
+    g.schema("agg", "n")
+    g.schema("wh", "amount", "Total").siblings("dbt", "wh")  # the dbt node has no schema of its own
+    g.lineage("mart", ["dbt"], ([c("dbt", "amount")], [c("mart", "amount")]))
+    g.feature("n", ds("agg")).feature("amount", c("mart", "amount")).feature("total", ds("wh"))
+    g.feature("nothing_named_so", ds("raw")).feature("free", ds("schemaless"))
+    g.model("m1", "n", "amount").model("m2", "total", "nothing_named_so", "free")
+    store = g.store
+    assert isinstance(store, MemoryLineageStore)
+    assert_snapshot_is_the_walk(store)
+    e = exposure_of(snapshot(store, **enumerate_inputs(store.entities)), [c("raw", "y"), c("wh", "amount")])
+    assert e.features[c("raw", "y")] == (feat("n"), feat("nothing_named_so"))  # dataset-wide edge; no such column
+    assert e.features[c("wh", "amount")] == (feat("amount"),)  # through its dbt twin
+
+
+def test_table_precision_models_and_removed_entities(g: Graph) -> None:
+    g.schema("train", "a").schema("gone", "z").lineage("train", ["gone"], ([c("gone", "z")], [c("train", "a")]))
+    g.run("urn:li:dataProcessInstance:r1", "train").model("featureless", runs=("urn:li:dataProcessInstance:r1",))
+    g.feature("fz", c("gone", "z")).model("m", "fz")
+    g.put(ds("gone"), "status", {"removed": True})
+    store = g.store
+    assert isinstance(store, MemoryLineageStore)
+    assert_snapshot_is_the_walk(store, every_column(store) | {c("gone", "z")})
+    e = exposure_of(snapshot(store, **enumerate_inputs(store.entities)), [c("train", "a"), c("gone", "z")])
+    assert e.models[c("train", "a")] == (model("featureless"),)
+    assert e.features[c("gone", "z")] == () and e.models[c("gone", "z")] == ()  # removed: out of the graph
+
+
+@pytest.mark.parametrize("path", [*GOLDENS, "recorded"], ids=lambda p: getattr(p, "stem", p))
+def test_on_the_goldens_and_the_demo_recording_the_snapshot_is_the_walk(path: Any) -> None:
+    store = MemoryLineageStore()
+    load_files(store, RECORDED if path == "recorded" else [path])
+    assert_snapshot_is_the_walk(store)
+
+
+def live(paths: list[Path]) -> tuple[Sources, Sources]:
+    """File sources, and the same with an exposure index the maintainer built."""
+    from pareis.compose.sources import _file_sources
+
+    plain = _file_sources([str(p) for p in paths])
+    index = MemoryExposureIndex()
+    assert rebuild(plain.lineage, index, plain.runs, 0) is not None
+    return plain, dataclasses.replace(plain, exposure=index)
+
+
+SCENARIOS = [
+    ("recorded", RECORDED, 1_759_276_800_000 + 8 * 86_400_000),
+    ("goldens", GOLDENS, AT),
+    *((p.stem, [GATE[0], p] if p != GATE[0] else [p], AT) for p in GATE if p.stem != "__init__"),
+]
+
+
+@pytest.mark.parametrize(("name", "paths", "at"), SCENARIOS, ids=[s[0] for s in SCENARIOS])
+def test_protect_answers_the_same_through_the_index(name: str, paths: list[Path], at: int) -> None:
+    plain, indexed = live(paths)
+    old = protect(plain, at_ms=at, use_index=False)
+    new = protect(indexed, at_ms=at)
+    assert new.to_json() == old.to_json() and new.yaml == old.yaml
+    assert new.exposure is not None and new.exposure["lineage_changes_since"] == 0
+    assert old.exposure is None
+
+
+@pytest.mark.parametrize("path", [p for p in GATE if p.stem != "__init__"], ids=lambda p: p.stem)
+def test_the_gate_answers_the_same_through_the_index(path: Path) -> None:
+    from pareis.answers.gate import gate
+    from tests.data.gate import make_scenarios as sc
+
+    plain, indexed = live([GATE[0], path] if path != GATE[0] else [path])
+    for m in (sc.CHURN, sc.LTV):
+        old = gate(plain, model=m, at_ms=sc.AT, use_index=False).to_json()
+        assert gate(indexed, model=m, at_ms=sc.AT).to_json() == old
+
+
+def incident_graph() -> tuple[MemoryLineageStore, MemoryRunHistory]:
+    """raw.a → mid.x → feature fx → model m; an assertion on raw.a failed once (a past incident) and one on raw.b."""
+    g = Graph(MemoryLineageStore())
+    g.schema("raw", "a", "b").schema("mid", "x", "w")
+    g.lineage("mid", ["raw"], ([c("raw", "a")], [c("mid", "x")]), ([c("raw", "b")], [c("mid", "w")]))
+    g.feature("fx", c("mid", "x")).feature("fw", c("mid", "w")).model("m", "fx", "fw")
+    g.assertion("raw", c("raw", "a"))
+    runs = MemoryRunHistory()
+    for t, result in ((1_000, ResultType.SUCCESS), (2_000, ResultType.FAILURE), (3_000, ResultType.SUCCESS)):
+        runs.record(AssertionRun(ASSERTION, t, result, ds("raw")))
+    store = g.store
+    assert isinstance(store, MemoryLineageStore)
+    return store, runs
+
+
+def test_past_incidents_from_the_index_match_the_analysed_history() -> None:
+    store, runs = incident_graph()
+    plain = Sources(store, runs)
+    index = MemoryExposureIndex()
+    rebuild(store, index, runs, 0)
+    indexed = dataclasses.replace(plain, exposure=index)
+    view = Memo(store)
+    old = {s.urn: frozenset(r.columns) for s, r in past_incidents(plain, view, 10_000)}
+    assert len(old) == 1
+    assert past_incident_columns(plain, view, 10_000) == old  # computed
+    reader = ExposureReader.of(indexed)
+    assert past_incident_columns(indexed, view, 10_000, reader) == old  # read
+    assert past_incident_columns(indexed, view, 1_999, reader) == {}  # began after `at`
+    answer = protect(indexed, at_ms=10_000, model=model("m"))
+    assert answer.to_json() == protect(plain, at_ms=10_000, model=model("m"), use_index=False).to_json()
+    assert [g["column"] for g in answer.to_json()["gaps"] if g["matches_past_incident"]] == [c("mid", "x")]
+
+
+def test_an_incident_entry_for_other_assertions_is_not_used() -> None:
+    store, runs = incident_graph()
+    index = MemoryExposureIndex()
+    head = rebuild(store, index, runs, 0)
+    assert head is not None
+    (urn,) = index.incident_urns()
+    wrong = IncidentColumns(urn, ds("raw"), 2_000, ("urn:li:assertion:other",), frozenset({c("raw", "b")}))
+    index.add_incidents(head.version, [wrong])
+    indexed = Sources(store, runs, exposure=index)
+    found = past_incident_columns(indexed, Memo(store), 10_000, ExposureReader.of(indexed))
+    assert c("raw", "b") not in found[urn] and c("raw", "a") in found[urn]
+
+
+def test_nothing_published_yet_walks() -> None:
+    store, runs = incident_graph()
+    indexed = Sources(store, runs, exposure=MemoryExposureIndex())
+    answer = protect(indexed, at_ms=10_000, model=model("m"))
+    assert answer.exposure is None
+    assert answer.to_json() == protect(Sources(store, runs), at_ms=10_000, model=model("m")).to_json()
+
+
+def test_the_lineage_role_advances_the_generation_on_exposure_aspects_only() -> None:
+    import orjson
+
+    from pareis.datahub.changelog import ChangeLog
+    from pareis.model.records import Message
+    from pareis.roles.lineage import LineageHandler
+
+    store, index = MemoryLineageStore(), MemoryExposureIndex()
+    handler = LineageHandler(store, DatahubSettings(), exposure=index)
+
+    def batch(*entries: tuple[str, str, dict[str, Any]]) -> list[Message[ChangeLog]]:
+        out = []
+        for n, (urn, aspect, value) in enumerate(entries):
+            change = ChangeLog(
+                entity_type=urn.split(":")[2], entity_urn=urn, change_type="UPSERT", aspect_name=aspect,
+                aspect=orjson.dumps(value), previous_aspect=None, system_metadata={"version": "1"},
+                created={"time": 1, "actor": "urn:li:corpuser:datahub"}, headers=None, schema_id=0,
+            )  # fmt: skip
+            out.append(Message("t", 0, n, urn.encode(), change))
+        return out
+
+    schema = (ds("a"), "schemaMetadata", {"fields": [{"fieldPath": "x"}]})
+    handler(batch(schema, (feat("f"), "mlFeatureProperties", {"sources": [c("a", "x")]})))
+    assert index.generation() == 1  # once per batch
+    handler(batch(schema))
+    assert index.generation() == 1  # unchanged: nothing applied
+    handler(batch((ASSERTION, "assertionInfo", {"type": "DATASET", "datasetAssertion": {"dataset": ds("a")}})))
+    assert index.generation() == 1  # an assertion changes no exposure
+
+
+def test_the_maintainer_waits_for_quiet_but_not_forever() -> None:
+    store, runs = incident_graph()
+    index = MemoryExposureIndex()
+    m = ExposureMaintainer(store, index, runs, quiet_ms=100, max_delay_ms=1_000, incidents_every_ms=50)
+    first = m.step(0)
+    assert first is not None and first.generation == 0  # nothing published yet: at once
+    assert m.step(10) is None  # up to date
+    index.touch()
+    assert m.step(20) is None and m.step(110) is None  # not quiet for 100 ms yet (first seen at 20)
+    made = m.step(120)
+    assert made is not None and made.generation == 1
+    for t in range(200, 1_500, 50):  # a steady stream of changes, never quiet for 100 ms
+        index.touch()
+        found = m.step(t)
+        if found is not None:
+            break
+    assert found is not None and t == 1_200  # published at the max delay after the first change, not starved
+    # a new incident between recomputations joins the current version
+    runs.record(AssertionRun(ASSERTION, 5_000, ResultType.FAILURE, ds("raw")))
+    before = index.incident_urns()
+    assert m.step(t + 100) is None
+    assert len(index.incident_urns()) == len(before) + 1
+
+
+def test_a_reader_says_which_snapshot_it_read_and_how_old() -> None:
+    store, runs = incident_graph()
+    index = MemoryExposureIndex()
+    rebuild(store, index, runs, 1_000)
+    index.touch()
+    index.touch()
+    answer = protect(Sources(store, runs, exposure=index), at_ms=4_000, model=model("m"))
+    assert answer.exposure == {
+        "version": 1, "computed_at_ms": 1_000, "lineage_generation": 0, "lineage_changes_since": 2, "age_ms": 3_000
+    }  # fmt: skip
+
+
+def test_an_entry_round_trips_with_any_column_spelling() -> None:
+    odd = "urn:li:schemaField:(urn:li:dataset:(urn:li:dataPlatform:x,y,PROD),[version=2.0].a)"
+    entry = DatasetExposure(
+        ds("a"), {"x%2Cy": ((feat("f"),), ()), "\x00" + odd: ((), (model("m"),))}, {model("m"): "urn:li:mlModelGroup:g"}
+    )
+    assert decode(ds("a"), encode(entry)) == entry
+    with pytest.raises(ValueError, match="malformed exposure entry"):
+        decode(ds("a"), '{"f": []}')
+
+
+@pytest.mark.integration
+def test_on_redis_the_maintainer_publishes_and_protect_reads_the_same(redis_client: Any) -> None:
+    from pareis.store.exposure_redis import RedisExposureIndex
+    from pareis.store.lineage_redis import RedisLineageStore
+    from pareis.store.runs_redis import RedisRunHistory
+
+    memory, runs = incident_graph()
+    store, history = RedisLineageStore(redis_client), RedisRunHistory(redis_client)
+    for aspect in ("schemaMetadata", "upstreamLineage", "mlFeatureProperties", "mlModelProperties", "assertionInfo"):
+        for entity in memory.entities(aspect):
+            record = memory.record(entity, aspect)
+            assert record is not None
+            store.apply([LineageUpdate(entity, aspect, record.stamp, record.facts)])
+    for r in runs.runs(ASSERTION):
+        history.record(r)
+    index = RedisExposureIndex(redis_client)
+    maintainer = ExposureMaintainer(store, index, history)
+    assert maintainer.step(0) is not None
+    on_redis = Sources(store, history, exposure=index)
+    answer = protect(on_redis, at_ms=10_000, model=model("m"))
+    assert answer.exposure is not None
+    assert answer.to_json() == protect(Sources(memory, runs), at_ms=10_000, model=model("m"), use_index=False).to_json()
+
+
+def test_the_lineage_pipeline_over_given_ports_counts_into_their_exposure_index_and_starts_no_thread() -> None:
+    import threading
+
+    from pareis.compose.ports import Ports
+    from pareis.compose.roles import lineage_pipeline
+    from pareis.config import Settings
+
+    ports = Ports.in_memory()
+    before = {t.name for t in threading.enumerate()}
+    pipeline = lineage_pipeline(Settings(), ports)
+    pipeline.start()
+    assert getattr(pipeline.handle, "exposure", None) is ports.exposure
+    assert "exposure-maintainer" not in {t.name for t in threading.enumerate()} - before
+    pipeline.close()
+
+
+def test_the_maintainer_thread_publishes_and_stops() -> None:
+    import threading
+
+    from pareis.roles.exposure import MaintainerThread
+
+    store, runs = incident_graph()
+    index = MemoryExposureIndex()
+    done = threading.Event()
+
+    class Signalling(ExposureMaintainer):
+        def step(self, now_ms: int) -> Any:
+            made = super().step(now_ms)
+            if index.current() is not None:
+                done.set()
+            return made
+
+    thread = MaintainerThread(Signalling(store, index, runs), tick_s=0.01)
+    thread.start()
+    assert done.wait(10)
+    thread.stop()
+    assert index.current() is not None
+    assert "exposure-maintainer" not in {t.name for t in threading.enumerate()}

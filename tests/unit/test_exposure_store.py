@@ -1,0 +1,101 @@
+"""The exposure index port, on both backends (pareis.store.exposure): versions, generations, incidents."""
+
+from __future__ import annotations
+
+import pytest
+
+from pareis.core.exposure_index import DatasetExposure, IncidentColumns
+from pareis.store.exposure import ExposureIndex, ExposureVersion, MemoryExposureIndex
+from pareis.store.exposure_redis import RedisExposureIndex
+
+D1 = "urn:li:dataset:(urn:li:dataPlatform:postgres,a.b,PROD)"
+D2 = "urn:li:dataset:(urn:li:dataPlatform:postgres,a.c,PROD)"
+F1, F2 = "urn:li:mlFeature:(t,f1)", "urn:li:mlFeature:(t,f2)"
+M1 = "urn:li:mlModel:(urn:li:dataPlatform:mlflow,m1,PROD)"
+G1 = "urn:li:mlModelGroup:(urn:li:dataPlatform:mlflow,g1,PROD)"
+ODD = "urn:li:schemaField:(urn:li:dataset:(urn:li:dataPlatform:x,odd,PROD),[version=2.0].x)"
+
+
+def col(dataset: str, path: str) -> str:
+    return f"urn:li:schemaField:({dataset},{path})"
+
+
+@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.integration)])
+def index(request: pytest.FixtureRequest) -> ExposureIndex:
+    if request.param == "memory":
+        return MemoryExposureIndex()
+    return RedisExposureIndex(request.getfixturevalue("redis_client"), prefix="test:exposure:")
+
+
+def entries(*features: str) -> dict[str, DatasetExposure]:
+    return {
+        D1: DatasetExposure(D1, {"a": (tuple(sorted(features)), (M1,)), "b%2Cc": ((F1,), ())}, {M1: G1}),
+        D2: DatasetExposure(D2, {"x": ((), (M1,))}, {M1: None}),
+    }
+
+
+def incident(urn: str, assertions: tuple[str, ...] = ("urn:li:assertion:a",)) -> IncidentColumns:
+    return IncidentColumns(urn, D1, 5, assertions, frozenset({col(D1, "a"), col(D2, "x"), ODD}))
+
+
+def test_nothing_published_reads_empty_with_the_generation(index: ExposureIndex) -> None:
+    assert index.generation() == 0
+    assert index.current() is None
+    read = index.read([D1], ["urn:li:incident:x"])
+    assert (read.version, read.generation, dict(read.datasets), dict(read.incidents)) == (None, 0, {}, {})
+    assert index.touch() == 1 and index.touch() == 2 and index.generation() == 2
+
+
+def test_a_published_version_reads_back_exactly(index: ExposureIndex) -> None:
+    index.touch()
+    head = index.publish(1, 1_000, entries(F1, F2), [incident("urn:li:incident:i")])
+    assert head is not None and head.generation == 1 and head.computed_at_ms == 1_000
+    assert index.current() == head
+    read = index.read([D2, D1, "urn:li:dataset:unknown"], ["urn:li:incident:i", "urn:li:incident:none"])
+    assert read.version == head and read.generation == 1
+    assert dict(read.datasets) == entries(F1, F2)
+    assert read.datasets[D1].of(col(D1, "a")) == ((F1, F2), (M1,))
+    assert read.datasets[D1].of(col(D1, "zzz")) == ((), ())
+    assert dict(read.incidents) == {"urn:li:incident:i": incident("urn:li:incident:i")}
+    assert index.incident_urns() == {"urn:li:incident:i"}
+
+
+def test_a_new_version_replaces_the_old_one_whole(index: ExposureIndex) -> None:
+    first = index.publish(1, 1, entries(F1), [incident("urn:li:incident:old")])
+    second = index.publish(2, 2, {D2: DatasetExposure(D2, {"y": ((F2,), ())})})
+    assert first is not None and second is not None and second.version > first.version
+    read = index.read([D1, D2], ["urn:li:incident:old"])
+    assert read.version == second
+    assert dict(read.datasets) == {D2: DatasetExposure(D2, {"y": ((F2,), ())})}  # nothing of the first is left
+    assert dict(read.incidents) == {}
+
+
+def test_an_older_generation_never_replaces_a_newer_one(index: ExposureIndex) -> None:
+    newer = index.publish(5, 10, entries(F1))
+    assert index.publish(4, 20, entries(F2)) is None
+    assert index.current() == newer
+    assert index.read([D1]).datasets[D1].of(col(D1, "a"))[0] == (F1,)
+
+
+def test_incidents_join_only_the_current_version(index: ExposureIndex) -> None:
+    first = index.publish(1, 1, entries(F1))
+    assert first is not None
+    assert index.add_incidents(first.version, [incident("urn:li:incident:a")])
+    changed = incident("urn:li:incident:a", ("urn:li:assertion:a", "urn:li:assertion:b"))
+    assert index.add_incidents(first.version, [changed])  # replaced
+    assert dict(index.read([], ["urn:li:incident:a"]).incidents) == {"urn:li:incident:a": changed}
+    second = index.publish(2, 2, entries(F1))
+    assert second is not None
+    assert not index.add_incidents(first.version, [incident("urn:li:incident:b")])
+    assert index.incident_urns() == set()
+
+
+def test_the_age_is_stated_against_the_current_generation() -> None:
+    head = ExposureVersion(3, 7, 1_000)
+    assert head.to_json(9, 4_000) == {
+        "version": 3,
+        "computed_at_ms": 1_000,
+        "lineage_generation": 7,
+        "lineage_changes_since": 2,
+        "age_ms": 3_000,
+    }
