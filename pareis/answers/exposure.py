@@ -14,59 +14,17 @@ else computes its blast radius (:func:`pareis.core.exposure_index.incident_colum
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from pareis.core.exposure import Exposure, exposure, parent_of
-from pareis.core.exposure_index import DatasetExposure, IncidentColumns, exposure_of, incident_columns, incident_heads
-from pareis.core.graph import LineageView, Memo
+from pareis.core.exposure_index import IncidentColumns, incident_columns, incident_heads
+from pareis.core.graph import Memo
+from pareis.store.exposure_reader import ExposureReader
 
 if TYPE_CHECKING:
     from pareis.answers.sources import Sources
     from pareis.core.runs import AssertionRun
-    from pareis.store.exposure import ExposureIndex, ExposureVersion
 
-
-@dataclass
-class ExposureReader:
-    """The exposure of columns for one computation, read from ``index`` (None: walked)."""
-
-    index: ExposureIndex | None
-    head: ExposureVersion | None = None
-    generation: int = 0
-    read_once: bool = False
-    entries: dict[str, DatasetExposure | None] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, sources: Sources) -> ExposureReader:
-        return cls(sources.exposure)
-
-    @property
-    def live(self) -> bool:
-        """Whether answers come from the index (after the first read)."""
-        return self.head is not None
-
-    def __call__(self, view: LineageView, columns: Iterable[str]) -> Exposure:
-        cols = sorted(set(columns))
-        if self.index is None or (self.read_once and self.head is None):
-            return exposure(view, cols)
-        wanted = sorted({parent_of(c) for c in cols} - self.entries.keys())
-        if wanted or not self.read_once:
-            read = self.index.read(wanted)
-            self.read_once = True
-            if read.version is None:
-                return exposure(view, cols)
-            if self.head is None:
-                self.head, self.generation = read.version, read.generation
-            for d in wanted:
-                self.entries[d] = read.datasets.get(d)
-        found = {d: e for d, e in self.entries.items() if e is not None}
-        return exposure_of(found, cols)
-
-    def age(self, at_ms: int | None = None) -> dict[str, Any] | None:
-        """The snapshot read (version, when computed, how many lineage changes behind); None when walked."""
-        return None if self.head is None else self.head.to_json(self.generation, at_ms)
+__all__ = ["ExposureReader", "past_incident_columns"]
 
 
 def past_incident_columns(

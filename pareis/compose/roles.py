@@ -103,7 +103,7 @@ def incidents_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeli
         writer=DatahubRoute.of(settings, ports.datahub).incidents,
         datahub=datahub,
         effects_topic=settings.kafka.topics.effects,
-        scores=ScorePublisher(ports.lineage, ports.runs, ports.scores),
+        scores=ScorePublisher(ports.lineage, ports.runs, ports.scores, ports.exposure),
         watch=IncidentWatch(ports.watch, ports.lineage),
     )
     return Pipeline(

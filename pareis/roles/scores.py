@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pareis.config import DatahubSettings
-from pareis.core.exposure import exposure
 from pareis.core.graph import LineageView, Memo
 from pareis.core.protect import Survey, assess, survey
 from pareis.core.reliability import INCIDENT_WINDOW_MS
@@ -32,6 +31,8 @@ from pareis.datahub.marks import system_metadata
 from pareis.datahub.writer import Mcp
 from pareis.model.records import Message
 from pareis.roles.messages import RunSignal
+from pareis.store.exposure import ExposureIndex
+from pareis.store.exposure_reader import ExposureReader
 from pareis.store.runs import RunHistory
 from pareis.store.scores import Published, ScoreLedger
 
@@ -58,6 +59,10 @@ class ScorePublisher:
     lineage: LineageView
     runs: RunHistory
     ledger: ScoreLedger
+    exposure: ExposureIndex | None = None
+    """The exposure index the lineage role keeps: what is downstream of a class's columns is read from its last
+    complete snapshot instead of walked (the walk down the trees below a model's sources cost a minute per model
+    set at full scale); None, or nothing published yet: walked, the same answer."""
 
     def writes(self, batch: Sequence[Message[RunSignal]]) -> list[ScoreWrite]:
         if not batch:
@@ -71,7 +76,7 @@ class ScorePublisher:
             t = signal.run.timestamp_ms
             latest[signal.dataset] = max(latest.get(signal.dataset, t), t)
         scores: dict[str, ScoreWrite] = {}
-        batch_view = _BatchView(Memo(self.lineage))
+        batch_view = _BatchView(Memo(self.lineage), ExposureReader(self.exposure))
         for dataset in sorted(latest):
             for urn, value in self._scores(batch_view, dataset, latest[dataset]).items():
                 scores[urn] = ScoreWrite(urn, value, latest[dataset], dataset)  # the last class's value stands
@@ -89,9 +94,9 @@ class ScorePublisher:
 
     def _scores(self, batch: _BatchView, dataset: str, at_ms: int) -> dict[str, float]:
         view = batch.view
-        s = survey(view, datasets=[dataset])
+        s = survey(view, datasets=[dataset], exposed=batch.exposed)
         columns = [c for cls in s.classes.values() for cols in cls.paths.values() for c in cols]
-        models = sorted({m for ms in exposure(view, columns).models.values() for m in ms})
+        models = sorted({m for ms in batch.exposed(view, columns).models.values() for m in ms})
         m = batch.survey(models) if models else None
         runs = {k: self._runs_of(s, k, at_ms) for k in s.classes}
         datasets, _, _, _ = assess(s, runs, {}, at_ms, max_gaps=0)
@@ -115,17 +120,18 @@ class ScorePublisher:
 class _BatchView:
     """What the score computations of one batch share: one view of the index (each question asked once per
     batch: the batch is computed over one snapshot of it, as one signal's analysis is) and the survey of each set
-    of models (a pure function of that view)."""
+    of models (a pure function of that view), and one reader of the exposure index's snapshot."""
 
-    def __init__(self, view: Memo) -> None:
+    def __init__(self, view: Memo, exposed: ExposureReader) -> None:
         self.view = view
+        self.exposed = exposed
         self._surveys: dict[tuple[str, ...], Survey] = {}
 
     def survey(self, models: Sequence[str]) -> Survey:
         key = tuple(models)
         found = self._surveys.get(key)
         if found is None:
-            found = self._surveys[key] = survey(self.view, models=key)
+            found = self._surveys[key] = survey(self.view, models=key, exposed=self.exposed)
         return found
 
 

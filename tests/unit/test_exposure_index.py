@@ -350,3 +350,27 @@ def test_the_maintainer_thread_publishes_and_stops() -> None:
     thread.stop()
     assert index.current() is not None
     assert "exposure-maintainer" not in {t.name for t in threading.enumerate()}
+
+
+def _score_writes(index: MemoryExposureIndex | None) -> list[tuple[str, float]]:
+    from pareis.model.records import Message
+    from pareis.roles.messages import RunSignal
+    from pareis.roles.scores import ScorePublisher
+    from pareis.store.scores import MemoryScoreLedger
+
+    store, runs = incident_graph()
+    run = AssertionRun(ASSERTION, 4_000, ResultType.FAILURE, ds("raw"))
+    runs.record(run)
+    batch = [Message("pareis.signals.v1", 0, 0, None, RunSignal(ds("raw"), run, run.timestamp_ms))]
+    if index is not None and index.current() is None:
+        rebuild(store, index, runs, 0)
+    return [(w.urn, w.score) for w in ScorePublisher(store, runs, MemoryScoreLedger(), index).writes(batch)]
+
+
+def test_the_score_publisher_reads_what_is_downstream_from_the_index() -> None:
+    walked = _score_writes(None)
+    assert model("m") in {urn for urn, _ in walked}, "the model downstream of the failing column is scored"
+    assert _score_writes(MemoryExposureIndex()) == walked  # read from a snapshot of the same lineage
+    empty = MemoryExposureIndex()
+    empty.publish(empty.touch(), 0, {})  # a snapshot in which nothing lies downstream of any column
+    assert model("m") not in {urn for urn, _ in _score_writes(empty)}, "the index, not a walk, was read"

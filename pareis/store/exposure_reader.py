@@ -1,0 +1,70 @@
+"""Reading the exposure index for one computation (DESIGN §2.5): what lies downstream of columns, from the snapshot
+the running service keeps (:mod:`pareis.store.exposure`) instead of walking the lineage per call.
+
+:class:`ExposureReader` is what :func:`pareis.core.protect.survey` calls for the exposure of its columns: one read
+of their datasets' entries (kept for the rest of the computation). When there is no index, or it has published
+nothing yet, the reader walks (:func:`pareis.core.exposure.exposure`): the same answer, slower.
+:attr:`ExposureReader.head` says which snapshot was read and :meth:`ExposureReader.age` how old it is. Used by the
+read side (protect, the gate) and by the incidents role's score publisher (:mod:`pareis.roles.scores`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pareis.core.exposure import Exposure, exposure, parent_of
+from pareis.core.exposure_index import DatasetExposure, exposure_of
+from pareis.core.graph import LineageView
+from pareis.store.exposure import ExposureIndex, ExposureVersion
+
+
+class HasExposure(Protocol):
+    """Anything holding an exposure index (or None)."""
+
+    @property
+    def exposure(self) -> ExposureIndex | None: ...
+
+
+@dataclass
+class ExposureReader:
+    """The exposure of columns for one computation, read from ``index`` (None: walked)."""
+
+    index: ExposureIndex | None
+    head: ExposureVersion | None = None
+    generation: int = 0
+    read_once: bool = False
+    entries: dict[str, DatasetExposure | None] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, sources: HasExposure) -> ExposureReader:
+        """A reader of ``sources``' index (the answers layer's :class:`~pareis.answers.sources.Sources`, or the
+        incidents role's ports)."""
+        return cls(sources.exposure)
+
+    @property
+    def live(self) -> bool:
+        """Whether answers come from the index (after the first read)."""
+        return self.head is not None
+
+    def __call__(self, view: LineageView, columns: Iterable[str]) -> Exposure:
+        cols = sorted(set(columns))
+        if self.index is None or (self.read_once and self.head is None):
+            return exposure(view, cols)
+        wanted = sorted({parent_of(c) for c in cols} - self.entries.keys())
+        if wanted or not self.read_once:
+            read = self.index.read(wanted)
+            self.read_once = True
+            if read.version is None:
+                return exposure(view, cols)
+            if self.head is None:
+                self.head, self.generation = read.version, read.generation
+            for d in wanted:
+                self.entries[d] = read.datasets.get(d)
+        found = {d: e for d, e in self.entries.items() if e is not None}
+        return exposure_of(found, cols)
+
+    def age(self, at_ms: int | None = None) -> dict[str, Any] | None:
+        """The snapshot read (version, when computed, how many lineage changes behind); None when walked."""
+        return None if self.head is None else self.head.to_json(self.generation, at_ms)
