@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/protect.py --scale 0.05            # what bench/RESULTS.md records
     .venv/bin/python bench/protect.py --scale 0.05 --write-results
+    .venv/bin/python bench/protect.py --scale 1 --whole-only --no-whole-walk --write-results   # item 2 alone
 
 **Graph**: :mod:`bench.blast`'s (``--scale 1``: 100,000 datasets of 22 columns in lineage trees, 20,000 features,
 2,000 models in 200 groups), built into the in-memory store and the Redis store by the lineage role's handler, plus
@@ -23,6 +24,8 @@ affected columns of every past incident) over each store into its own index (mem
    answer checked equal on both stores and both paths; p50/p99 per store and path, and the ratios;
 2. the whole graph in memory — protect with no ``--model``: every model's and upstream dataset's score and every gap
    ranked (once; the figure is its wall time), from the index, and (unless ``--no-whole-walk``) by the walk;
+   ``--whole-only`` measures this item alone (no Redis: the in-memory store built by the lineage role's handler,
+   its exposure index rebuilt), recorded in its own section;
 3. score write volume — the incidents role's score publisher (:class:`pareis.roles.scores.ScorePublisher`) on a
    burst of 1,000 runs of one dataset's assertions, in batches of 100, and ``pareis demo``'s recorded timeline
    through every role: writes per run, and against the baseline of one write per run per entity.
@@ -49,10 +52,12 @@ from bench.machine import cpu_model
 from bench.results import record_section
 from pareis.answers.reliability import protect
 from pareis.answers.sources import Sources
+from pareis.config import DatahubSettings
 from pareis.core.runs import AssertionRun, ResultType
 from pareis.datahub.translate import lineage_update
 from pareis.model.records import Message
 from pareis.roles.exposure import rebuild
+from pareis.roles.lineage import LineageHandler
 from pareis.roles.messages import RunSignal
 from pareis.roles.scores import ScorePublisher
 from pareis.store.exposure import MemoryExposureIndex
@@ -275,6 +280,50 @@ def write_results(text: str) -> None:
     record_section(path, "Protect", text)
 
 
+def whole_only(args: argparse.Namespace) -> str:
+    """Item 2 alone, in memory: build, rebuild the exposure index, time protect over the whole graph (and the walk
+    unless ``--no-whole-walk``, checked equal)."""
+    began = time.perf_counter()
+    p = blast.plan(args.scale)
+    memory, history = MemoryLineageStore(), MemoryRunHistory()
+    handler = LineageHandler(memory, DatahubSettings())
+    gc.disable()  # as blast.build: millions of long-lived containers
+    try:
+        for batch in blast.batches(p):
+            handler(batch)
+    finally:
+        gc.enable()
+    assertions, runs = add_assertions(p, [memory], [history])
+    gc.collect()
+    gc.freeze()
+    index = MemoryExposureIndex()
+    started = time.perf_counter()
+    rebuild(memory, index, history, blast.T0)
+    rebuild_s = time.perf_counter() - started
+    on_memory = Sources(memory, history, origin="memory", exposure=index)
+    index_s, walk_s, answer = whole_graph(on_memory, blast.T0 + 7 * DAY, args.whole_walk)
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    walked = f"{walk_s:,.1f} s by the walk ({walk_s / index_s:,.1f}×)" if walk_s is not None else "the walk not run"
+    return "\n".join(
+        [
+            "## Protect: the whole graph alone",
+            "",
+            f"`pareis protect` with no `--model` over the blast benchmark's graph in memory (scale {args.scale}: "
+            f"{p.datasets:,} datasets, {p.column_edges:,} column edges, {p.features:,} features, {p.models:,} "
+            f"models; {assertions:,} assertions, {runs:,} runs), read from the exposure index (rebuilt in "
+            f"{rebuild_s:,.1f} s): **{index_s:,.1f} s** for {len(answer['models']):,} models, "
+            f"{len(answer['datasets']):,} datasets and {len(answer['gaps']):,} gaps ranked; {walked}.",
+            "",
+            f"- Command: `.venv/bin/python bench/protect.py --scale {args.scale} --whole-only"
+            f"{' --no-whole-walk' if not args.whole_walk else ''}`",
+            f"- Machine: {platform.machine()}, {cpu_model()}, {os.cpu_count()} cores shared with other work, Python "
+            f"{platform.python_version()}; load average {load}; the whole run took "
+            f"{(time.perf_counter() - began) / 60:.1f} min",
+            "- Goal (issue 13): the whole graph in memory under 60 s at full scale.",
+        ]
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scale", type=float, default=0.05, help="1 = 100,000 datasets (bench/blast.py's graph)")
@@ -283,8 +332,15 @@ def main() -> None:
     parser.add_argument("--walk-reps", type=int, default=5, help="of the reps, how many also run the old path")
     parser.add_argument("--no-whole-walk", dest="whole_walk", action="store_false", help="skip the whole-graph walk")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--whole-only", action="store_true", help="only the whole graph in memory (no Redis)")
     parser.add_argument("--write-results", action="store_true")
     args = parser.parse_args()
+    if args.whole_only:
+        text = whole_only(args)
+        print(text)
+        if args.write_results:
+            record_section(Path(__file__).with_name("RESULTS.md"), "Protect: the whole graph alone", text)
+        return
     began = time.perf_counter()
     p = blast.plan(args.scale)
     client = redis.Redis.from_url(args.redis, socket_timeout=600)
