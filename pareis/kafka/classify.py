@@ -37,8 +37,11 @@ class CommitLost(Retriable):
 class ProducerFenced(Fatal):
     """The transactional producer was fenced: its epoch is stale because the transaction coordinator aborted its
     transaction (open longer than ``transaction.timeout.ms``: the process was paused) or another producer with the
-    same ``transactional.id`` registered. This producer can do nothing more; a new one can (the runner starts one
-    for an exactly-once role, a bounded number of times, then stops)."""
+    same ``transactional.id`` registered — or librdkafka's transaction state machine went fatal
+    (``INVALID_TXN_STATE`` reported as fatal: seen when an abort raced an add-partitions failure for an output
+    topic deleted meanwhile). This producer can do nothing more; a new one can: registering the same
+    ``transactional.id`` fences the old epoch and aborts what it left open (the runner starts one for an
+    exactly-once role, a bounded number of times without a commit in between, then stops)."""
 
 
 _FENCED_CODES = frozenset({KafkaError._FENCED, KafkaError.PRODUCER_FENCED})
@@ -118,7 +121,7 @@ def from_kafka_error(err: KafkaError, doing: str) -> PareisError:
     """The pareis.errors exception for ``err``, raised while ``doing`` (a short phrase for the message)."""
     message = f"kafka {doing}: {err.name()}: {err.str()}"
     verdict = classify(err)
-    if err.code() in _FENCED_CODES:
+    if err.code() in _FENCED_CODES or (err.fatal() and err.code() == KafkaError.INVALID_TXN_STATE):
         return ProducerFenced(message)
     if verdict is Disposition.ABORT:
         return AbortTransaction(message)

@@ -60,9 +60,10 @@ class ScorePublisher:
     runs: RunHistory
     ledger: ScoreLedger
     exposure: ExposureIndex | None = None
-    """The exposure index the lineage role keeps: what is downstream of a class's columns is read from its last
-    complete snapshot instead of walked (the walk down the trees below a model's sources cost a minute per model
-    set at full scale); None, or nothing published yet: walked, the same answer."""
+    """The exposure index the lineage role keeps: what is downstream of a class's columns is read from its snapshot
+    instead of walked (the walk down the trees below a model's sources cost a minute per model set at full scale)
+    when the snapshot is of the current lineage generation (a score written must not lag the lineage: a model
+    registered since would keep a stale score); None, nothing published, or behind: walked, the same answer."""
 
     def writes(self, batch: Sequence[Message[RunSignal]]) -> list[ScoreWrite]:
         if not batch:
@@ -76,7 +77,7 @@ class ScorePublisher:
             t = signal.run.timestamp_ms
             latest[signal.dataset] = max(latest.get(signal.dataset, t), t)
         scores: dict[str, ScoreWrite] = {}
-        batch_view = _BatchView(Memo(self.lineage), ExposureReader(self.exposure))
+        batch_view = _BatchView(Memo(self.lineage), ExposureReader(self.exposure, fresh_only=True))
         for dataset in sorted(latest):
             for urn, value in self._scores(batch_view, dataset, latest[dataset]).items():
                 scores[urn] = ScoreWrite(urn, value, latest[dataset], dataset)  # the last class's value stands

@@ -35,6 +35,9 @@ class ExposureReader:
     head: ExposureVersion | None = None
     generation: int = 0
     read_once: bool = False
+    fresh_only: bool = False
+    """Read the snapshot only when no lineage change came after it (else walk): for a writer, whose answer must
+    not lag the lineage (the score publisher); readers that state the snapshot's age (protect, the gate) take any."""
     entries: dict[str, DatasetExposure | None] = field(default_factory=dict)
 
     @classmethod
@@ -56,7 +59,7 @@ class ExposureReader:
         if wanted or not self.read_once:
             read = self.index.read(wanted)
             self.read_once = True
-            if read.version is None:
+            if read.version is None or (self.fresh_only and read.version.generation < read.generation):
                 return exposure(view, cols)
             if self.head is None:
                 self.head, self.generation = read.version, read.generation

@@ -377,8 +377,14 @@ def test_ml_incidents_where_gms_accepts_them_and_a_human_edit_survives_on_the_re
                 "PAREIS_TICKETS__NO_TOOLS": "true",
             }
         )
-        # The start-up probe asked GMS: one probe incident per ML type, the refused one never stored.
-        probes = [r.aspect["entities"] for r in gms.received if r.entity_urn == PROBE_INCIDENT]
+
+        # The start-up probe asked GMS: one probe incident per ML type, the refused one never stored. Readiness
+        # can come before the incidents role's probe has finished (seen in CI under load): wait for its last write.
+        def probes_of() -> list[list[str]]:
+            return [r.aspect["entities"] for r in gms.received if r.entity_urn == PROBE_INCIDENT]
+
+        wait_until(lambda: [] in probes_of(), SETTLE_S, f"the start-up probe\n{live.runner.log_tail()}", every_s=0.2)
+        probes = probes_of()
         assert sorted(tuple(e) for e in probes) == sorted(
             [
                 ("urn:li:mlFeatureTable:(urn:li:dataPlatform:pareis,pareis-capability-probe)",),

@@ -374,3 +374,5 @@ def test_the_score_publisher_reads_what_is_downstream_from_the_index() -> None:
     empty = MemoryExposureIndex()
     empty.publish(empty.touch(), 0, {})  # a snapshot in which nothing lies downstream of any column
     assert model("m") not in {urn for urn, _ in _score_writes(empty)}, "the index, not a walk, was read"
+    empty.touch()  # a lineage change since the snapshot: the publisher walks rather than write a lagging score
+    assert _score_writes(empty) == walked

@@ -24,7 +24,7 @@ from pareis.lineage_loader import load_files
 from pareis.store.lineage_memory import MemoryLineageStore
 from tests.unit.test_writer_scenario import BLAST, CHURN_V3, DATASET, RUNS, SETTINGS, VERSIONS
 
-GOLDENS = Path(__file__).resolve().parents[2] / "../shared/datahub-goldens"
+GOLDENS = Path(__file__).resolve().parents[1] / "data" / "datahub-goldens"  # copies of ../shared/datahub-goldens
 DBT = GOLDENS / "dbt__dbt_enabled_with_schemas_mces_golden.json"
 JDOE = Owner("urn:li:corpuser:jdoe@example.com", "jdoe@example.com")
 ALICE = Owner("urn:li:corpuser:alice", "alice@example.com")

@@ -39,6 +39,8 @@ def err(code: int, *, fatal: bool = False, retriable: bool = False, abort: bool 
         (err(KafkaError.PRODUCER_FENCED), Disposition.FATAL, ProducerFenced),
         (err(KafkaError._FENCED, abort=True), Disposition.FATAL, ProducerFenced),
         (err(KafkaError._FENCED, fatal=True), Disposition.FATAL, ProducerFenced),
+        # an abort that found librdkafka's transaction state fatal (the e2e fault run: an output topic deleted)
+        (err(KafkaError.INVALID_TXN_STATE, fatal=True), Disposition.FATAL, ProducerFenced),
         (err(KafkaError._TRANSPORT, fatal=True), Disposition.FATAL, Fatal),
         (err(KafkaError.TOPIC_AUTHORIZATION_FAILED), Disposition.FATAL, Fatal),
         (err(KafkaError.MSG_SIZE_TOO_LARGE), Disposition.FATAL, Fatal),  # unknown → restart from committed
