@@ -19,7 +19,7 @@ from functools import partial
 from typing import TypeVar
 
 from pareis.errors import Fatal, PareisError, Poison, Retriable
-from pareis.model.ledger import EffectLedger
+from pareis.model.ledger import EffectLedger, ticket_key
 from pareis.tickets.port import IncidentTicket, Ticketer, TicketRef
 from pareis.tickets.retry import RetryPolicy
 
@@ -105,7 +105,7 @@ class TicketDelivery:
     # process died — the step asks the tool's own state for the key the request carried before sending again.
 
     def _opened(self, ticketer: Ticketer, incident: IncidentTicket) -> TicketRef:
-        record = _ticket_key(ticketer.tool, incident.incident_urn)
+        record = ticket_key(ticketer.tool, incident.incident_urn)
         known = self._ledger.get(record)
         if known is not None:
             return TicketRef.from_json(known)
@@ -175,7 +175,7 @@ class TicketDelivery:
     def _recorded(self, ticketer: Ticketer, incident_urn: str) -> TicketRef | None:
         """The ticket the open step recorded; else (a ticket opened before the ledger kept refs) the tool's own
         lookup from as far back as it can see."""
-        known = self._ledger.get(_ticket_key(ticketer.tool, incident_urn))
+        known = self._ledger.get(ticket_key(ticketer.tool, incident_urn))
         if known is not None:
             return TicketRef.from_json(known)
         return ticketer.find(incident_urn, "")
@@ -185,11 +185,6 @@ class TicketDelivery:
         self._memo.move_to_end((ticketer.tool, incident_urn))
         while len(self._memo) > self._memo_size:
             self._memo.popitem(last=False)
-
-
-def _ticket_key(tool: str, incident_urn: str) -> str:
-    """The ledger key of an incident's ticket in a tool: the open step's record, read by every later step."""
-    return f"ticket/{tool}/{incident_urn}"
 
 
 def _worst(failures: list[PareisError]) -> PareisError:
