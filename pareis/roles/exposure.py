@@ -37,6 +37,7 @@ from pareis.core.exposure_index import (
 from pareis.core.graph import Memo
 from pareis.core.keys import canonical, sibling_classes
 from pareis.core.runs import AssertionRun
+from pareis.errors import Fatal, Retriable
 from pareis.store.exposure import ExposureIndex, ExposureVersion
 from pareis.store.lineage import LineageStore
 from pareis.store.runs import RunHistory
@@ -127,13 +128,19 @@ class ExposureMaintainer:
 
 @dataclass
 class MaintainerThread:
-    """Runs :meth:`ExposureMaintainer.step` every ``tick_s`` on a daemon thread until :meth:`stop`."""
+    """Runs :meth:`ExposureMaintainer.step` every ``tick_s`` on a daemon thread until :meth:`stop`.
+
+    A Retriable step (Redis down) is logged and tried again at the next tick; readers keep the last version. Anything
+    else stops the thread and is kept: :meth:`check` (the role's readiness probe, and called before each lineage
+    batch) raises it as Fatal, so the role stops and restarts from its committed offsets instead of serving an
+    exposure index that silently stopped following the lineage."""
 
     maintainer: ExposureMaintainer
     tick_s: float = 1.0
     clock: Callable[[], float] = time.time
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
+    failed: BaseException | None = None
 
     def start(self) -> None:
         if self._thread is None:
@@ -149,6 +156,15 @@ class MaintainerThread:
         while not self._stop.is_set():
             try:
                 self.maintainer.step(int(self.clock() * 1000))
-            except Exception:  # a dependency down: logged, retried at the next tick (readers keep the last version)
-                log.exception("exposure index: step failed")
+            except Retriable as exc:
+                log.warning("exposure index: step failed, retrying at the next tick: %s", exc)
+            except BaseException as exc:  # kept for check(): the role's own thread raises it
+                log.error("exposure index: maintainer stopped: %s: %s", type(exc).__name__, exc)
+                self.failed = exc
+                return
             self._stop.wait(self.tick_s)
+
+    def check(self) -> None:
+        """Raise Fatal when the maintainer stopped on an error that is not Retriable."""
+        if self.failed is not None:
+            raise Fatal(f"exposure index maintainer stopped: {type(self.failed).__name__}: {self.failed}")

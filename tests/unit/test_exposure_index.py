@@ -376,3 +376,34 @@ def test_the_score_publisher_reads_what_is_downstream_from_the_index() -> None:
     assert model("m") not in {urn for urn, _ in _score_writes(empty)}, "the index, not a walk, was read"
     empty.touch()  # a lineage change since the snapshot: the publisher walks rather than write a lagging score
     assert _score_writes(empty) == walked
+
+
+def test_the_maintainer_retries_a_retriable_step_and_stops_the_role_on_anything_else() -> None:
+    import threading
+
+    from pareis.errors import Fatal, Retriable
+    from pareis.roles.exposure import MaintainerThread
+
+    store, runs = incident_graph()
+    steps: list[int] = []
+    retried = threading.Event()
+
+    class Failing(ExposureMaintainer):
+        def step(self, now_ms: int) -> Any:
+            steps.append(now_ms)
+            if len(steps) < 3:
+                raise Retriable("redis: connection reset")
+            retried.set()
+            raise KeyError("a bug of ours")
+
+    thread = MaintainerThread(Failing(store, MemoryExposureIndex(), runs), tick_s=0.01)
+    thread.check()  # nothing failed yet
+    thread.start()
+    assert retried.wait(10)
+    assert thread._thread is not None
+    thread._thread.join(10)
+    assert not thread._thread.is_alive(), "an unclassified error stops the maintainer"
+    assert len(steps) == 3, "Retriable steps were tried again"
+    with pytest.raises(Fatal, match="KeyError"):
+        thread.check()
+    thread.stop()
