@@ -8,7 +8,7 @@ over :meth:`Ports.on_redis <pareis.compose.ports.Ports.on_redis>` (what a role's
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from pareis.config import Settings
@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from pareis.datahub.changelog import ChangeLog
     from pareis.kafka.embedded import EmbeddedRunner
     from pareis.kafka.memory import MemoryBroker
-    from pareis.model.records import Message, OutRecord
     from pareis.roles.assertions import Observed
     from pareis.roles.messages import AnySignal, Effect
 
@@ -59,9 +58,7 @@ def lineage_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline
     thread = MaintainerThread(ExposureMaintainer(ports.lineage, ports.exposure, ports.runs))
     built = ports
 
-    def handle(batch: Sequence[Message[ChangeLog]]) -> Iterable[OutRecord]:
-        thread.check()  # the maintainer's failure stops the role (see MaintainerThread)
-        return handler(batch)
+    handler.maintainer_check = thread.check  # the maintainer's failure stops the role (see MaintainerThread)
 
     def start() -> None:
         built.start()
@@ -73,8 +70,7 @@ def lineage_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline
         finally:
             built.close()
 
-    checks = {**ports.checks, "exposure_maintainer": thread.check}
-    return Pipeline(decode, handle, checks=checks, close=close, start=start)
+    return Pipeline(decode, handler, checks=ports.checks, close=close, start=start)
 
 
 def assertions_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline[Observed]:

@@ -131,8 +131,8 @@ class MaintainerThread:
     """Runs :meth:`ExposureMaintainer.step` every ``tick_s`` on a daemon thread until :meth:`stop`.
 
     A Retriable step (Redis down) is logged and tried again at the next tick; readers keep the last version. Anything
-    else stops the thread and is kept: :meth:`check` (the role's readiness probe, and called before each lineage
-    batch) raises it as Fatal, so the role stops and restarts from its committed offsets instead of serving an
+    else stops the thread and is kept: :meth:`check` (called by the lineage handler before each batch) raises it
+    as Fatal, so the role stops and restarts from its committed offsets instead of serving an
     exposure index that silently stopped following the lineage."""
 
     maintainer: ExposureMaintainer

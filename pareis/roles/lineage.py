@@ -31,7 +31,7 @@ Contract (the role runs at-least-once, :mod:`pareis.kafka.role`):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,8 +92,12 @@ class LineageHandler:
     watch: LineageWatch | None = None
     exposure: ExposureIndex | None = None
     outcomes: dict[Outcome, int] = field(default_factory=dict)
+    maintainer_check: Callable[[], None] | None = None
+    """Raises Fatal when the exposure index's maintainer (in this process) stopped; asked before each batch."""
 
     def __call__(self, batch: Sequence[Message[ChangeLog]]) -> Iterable[OutRecord]:
+        if self.maintainer_check is not None:
+            self.maintainer_check()
         updates: list[LineageUpdate] = []
         letters: list[OutRecord] = []
         for message in batch:

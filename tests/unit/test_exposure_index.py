@@ -406,4 +406,8 @@ def test_the_maintainer_retries_a_retriable_step_and_stops_the_role_on_anything_
     assert len(steps) == 3, "Retriable steps were tried again"
     with pytest.raises(Fatal, match="KeyError"):
         thread.check()
+    from pareis.roles.lineage import LineageHandler
+
+    with pytest.raises(Fatal, match="maintainer stopped"):  # the role's next batch stops the role
+        LineageHandler(store, DatahubSettings(), maintainer_check=thread.check)([])
     thread.stop()
