@@ -181,8 +181,10 @@ def test_sigkilled_roles_write_each_incident_once_and_ticket_it_once(
             for chunk in range(KILLS_PER_ROUND):
                 kill_somewhere(rnd, chunk)
         assert sum(kills.values()) >= 20 and set(kills) == {"incidents", "effects"}, kills
-        # The kills landed mid-work: most of each role's found input it had not committed yet.
-        assert all(mid_work[name] * 2 >= kills[name] for name in kills), (kills, mid_work, seed)
+        # The kills landed mid-work: every role was killed holding input it had not committed, several times, and a
+        # third of all kills at least (the kill point is random: per role, half was too tight — 4 of 9 seen in CI).
+        assert all(mid_work[name] >= 2 for name in kills), (kills, mid_work, seed)
+        assert sum(mid_work.values()) * 3 >= sum(kills.values()), (kills, mid_work, seed)
 
         expected = expected_incidents()
         assert len(expected) == DATASETS + DATASETS // 4
