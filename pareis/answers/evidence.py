@@ -99,7 +99,7 @@ def evidence_pack(sources: Sources, model: str, at_ms: int) -> EvidencePack:
     from pareis.answers.reliability import model_versions, past_incidents, protect
 
     view = Memo(sources.lineage)
-    versions = model_versions(view, model)
+    versions = model_versions(view, model, at_ms)
     s = survey(view, models=versions)
     answer = protect(sources, at_ms=at_ms, model=model)
     incidents = as_of(past_incidents(sources, view, at_ms), at_ms)

@@ -81,10 +81,12 @@ def _known_dataset(view: LineageView, dataset: str) -> bool:
     return any(a[dataset] for a in answers) or bool(view.attributes(nodes)[dataset])
 
 
-def model_versions(view: LineageView, model: str) -> list[str]:
-    """The versions ``model`` names: itself for an ``mlModel``, every live member for an ``mlModelGroup``.
+def model_versions(view: LineageView, model: str, at_ms: int | None = None) -> list[str]:
+    """The versions ``model`` names: itself for an ``mlModel``, every live member for an ``mlModelGroup`` — with
+    ``at_ms``, only the members trained by then (:func:`trained_by`).
 
-    CannotEvaluate when the index does not know it (or it is removed).
+    CannotEvaluate when the index does not know it (or it is removed), or when no member of the group was trained
+    by ``at_ms``.
     """
     if model.startswith(GROUP_PREFIX):
         members = sorted(catalog.group_members(view, [model])[model])
@@ -92,6 +94,10 @@ def model_versions(view: LineageView, model: str) -> list[str]:
         live = [m for m in members if not flags[m].removed]
         if not live:
             raise _cannot(f"unknown model group {model} (no version in the index)")
+        if at_ms is not None:
+            live = trained_by(view, live, at_ms)
+            if not live:
+                raise _cannot(f"no version of {model} was trained by {at_ms} ms")
         return live
     if not model.startswith(MODEL_PREFIX):
         raise _cannot(f"not a model URN: {model}")
@@ -100,6 +106,13 @@ def model_versions(view: LineageView, model: str) -> list[str]:
     if not known or info.removed:
         raise _cannot(f"unknown model {model}")
     return [model]
+
+
+def trained_by(view: LineageView, versions: Sequence[str], at_ms: int) -> list[str]:
+    """The ``versions`` that existed at ``at_ms``: trained (DESIGN §2.3's training time) at or before it, or of an
+    unknown training time (kept: nothing says they did not exist). Order kept."""
+    when = catalog.model_versions(view, versions)
+    return [m for m in versions if (t := when[m].trained_at_ms) is None or t <= at_ms]
 
 
 def _runs(sources: Sources, s: Survey, at_ms: int) -> dict[str, list[AssertionRun]]:
@@ -202,7 +215,7 @@ def protect(
     models: Sequence[str] = ()
     datasets: Iterable[str] = ()
     if model is not None:
-        models = model_versions(view, model)
+        models = model_versions(view, model, at_ms)
     elif dataset is not None:
         if not dataset.startswith(DATASET_PREFIX) or not _known_dataset(view, dataset):
             raise _cannot(f"unknown dataset {dataset}")
@@ -210,7 +223,7 @@ def protect(
     else:
         every = sources.lineage.entities("mlModelProperties")
         flags = catalog.flags(view, every)
-        models = [m for m in every if not flags[m].removed]
+        models = trained_by(view, [m for m in every if not flags[m].removed], at_ms)
     reader = ExposureReader.of(sources) if use_index else ExposureReader(None)
     s = survey(view, models=models, datasets=datasets, exposed=reader)
     runs = _runs(sources, s, at_ms)

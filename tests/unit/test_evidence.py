@@ -140,6 +140,22 @@ def test_a_pack_generated_before_the_heal_shows_the_incident_still_open(recorded
     assert action["contaminated_versions"] == [model("churn_3")]
 
 
+def test_a_pack_generated_before_a_version_was_trained_leaves_that_version_out(recorded: Sources) -> None:
+    """churn_4 was trained on 2025-10-08 04:00: a pack of 2025-10-06 12:00 covers the three versions that existed
+    then, and protect's answer for the group as of then scores only those. (The gaps still name every model a
+    column feeds in today's lineage: the index is not versioned in time.)"""
+    from pareis.answers.reliability import protect
+
+    at = AT - 42 * 3_600_000  # 2025-10-06T12:00:00Z
+    earlier = evidence_pack(recorded, CHURN, at).to_json()
+    assert earlier["header"]["versions"] == [model("churn_1"), model("churn_2"), model("churn_3")]
+    origin = json.dumps(section(earlier, "10(2)(b)"))
+    assert model("churn_3") in origin and model("churn_4") not in origin
+    scored = [m.urn for m in protect(recorded, at_ms=at, model=CHURN).models]
+    assert scored == [model("churn_1"), model("churn_2"), model("churn_3")]
+    assert evidence_pack(recorded, CHURN, AT).to_json()["header"]["versions"][-1] == model("churn_4")
+
+
 def test_the_html_is_self_contained_and_printable(pack: dict[str, Any]) -> None:
     page = to_html(pack)
     assert page.startswith("<!DOCTYPE html>") and "@media print" in page
