@@ -47,7 +47,8 @@ from tests.support.fake_slack import FakeSlack
 from tests.support.live import (
     RoleProc,
     comments_by_incident,
-    role_env,
+    role_topics,
+    stack_env,
     ticket_env,
     ticket_servers,
     tickets_by_incident,
@@ -224,22 +225,20 @@ def test_every_fault_at_once_loses_nothing_and_tickets_each_incident_once(
     ]
     for plan in plans:
         plan.inject()
-    topics = {name: new_topic(PARTITIONS) for name in ("signals", "effects", "mcp", "mcl_versioned", "mcl_timeseries")}
-    topics["dlq"] = new_topic(1)
+    topics = role_topics(new_topic, PARTITIONS)
     properties = {
         "message.timeout.ms": str(DELIVERY_TIMEOUT_MS),  # the delivery timeout the outage outlasts
         "allow.auto.create.topics": "false",  # a deleted topic stays deleted until it is created again
         "topic.metadata.propagation.max.ms": "1000",
         "topic.metadata.refresh.interval.ms": "2000",  # the effects role sees the topic again within seconds
     }
-    env = role_env(
+    env = stack_env(
+        kafka_bootstrap,
+        new_group,
+        topics,
+        redis_url,
         {
-            "PAREIS_KAFKA__BOOTSTRAP_SERVERS": kafka_bootstrap,
-            "PAREIS_KAFKA__GROUP_PREFIX": new_group,
-            "PAREIS_KAFKA__TRANSACTIONAL_ID_PREFIX": new_group,
             "PAREIS_KAFKA__PROPERTIES": json.dumps(properties),
-            **{f"PAREIS_KAFKA__TOPICS__{name.upper()}": topic for name, topic in topics.items()},
-            "PAREIS_REDIS_URL": redis_url,
             "PAREIS_RUNTIME__BATCH_SIZE": "20",
             "PAREIS_RUNTIME__COMMIT_EVERY": "40",
             "PAREIS_RUNTIME__COMMIT_INTERVAL_MS": "300",
@@ -249,7 +248,7 @@ def test_every_fault_at_once_loses_nothing_and_tickets_each_incident_once(
             "PAREIS_RUNTIME__HTTP_HOST": "127.0.0.1",
             **ticket_env(slack, jira, linear),
             "PAREIS_LOG_JSON": "true",
-        }
+        },
     )
     roles = {name: RoleProc(name, env, tmp_path) for name in ("incidents", "effects")}
     client = redis.Redis.from_url(redis_url)

@@ -61,7 +61,8 @@ from tests.support.live import (
     RoleProc,
     private_db,
     read_committed,
-    role_env,
+    role_topics,
+    stack_env,
     ticket_env,
     ticket_servers,
     tickets_by_incident,
@@ -282,15 +283,13 @@ def test_the_recorded_incident_through_the_live_stack(
     assert ANALYSIS["severity"] == INCIDENT_SEVERITY
     rollback = {group_name(g["group"]): g["safe_rollback"] for g in ANALYSIS["contamination"]}
 
-    topics = {name: new_topic(PARTITIONS) for name in ("mcl_versioned", "mcl_timeseries", "mcp", "signals", "effects")}
-    topics["dlq"] = new_topic(1)
-    env = role_env(
+    topics = role_topics(new_topic, PARTITIONS)
+    env = stack_env(
+        kafka_bootstrap,
+        new_group,
+        topics,
+        private_db(_redis_server_url, LIVE_DB),
         {
-            "PAREIS_KAFKA__BOOTSTRAP_SERVERS": kafka_bootstrap,
-            "PAREIS_KAFKA__GROUP_PREFIX": new_group,
-            "PAREIS_KAFKA__TRANSACTIONAL_ID_PREFIX": new_group,
-            **{f"PAREIS_KAFKA__TOPICS__{name.upper()}": topic for name, topic in topics.items()},
-            "PAREIS_REDIS_URL": private_db(_redis_server_url, LIVE_DB),
             "PAREIS_DATAHUB__WRITE_PATH": "kafka",
             "PAREIS_RUNTIME__BATCH_TIMEOUT_S": "0.05",
             "PAREIS_RUNTIME__COMMIT_INTERVAL_MS": "200",
@@ -301,7 +300,7 @@ def test_the_recorded_incident_through_the_live_stack(
             "PAREIS_RUNTIME__HTTP_HOST": "127.0.0.1",
             "PAREIS_LOG_JSON": "true",
             **ticket_env(slack, jira, linear),
-        }
+        },
     )
     runner = RoleProc("all", env, tmp_path)
     runner.start()

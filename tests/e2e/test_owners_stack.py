@@ -52,7 +52,7 @@ from tests.support.fake_gms import INCIDENT_TYPES_RELEASE, FakeGms
 from tests.support.fake_jira import FakeJira
 from tests.support.fake_linear import FakeLinear
 from tests.support.fake_slack import FakeSlack
-from tests.support.live import ROOT, RoleProc, read_committed, role_env, ticket_env, ticket_servers
+from tests.support.live import ROOT, RoleProc, read_committed, role_topics, stack_env, ticket_env, ticket_servers
 from tests.support.roles import caught_up, committed, wait_until
 from tests.support.stack import NewTopic
 
@@ -183,16 +183,13 @@ def live_factory(
     started: list[Live] = []
 
     def start(settings: dict[str, str]) -> Live:
-        names = ("mcl_versioned", "mcl_timeseries", "mcp", "signals", "effects")
-        topics = {name: new_topic(PARTITIONS) for name in names}
-        topics["dlq"] = new_topic(1)
-        env = role_env(
+        topics = role_topics(new_topic, PARTITIONS)
+        env = stack_env(
+            kafka_bootstrap,
+            new_group,
+            topics,
+            redis_url,
             {
-                "PAREIS_KAFKA__BOOTSTRAP_SERVERS": kafka_bootstrap,
-                "PAREIS_KAFKA__GROUP_PREFIX": new_group,
-                "PAREIS_KAFKA__TRANSACTIONAL_ID_PREFIX": new_group,
-                **{f"PAREIS_KAFKA__TOPICS__{name.upper()}": topic for name, topic in topics.items()},
-                "PAREIS_REDIS_URL": redis_url,
                 "PAREIS_RUNTIME__BATCH_TIMEOUT_S": "0.05",
                 "PAREIS_RUNTIME__COMMIT_INTERVAL_MS": "200",
                 "PAREIS_RUNTIME__BACKOFF_MAX_S": "2",
@@ -202,7 +199,7 @@ def live_factory(
                 "PAREIS_RUNTIME__HTTP_HOST": "127.0.0.1",
                 "PAREIS_LOG_JSON": "true",
                 **settings,
-            }
+            },
         )
         runner = RoleProc("all", env, tmp_path)
         live = Live(kafka_bootstrap, new_group, topics, env, runner, tmp_path)

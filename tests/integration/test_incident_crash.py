@@ -41,7 +41,8 @@ from tests.support.fake_slack import FakeSlack
 from tests.support.live import (
     RoleProc,
     comments_by_incident,
-    role_env,
+    role_topics,
+    stack_env,
     ticket_env,
     ticket_servers,
     tickets_by_incident,
@@ -107,15 +108,13 @@ def test_sigkilled_roles_write_each_incident_once_and_ticket_it_once(
     slack, jira, linear = fakes
     seed = int(os.environ.get("PAREIS_CRASH_SEED", str(random.SystemRandom().randrange(1 << 30))))
     rng = random.Random(seed)
-    topics = {name: new_topic(PARTITIONS) for name in ("signals", "effects", "mcp", "mcl_versioned", "mcl_timeseries")}
-    topics["dlq"] = new_topic(1)
-    env = role_env(
+    topics = role_topics(new_topic, PARTITIONS)
+    env = stack_env(
+        kafka_bootstrap,
+        new_group,
+        topics,
+        redis_url,
         {
-            "PAREIS_KAFKA__BOOTSTRAP_SERVERS": kafka_bootstrap,
-            "PAREIS_KAFKA__GROUP_PREFIX": new_group,
-            "PAREIS_KAFKA__TRANSACTIONAL_ID_PREFIX": new_group,
-            **{f"PAREIS_KAFKA__TOPICS__{name.upper()}": topic for name, topic in topics.items()},
-            "PAREIS_REDIS_URL": redis_url,
             "PAREIS_RUNTIME__BATCH_SIZE": "20",
             "PAREIS_RUNTIME__COMMIT_EVERY": "40",
             "PAREIS_RUNTIME__COMMIT_INTERVAL_MS": "300",
@@ -127,7 +126,7 @@ def test_sigkilled_roles_write_each_incident_once_and_ticket_it_once(
             "PAREIS_RUNTIME__HTTP_HOST": "127.0.0.1",
             **ticket_env(slack, jira, linear),
             "PAREIS_LOG_JSON": "true",
-        }
+        },
     )
     logs = Path(os.environ.get("PAREIS_CRASH_LOGS", str(tmp_path)))
     logs.mkdir(parents=True, exist_ok=True)

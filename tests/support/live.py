@@ -4,6 +4,8 @@
   variables, with its own telemetry port (readiness) and log file; kill, restart, SIGTERM.
 * :func:`role_env` — this process's environment without any ``PAREIS_*`` variable, plus the given settings;
   :func:`ticket_env` — the settings pointing the three ticket tools at the fake servers of :func:`ticket_servers`.
+* :func:`role_topics` / :func:`stack_env` — a fresh topic for each topic setting the roles read or write (and a
+  one-partition dead-letter topic), and the settings that point ``pareis run`` at them, its group and its Redis.
 * :func:`private_db` — a flushed Redis database of the test's own (the shared one is flushed by other tests).
 * :func:`read_committed` — everything a ``read_committed`` consumer reads from a topic, to its end.
 * :func:`tickets_by_incident` — incident URN → the tickets each fake server holds for it.
@@ -19,7 +21,7 @@ import sys
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -107,6 +109,34 @@ def role_env(settings: Mapping[str, str]) -> dict[str, str]:
     """This process's environment minus every ``PAREIS_*`` variable, plus ``settings``, with the repo on the path."""
     base = {k: v for k, v in os.environ.items() if not k.startswith("PAREIS_")}
     return {**base, **settings, "PYTHONPATH": str(ROOT)}
+
+
+ROLE_TOPICS = ("mcl_versioned", "mcl_timeseries", "mcp", "signals", "effects")
+
+
+def role_topics(new_topic: Callable[[int], str], partitions: int) -> dict[str, str]:
+    """Topic setting name → a fresh topic of ``partitions`` partitions, for every topic the roles use; ``dlq``
+    gets one partition (dead letters are read in order)."""
+    topics = {name: new_topic(partitions) for name in ROLE_TOPICS}
+    topics["dlq"] = new_topic(1)
+    return topics
+
+
+def stack_env(
+    bootstrap: str, group: str, topics: Mapping[str, str], redis_url: str, settings: Mapping[str, str]
+) -> dict[str, str]:
+    """:func:`role_env` of the settings every live test gives (the broker, ``group`` as the group and
+    transactional-id prefix, ``topics``, Redis) plus ``settings``."""
+    return role_env(
+        {
+            "PAREIS_KAFKA__BOOTSTRAP_SERVERS": bootstrap,
+            "PAREIS_KAFKA__GROUP_PREFIX": group,
+            "PAREIS_KAFKA__TRANSACTIONAL_ID_PREFIX": group,
+            **{f"PAREIS_KAFKA__TOPICS__{name.upper()}": topic for name, topic in topics.items()},
+            "PAREIS_REDIS_URL": redis_url,
+            **settings,
+        }
+    )
 
 
 @contextmanager
