@@ -38,12 +38,12 @@ def lineage_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline
     The decoder keeps only the aspects the lineage translation reads (filtered on the header, before the aspect
     is decoded) and drops Pareis's own writes. The handler advances the exposure index's generation; in a role's
     own process (no ``ports`` given: on Redis) the exposure maintainer (:mod:`pareis.roles.exposure`) runs beside it
-    on a thread, started and stopped with the pipeline. Over given ports (the demo, tests: in-memory stores that are
-    not thread-safe) nothing runs beside the handler.
+    in a child process (:mod:`pareis.compose.exposure`), started and stopped with the pipeline. Over given ports
+    (the demo, tests: in-memory stores a child process cannot see) nothing runs beside the handler.
     """
     from pareis.compose.decoding import changelog_decoder
+    from pareis.compose.exposure import MaintainerProcess
     from pareis.datahub.translate import LINEAGE_ASPECTS
-    from pareis.roles.exposure import ExposureMaintainer, MaintainerThread
     from pareis.roles.lineage import LineageHandler
     from pareis.roles.lineage_watch import LineageWatch
 
@@ -55,18 +55,18 @@ def lineage_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline
     handler = LineageHandler(ports.lineage, settings.datahub, topics.dlq, watch, exposure=ports.exposure)
     if not own:
         return Pipeline(decode, handler, checks=ports.checks, close=ports.close, start=ports.start)
-    thread = MaintainerThread(ExposureMaintainer(ports.lineage, ports.exposure, ports.runs))
+    maintainer = MaintainerProcess(settings)
     built = ports
 
-    handler.maintainer_check = thread.check  # the maintainer's failure stops the role (see MaintainerThread)
+    handler.maintainer_check = maintainer.check  # the maintainer's failure stops the role (see MaintainerProcess)
 
     def start() -> None:
         built.start()
-        thread.start()
+        maintainer.start()
 
     def close() -> None:
         try:
-            thread.stop()
+            maintainer.stop()
         finally:
             built.close()
 

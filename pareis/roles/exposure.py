@@ -3,7 +3,9 @@ lineage index when it changed, and the affected columns of every past incident t
 
 The lineage role counts its changes (:meth:`~pareis.store.exposure.ExposureIndex.touch`, after a batch applied an
 exposure-bearing aspect: :data:`~pareis.core.exposure_index.EXPOSURE_ASPECTS`). :meth:`ExposureMaintainer.step`,
-called on a timer by :class:`MaintainerThread` in the lineage role's process, then:
+called on a timer by :class:`MaintainerThread` — in a process of its own beside the lineage role
+(:class:`pareis.compose.exposure.MaintainerProcess`: a recomputation is seconds of CPU that must not hold the role's
+interpreter lock), or on a thread — then:
 
 * **recomputes** when the generation moved and either no change came for ``quiet_ms`` (a burst of ingestion is one
   recomputation) or the first unbuilt change is ``max_delay_ms`` old (a steady stream still gets fresh snapshots):
@@ -25,6 +27,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from pareis.core.exposure_index import (
     IncidentColumns,
@@ -126,6 +129,14 @@ class ExposureMaintainer:
             self.index.add_incidents(current.version, found)
 
 
+class Stop(Protocol):
+    """What :meth:`MaintainerThread.run_until` waits on: a :class:`threading.Event` or a process-shared one."""
+
+    def is_set(self) -> bool: ...
+
+    def wait(self, timeout: float | None = None) -> bool: ...
+
+
 @dataclass
 class MaintainerThread:
     """Runs :meth:`ExposureMaintainer.step` every ``tick_s`` on a daemon thread until :meth:`stop`.
@@ -153,7 +164,13 @@ class MaintainerThread:
             self._thread.join(timeout=30)
 
     def _run(self) -> None:
-        while not self._stop.is_set():
+        self.run_until(self._stop)
+
+    def run_until(self, stop: Stop) -> None:
+        """The loop itself, in the calling thread, until ``stop`` is set or a step fails on anything but
+        Retriable (kept in :attr:`failed`). :class:`pareis.compose.exposure.MaintainerProcess` runs it in a child
+        process."""
+        while not stop.is_set():
             try:
                 self.maintainer.step(int(self.clock() * 1000))
             except Retriable as exc:
@@ -162,7 +179,7 @@ class MaintainerThread:
                 log.error("exposure index: maintainer stopped: %s: %s", type(exc).__name__, exc)
                 self.failed = exc
                 return
-            self._stop.wait(self.tick_s)
+            stop.wait(self.tick_s)
 
     def check(self) -> None:
         """Raise Fatal when the maintainer stopped on an error that is not Retriable."""

@@ -1,0 +1,128 @@
+"""The exposure maintainer (:mod:`pareis.roles.exposure`) in a process of its own, beside a lineage role on Redis.
+
+A recomputation of the exposure index is a pass over the lineage upstream of every feature and model: at full scale
+tens of seconds of pure Python. On a thread of the role's process it held the interpreter lock for most of that time,
+so the lineage role and any role sharing the process (``pareis run all``) stalled behind it: while model versions
+were registered during an incident, a new version's at-risk tag took 6–15 s instead of half a second
+(``bench/live_reevaluation.py``). In a child process the recomputation only competes for a core.
+
+Contract, the same as :class:`~pareis.roles.exposure.MaintainerThread`'s (which runs in the child):
+
+* :meth:`MaintainerProcess.start` spawns the child (``spawn``: nothing of the parent's threads or connections is
+  inherited); it builds its own Redis client and stores from the role's settings, and steps the maintainer every
+  ``tick_s``. A Retriable step (Redis down) is logged and tried again; anything else ends the child with its reason.
+* :meth:`MaintainerProcess.check` (the lineage handler, before each batch) raises Fatal once the child has ended
+  without being asked to — its reason, or its exit code when it died without one (killed, out of memory) — so the
+  role stops and its orchestrator restarts it, rather than serving an index that silently stopped.
+* :meth:`MaintainerProcess.stop` asks the child to stop and waits ``grace_s``, then terminates it: a recomputation
+  cut short publishes nothing (a version is published whole or not at all), so the next one starts over.
+* A child whose parent is gone (SIGKILL) exits within a second of noticing, at the latest after the recomputation
+  it is in.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from multiprocessing.process import BaseProcess
+from multiprocessing.queues import SimpleQueue
+from multiprocessing.synchronize import Event
+from typing import TYPE_CHECKING
+
+from pareis.errors import Fatal
+
+if TYPE_CHECKING:
+    from pareis.config import Settings
+
+log = logging.getLogger(__name__)
+NAME = "exposure-maintainer"
+
+
+@dataclass
+class MaintainerProcess:
+    """See the module docstring."""
+
+    settings: Settings
+    tick_s: float = 1.0
+    grace_s: float = 5.0
+    _process: BaseProcess | None = None
+    _stop: Event | None = None
+    _reasons: SimpleQueue[str] | None = None
+    _reason: str | None = field(default=None, repr=False)
+
+    def start(self) -> None:
+        if self._process is not None:
+            return
+        ctx = multiprocessing.get_context("spawn")
+        self._stop = ctx.Event()
+        self._reasons = ctx.SimpleQueue()
+        self._process = ctx.Process(
+            target=_child,
+            args=(self.settings, self._stop, self._reasons, os.getpid(), self.tick_s),
+            name=NAME,
+            daemon=True,  # terminated by multiprocessing when this process exits normally
+        )
+        self._process.start()
+        log.info("exposure index: maintainer started in process %s", self._process.pid)
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    def stop(self) -> None:
+        if self._process is None or self._stop is None:
+            return
+        self._stop.set()
+        self._process.join(self.grace_s)
+        if self._process.is_alive():
+            self._process.terminate()
+            self._process.join(self.grace_s)
+        if self._process.is_alive():
+            self._process.kill()
+            self._process.join()
+
+    def check(self) -> None:
+        """Raise Fatal when the child ended without being asked to (see the module docstring)."""
+        process = self._process
+        if process is None or process.is_alive() or (self._stop is not None and self._stop.is_set()):
+            return
+        if self._reason is None:
+            reasons = self._reasons
+            self._reason = reasons.get() if reasons is not None and not reasons.empty() else None
+            if self._reason is None:
+                self._reason = f"exited with code {process.exitcode}"
+        raise Fatal(f"exposure index maintainer stopped: {self._reason}")
+
+
+def _child(settings: Settings, stop: Event, reasons: SimpleQueue[str], parent: int, tick_s: float) -> None:
+    """The child's body: the stores on a client of its own, the maintainer's loop, its reason when it fails."""
+    from pareis.compose.ports import redis_client
+    from pareis.roles.exposure import ExposureMaintainer, MaintainerThread
+    from pareis.store.exposure_redis import RedisExposureIndex
+    from pareis.store.lineage_redis import RedisLineageStore
+    from pareis.store.runs_redis import RedisRunHistory
+    from pareis.telemetry.logging import configure_logging
+
+    configure_logging(settings.log_level, settings.log_json)
+    threading.Thread(target=_orphaned, args=(parent,), name="parent-watch", daemon=True).start()
+    client = redis_client(settings.redis_url)
+    try:
+        maintainer = ExposureMaintainer(RedisLineageStore(client), RedisExposureIndex(client), RedisRunHistory(client))
+        loop = MaintainerThread(maintainer, tick_s=tick_s)
+        loop.run_until(stop)
+    finally:
+        client.close()
+    if loop.failed is not None:
+        reasons.put(f"{type(loop.failed).__name__}: {loop.failed}")
+        raise SystemExit(1)
+
+
+def _orphaned(parent: int) -> None:
+    """Exit when the parent is gone (its children are reparented: ``getppid`` changes)."""
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(0)  # no clean-up to wait for: the index only ever sees whole versions
