@@ -16,6 +16,7 @@ Contract, the same as :class:`~pareis.roles.exposure.MaintainerThread`'s (which 
   role stops and its orchestrator restarts it, rather than serving an index that silently stopped.
 * :meth:`MaintainerProcess.stop` asks the child to stop and waits ``grace_s``, then terminates it: a recomputation
   cut short publishes nothing (a version is published whole or not at all), so the next one starts over.
+* The child runs at a lower CPU priority than the roles (:data:`NICENESS`).
 * A child whose parent is gone (SIGKILL) exits within a second of noticing, at the latest after the recomputation
   it is in.
 """
@@ -40,6 +41,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 NAME = "exposure-maintainer"
+NICENESS = 10
+"""Added to the child's nice value: a recomputation is background work, and where the roles and the child share
+too few cores (a pod's CPU limit) the roles' batches, whose latency is the product, get the CPU first."""
 
 
 @dataclass
@@ -108,6 +112,7 @@ def _child(settings: Settings, stop: Event, reasons: SimpleQueue[str], parent: i
     from pareis.telemetry.logging import configure_logging
 
     configure_logging(settings.log_level, settings.log_json)
+    os.nice(NICENESS)
     threading.Thread(target=_orphaned, args=(parent,), name="parent-watch", daemon=True).start()
     client = redis_client(settings.redis_url)
     try:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from pareis.compose.exposure import MaintainerProcess
+from pareis.compose.exposure import NICENESS, MaintainerProcess
 from pareis.config import Settings
 from pareis.errors import Fatal
 from pareis.store.exposure_redis import DEFAULT_PREFIX, RedisExposureIndex
@@ -52,6 +52,9 @@ def test_the_child_publishes_a_version_after_a_change_and_stops_when_asked(
         current = index.current()
         assert current is not None and current.generation == index.generation()
         maintainer.check()  # running: nothing to raise
+        assert maintainer.pid is not None
+        niceness = int(Path(f"/proc/{maintainer.pid}/stat").read_text().split(") ", 1)[1].split()[16])
+        assert niceness == os.nice(0) + NICENESS, "the child runs behind the roles"
     finally:
         maintainer.stop()
     assert maintainer.pid is not None and not alive(maintainer.pid)
@@ -74,7 +77,7 @@ def test_a_child_that_fails_is_raised_as_fatal_with_its_reason(redis_client: red
 def test_the_child_exits_when_its_parent_is_killed(redis_url: str) -> None:
     code = (
         "import sys, time\n"
-        "from pareis.compose.exposure import MaintainerProcess\n"
+        "from pareis.compose.exposure import NICENESS, MaintainerProcess\n"
         "from pareis.config import Settings\n"
         "m = MaintainerProcess(Settings(redis_url=sys.argv[1]), tick_s=0.05)\n"
         "m.start()\n"
