@@ -207,43 +207,58 @@ class RedisLineageStore:
         return sorted(set(found))
 
     def lookup(self, queries: Sequence[Query]) -> list[Adjacency]:
-        """One pipeline for the whole batch: per (relation, node) ``HGET`` of the column's bucket field, or
-        ``HKEYS`` of any other node's hash; for a reverse ``has_column`` query on a column also ``HEXISTS`` in the
-        forward hash of each dataset its URN may name."""
-        plan = [(q, [(n, bucket_of(n)) for n in q.nodes]) for q in queries]
+        """One round trip for the whole batch, sent packed on one connection: per query and bucket (a dataset's
+        column hash) one ``HMGET`` of the frontier's columns in it, ``HKEYS`` of any other node's hash; for a
+        reverse ``has_column`` query on a column also ``HEXISTS`` in the forward hash of each dataset its URN may
+        name."""
         p = self._prefix
+        commands: list[tuple[Any, ...]] = []
+        # per query: (node, its bucket's parent or None, reply index, position in the reply or -1, HEXISTS replies)
+        plan: list[list[tuple[str, str | None, int, int, list[tuple[str, int]]]]] = []
+        for q in queries:
+            side = "i" if q.reverse else "o"
+            schema = q.reverse and q.rel == Rel.HAS_COLUMN
+            groups: dict[str, tuple[int, dict[str, int]]] = {}  # bucket key → (its HMGET's index, field → position)
+            rows: list[tuple[str, str | None, int, int, list[tuple[str, int]]]] = []
+            for n in q.nodes:
+                bucket = bucket_of(n)
+                if bucket is None:
+                    rows.append((n, None, len(commands), -1, []))
+                    commands.append(("HKEYS", f"{p}{side}:{q.rel}:{key_of(n)}"))
+                else:
+                    parent, field = bucket
+                    key = f"{p}{side}c:{q.rel}:{key_of(parent)}"
+                    group = groups.get(key)
+                    if group is None:
+                        group = groups[key] = (len(commands), {})
+                        commands.append(("HMGET", key))
+                    at = group[1].setdefault(field, len(group[1]))
+                    rows.append((n, parent, group[0], at, []))
+                if schema:
+                    for dataset, rest in _spellings(n):
+                        rows[-1][4].append((dataset, len(commands)))
+                        commands.append(("HEXISTS", f"{p}o:{Rel.HAS_COLUMN}:{key_of(dataset)}", CHILD + rest))
+            for key, (at, fields) in groups.items():
+                commands[at] = ("HMGET", key, *fields)
+            plan.append(rows)
         with translated():
             self._check_layout()
-            pipe = self._redis.pipeline(transaction=False)
-            for q, nodes in plan:
-                side = "i" if q.reverse else "o"
-                schema = q.reverse and q.rel == Rel.HAS_COLUMN
-                for n, bucket in nodes:
-                    if bucket is None:
-                        pipe.hkeys(f"{p}{side}:{q.rel}:{key_of(n)}")
-                    else:
-                        pipe.hget(f"{p}{side}c:{q.rel}:{key_of(bucket[0])}", bucket[1])
-                    if schema:
-                        for parent, rest in _spellings(n):
-                            pipe.hexists(f"{p}o:{Rel.HAS_COLUMN}:{key_of(parent)}", CHILD + rest)
-            results = iter(pipe.execute())
-            out: list[Adjacency] = []
-            for q, nodes in plan:
-                schema = q.reverse and q.rel == Rel.HAS_COLUMN
-                answer: dict[str, frozenset[str]] = {}
-                for n, bucket in nodes:
-                    got = next(results)
-                    if bucket is None:
-                        found = {node_of(_text(k), n) for k in got}
-                    elif got is None:
-                        found = set()
-                    else:
-                        parent = bucket[0]
-                        found = {node_of(e, parent) for e in bucket_entries(_text(got))}
-                    if schema:
-                        found.update(parent for parent, _ in _spellings(n) if next(results))
-                    answer[n] = frozenset(found)
-                out.append(answer)
+            replies = _round_trip(self._redis, commands)
+        out: list[Adjacency] = []
+        for rows in plan:
+            answer: dict[str, frozenset[str]] = {}
+            for n, owner, at, pos, spelled in rows:
+                got = replies[at]
+                if owner is None:
+                    found = {node_of(_text(k), n) for k in got}
+                else:
+                    value = got[pos]
+                    found = set() if value is None else {node_of(e, owner) for e in bucket_entries(_text(value))}
+                for dataset, i in spelled:
+                    if replies[i]:
+                        found.add(dataset)
+                answer[n] = frozenset(found)
+            out.append(answer)
         return out
 
     def attributes(self, nodes: Collection[str]) -> Mapping[str, Mapping[str, str]]:
@@ -272,6 +287,34 @@ def _spellings(column: str) -> list[tuple[str, str]]:
         return []
     inner = column[len(COLUMN_PREFIX) : -1]
     return [(inner[:i], inner[i + 1 :]) for i, c in enumerate(inner) if c == "," and bucket_of(inner[:i]) is None]
+
+
+def _round_trip(client: redis.Redis, commands: list[tuple[Any, ...]]) -> list[Any]:
+    """The replies to ``commands``, sent packed on one connection of ``client``'s pool and read in order (what a
+    pipeline does, without its per-command bookkeeping: a large blast's walk is ~150,000 commands). The first error
+    reply is raised once every reply is read."""
+    if not commands:
+        return []
+    pool = client.connection_pool
+    conn = pool.get_connection()
+    try:
+        conn.send_packed_command(conn.pack_commands(commands))
+        replies: list[Any] = []
+        error: redis.ResponseError | None = None
+        for _ in commands:
+            try:
+                replies.append(conn.read_response())
+            except redis.ResponseError as e:
+                error = error or e
+                replies.append(None)
+    except BaseException:
+        conn.disconnect()  # replies may be left unread: never hand this socket out again
+        raise
+    finally:
+        pool.release(conn)
+    if error is not None:
+        raise error
+    return replies
 
 
 def _text(value: Any) -> str:
