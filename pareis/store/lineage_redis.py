@@ -33,8 +33,9 @@ that setting (e.g. to 128) to keep such hashes compact.
 
 Each update runs as one Lua script (:mod:`pareis.store.lineage_redis_script`; atomic: compare stamps, diff the old
 and new facts, move the counts, replace the record); a batch of updates is one pipeline, a batch of lookups is
-one pipeline. The script touches keys derived from its arguments, so this targets a single Redis server (not
-Redis Cluster).
+one round trip (a column bucket's fields by one ``HMGET`` per frontier, other nodes' hashes by a read-only script,
+``HKEYS`` of up to 1,000 keys per call). The scripts touch keys derived from their arguments, so this targets a
+single Redis server (not Redis Cluster).
 
 Errors: connection errors, timeouts and a read-only (failing-over) server → :class:`~pareis.errors.Retriable`;
 refused credentials and any other server error → :class:`~pareis.errors.Fatal`.
@@ -84,6 +85,17 @@ SEND_CHUNK = 50
 """Updates per write of :meth:`RedisLineageStore.apply`'s stream."""
 _OUTCOMES = {0: Outcome.STALE, 1: Outcome.APPLIED, 2: Outcome.UNCHANGED}
 
+_READ = """
+local out = {}
+for i = 1, #KEYS do
+  out[i] = redis.call('HKEYS', KEYS[i])
+end
+return out
+"""
+"""The read script: ``HKEYS`` of each key (its fields; an empty list for a missing key). Writes nothing."""
+READ_CHUNK = 1000
+"""Keys per ``EVALSHA`` of the read script (the server runs each script alone: a chunk keeps that short)."""
+
 LAYOUT = "2"
 """The layout this module reads and writes, stored at ``P layout``. Layout 1 (before the column buckets) wrote no
 such key."""
@@ -100,6 +112,7 @@ class RedisLineageStore:
         self._redis = client
         self._prefix = prefix
         self._sha: str | None = None
+        self._read_sha: str | None = None
         self._checked = False
         self._stamped = False
 
@@ -213,7 +226,9 @@ class RedisLineageStore:
         name."""
         p = self._prefix
         commands: list[tuple[Any, ...]] = []
-        # per query: (node, its bucket's parent or None, reply index, position in the reply or -1, HEXISTS replies)
+        hashes: list[str] = []  # the HKEYS, sent READ_CHUNK at a time to the read script
+        # per query: (node, its bucket's parent or None, reply index (-1: in hashes), position in the reply,
+        # HEXISTS replies)
         plan: list[list[tuple[str, str | None, int, int, list[tuple[str, int]]]]] = []
         for q in queries:
             side = "i" if q.reverse else "o"
@@ -223,8 +238,8 @@ class RedisLineageStore:
             for n in q.nodes:
                 bucket = bucket_of(n)
                 if bucket is None:
-                    rows.append((n, None, len(commands), -1, []))
-                    commands.append(("HKEYS", f"{p}{side}:{q.rel}:{key_of(n)}"))
+                    rows.append((n, None, -1, len(hashes), []))
+                    hashes.append(f"{p}{side}:{q.rel}:{key_of(n)}")
                 else:
                     parent, field = bucket
                     key = f"{p}{side}c:{q.rel}:{key_of(parent)}"
@@ -243,16 +258,16 @@ class RedisLineageStore:
             plan.append(rows)
         with translated():
             self._check_layout()
-            replies = _round_trip(self._redis, commands)
+            replies, keys = self._read(commands, hashes)
         out: list[Adjacency] = []
         for rows in plan:
             answer: dict[str, frozenset[str]] = {}
             for n, owner, at, pos, spelled in rows:
-                got = replies[at]
                 if owner is None:
-                    found = {node_of(_text(k), n) for k in got}
+                    got = keys[pos]
+                    found = {node_of(_text(k), n) for k in got} if got else set()
                 else:
-                    value = got[pos]
+                    value = replies[at][pos]
                     found = set() if value is None else {node_of(e, owner) for e in bucket_entries(_text(value))}
                 for dataset, i in spelled:
                     if replies[i]:
@@ -260,6 +275,26 @@ class RedisLineageStore:
                 answer[n] = frozenset(found)
             out.append(answer)
         return out
+
+    def _read(self, commands: list[tuple[Any, ...]], hashes: list[str]) -> tuple[list[Any], list[Any]]:
+        """(the replies to ``commands``, the ``HKEYS`` of each of ``hashes``) in one round trip: the ``HKEYS`` by
+        the read script, :data:`READ_CHUNK` keys per ``EVALSHA`` (one command, not one each: a large blast asks
+        ~100,000 of them, mostly of hashes that do not exist). Loads the script when the server lacks it."""
+        for attempt in (1, 2):
+            if self._read_sha is None:
+                self._read_sha = _text(self._redis.script_load(_READ))
+            chunks = [hashes[i : i + READ_CHUNK] for i in range(0, len(hashes), READ_CHUNK)]
+            sent = commands + [("EVALSHA", self._read_sha, len(c), *c) for c in chunks]
+            try:
+                replies = _round_trip(self._redis, sent)
+            except redis.exceptions.NoScriptError:
+                self._read_sha = None  # the server lost its script cache (restart, SCRIPT FLUSH)
+                if attempt == 2:
+                    raise
+                continue
+            keys = [k for r in replies[len(commands) :] for k in r]
+            return replies[: len(commands)], keys
+        raise AssertionError("unreachable")
 
     def attributes(self, nodes: Collection[str]) -> Mapping[str, Mapping[str, str]]:
         ordered = list(nodes)
