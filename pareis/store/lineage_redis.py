@@ -88,13 +88,19 @@ _OUTCOMES = {0: Outcome.STALE, 1: Outcome.APPLIED, 2: Outcome.UNCHANGED}
 _READ = """
 local out = {}
 for i = 1, #KEYS do
-  out[i] = redis.call('HKEYS', KEYS[i])
+  out[i] = redis.call(ARGV[1], KEYS[i])
 end
 return out
 """
-"""The read script: ``HKEYS`` of each key (its fields; an empty list for a missing key). Writes nothing."""
+"""The read script: ``ARGV[1]`` (``HKEYS`` or ``HGETALL``) of each key, an empty list for a missing key. Writes
+nothing."""
 READ_CHUNK = 1000
 """Keys per ``EVALSHA`` of the read script (the server runs each script alone: a chunk keeps that short)."""
+
+_NONE: frozenset[str] = frozenset()
+_Row = tuple[str, str | None, int, int, list[tuple[str, int]] | None]
+"""A queried node in :meth:`RedisLineageStore.lookup`'s plan: (node, its bucket's parent or None, reply index,
+position in the reply (of the read script's when not a column), its ``HEXISTS`` replies)."""
 
 LAYOUT = "2"
 """The layout this module reads and writes, stored at ``P layout``. Layout 1 (before the column buckets) wrote no
@@ -227,18 +233,16 @@ class RedisLineageStore:
         p = self._prefix
         commands: list[tuple[Any, ...]] = []
         hashes: list[str] = []  # the HKEYS, sent READ_CHUNK at a time to the read script
-        # per query: (node, its bucket's parent or None, reply index (-1: in hashes), position in the reply,
-        # HEXISTS replies)
-        plan: list[list[tuple[str, str | None, int, int, list[tuple[str, int]]]]] = []
+        plan: list[list[_Row]] = []
         for q in queries:
             side = "i" if q.reverse else "o"
             schema = q.reverse and q.rel == Rel.HAS_COLUMN
             groups: dict[str, tuple[int, dict[str, int]]] = {}  # bucket key → (its HMGET's index, field → position)
-            rows: list[tuple[str, str | None, int, int, list[tuple[str, int]]]] = []
+            rows: list[_Row] = []
             for n in q.nodes:
                 bucket = bucket_of(n)
                 if bucket is None:
-                    rows.append((n, None, -1, len(hashes), []))
+                    row: _Row = (n, None, -1, len(hashes), None)
                     hashes.append(f"{p}{side}:{q.rel}:{key_of(n)}")
                 else:
                     parent, field = bucket
@@ -248,11 +252,14 @@ class RedisLineageStore:
                         group = groups[key] = (len(commands), {})
                         commands.append(("HMGET", key))
                     at = group[1].setdefault(field, len(group[1]))
-                    rows.append((n, parent, group[0], at, []))
+                    row = (n, parent, group[0], at, None)
                 if schema:
+                    checks: list[tuple[str, int]] = []
                     for dataset, rest in _spellings(n):
-                        rows[-1][4].append((dataset, len(commands)))
+                        checks.append((dataset, len(commands)))
                         commands.append(("HEXISTS", f"{p}o:{Rel.HAS_COLUMN}:{key_of(dataset)}", CHILD + rest))
+                    row = (*row[:4], checks)
+                rows.append(row)
             for key, (at, fields) in groups.items():
                 commands[at] = ("HMGET", key, *fields)
             plan.append(rows)
@@ -265,26 +272,28 @@ class RedisLineageStore:
             for n, owner, at, pos, spelled in rows:
                 if owner is None:
                     got = keys[pos]
-                    found = {node_of(_text(k), n) for k in got} if got else set()
+                    found = {node_of(_text(k), n) for k in got} if got else None
                 else:
                     value = replies[at][pos]
-                    found = set() if value is None else {node_of(e, owner) for e in bucket_entries(_text(value))}
-                for dataset, i in spelled:
-                    if replies[i]:
-                        found.add(dataset)
-                answer[n] = frozenset(found)
+                    found = None if value is None else {node_of(e, owner) for e in bucket_entries(_text(value))}
+                if spelled:
+                    found = found or set()
+                    found.update(dataset for dataset, i in spelled if replies[i])
+                answer[n] = frozenset(found) if found else _NONE  # most nodes have none: one shared empty set
             out.append(answer)
         return out
 
-    def _read(self, commands: list[tuple[Any, ...]], hashes: list[str]) -> tuple[list[Any], list[Any]]:
-        """(the replies to ``commands``, the ``HKEYS`` of each of ``hashes``) in one round trip: the ``HKEYS`` by
-        the read script, :data:`READ_CHUNK` keys per ``EVALSHA`` (one command, not one each: a large blast asks
-        ~100,000 of them, mostly of hashes that do not exist). Loads the script when the server lacks it."""
+    def _read(
+        self, commands: list[tuple[Any, ...]], hashes: list[str], op: str = "HKEYS"
+    ) -> tuple[list[Any], list[Any]]:
+        """(the replies to ``commands``, ``op`` of each of ``hashes``) in one round trip: ``op`` by the read
+        script, :data:`READ_CHUNK` keys per ``EVALSHA`` (one command, not one each: a large blast asks ~100,000
+        ``HKEYS``, mostly of hashes that do not exist). Loads the script when the server lacks it."""
         for attempt in (1, 2):
             if self._read_sha is None:
                 self._read_sha = _text(self._redis.script_load(_READ))
             chunks = [hashes[i : i + READ_CHUNK] for i in range(0, len(hashes), READ_CHUNK)]
-            sent = commands + [("EVALSHA", self._read_sha, len(c), *c) for c in chunks]
+            sent = commands + [("EVALSHA", self._read_sha, len(c), *c, op) for c in chunks]
             try:
                 replies = _round_trip(self._redis, sent)
             except redis.exceptions.NoScriptError:
@@ -297,14 +306,15 @@ class RedisLineageStore:
         raise AssertionError("unreachable")
 
     def attributes(self, nodes: Collection[str]) -> Mapping[str, Mapping[str, str]]:
+        """``HGETALL`` of each node's attribute hash, by the read script (:meth:`_read`)."""
         ordered = list(nodes)
         with translated():
             self._check_layout()
-            pipe = self._redis.pipeline(transaction=False)
-            for n in ordered:
-                pipe.hgetall(f"{self._prefix}a:{n}")
-            results = pipe.execute()
-        return {n: {_text(k): _text(v) for k, v in r.items()} for n, r in zip(ordered, results, strict=True)}
+            _, results = self._read([], [f"{self._prefix}a:{n}" for n in ordered], "HGETALL")
+        out: dict[str, dict[str, str]] = {}
+        for n, r in zip(ordered, results, strict=True):
+            out[n] = {_text(r[i]): _text(r[i + 1]) for i in range(0, len(r), 2)} if r else {}
+        return out
 
 
 def _refusal(prefix: str, found: str) -> str:
