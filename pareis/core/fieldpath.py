@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
+from itertools import repeat
 
 COLUMN_PREFIX = "urn:li:schemaField:("
 _ENCODE = {",": "%2C", "(": "%28", ")": "%29", "␟": "%E2%90%9F"}
@@ -148,6 +149,19 @@ def split_schema(parent: str, columns: Iterable[str]) -> tuple[list[str], dict[s
     head = own_head(parent)
     if head is None:
         return list(columns), {}
+    if not isinstance(columns, Collection):
+        columns = list(columns)
+    if (
+        all(map(str.startswith, columns, repeat(head)))
+        and all(map(str.endswith, columns, repeat(")")))
+        and head + ")" not in columns
+    ):
+        # The usual schema, checked a whole string at a time: every column is <head><path>) with a path; when
+        # neither "%" nor a v2 path occurs anywhere and there are no more dots than the heads hold, no path has
+        # a dot and every column is the parent's own.
+        joined = "".join(columns)
+        if "%" not in joined and _V2 not in joined and joined.count(".") == head.count(".") * len(columns):
+            return [], {}
     cut, shortest = len(head), len(head) + 2
     foreign: list[str] = []
     dotted: dict[str, str] = {}

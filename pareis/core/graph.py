@@ -215,9 +215,12 @@ class Memo:
         group_owners = {d: _removable(d) for d in groups}
         asked = {o for o in owners.values() if o is not None} | {o for o in group_owners.values() if o is not None}
         attrs = self.attributes(asked)
-        gone = {n for n, o in owners.items() if o is not None and attrs[o].get(Attr.REMOVED) == "true"}
+        dead = {o for o in asked if attrs[o].get(Attr.REMOVED) == "true"}
+        if not dead:
+            return set()
+        gone = {n for n, o in owners.items() if o in dead}
         for d, o in group_owners.items():
-            if o is not None and attrs[o].get(Attr.REMOVED) == "true":
+            if o in dead:
                 for columns in groups[d]:
                     gone |= columns
         return gone
