@@ -26,6 +26,7 @@ from pareis.answers.sources import CannotEvaluate, Sources
 
 if TYPE_CHECKING:
     from pareis.answers.graph import BlastGraph
+    from pareis.core.graph import Memo
     from pareis.core.intents import IncidentFacts, Postmortem
     from pareis.core.lifecycle import IncidentState
 
@@ -67,6 +68,11 @@ def dossier(sources: Sources, urn: str, *, collapse_over: int | None = None) -> 
 
 def facts_of(sources: Sources, summary: IncidentSummary) -> IncidentFacts:
     """The analysis of the incident ``summary`` names (its own window, not necessarily the dataset's latest)."""
+    return _analysed(sources, summary)[0]
+
+
+def _analysed(sources: Sources, summary: IncidentSummary) -> tuple[IncidentFacts, Memo]:
+    """:func:`facts_of`, and the lineage view it read (what it read stays remembered for the blast graph)."""
     from pareis.core.graph import Memo
     from pareis.core.incident_urn import incident_urn
     from pareis.core.inputs import analysis_inputs
@@ -82,9 +88,10 @@ def facts_of(sources: Sources, summary: IncidentSummary) -> IncidentFacts:
     window = next((w for w in incidents(timeline) if w.first_failure_ms == summary.first_failure_ms), None)
     if window is None:
         raise CannotEvaluate(f"incident {summary.urn} is no longer in the run history")
-    return analyse(
+    facts = analyse(
         incident_urn(key, window.first_failure_ms), key, window, analysis_inputs(view, timeline, window.runs)
     )
+    return facts, view
 
 
 def dossier_of(sources: Sources, summary: IncidentSummary, *, collapse_over: int | None = None) -> IncidentDossier:
@@ -92,7 +99,7 @@ def dossier_of(sources: Sources, summary: IncidentSummary, *, collapse_over: int
     from pareis.answers.graph import COLLAPSE_OVER, blast_graph
     from pareis.core.incident_text import postmortem
 
-    facts = facts_of(sources, summary)
+    facts, view = _analysed(sources, summary)
     window = facts.window
     live = None
     if sources.incidents is not None:
@@ -102,7 +109,7 @@ def dossier_of(sources: Sources, summary: IncidentSummary, *, collapse_over: int
     if window.healed_ms is not None:
         opened = live.incident.opened_at_ms if live and live.incident else window.first_failure_ms
         report = postmortem(facts, opened, window.healed_ms)
-    graph = blast_graph(
-        sources.lineage, facts.blast, collapse_over=COLLAPSE_OVER if collapse_over is None else collapse_over
-    )
+    # Drawn over the analysis's own view: the lookups the blast made are answered again from memory (the graph only
+    # keeps edges between the blast's nodes, none of them removed, so the Memo's answers draw the same graph).
+    graph = blast_graph(view, facts.blast, collapse_over=COLLAPSE_OVER if collapse_over is None else collapse_over)
     return IncidentDossier(summary, IncidentAnswer(facts, tickets=summary.tickets), graph, live, report)

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from pareis.core.fieldpath import column_urn, parent_of, path_of
-from pareis.core.graph import LineageView, columns_of
+from pareis.core.fieldpath import column_urn, dotted_paths, parent_of, path_of
+from pareis.core.graph import LineageView, Memo, columns_of
 
 
 class Containment:
@@ -34,11 +34,11 @@ class Containment:
         todo = sorted({d for d in datasets if d not in self._schemas})
         if not todo:
             return
+        memo = self._view if isinstance(self._view, Memo) else None
         for d, cols in columns_of(self._view, todo).items():
             self._schemas[d] = frozenset(cols)
             index: dict[str, set[str]] = {}
-            for c in cols:
-                path = path_of(c)
+            for c, path in (memo.dotted_paths(d, cols) if memo is not None else dotted_paths(d, cols)).items():
                 dot = path.find(".")
                 while dot > 0:
                     index.setdefault(path[:dot], set()).add(c)

@@ -8,6 +8,7 @@ from pareis.core.graph import Adjacency, Attr, Query, Rel
 from pareis.store.lineage import AspectRecord, Edge, Facts, LineageUpdate, Outcome
 
 _EMPTY = Facts()
+_NONE: frozenset[str] = frozenset()  # the answer of every node without edges (one object, not one each)
 
 
 class MemoryLineageStore:
@@ -82,7 +83,8 @@ class MemoryLineageStore:
         out: list[Adjacency] = []
         for q in queries:
             index = self._in if q.reverse else self._out
-            out.append({n: frozenset(index.get((q.rel, n), ())) for n in q.nodes})
+            rel = q.rel
+            out.append({n: frozenset(found) if (found := index.get((rel, n))) else _NONE for n in q.nodes})
         return out
 
     def attributes(self, nodes: Collection[str]) -> Mapping[str, Mapping[str, str]]:

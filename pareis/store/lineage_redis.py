@@ -33,8 +33,9 @@ that setting (e.g. to 128) to keep such hashes compact.
 
 Each update runs as one Lua script (:mod:`pareis.store.lineage_redis_script`; atomic: compare stamps, diff the old
 and new facts, move the counts, replace the record); a batch of updates is one pipeline, a batch of lookups is
-one pipeline. The script touches keys derived from its arguments, so this targets a single Redis server (not
-Redis Cluster).
+one round trip (a column bucket's fields by one ``HMGET`` per frontier, other nodes' hashes by a read-only script,
+``HKEYS`` of up to 1,000 keys per call). The scripts touch keys derived from their arguments, so this targets a
+single Redis server (not Redis Cluster).
 
 Errors: connection errors, timeouts and a read-only (failing-over) server → :class:`~pareis.errors.Retriable`;
 refused credentials and any other server error → :class:`~pareis.errors.Fatal`.
@@ -84,6 +85,23 @@ SEND_CHUNK = 50
 """Updates per write of :meth:`RedisLineageStore.apply`'s stream."""
 _OUTCOMES = {0: Outcome.STALE, 1: Outcome.APPLIED, 2: Outcome.UNCHANGED}
 
+_READ = """
+local out = {}
+for i = 1, #KEYS do
+  out[i] = redis.call(ARGV[1], KEYS[i])
+end
+return out
+"""
+"""The read script: ``ARGV[1]`` (``HKEYS`` or ``HGETALL``) of each key, an empty list for a missing key. Writes
+nothing."""
+READ_CHUNK = 1000
+"""Keys per ``EVALSHA`` of the read script (the server runs each script alone: a chunk keeps that short)."""
+
+_NONE: frozenset[str] = frozenset()
+_Row = tuple[str, str | None, int, int, list[tuple[str, int]] | None]
+"""A queried node in :meth:`RedisLineageStore.lookup`'s plan: (node, its bucket's parent or None, reply index,
+position in the reply (of the read script's when not a column), its ``HEXISTS`` replies)."""
+
 LAYOUT = "2"
 """The layout this module reads and writes, stored at ``P layout``. Layout 1 (before the column buckets) wrote no
 such key."""
@@ -100,6 +118,7 @@ class RedisLineageStore:
         self._redis = client
         self._prefix = prefix
         self._sha: str | None = None
+        self._read_sha: str | None = None
         self._checked = False
         self._stamped = False
 
@@ -207,54 +226,95 @@ class RedisLineageStore:
         return sorted(set(found))
 
     def lookup(self, queries: Sequence[Query]) -> list[Adjacency]:
-        """One pipeline for the whole batch: per (relation, node) ``HGET`` of the column's bucket field, or
-        ``HKEYS`` of any other node's hash; for a reverse ``has_column`` query on a column also ``HEXISTS`` in the
-        forward hash of each dataset its URN may name."""
-        plan = [(q, [(n, bucket_of(n)) for n in q.nodes]) for q in queries]
+        """One round trip for the whole batch, sent packed on one connection: per query and bucket (a dataset's
+        column hash) one ``HMGET`` of the frontier's columns in it, ``HKEYS`` of any other node's hash; for a
+        reverse ``has_column`` query on a column also ``HEXISTS`` in the forward hash of each dataset its URN may
+        name."""
         p = self._prefix
+        commands: list[tuple[Any, ...]] = []
+        hashes: list[str] = []  # the HKEYS, sent READ_CHUNK at a time to the read script
+        plan: list[list[_Row]] = []
+        for q in queries:
+            side = "i" if q.reverse else "o"
+            schema = q.reverse and q.rel == Rel.HAS_COLUMN
+            groups: dict[str, tuple[int, dict[str, int]]] = {}  # bucket key → (its HMGET's index, field → position)
+            rows: list[_Row] = []
+            for n in q.nodes:
+                bucket = bucket_of(n)
+                if bucket is None:
+                    row: _Row = (n, None, -1, len(hashes), None)
+                    hashes.append(f"{p}{side}:{q.rel}:{key_of(n)}")
+                else:
+                    parent, field = bucket
+                    key = f"{p}{side}c:{q.rel}:{key_of(parent)}"
+                    group = groups.get(key)
+                    if group is None:
+                        group = groups[key] = (len(commands), {})
+                        commands.append(("HMGET", key))
+                    at = group[1].setdefault(field, len(group[1]))
+                    row = (n, parent, group[0], at, None)
+                if schema:
+                    checks: list[tuple[str, int]] = []
+                    for dataset, rest in _spellings(n):
+                        checks.append((dataset, len(commands)))
+                        commands.append(("HEXISTS", f"{p}o:{Rel.HAS_COLUMN}:{key_of(dataset)}", CHILD + rest))
+                    row = (*row[:4], checks)
+                rows.append(row)
+            for key, (at, fields) in groups.items():
+                commands[at] = ("HMGET", key, *fields)
+            plan.append(rows)
         with translated():
             self._check_layout()
-            pipe = self._redis.pipeline(transaction=False)
-            for q, nodes in plan:
-                side = "i" if q.reverse else "o"
-                schema = q.reverse and q.rel == Rel.HAS_COLUMN
-                for n, bucket in nodes:
-                    if bucket is None:
-                        pipe.hkeys(f"{p}{side}:{q.rel}:{key_of(n)}")
-                    else:
-                        pipe.hget(f"{p}{side}c:{q.rel}:{key_of(bucket[0])}", bucket[1])
-                    if schema:
-                        for parent, rest in _spellings(n):
-                            pipe.hexists(f"{p}o:{Rel.HAS_COLUMN}:{key_of(parent)}", CHILD + rest)
-            results = iter(pipe.execute())
-            out: list[Adjacency] = []
-            for q, nodes in plan:
-                schema = q.reverse and q.rel == Rel.HAS_COLUMN
-                answer: dict[str, frozenset[str]] = {}
-                for n, bucket in nodes:
-                    got = next(results)
-                    if bucket is None:
-                        found = {node_of(_text(k), n) for k in got}
-                    elif got is None:
-                        found = set()
-                    else:
-                        parent = bucket[0]
-                        found = {node_of(e, parent) for e in bucket_entries(_text(got))}
-                    if schema:
-                        found.update(parent for parent, _ in _spellings(n) if next(results))
-                    answer[n] = frozenset(found)
-                out.append(answer)
+            replies, keys = self._read(commands, hashes)
+        out: list[Adjacency] = []
+        for rows in plan:
+            answer: dict[str, frozenset[str]] = {}
+            for n, owner, at, pos, spelled in rows:
+                if owner is None:
+                    got = keys[pos]
+                    found = {node_of(_text(k), n) for k in got} if got else None
+                else:
+                    value = replies[at][pos]
+                    found = None if value is None else {node_of(e, owner) for e in bucket_entries(_text(value))}
+                if spelled:
+                    found = found or set()
+                    found.update(dataset for dataset, i in spelled if replies[i])
+                answer[n] = frozenset(found) if found else _NONE  # most nodes have none: one shared empty set
+            out.append(answer)
         return out
 
+    def _read(
+        self, commands: list[tuple[Any, ...]], hashes: list[str], op: str = "HKEYS"
+    ) -> tuple[list[Any], list[Any]]:
+        """(the replies to ``commands``, ``op`` of each of ``hashes``) in one round trip: ``op`` by the read
+        script, :data:`READ_CHUNK` keys per ``EVALSHA`` (one command, not one each: a large blast asks ~100,000
+        ``HKEYS``, mostly of hashes that do not exist). Loads the script when the server lacks it."""
+        for attempt in (1, 2):
+            if self._read_sha is None:
+                self._read_sha = _text(self._redis.script_load(_READ))
+            chunks = [hashes[i : i + READ_CHUNK] for i in range(0, len(hashes), READ_CHUNK)]
+            sent = commands + [("EVALSHA", self._read_sha, len(c), *c, op) for c in chunks]
+            try:
+                replies = _round_trip(self._redis, sent)
+            except redis.exceptions.NoScriptError:
+                self._read_sha = None  # the server lost its script cache (restart, SCRIPT FLUSH)
+                if attempt == 2:
+                    raise
+                continue
+            keys = [k for r in replies[len(commands) :] for k in r]
+            return replies[: len(commands)], keys
+        raise AssertionError("unreachable")
+
     def attributes(self, nodes: Collection[str]) -> Mapping[str, Mapping[str, str]]:
+        """``HGETALL`` of each node's attribute hash, by the read script (:meth:`_read`)."""
         ordered = list(nodes)
         with translated():
             self._check_layout()
-            pipe = self._redis.pipeline(transaction=False)
-            for n in ordered:
-                pipe.hgetall(f"{self._prefix}a:{n}")
-            results = pipe.execute()
-        return {n: {_text(k): _text(v) for k, v in r.items()} for n, r in zip(ordered, results, strict=True)}
+            _, results = self._read([], [f"{self._prefix}a:{n}" for n in ordered], "HGETALL")
+        out: dict[str, dict[str, str]] = {}
+        for n, r in zip(ordered, results, strict=True):
+            out[n] = {_text(r[i]): _text(r[i + 1]) for i in range(0, len(r), 2)} if r else {}
+        return out
 
 
 def _refusal(prefix: str, found: str) -> str:
@@ -272,6 +332,34 @@ def _spellings(column: str) -> list[tuple[str, str]]:
         return []
     inner = column[len(COLUMN_PREFIX) : -1]
     return [(inner[:i], inner[i + 1 :]) for i, c in enumerate(inner) if c == "," and bucket_of(inner[:i]) is None]
+
+
+def _round_trip(client: redis.Redis, commands: list[tuple[Any, ...]]) -> list[Any]:
+    """The replies to ``commands``, sent packed on one connection of ``client``'s pool and read in order (what a
+    pipeline does, without its per-command bookkeeping: a large blast's walk is ~150,000 commands). The first error
+    reply is raised once every reply is read."""
+    if not commands:
+        return []
+    pool = client.connection_pool
+    conn = pool.get_connection()
+    try:
+        conn.send_packed_command(conn.pack_commands(commands))
+        replies: list[Any] = []
+        error: redis.ResponseError | None = None
+        for _ in commands:
+            try:
+                replies.append(conn.read_response())
+            except redis.ResponseError as e:
+                error = error or e
+                replies.append(None)
+    except BaseException:
+        conn.disconnect()  # replies may be left unread: never hand this socket out again
+        raise
+    finally:
+        pool.release(conn)
+    if error is not None:
+        raise error
+    return replies
 
 
 def _text(value: Any) -> str:

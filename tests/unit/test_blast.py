@@ -404,7 +404,7 @@ def test_a_redis_walk_costs_round_trips_per_level_not_per_node(redis_client: red
             g.feature(f"f{i}", c("wide", f"c{i}"))
         g.model("m", *[f"f{i}" for i in range(width)])
         calls = 0
-        original = type(redis_client.pipeline()).execute
+        original = redis.connection.Connection.send_packed_command  # once per pipeline, round trip or command
 
         def counting(self: Any, *args: Any, **kwargs: Any) -> Any:
             nonlocal calls
@@ -412,7 +412,7 @@ def test_a_redis_walk_costs_round_trips_per_level_not_per_node(redis_client: red
             return original(self, *args, **kwargs)
 
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(type(redis_client.pipeline()), "execute", counting)
+            mp.setattr(redis.connection.Connection, "send_packed_command", counting)
             blast = blast_radius(store, columns=[c("raw", "a")])
         assert len(blast.features) == width
         return calls

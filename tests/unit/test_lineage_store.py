@@ -291,3 +291,55 @@ def test_a_script_the_server_lost_is_loaded_again_and_the_batch_applied(redis_cl
     store._sha = "0" * 40  # as after a server restart: its script cache does not hold this digest
     assert store.apply([upd(B, "upstreamLineage", [(Rel.DATASET, A, B)], version=1)]) == [Outcome.APPLIED]
     assert up(store, Rel.DATASET, B) == {B: frozenset({A})}
+
+
+@pytest.mark.integration
+def test_a_frontier_reads_each_column_bucket_in_one_command(
+    redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = RedisLineageStore(redis_client)
+    names = [f"c{i:02d}" for i in range(30)]
+    store.apply([upd(B, "upstreamLineage", [(Rel.COLUMN, col(A, n), col(B, n)) for n in names])])
+    store.apply([upd(C, "upstreamLineage", [(Rel.COLUMN, col(A, "c00"), col(C, "x"))])])
+    sent: list[int] = []
+    pack = redis.connection.Connection.pack_commands
+
+    def counted(self: redis.connection.Connection, commands: list[tuple[object, ...]]) -> list[bytes]:
+        sent.append(len(commands))
+        return pack(self, commands)
+
+    monkeypatch.setattr(redis.connection.Connection, "pack_commands", counted)
+    frontier = [col(A, n) for n in names] + [col(A, "nowhere"), JOB]
+    got = store.lookup([Query(Rel.COLUMN, frontier), Query(Rel.COLUMN, [col(B, "c01")], True)])
+    assert sum(sent) == 3  # one HMGET of A's bucket (was one HGET per column), the read script for JOB, B's HMGET
+    assert got[0] == {
+        **{col(A, n): frozenset({col(B, n)}) for n in names[1:]},
+        col(A, "c00"): frozenset({col(B, "c00"), col(C, "x")}),
+        col(A, "nowhere"): frozenset(),
+        JOB: frozenset(),
+    }
+    assert got[1] == {col(B, "c01"): frozenset({col(A, "c01")})}
+
+
+@pytest.mark.integration
+def test_an_error_reply_is_raised_after_every_reply_is_read(redis_client: redis.Redis) -> None:
+    store = RedisLineageStore(redis_client)
+    store.apply([upd(B, "upstreamLineage", [(Rel.DATASET, A, B)])])
+    redis_client.set(f"pareis:lineage:o:{Rel.DATASET}:{C}", "not a hash")
+    with pytest.raises(Fatal, match="WRONGTYPE"):
+        store.lookup([Query(Rel.DATASET, [C, A]), Query(Rel.DATASET, [B], True)])
+    assert store.lookup([Query(Rel.DATASET, [A])]) == [{A: frozenset({B})}]  # the connection is in step
+
+
+@pytest.mark.integration
+def test_many_node_hashes_are_read_by_the_read_script_in_chunks_and_reloaded_when_lost(
+    redis_client: redis.Redis,
+) -> None:
+    store = RedisLineageStore(redis_client)
+    sources = [f"urn:li:dataset:(urn:li:dataPlatform:hive,s{i},PROD)" for i in range(2500)]
+    store.apply([upd(B, "upstreamLineage", [(Rel.DATASET, s, B) for s in sources[::2]])])
+    assert down(store, Rel.DATASET, *sources) == {
+        s: frozenset({B}) if i % 2 == 0 else frozenset() for i, s in enumerate(sources)
+    }
+    store._read_sha = "0" * 40  # as after a server restart: its script cache does not hold this digest
+    assert down(store, Rel.DATASET, sources[0], sources[1]) == {sources[0]: frozenset({B}), sources[1]: frozenset()}
