@@ -16,10 +16,11 @@ Paths:
   ``MetadataChangeLogEvent``/``EventEnvelope``), then ``Pipeline._process_event`` (EventTypeFilter, a no-op
   action) and ``_ack_event`` (offset store on a stub consumer). Two filter configurations: the lineage aspects
   (``aspectName: [...]``, which also enables Actions' pre-deserialization filter) and type only (``{}``).
-* **Pareis** — ``Decoder.header`` on every frame, then for lineage aspects (DESIGN §1)
-  ``decode_mcl(previous=False)`` (the prior value skipped, as ``compose.decoding.changelog_decoder`` decodes for the
-  lineage role) + ``aspect_json()`` (orjson). Also shown: the same without the header fast path, and the header
-  read alone.
+* **Pareis** — ``Decoder.kept_mcl`` on every frame, as ``compose.decoding.changelog_decoder`` decodes for the
+  lineage role: one pass that stops after ``aspectName`` unless it is a lineage aspect (DESIGN §1), and otherwise
+  builds only what the roles read; then ``aspect_json()`` (orjson) of the kept. Also shown: the two-step path it
+  replaced (``Decoder.header`` on every frame, then ``decode_mcl(previous=False)`` of the kept), the same without
+  the header fast path, and the header read alone.
 """
 
 from __future__ import annotations
@@ -561,12 +562,12 @@ def write_results(table: str, corpus: str, machine: str, split: str, goal: str, 
         "- Command: `.venv/bin/python bench/codec.py --messages {messages} --repeat {repeat} --seed {seed} "
         "--write-results`\n- Machine: {machine}\n- Corpus: {corpus}\n"
         "- Where the Pareis lineage path's time goes (per message of the corpus): {split}\n"
-        "- Reading: a frame that is filtered out costs Pareis only the header read. A kept frame costs the record "
-        "decode (compiled per writer schema, about twice as fast as fastavro; the prior value, "
-        "previousAspectValue + previousSystemMetadata, skipped as the roles never read it) and the orjson parse of its "
-        "aspect; on this corpus the parse of the large lineage aspects is about half of Pareis's time, work Actions "
-        "never does (it keeps the aspect as bytes). Numbers move by several × between runs on this shared "
-        "machine; compare paths within one run only.\n"
+        "- Reading: a frame that is filtered out costs Pareis only the read of its header fields. A kept frame costs "
+        "the record decode (compiled per writer schema, about twice as fast as fastavro; only what the roles read is "
+        "built, the rest — the prior value, most of systemMetadata and created, headers — stepped over but still "
+        "checked) and the orjson parse of its aspect; on this corpus the parse of the large lineage aspects is about "
+        "half of Pareis's time, work Actions never does (it keeps the aspect as bytes). Numbers move by several × "
+        "between runs on this shared machine; compare paths within one run only.\n"
         "- Goal ≥ 30× Actions (Pareis lineage path vs the baseline; issue 17, was ≥ 20×): {goal}.\n"
     ).format(table=table, corpus=corpus, machine=machine, split=split, goal=goal, **vars(args))
     record_section(path, "Codec", section)

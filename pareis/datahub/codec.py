@@ -12,7 +12,9 @@ Decoding, cheapest first:
   whole record into a :class:`~pareis.datahub.changelog.ChangeLog` or
   :class:`~pareis.datahub.changelog.PlatformEvent`; aspect JSON stays as bytes until asked for.
   ``decode_mcl(..., previous=False)`` skips the prior value (``previousAspectValue``/``previousSystemMetadata``)
-  for callers that never read it (the roles). A body written
+  for callers that never read it;
+* :meth:`Decoder.kept_mcl` is what the roles decode with: the filter on ``aspectName`` and the decode in one pass,
+  building only the values the roles read (the others still checked, so the same frames are Poison). A body written
   with the current schema is read by a reader compiled for it (:mod:`pareis.datahub.record_reader`); any other
   writer goes through fastavro's ``schemaless_reader(writer=by-id schema, reader=vendored current)``.
 
