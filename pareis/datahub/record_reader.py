@@ -184,7 +184,7 @@ class _Emitter:
             self.emit(depth, f"{target} = unpack_{name}(buf, pos)[0]")
             self.emit(depth, f"pos += {width}")
         elif name in ("bytes", "string"):
-            # The common case first: a length under 64, one byte, even (not negative), in as few lines as can be.
+            # The common cases first, in as few lines as can be: a length under 64 (one byte, even: not negative).
             decode = ".decode()" if name == "string" else ""
             self.emit(depth, "b = buf[pos]")
             self.emit(depth, "if b < 0x80 and not b & 1:")
@@ -195,6 +195,16 @@ class _Emitter:
                 self.emit(depth + 1, f"{target} = buf[pos + 1:end]{decode}")
             elif self.validating and decode:
                 self.emit(depth + 1, f"buf[pos + 1:end]{decode}")
+            self.emit(depth + 1, "pos = end")
+            # Then a length under 8,192 (two bytes: URNs, most descriptions).
+            self.emit(depth, "elif not b & 1 and buf[pos + 1] < 0x80:")
+            self.emit(depth + 1, "end = pos + 2 + (((b & 0x7F) | (buf[pos + 1] << 7)) >> 1)")
+            self.emit(depth + 1, "if end > size:")
+            self.emit(depth + 2, 'raise BadAvro("%d bytes at byte %d run past the end" % (end - pos - 2, pos + 2))')
+            if not self.skipping:
+                self.emit(depth + 1, f"{target} = buf[pos + 2:end]{decode}")
+            elif self.validating and decode:
+                self.emit(depth + 1, f"buf[pos + 2:end]{decode}")
             self.emit(depth + 1, "pos = end")
             self.emit(depth, "else:")
             length = self.fresh("n")
