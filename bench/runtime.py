@@ -9,9 +9,10 @@ same local Confluent-compatible registry (a tiny in-process HTTP server; both cl
 first message) and keep the same aspects:
 
 * Pareis: :class:`pareis.kafka.runner.RoleRunner`, at-least-once, with the lineage role's decoder
-  (``changelog_decoder`` with ``LINEAGE_ASPECTS``: header read, then full decode of kept messages) and a
-  handler that does nothing; the runtime's own commit cadence (``commit_every`` / ``commit_interval_ms``; on the
-  hot path the offset commit is asynchronous, see :mod:`pareis.kafka.checkpoint`).
+  (``changelog_decoder`` with ``LINEAGE_ASPECTS``: one pass, ``Decoder.kept_mcl``, filtering on the aspect name,
+  then decoding what the roles read) and a handler that does nothing; the runtime's own commit cadence
+  (``commit_every`` / ``commit_interval_ms``; on the hot path the offset commit is asynchronous, see
+  :mod:`pareis.kafka.checkpoint`).
 * DataHub Actions: ``Pipeline.create`` with its ``kafka`` source (AvroDeserializer, pre-deserialisation MCL filter
   on the same aspect names via an ``event_type`` filter), and an action that does nothing; its own commit scheme
   (offsets stored per event, committed asynchronously).

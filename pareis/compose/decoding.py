@@ -33,8 +33,11 @@ def changelog_decoder(settings: Settings, aspects: Collection[str] | None = None
     Filters (returns None) before the full decode when the aspect is not in ``aspects`` (None: keep all), and
     after it when the change is Pareis's own write coming back (:func:`~pareis.datahub.marks.is_own_write`, the
     one rule for that). Errors are
-    DecodeErrors located at the message. The prior value is skipped (``decode_mcl(..., previous=False)``):
-    ``previous_aspect`` is always None here, as no role reads it.
+    DecodeErrors located at the message. The filter and the decode are one pass (``Decoder.kept_mcl``), which
+    builds only what the roles read: ``previous_aspect`` and ``headers`` are always None here, and
+    ``system_metadata``/``created`` hold only the keys the roles read (``codec.ROLE_SYSTEM_METADATA``,
+    ``codec.ROLE_CREATED``); the frames dropped and the errors raised are those of ``header`` +
+    ``decode_mcl(previous=False)``.
     """
     from pareis.datahub.codec import Decoder as Codec
     from pareis.datahub.marks import is_own_write
@@ -42,18 +45,19 @@ def changelog_decoder(settings: Settings, aspects: Collection[str] | None = None
     codec = Codec(schema_source(settings))
     wanted = frozenset(aspects) if aspects is not None else None
     datahub = settings.datahub
+    kept = codec.kept_mcl
 
     def decode(raw: RawMessage) -> ChangeLog | None:
         value = raw.value
         assert value is not None  # the runtime filters tombstones before decoding
         try:
-            if wanted is not None and codec.header(value).aspect_name not in wanted:
-                return None
-            change = codec.decode_mcl(value, raw.origin, previous=False)
+            change = kept(value, wanted, raw.origin)
         except DecodeError as exc:
             if exc.origin is not None:
                 raise
             raise exc.at(raw.origin) from exc
+        if change is None:
+            return None
         return None if is_own_write(change.system_metadata, change.created, datahub) else change
 
     return decode

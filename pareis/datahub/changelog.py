@@ -31,7 +31,8 @@ class ChangeLog:
     ``aspect``/``previous_aspect`` are the GenericAspect ``value`` bytes (Pegasus JSON, or a JSON Patch when
     ``content_type`` is ``application/json-patch+json``); None when absent (e.g. ``aspect`` on DELETE), and
     ``previous_aspect`` is always None when decoded with ``Decoder.decode_mcl(..., previous=False)`` (which skips
-    the prior value; the roles decode that way).
+    the prior value). From ``Decoder.kept_mcl`` (the roles' decode) ``headers`` is None too and
+    ``system_metadata``/``created`` hold only the keys the roles read.
     ``system_metadata``/``created``/``headers`` are plain dicts in the current schema's shape (fields a legacy
     writer lacked carry their defaults). ``schema_id`` is the writer schema id of the frame; ``origin`` (not part
     of equality) says where it was read.

@@ -12,7 +12,9 @@ Decoding, cheapest first:
   whole record into a :class:`~pareis.datahub.changelog.ChangeLog` or
   :class:`~pareis.datahub.changelog.PlatformEvent`; aspect JSON stays as bytes until asked for.
   ``decode_mcl(..., previous=False)`` skips the prior value (``previousAspectValue``/``previousSystemMetadata``)
-  for callers that never read it (the roles). A body written
+  for callers that never read it;
+* :meth:`Decoder.kept_mcl` is what the roles decode with: the filter on ``aspectName`` and the decode in one pass,
+  building only the values the roles read (the others still checked, so the same frames are Poison). A body written
   with the current schema is read by a reader compiled for it (:mod:`pareis.datahub.record_reader`); any other
   writer goes through fastavro's ``schemaless_reader(writer=by-id schema, reader=vendored current)``.
 
@@ -25,7 +27,7 @@ from __future__ import annotations
 
 import io
 import struct
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,8 +37,15 @@ from fastavro import schemaless_reader, schemaless_writer
 from pareis.datahub import schemas
 from pareis.datahub.aspects import JSON_CONTENT_TYPE, pegasus_json
 from pareis.datahub.changelog import ChangeLog, Header, PlatformEvent
-from pareis.datahub.prefix import BadAvro, HeaderReader, compile_header_reader
-from pareis.datahub.record_reader import RecordReader, compile_record_reader
+from pareis.datahub.prefix import HEADER_FIELDS, BadAvro, HeaderReader, compile_header_reader
+from pareis.datahub.record_reader import (
+    REST,
+    VALIDATE,
+    KeptReader,
+    RecordReader,
+    compile_kept_reader,
+    compile_record_reader,
+)
 from pareis.datahub.registry import SchemaSource
 from pareis.errors import DecodeError, Origin, Poison
 
@@ -60,6 +69,23 @@ _CHANGE_LOG_FIELDS = frozenset(
 )
 # What ``decode_mcl(..., previous=False)`` reads: previousAspectValue is skipped too.
 _CURRENT_FIELDS = _CHANGE_LOG_FIELDS - {"previousAspectValue"}
+# What :meth:`Decoder.kept_mcl` builds: the values the roles read (``is_own_write``, ``stamp_of``, the
+# assertions role's ``created.time``). Everything ``decode_mcl(previous=False)`` decodes and these leave out
+# is still UTF-8-decoded (VALIDATE), so both reject the same frames.
+_ROLE_FIELDS: dict[str, Any] = {
+    "entityType": True,
+    "entityUrn": True,
+    "changeType": True,
+    "aspectName": True,
+    "aspect": True,
+    "systemMetadata": {"lastObserved": True, "pipelineName": True, "properties": True, "version": True, REST: VALIDATE},
+    "headers": VALIDATE,
+    "created": {"time": True, "actor": True, REST: VALIDATE},
+}
+ROLE_SYSTEM_METADATA = frozenset({"lastObserved", "pipelineName", "properties", "version"})
+"""The ``systemMetadata`` keys a ChangeLog from :meth:`Decoder.kept_mcl` holds."""
+ROLE_CREATED = frozenset({"time", "actor"})
+"""The ``created`` keys a ChangeLog from :meth:`Decoder.kept_mcl` holds."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +99,7 @@ class _Plan:
     compiled: RecordReader | None  # the compiled reader when no resolution is needed, else fastavro
     compiled_change_log: RecordReader | None  # the same, reading only what a ChangeLog holds
     compiled_current: RecordReader | None  # the same again, skipping previousAspectValue as well
+    compiled_kept: KeptReader | None  # filter on aspectName, then only what the roles read (Decoder.kept_mcl)
 
 
 class Decoder:
@@ -119,6 +146,35 @@ class Decoder:
         are decoded whole and the prior value dropped. The roles decode this way (:mod:`pareis.compose.decoding`).
         """
         return _change_log(*self._record(value, schemas.MCL, origin, change_log=True, previous=previous), origin)
+
+    def kept_mcl(
+        self, value: bytes, wanted: Collection[str | None] | None, origin: Origin | None = None
+    ) -> ChangeLog | None:
+        """What the roles decode (:mod:`pareis.compose.decoding`): None when the aspect name is not in ``wanted``
+        (None: keep every aspect), else the MetadataChangeLog with only the values the roles read.
+
+        Same answers as ``header`` + ``decode_mcl(previous=False)``, in one pass: the same frames are dropped,
+        the same ones raise the same DecodeError (any failure is re-decoded that way, to raise it), and the
+        ChangeLog differs only in what no role reads — ``system_metadata`` holds just :data:`ROLE_SYSTEM_METADATA`,
+        ``created`` just :data:`ROLE_CREATED`, and ``headers`` is None. The left-out values are still checked
+        (structure, bounds, UTF-8) as ``decode_mcl`` checks them, not built.
+        """
+        if len(value) >= FRAME_HEADER and value[0] == MAGIC:
+            sid: int = _schema_id(value, 1)[0]
+            plan = self._plans.get(sid) or self._plan(sid, origin)  # as header() does first
+            if plan.compiled_kept is not None:
+                try:
+                    record, end = plan.compiled_kept(value, FRAME_HEADER, wanted)
+                except (BadAvro, IndexError, ValueError):
+                    pass  # decoded again below, which raises the DecodeError the two-step decode raises
+                else:
+                    if record is None:
+                        return None
+                    if end == len(value):
+                        return _change_log(record, sid, origin)
+        if wanted is not None and self.header(value, origin).aspect_name not in wanted:
+            return None
+        return self.decode_mcl(value, origin, previous=False)
 
     def decode_mcp(self, value: bytes, origin: Origin | None = None) -> ChangeLog:
         """A MetadataChangeProposal frame (``previous_aspect`` and ``created`` are None)."""
@@ -197,17 +253,32 @@ class Decoder:
         compiled: RecordReader | None = None
         compiled_change_log: RecordReader | None = None
         compiled_current: RecordReader | None = None
+        compiled_kept: KeptReader | None = None
         if reader is None:
             try:
                 compiled = compile_record_reader(writer.parsed)
                 if writer.kind != schemas.PLATFORM_EVENT:
                     compiled_change_log = compile_record_reader(writer.parsed, _CHANGE_LOG_FIELDS)
                     compiled_current = compile_record_reader(writer.parsed, _CURRENT_FIELDS)
+                if writer.kind == schemas.MCL and header is not None and _aspect_name_last(writer.parsed):
+                    compiled_kept = compile_kept_reader(writer.parsed, _ROLE_FIELDS, "aspectName")
             except ValueError:  # logical or recursive types: fastavro reads those
-                compiled = compiled_change_log = compiled_current = None
-        plan = _Plan(writer, reader, header, header_error, compiled, compiled_change_log, compiled_current)
+                compiled = compiled_change_log = compiled_current = compiled_kept = None
+        plan = _Plan(
+            writer, reader, header, header_error, compiled, compiled_change_log, compiled_current, compiled_kept
+        )
         self._plans[sid] = plan
         return plan
+
+
+def _aspect_name_last(writer: dict[str, Any]) -> bool:
+    """Whether ``aspectName`` comes after the other header fields, so that a reader stopping after it has read
+    exactly what the header reader reads (and :meth:`Decoder.kept_mcl` drops the frames ``header`` drops)."""
+    names = [str(f["name"]) for f in writer.get("fields", [])]
+    if "aspectName" not in names:
+        return False
+    at = names.index("aspectName")
+    return all(name not in names[at:] for name in HEADER_FIELDS if name != "aspectName")
 
 
 def _change_log(record: dict[str, Any], sid: int, origin: Origin | None) -> ChangeLog:
@@ -222,7 +293,7 @@ def _change_log(record: dict[str, Any], sid: int, origin: Origin | None) -> Chan
         previous["value"] if previous else None,
         record["systemMetadata"],
         record.get("created"),
-        record["headers"],
+        record.get("headers"),
         sid,
         aspect["contentType"] if aspect else None,
         origin,

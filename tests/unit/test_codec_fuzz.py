@@ -63,6 +63,8 @@ def _calls(decoder: Decoder) -> list[Callable[[bytes, Origin], Any]]:
         decoder.decode_platform_event,
         decoder.decode_record,
         lambda v, o: decoder.decode_mcl(v, o).aspect_json(),
+        lambda v, o: decoder.kept_mcl(v, None, o),
+        lambda v, o: decoder.kept_mcl(v, frozenset({"upstreamLineage"}), o),
     ]
 
 
