@@ -102,10 +102,12 @@ def demo(
     dead = session.broker.size(session.settings.kafka.topics.dlq)
     console.print(f"dead letters: {dead} · {time.monotonic() - started:.1f} s")
     if serve:
+        from pareis.compose.heap import settle
         from pareis.web.server import run_app
 
         # Answers are evaluated at the timeline's last simulated moment, not the wall clock: the demo's "now".
         final_ms = max((step.at_ms for step in steps), default=0)
+        settle()  # the final state is built: out of the collector's way (pareis.compose.heap)
         run_app(session.sources, port=port, clock=lambda: final_ms, announce=console.print)
 
 

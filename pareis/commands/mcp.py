@@ -44,6 +44,7 @@ def mcp(
     ] = None,
 ) -> None:
     """Serve Pareis's answers as read-only MCP tools (stdio, or streamable HTTP with --http)."""
+    from pareis.compose.heap import settle
     from pareis.compose.sources import open_sources
     from pareis.config import load_settings
     from pareis.mcp.http import check_exposure
@@ -55,6 +56,7 @@ def mcp(
         if http:
             check_exposure(host, bearer, allowed_hosts or ())
         sources = open_sources(metadata=metadata or (), redis_url=redis_url, datahub_url=datahub_url, token=token)
+    settle()  # what the server keeps is built: out of the collector's way (pareis.compose.heap)
     try:
         # Only once serving (not for a refusal): before the SDK configures logging, so that every log line, the
         # SDK's and uvicorn's included, goes to stderr.

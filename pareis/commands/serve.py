@@ -63,6 +63,7 @@ def serve(
     ] = None,
 ) -> None:
     """Serve Mission Control: incidents, blast graphs, timelines, verdicts, models, protect — live from Redis."""
+    from pareis.compose.heap import settle
     from pareis.compose.sources import open_sources
     from pareis.web.server import run_app
 
@@ -76,6 +77,7 @@ def serve(
             raise ValueError(f"--port {port} is not a TCP port")
         check_port(host, port)
         sources = open_sources(metadata=metadata or (), redis_url=redis_url)
+    settle()  # what the server keeps is built: out of the collector's way (pareis.compose.heap)
     try:
         run_app(sources, host=host, port=port, token=token)
     finally:

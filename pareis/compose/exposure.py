@@ -104,6 +104,7 @@ class MaintainerProcess:
 
 def _child(settings: Settings, stop: Event, reasons: SimpleQueue[str], parent: int, tick_s: float) -> None:
     """The child's body: the stores on a client of its own, the maintainer's loop, its reason when it fails."""
+    from pareis.compose.heap import settle
     from pareis.compose.ports import redis_client
     from pareis.roles.exposure import ExposureMaintainer, MaintainerThread
     from pareis.store.exposure_redis import RedisExposureIndex
@@ -117,6 +118,7 @@ def _child(settings: Settings, stop: Event, reasons: SimpleQueue[str], parent: i
     client = redis_client(settings.redis_url)
     try:
         maintainer = ExposureMaintainer(RedisLineageStore(client), RedisExposureIndex(client), RedisRunHistory(client))
+        settle()
         loop = MaintainerThread(maintainer, tick_s=tick_s)
         loop.run_until(stop)
     finally:

@@ -71,11 +71,14 @@ def run_roles(roles: Sequence[Role], settings: Settings, *, stop: threading.Even
 
 def run(names: Sequence[str], settings: Settings | None = None) -> int:
     """``pareis run``: configure logging, resolve ``names`` from the role registry and run them."""
+    from pareis.compose.heap import settle
     from pareis.compose.roles import resolve_roles
 
     settings = settings or load_settings()
     configure_logging(settings.log_level, settings.log_json)
-    return run_roles(resolve_roles(names, settings), settings)
+    roles = resolve_roles(names, settings)
+    settle()  # the roles are built: out of the collector's way (pareis.compose.heap)
+    return run_roles(roles, settings)
 
 
 def _install_signal_handlers(stop: threading.Event, grace_s: float) -> None:
