@@ -2,7 +2,9 @@
 
 For each entry :func:`update_of` calls :func:`pareis.datahub.translate.lineage_update` (the one translation of aspects
 into :class:`~pareis.store.lineage.LineageUpdate`, shared with the offline loader
-:mod:`pareis.lineage_loader`), then the whole batch goes to :meth:`LineageStore.apply` in one call.
+:mod:`pareis.lineage_loader`), then the whole batch goes to :meth:`LineageStore.apply` in one call — or, on a store
+that streams (:class:`StreamingStore`), to one stream, chunk by chunk as it is translated (see "Poison before
+outcomes").
 
 Contract (the role runs at-least-once, :mod:`pareis.kafka.role`):
 
