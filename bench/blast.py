@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/blast.py                         # full scale, print the tables
     .venv/bin/python bench/blast.py --scale 0.02            # a quick run
+    .venv/bin/python bench/blast.py --scale 0.05 --build-only   # the index build alone
     .venv/bin/python bench/blast.py --write-results         # and replace "## Blast radius" in bench/RESULTS.md
 
 **Graph** (``--scale 1``): 100,000 datasets of 22 columns in lineage trees (each dataset's column *j* derives from
@@ -327,13 +328,19 @@ def ms(seconds: float) -> str:
     return f"{seconds * 1000:,.1f}"
 
 
-def tables(p: Plan, b: Build, memory: dict[str, Any], results: list[Blasts]) -> str:
-    lines = [
+def build_table(b: Build) -> list[str]:
+    return [
         "| Index build (lineage role handler, batches of 500) | aspects | seconds | aspects/s | vs memory |",
         "|---|---:|---:|---:|---:|",
         f"| in-memory store (baseline) | {b.aspects:,} | {b.memory_s:,.1f} | {b.aspects / b.memory_s:,.0f} | 1.00× |",
         f"| Redis store | {b.aspects:,} | {b.redis_s:,.1f} | {b.aspects / b.redis_s:,.0f} | "
         f"{b.memory_s / b.redis_s:.2f}× |",
+    ]
+
+
+def tables(p: Plan, b: Build, memory: dict[str, Any], results: list[Blasts]) -> str:
+    lines = [
+        *build_table(b),
         "",
         "| Redis memory | value |",
         "|---|---:|",
@@ -437,7 +444,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--keep", action="store_true", help="leave the index in Redis")
     parser.add_argument("--write-results", action="store_true")
+    parser.add_argument(
+        "--build-only", action="store_true", help="time the index build, print its table, skip memory and blasts"
+    )
     args = parser.parse_args()
+    if args.build_only and args.write_results:
+        parser.error("--build-only prints only; --write-results needs the whole run")
     began = time.perf_counter()
     p = plan(args.scale)
     print(
@@ -450,6 +462,9 @@ def main() -> None:
         before = used_memory(client)
         memory, store = MemoryLineageStore(), RedisLineageStore(client, prefix=PREFIX)
         b = build(p, memory, store)
+        if args.build_only:
+            print("\n".join(build_table(b)))
+            return
         after = used_memory(client)
         samples = 20_000
         keys, sampled, shares = sampled_memory(client, samples)

@@ -2,7 +2,9 @@
 
 For each entry :func:`update_of` calls :func:`pareis.datahub.translate.lineage_update` (the one translation of aspects
 into :class:`~pareis.store.lineage.LineageUpdate`, shared with the offline loader
-:mod:`pareis.lineage_loader`), then the whole batch goes to :meth:`LineageStore.apply` in one call.
+:mod:`pareis.lineage_loader`), then the whole batch goes to :meth:`LineageStore.apply` in one call — or, on a store
+that streams (:class:`StreamingStore`), to one stream, chunk by chunk as it is translated (see "Poison before
+outcomes").
 
 Contract (the role runs at-least-once, :mod:`pareis.kafka.role`):
 
@@ -10,9 +12,16 @@ Contract (the role runs at-least-once, :mod:`pareis.kafka.role`):
   what it holds, so a redone batch, a redelivery or an overlapping replay changes nothing.
 * **Own writes ignored.** An entry :func:`pareis.datahub.marks.is_own_write` recognises (pipeline name, writer
   property, or Pareis's actor) contributes nothing, even if it carries a lineage aspect.
-* **Poison before writes.** The whole batch is translated before anything is written; a malformed aspect raises
-  :class:`~pareis.errors.DecodeError` (Poison) located at its message, so the runtime isolates and dead-letters
-  it and redoes the rest.
+* **Poison before outcomes.** A malformed aspect raises :class:`~pareis.errors.DecodeError` (Poison) located at its
+  message, so the runtime isolates and dead-letters it and redoes the rest one message at a time. On a store that
+  streams (:class:`StreamingStore`, the Redis store) the batch is translated chunk by chunk (:data:`CHUNK`
+  messages) and each chunk is sent as soon as it is translated, so the server applies it while the next one is
+  translated; the updates before a malformed one are then already written when it raises. Their outcomes are
+  carried into the redo: an update of the redo that the store finds unchanged but that the failed batch applied
+  (same entity, aspect and stamp) counts as applied, so the watch and the exposure index see what they would
+  have seen from an all-or-nothing batch. On any other store the whole batch is translated before anything is
+  written. Either way the batch is applied (or the error raised) before the handler returns, so the runtime
+  commits nothing unapplied.
 * **Partly malformed lineage.** A malformed ``fineGrainedLineages`` entry does not drop the aspect: the valid
   entries are indexed, the entity is marked :data:`~pareis.core.graph.Attr.LINEAGE_INCOMPLETE` (incidents whose
   blast radius touches it say "lineage incomplete"), and with ``dlq_topic`` the bad entries are dead-lettered
@@ -33,7 +42,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import orjson
 
@@ -43,12 +52,33 @@ from pareis.core.graph import Attr
 from pareis.datahub.changelog import ChangeLog
 from pareis.datahub.marks import is_own_write
 from pareis.datahub.translate import lineage_update, stamp_of
-from pareis.errors import DecodeError
+from pareis.errors import DecodeError, Poison
 from pareis.kafka.dlq import dead_letter
 from pareis.model.records import Message, OutRecord, RawMessage
 from pareis.roles.lineage_watch import LineageWatch
 from pareis.store.exposure import ExposureIndex
-from pareis.store.lineage import LineageStore, LineageUpdate, Outcome
+from pareis.store.lineage import LineageStore, LineageUpdate, Outcome, Stamp
+
+CHUNK = 50
+"""Messages translated per send on a :class:`StreamingStore`."""
+CARRY_LIMIT = 10_000
+"""Carried outcomes kept at most (a redo consumes them; past this the oldest are dropped: a lost carry only
+costs the watch a signal, a kept one at most a repeated signal)."""
+
+
+class UpdateStream(Protocol):
+    """Updates sent as they come, their outcomes read at the end (in the order sent)."""
+
+    def send(self, updates: Sequence[LineageUpdate]) -> None: ...
+
+    def finish(self) -> list[Outcome]: ...
+
+
+@runtime_checkable
+class StreamingStore(Protocol):
+    """A lineage store that can apply a batch while it is still being prepared."""
+
+    def stream(self) -> UpdateStream: ...
 
 
 def update_of(change: ChangeLog) -> LineageUpdate | None:
@@ -94,19 +124,29 @@ class LineageHandler:
     outcomes: dict[Outcome, int] = field(default_factory=dict)
     maintainer_check: Callable[[], None] | None = None
     """Raises Fatal when the exposure index's maintainer (in this process) stopped; asked before each batch."""
+    _applied: dict[tuple[str, str], Stamp] = field(default_factory=dict, init=False, repr=False)
 
     def __call__(self, batch: Sequence[Message[ChangeLog]]) -> Iterable[OutRecord]:
         if self.maintainer_check is not None:
             self.maintainer_check()
         updates: list[LineageUpdate] = []
         letters: list[OutRecord] = []
-        for message in batch:
-            update = foreign_update_of(message.value, self.datahub)
-            if update is not None:
-                updates.append(update)
-                if self.dlq_topic and update.facts and Attr.LINEAGE_INCOMPLETE in update.facts.attrs:
-                    letters.append(self._bad_part(message, update.facts.attrs[Attr.LINEAGE_INCOMPLETE]))
-        outcomes = self.store.apply(updates)
+        if isinstance(self.store, StreamingStore):
+            stream = self.store.stream()
+            for start in range(0, len(batch), CHUNK):
+                chunk = len(updates)
+                try:
+                    self._translate(batch[start : start + CHUNK], updates, letters)
+                except BaseException as exc:
+                    sent = stream.finish()  # the chunks before it are written: read their outcomes
+                    if isinstance(exc, Poison):
+                        self._carry(updates, sent)
+                    raise
+                stream.send(updates[chunk:])
+            outcomes = self._carried(updates, stream.finish())
+        else:
+            self._translate(batch, updates, letters)
+            outcomes = self._carried(updates, self.store.apply(updates))
         for outcome in outcomes:
             self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
         if self.exposure is not None and any(
@@ -116,6 +156,35 @@ class LineageHandler:
         if self.watch is not None:
             letters.extend(self.watch.signals(updates, outcomes))
         return letters
+
+    def _translate(
+        self, messages: Sequence[Message[ChangeLog]], updates: list[LineageUpdate], letters: list[OutRecord]
+    ) -> None:
+        for message in messages:
+            update = foreign_update_of(message.value, self.datahub)
+            if update is not None:
+                updates.append(update)
+                if self.dlq_topic and update.facts and Attr.LINEAGE_INCOMPLETE in update.facts.attrs:
+                    letters.append(self._bad_part(message, update.facts.attrs[Attr.LINEAGE_INCOMPLETE]))
+
+    def _carry(self, updates: Sequence[LineageUpdate], outcomes: Sequence[Outcome]) -> None:
+        """Remember the updates a failing batch applied (for :meth:`_carried` in its redo)."""
+        for u, o in zip(updates, outcomes, strict=False):
+            if o is Outcome.APPLIED:
+                self._applied[(u.entity, u.aspect)] = u.stamp
+        while len(self._applied) > CARRY_LIMIT:
+            del self._applied[next(iter(self._applied))]
+
+    def _carried(self, updates: Sequence[LineageUpdate], outcomes: list[Outcome]) -> list[Outcome]:
+        """``outcomes`` with an unchanged update that a failed batch applied (:meth:`_carry`) counted as applied."""
+        if not self._applied:
+            return outcomes
+        for i, (u, o) in enumerate(zip(updates, outcomes, strict=True)):
+            if self._applied.get((u.entity, u.aspect)) == u.stamp:
+                del self._applied[(u.entity, u.aspect)]
+                if o is Outcome.UNCHANGED:
+                    outcomes[i] = Outcome.APPLIED
+        return outcomes
 
     def _bad_part(self, message: Message[ChangeLog], incomplete: str) -> OutRecord:
         assert self.dlq_topic is not None

@@ -59,12 +59,12 @@ from pareis.store.lineage_redis_encoding import (
     bucket_of,
     decode_facts,
     encode_facts,
-    encode_update,
     field_of,
     key_of,
     node_of,
 )
 from pareis.store.lineage_redis_script import apply_script
+from pareis.store.lineage_redis_stream import ApplyStream
 from pareis.store.redis_errors import translated
 
 __all__ = [
@@ -81,9 +81,6 @@ __all__ = [
 
 DEFAULT_PREFIX = "pareis:lineage:"
 _APPLY = apply_script(FIELD_PREFIXES)
-SEND_CHUNK = 50
-"""Updates per write of :meth:`RedisLineageStore.apply`'s stream."""
-_OUTCOMES = {0: Outcome.STALE, 1: Outcome.APPLIED, 2: Outcome.UNCHANGED}
 
 _READ = """
 local out = {}
@@ -139,58 +136,33 @@ class RedisLineageStore:
         self._checked = True
 
     def apply(self, updates: Sequence[LineageUpdate]) -> list[Outcome]:
-        """One ``EVALSHA`` per update on one connection, streamed: the batch is sent in chunks of
-        :data:`SEND_CHUNK` as it is encoded, so the server applies the first updates while the rest are being
-        encoded, and the replies are read once all is sent (one round trip's wait for the batch)."""
+        """One ``EVALSHA`` per update on one connection, streamed (:meth:`stream`): the batch is sent in chunks as
+        it is encoded, so the server applies the first updates while the rest are being encoded, and the replies
+        are read once all is sent (one round trip's wait for the batch)."""
         if not updates:
             return []
+        stream = self.stream()
+        stream.send(updates)
+        return stream.finish()
+
+    def stream(self) -> ApplyStream:
+        """An :class:`~pareis.store.lineage_redis_stream.ApplyStream`: updates sent chunk by chunk as the caller
+        has them, applied by the server meanwhile, their outcomes read at :meth:`~ApplyStream.finish` (what
+        :meth:`apply` does with one chunk). The layout is checked (and stamped) here."""
         with translated():
             self._check_layout()
             if not self._stamped:
                 self._redis.set(f"{self._prefix}layout", LAYOUT, nx=True)
                 self._stamped = True
-            results = self._stream(updates)
-            if any(isinstance(r, redis.exceptions.NoScriptError) for r in results):
-                self._sha = None  # the server lost its script cache (restart, SCRIPT FLUSH): load and redo those
-                redo = [i for i, r in enumerate(results) if isinstance(r, redis.ResponseError)]
-                for i, r in zip(redo, self._stream([updates[i] for i in redo]), strict=True):
-                    results[i] = r
-            for r in results:
-                if isinstance(r, redis.ResponseError):
-                    raise r
-        return [_OUTCOMES[int(r)] for r in results]
+        return ApplyStream(self._redis, self._prefix, self._script, self._forget_script)
 
-    def _stream(self, updates: Sequence[LineageUpdate]) -> list[Any]:
+    def _script(self) -> str:
         if self._sha is None:
             self._sha = _text(self._redis.script_load(_APPLY))
-        sha, prefix = self._sha, self._prefix
-        pool = self._redis.connection_pool
-        conn = pool.get_connection()
-        try:
-            for start in range(0, len(updates), SEND_CHUNK):
-                commands = []
-                for u in updates[start : start + SEND_CHUNK]:
-                    version = "" if u.stamp.version is None else str(u.stamp.version)
-                    if u.facts is None:
-                        deleted, facts, plan = "1", "", list[str]()
-                    else:
-                        deleted, (facts, plan) = "0", encode_update(u.facts, prefix)
-                    commands.append(
-                        ("EVALSHA", sha, 0, prefix, u.entity, u.aspect, version, u.stamp.time_ms, deleted, facts, *plan)
-                    )
-                conn.send_packed_command(conn.pack_commands(commands))
-            results: list[Any] = []
-            for _ in updates:
-                try:
-                    results.append(conn.read_response())
-                except redis.ResponseError as error:
-                    results.append(error)
-        except BaseException:
-            conn.disconnect()  # replies may be left unread: never hand this socket out again
-            raise
-        finally:
-            pool.release(conn)
-        return results
+        return self._sha
+
+    def _forget_script(self) -> None:
+        self._sha = None
 
     def record(self, entity: str, aspect: str) -> AspectRecord | None:
         with translated():

@@ -159,9 +159,12 @@ def encode_update(facts: Facts, prefix: str) -> tuple[str, list[str]]:
     text, urns, parents, paths, by_rel, attrs = _node_table(facts)
     n = len(urns)
     generic: list[str | None] = [None] * n
+    heads: dict[int, str] = {}
     keys: list[str | None] = [None] * n
     counts: dict[str, list[str]] = {}
     buckets: dict[str, list[str]] = {}
+    # an entry needs escaping only if a URN or path has one of the separators (orjson writes them as \u001d-f)
+    plain = "\\u001d" not in text and "\\u001e" not in text and "\\u001f" not in text
 
     def gen(i: int) -> str:
         """generic_field(urns[i]), a column's from its parent's (as the script builds it)."""
@@ -171,8 +174,11 @@ def encode_update(facts: Facts, prefix: str) -> tuple[str, list[str]]:
             if parent is None:
                 g = generic_field(urns[i])
             else:
-                pu = urns[parent]
-                head = _COLUMN_DATASET + pu[_DATASET_LEN:] if pu.startswith(_DATASET) else _COLUMN + pu
+                head = heads.get(parent)
+                if head is None:
+                    pu = urns[parent]
+                    head = _COLUMN_DATASET + pu[_DATASET_LEN:] if pu.startswith(_DATASET) else _COLUMN + pu
+                    heads[parent] = head
                 g = f"{head},{paths[i]})"
             generic[i] = g
         return g
@@ -201,7 +207,7 @@ def encode_update(facts: Facts, prefix: str) -> tuple[str, list[str]]:
                 if group is None:
                     group = o_bucket[ps] = buckets.setdefault(o_head + kn(ps), [])
                 entry = CHILD + paths[di] if pd == ps else gen(di)
-                if "\x1d" in entry or "\x1e" in entry or "\x1f" in entry:
+                if not plain and ("\x1d" in entry or "\x1e" in entry or "\x1f" in entry):
                     entry = entry.translate(_ESCAPES)
                 group += (paths[si], entry)
             else:
@@ -217,7 +223,7 @@ def encode_update(facts: Facts, prefix: str) -> tuple[str, list[str]]:
                 if group is None:
                     group = i_bucket[pd] = buckets.setdefault(i_head + kn(pd), [])
                 entry = CHILD + paths[si] if ps == pd else gen(si)
-                if "\x1d" in entry or "\x1e" in entry or "\x1f" in entry:
+                if not plain and ("\x1d" in entry or "\x1e" in entry or "\x1f" in entry):
                     entry = entry.translate(_ESCAPES)
                 group += (paths[di], entry)
             else:

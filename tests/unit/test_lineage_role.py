@@ -3,6 +3,7 @@ and equality with the offline loader on the bundled sample."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -312,3 +313,60 @@ def test_loader_reports_runs_and_rejects_a_malformed_aspect(tmp_path: Path) -> N
     )
     with pytest.raises(MetadataFileError, match=r"bad\.json#0"):
         load_files(MemoryLineageStore(), [bad])
+
+
+def _streamed_batch(bad_at: int, size: int) -> list[Message[ChangeLog]]:
+    """``size`` upstreamLineage changes of distinct datasets, the one at ``bad_at`` malformed."""
+    out = []
+    for i in range(size):
+        entity = f"urn:li:dataset:(urn:li:dataPlatform:dbt,stg.t{i},PROD)"
+        aspect: Any = {"upstreams": "not a list"} if i == bad_at else lineage_aspect()
+        out.append(Message("versioned", 0, i, None, _at(change(aspect, entity=entity), i)))
+    return out
+
+
+@pytest.mark.integration
+def test_a_poisoned_streamed_batch_redone_singly_reports_the_outcomes_of_an_all_or_nothing_one(
+    redis_client: redis.Redis,
+) -> None:
+    """On Redis the chunks before the malformed aspect are already written when it raises; the redo one message at
+    a time (as the runtime does) still reports them applied, as the in-memory store's redo does."""
+    from pareis.roles.lineage import CHUNK
+
+    messages = _streamed_batch(CHUNK + 1, CHUNK + 4)
+    first = messages[0].value.entity_urn
+    assert first is not None
+    seen: dict[str, dict[Outcome, int]] = {}
+    for name, store in (("memory", MemoryLineageStore()), ("redis", RedisLineageStore(redis_client))):
+        handler = LineageHandler(store, DatahubSettings())
+        with pytest.raises(DecodeError) as caught:
+            handler(messages)
+        assert caught.value.origin == Origin("versioned", 0, CHUNK + 1)
+        written = store.record(first, "upstreamLineage") is not None
+        assert written is (name == "redis"), "Redis streams the first chunk before the poison is met"
+        for message in messages:
+            with contextlib.suppress(DecodeError):
+                handler([message])
+        seen[name] = dict(handler.outcomes)
+        handler([messages[0]])  # a later redelivery: the carried outcome was used up
+        assert handler.outcomes[Outcome.UNCHANGED] == 1
+    assert seen["redis"] == seen["memory"] == {Outcome.APPLIED: CHUNK + 3}
+
+
+@pytest.mark.integration
+def test_a_streamed_batch_applies_every_chunk_in_order(redis_client: redis.Redis) -> None:
+    from pareis.roles.lineage import CHUNK
+
+    messages = _streamed_batch(-1, 2 * CHUNK + 7)
+    store = RedisLineageStore(redis_client)
+    handler = LineageHandler(store, DatahubSettings())
+    assert list(handler(messages)) == []
+    assert handler.outcomes == {Outcome.APPLIED: 2 * CHUNK + 7}
+    memory = MemoryLineageStore()
+    LineageHandler(memory, DatahubSettings())(messages)
+    for m in messages:
+        entity = m.value.entity_urn
+        assert entity is not None
+        assert store.record(entity, "upstreamLineage") == memory.record(entity, "upstreamLineage")
+    handler(messages)
+    assert handler.outcomes[Outcome.UNCHANGED] == 2 * CHUNK + 7
