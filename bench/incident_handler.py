@@ -41,6 +41,7 @@ from pareis.roles.incident_watch import IncidentWatch
 from pareis.roles.incidents import IncidentsHandler
 from pareis.roles.messages import AnySignal, RunSignal
 from pareis.roles.scores import ScorePublisher
+from pareis.store.exposure_redis import RedisExposureIndex
 from pareis.store.incidents_redis import RedisIncidentStore
 from pareis.store.journal_redis import RedisStepJournal
 from pareis.store.lineage_redis import RedisLineageStore
@@ -83,7 +84,8 @@ def handler(client: redis.Redis, scores: bool) -> IncidentsHandler:
         writer=KafkaWriter.from_source(VendoredSchemaSource(), "MetadataChangeProposal_v1"),
         datahub=DatahubSettings().model_copy(update={"ml_incident_types": []}),
         effects_topic="pareis.effects.v1",
-        scores=ScorePublisher(lineage, runs, RedisScoreLedger(client)) if scores else None,
+        # The exposure index load_index published, as compose.roles.incidents_pipeline passes ports.exposure.
+        scores=ScorePublisher(lineage, runs, RedisScoreLedger(client), RedisExposureIndex(client)) if scores else None,
         watch=IncidentWatch(RedisWatchStore(client), lineage),
     )
 
