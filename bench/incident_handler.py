@@ -95,6 +95,8 @@ def run(args: argparse.Namespace) -> None:
     now = state["now"]
     ts = [il.Target(**t) for t in state[args.what]][: args.n]
     client = redis.Redis.from_url(args.redis, socket_timeout=120)
+    if not client.exists(il.MARKER):  # a shared server: someone else's FLUSHDB would make this measure nothing
+        raise SystemExit(f"{args.redis} holds no index built by this benchmark (run build first)")
     reset(client, ts, now)
     history = RedisRunHistory(client)
     messages: list[Message[AnySignal]] = []
@@ -120,6 +122,8 @@ def run(args: argparse.Namespace) -> None:
         out += h(b)
         times.append(time.perf_counter() - t0)
     wall, cpu = time.perf_counter() - began, time.process_time() - cpu
+    if not client.exists(il.MARKER):
+        raise SystemExit(f"{args.redis} was flushed during the run: these figures measure nothing")
     if profiler is not None:
         profiler.stop()
         Path(f"incident-handler-{args.what}.txt").write_text(profiler.output_text(unicode=True, color=False))
