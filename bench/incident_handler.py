@@ -41,6 +41,7 @@ from pareis.roles.incident_watch import IncidentWatch
 from pareis.roles.incidents import IncidentsHandler
 from pareis.roles.messages import AnySignal, RunSignal
 from pareis.roles.scores import ScorePublisher
+from pareis.store.exposure_redis import RedisExposureIndex
 from pareis.store.incidents_redis import RedisIncidentStore
 from pareis.store.journal_redis import RedisStepJournal
 from pareis.store.lineage_redis import RedisLineageStore
@@ -83,7 +84,8 @@ def handler(client: redis.Redis, scores: bool) -> IncidentsHandler:
         writer=KafkaWriter.from_source(VendoredSchemaSource(), "MetadataChangeProposal_v1"),
         datahub=DatahubSettings().model_copy(update={"ml_incident_types": []}),
         effects_topic="pareis.effects.v1",
-        scores=ScorePublisher(lineage, runs, RedisScoreLedger(client)) if scores else None,
+        # The exposure index load_index published, as compose.roles.incidents_pipeline passes ports.exposure.
+        scores=ScorePublisher(lineage, runs, RedisScoreLedger(client), RedisExposureIndex(client)) if scores else None,
         watch=IncidentWatch(RedisWatchStore(client), lineage),
     )
 
@@ -93,6 +95,8 @@ def run(args: argparse.Namespace) -> None:
     now = state["now"]
     ts = [il.Target(**t) for t in state[args.what]][: args.n]
     client = redis.Redis.from_url(args.redis, socket_timeout=120)
+    if not client.exists(il.MARKER):  # a shared server: someone else's FLUSHDB would make this measure nothing
+        raise SystemExit(f"{args.redis} holds no index built by this benchmark (run build first)")
     reset(client, ts, now)
     history = RedisRunHistory(client)
     messages: list[Message[AnySignal]] = []
@@ -118,6 +122,8 @@ def run(args: argparse.Namespace) -> None:
         out += h(b)
         times.append(time.perf_counter() - t0)
     wall, cpu = time.perf_counter() - began, time.process_time() - cpu
+    if not client.exists(il.MARKER):
+        raise SystemExit(f"{args.redis} was flushed during the run: these figures measure nothing")
     if profiler is not None:
         profiler.stop()
         Path(f"incident-handler-{args.what}.txt").write_text(profiler.output_text(unicode=True, color=False))

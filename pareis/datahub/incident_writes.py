@@ -24,7 +24,9 @@ step entities are in URN order. Stamps use the intent's time, except ``created``
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
 from urllib.parse import quote
 
 from datahub.emitter.mcp import MetadataChangeProposalWrapper
@@ -74,25 +76,43 @@ def intent_mcps(intent: Intent, settings: DatahubSettings, *, keeps_edits: bool 
     :data:`QUIET_CHANGES` writes no ``incidentInfo``, so the daily failing run does not undo a person's stage,
     priority or assignees; any other Update, and Resolve, still does.
     """
+    return planned(intent, settings, ACRYL, keeps_edits=keeps_edits)
+
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Builders(Generic[T]):
+    """How each kind of write is built: acryl's classes (:data:`ACRYL`, the reference) or straight in serial form
+    (:mod:`pareis.datahub.incident_serial`, the same bytes); :func:`planned` decides what is written."""
+
+    infos: Callable[[Intent, DatahubSettings], list[T]]
+    tags: Callable[[Intent, DatahubSettings, Iterable[str], Iterable[str]], list[T]]
+    notes: Callable[[Intent, DatahubSettings, Iterable[str]], list[T]]
+    properties: Callable[[Intent, DatahubSettings, Iterable[tuple[str, RetrainStatus]], bool], list[T]]
+    document: Callable[[Resolve, DatahubSettings], T]
+
+
+def planned(intent: Intent, settings: DatahubSettings, build: Builders[T], *, keeps_edits: bool = True) -> list[T]:
+    """:func:`intent_mcps` with ``build``'s builders."""
     facts = intent.facts
     quiet = isinstance(intent, Update) and not keeps_edits and set(intent.changed) <= QUIET_CHANGES
-    out: list[Mcp] = [] if quiet else incident_infos(intent, settings)
+    out: list[T] = [] if quiet else build.infos(intent, settings)
     if isinstance(intent, Open):
-        out += tag_patches(intent, settings, add=intent.tags_add)
-        out += note_patches(intent, settings, [facts.dataset, *_models(facts)])
-        out += property_patches(intent, settings, retrain=facts.retrain, contamination=True)
+        out += build.tags(intent, settings, intent.tags_add, ())
+        out += build.notes(intent, settings, [facts.dataset, *_models(facts)])
+        out += build.properties(intent, settings, facts.retrain, True)
     elif isinstance(intent, Update):
-        out += tag_patches(intent, settings, add=intent.tags_add, remove=intent.tags_remove)
+        out += build.tags(intent, settings, intent.tags_add, intent.tags_remove)
         added = set(intent.tags_add)
-        out += note_patches(intent, settings, [m for m in _models(facts) if m in added])
-        out += property_patches(
-            intent, settings, retrain=intent.retrain, contamination="contamination" in intent.changed
-        )
+        out += build.notes(intent, settings, [m for m in _models(facts) if m in added])
+        out += build.properties(intent, settings, intent.retrain, "contamination" in intent.changed)
     else:
-        out += tag_patches(intent, settings, remove=intent.tags_remove)
-        out += note_patches(intent, settings, [facts.dataset, *_models(facts)])
-        out += property_patches(intent, settings, retrain=intent.retrain, contamination=True)
-        out.append(postmortem.document_mcp(intent, settings))
+        out += build.tags(intent, settings, (), intent.tags_remove)
+        out += build.notes(intent, settings, [facts.dataset, *_models(facts)])
+        out += build.properties(intent, settings, intent.retrain, True)
+        out.append(build.document(intent, settings))
     return out
 
 
@@ -175,13 +195,7 @@ def tag_patches(
 def note_patches(intent: Intent, settings: DatahubSettings, urns: Iterable[str]) -> list[Mcp]:
     """A note linking the incident on each of ``urns`` (the Resolve note also names the postmortem)."""
     facts = intent.facts
-    if isinstance(intent, Resolve):
-        text = (
-            f"Pareis incident resolved {iso(facts.window.healed_ms)}: {intent.title}. "
-            f"Postmortem: {postmortem.document_urn(facts.urn)}"
-        )
-    else:
-        text = f"Pareis incident opened {iso(facts.window.first_failure_ms)}: {intent.title}"
+    text = note_text(intent)
     out: list[Mcp] = []
     for urn in sorted(set(urns)):
         note = InstitutionalMemoryMetadataClass(
@@ -203,13 +217,7 @@ def property_patches(
 ) -> list[Mcp]:
     """One ``structuredProperties`` PATCH per model version: the given retrain statuses, and (when
     ``contamination``) the verdict of every version the incident evaluated."""
-    values: dict[str, dict[str, str]] = {}
-    for urn, status in retrain:
-        values.setdefault(urn, {})[RETRAIN_STATUS] = status.value
-    if contamination:
-        for group in intent.facts.contamination:
-            for verdict in group.versions:
-                values.setdefault(verdict.version.urn, {})[CONTAMINATION] = verdict.verdict.value
+    values = property_values(intent, retrain, contamination)
     # The incident goes into sourceDetail, not source: the source is part of an entry's key, and each property
     # keeps one entry per model version whichever incident wrote it last.
     attribution = MetadataAttributionClass(
@@ -228,6 +236,32 @@ def property_patches(
     return out
 
 
+def note_text(intent: Intent) -> str:
+    """The text of the note linking the incident (the Resolve note also names the postmortem)."""
+    facts = intent.facts
+    if isinstance(intent, Resolve):
+        return (
+            f"Pareis incident resolved {iso(facts.window.healed_ms)}: {intent.title}. "
+            f"Postmortem: {postmortem.document_urn(facts.urn)}"
+        )
+    return f"Pareis incident opened {iso(facts.window.first_failure_ms)}: {intent.title}"
+
+
+def property_values(
+    intent: Intent, retrain: Iterable[tuple[str, RetrainStatus]], contamination: bool
+) -> dict[str, dict[str, str]]:
+    """Per model version, the property values to write (key → value): the given retrain statuses, and (when
+    ``contamination``) the verdict of every version the incident evaluated."""
+    values: dict[str, dict[str, str]] = {}
+    for urn, status in retrain:
+        values.setdefault(urn, {})[RETRAIN_STATUS] = status.value
+    if contamination:
+        for group in intent.facts.contamination:
+            for verdict in group.versions:
+                values.setdefault(verdict.version.urn, {})[CONTAMINATION] = verdict.verdict.value
+    return values
+
+
 def incident_link(facts: IncidentFacts, settings: DatahubSettings) -> str:
     """The note's URL: the dataset's Incidents tab in DataHub's web app (``settings.ui_url``), qualified by the
     incident so each incident keeps its own note; without ``ui_url``, the incident URN itself."""
@@ -235,6 +269,18 @@ def incident_link(facts: IncidentFacts, settings: DatahubSettings) -> str:
         return facts.urn
     base = settings.ui_url.rstrip("/")
     return f"{base}/dataset/{quote(facts.dataset, safe='')}/Incidents?incident={quote(facts.urn, safe='')}"
+
+
+ACRYL: Builders[Mcp] = Builders(
+    infos=incident_infos,
+    tags=lambda intent, settings, add, remove: tag_patches(intent, settings, add=add, remove=remove),
+    notes=note_patches,
+    properties=lambda intent, settings, retrain, contamination: property_patches(
+        intent, settings, retrain=retrain, contamination=contamination
+    ),
+    document=postmortem.document_mcp,
+)
+"""The reference builders: acryl-datahub's classes and patch helpers."""
 
 
 def _models(facts: IncidentFacts) -> list[str]:

@@ -17,6 +17,7 @@ What to write comes from :mod:`pareis.datahub.incident_writes` (incident intents
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
 from datahub.emitter.mcp import MetadataChangeProposalWrapper
@@ -33,6 +34,22 @@ Mcp: TypeAlias = MetadataChangeProposalWrapper | MetadataChangeProposalClass
 DEFAULT_MCP_TOPIC = "MetadataChangeProposal_v1"
 
 
+@dataclass(frozen=True, slots=True)
+class SerialMcp:
+    """A proposal built straight in its serial form, without acryl's classes (:mod:`pareis.datahub.incident_serial`):
+    ``record`` is the Avro-shaped ``MetadataChangeProposal`` that ``to_obj(tuples=True)`` of the equivalent acryl
+    proposal gives, union branches left for the encoder to pick by type (the same bytes once encoded). Only a
+    :class:`SerialWriter` takes one."""
+
+    entityUrn: str
+    aspectName: str
+    record: dict[str, Any]
+
+    def to_obj(self, tuples: bool = True) -> dict[str, Any]:
+        """The Avro-shaped record (what :meth:`pareis.datahub.codec.Encoder.encode_mcp` encodes)."""
+        return self.record
+
+
 @runtime_checkable
 class DatahubWriter(Protocol):
     """Writes proposals to DataHub, in the order given.
@@ -45,6 +62,14 @@ class DatahubWriter(Protocol):
     """
 
     def write(self, mcps: Sequence[Mcp]) -> tuple[OutRecord, ...]: ...
+
+
+@runtime_checkable
+class SerialWriter(Protocol):
+    """A writer that also takes proposals in serial form (:class:`SerialMcp`, mixed with acryl ones): the Kafka
+    writer, whose records are the proposals' bytes; the incidents role then skips acryl's classes."""
+
+    def write_serial(self, mcps: Sequence[Mcp | SerialMcp]) -> tuple[OutRecord, ...]: ...
 
 
 @runtime_checkable
@@ -100,7 +125,11 @@ class KafkaWriter:
     def write(self, mcps: Sequence[Mcp]) -> tuple[OutRecord, ...]:
         return tuple(self.record(mcp) for mcp in mcps)
 
-    def record(self, mcp: Mcp) -> OutRecord:
+    def write_serial(self, mcps: Sequence[Mcp | SerialMcp]) -> tuple[OutRecord, ...]:
+        """:meth:`write` of proposals some or all of which are in serial form (the same records)."""
+        return tuple(self.record(mcp) for mcp in mcps)
+
+    def record(self, mcp: Mcp | SerialMcp) -> OutRecord:
         if not mcp.entityUrn:
             raise ValueError(f"proposal of {mcp.aspectName} has no entity URN to key it by")
         value = self._encoder.encode_mcp(mcp, self.topic)

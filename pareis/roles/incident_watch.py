@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pareis.core.graph import LineageView, memoised
+from pareis.core.graph import LineageView, Memo, Query, Rel, memoised
 from pareis.core.intents import AnalysisInputs, IncidentFacts, Intent
 from pareis.core.lifecycle import IncidentState, Status, recheck, step
 from pareis.core.watch import processes_of, watch_set
@@ -52,9 +52,22 @@ class IncidentWatch:
         ACTIVE with facts → its watch set replaced; not ACTIVE → removed; ACTIVE without facts → left as it is."""
         watches: dict[str, tuple[str, ...]] = {}
         view = memoised(self._lineage)
+        # Every set's processes asked of the index in one round trip (each set then reads its own from the memo).
+        prefetch(view, [f for state, f in analysed.values() if f is not None and state.status is Status.ACTIVE])
         for dataset, (state, facts) in sorted(analysed.items()):
             if state.status is not Status.ACTIVE:
                 watches[dataset] = ()
             elif facts is not None:
                 watches[dataset] = watch_set(facts, processes_of(view, facts))
         self._store.put(watches)
+
+
+def prefetch(view: Memo, facts: list[IncidentFacts]) -> None:
+    """Ask ``view`` at once what :func:`~pareis.core.watch.processes_of` will ask of it for each of ``facts``."""
+    if not facts:
+        return
+    datasets = sorted({d for f in facts for d in (f.dataset, *f.blast.datasets)})
+    models = sorted({m.urn for f in facts for m in f.blast.models})
+    view.lookup(
+        [Query(Rel.READS, datasets), Query(Rel.WRITES, datasets, reverse=True), Query(Rel.TRAINS, models, reverse=True)]
+    )

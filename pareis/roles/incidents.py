@@ -19,12 +19,13 @@ Per signal (in offset order; several signals of one dataset in a batch chain in 
    ``watch``, the watch sets of the incidents the batch analysed are written before the journal.
 4. **Outputs**, per intent: the DataHub proposals of :func:`~pareis.datahub.incident_writes.intent_mcps` —
    through the DataHub writer (``MetadataChangeProposal_v1`` records) when the role has one (``write_path`` is
-   ``kafka``), else as ``datahub.write`` effects (``rest``) — then one ticket effect (open / comment / close).
+   ``kafka``; built straight in serial form, :mod:`pareis.datahub.incident_serial`, when the writer takes that:
+   the same bytes), else as ``datahub.write`` effects (``rest``) — then one ticket effect (open / comment / close).
 
 The batch's journal entries (each dataset's, from its first signal in the batch on) and stored states are read
 first, one round trip each (:meth:`~pareis.store.journal.StepJournal.entries_of`,
-:meth:`~pareis.store.incidents.IncidentStore.get_many`); each dataset's signals then chain as above (on ``workers``
-threads when more than one, taken in the batch's order so the outputs are those of one signal at a time).
+:meth:`~pareis.store.incidents.IncidentStore.get_many`); each dataset's signals then chain as above, and the steps
+are taken in the batch's order, so the outputs are those of one signal at a time.
 
 After the whole batch is computed, the journal entries (each step that changed a state, with its outputs) and
 then the new states are written, one round trip each (journal first: a crash between the two must still find the
@@ -38,7 +39,6 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import cast
 
@@ -48,8 +48,9 @@ from pareis.core.inputs import analysis_inputs as incident_inputs
 from pareis.core.intents import AnalysisInputs, IncidentFacts, Intent, Open, Resolve, Update
 from pareis.core.keys import sibling_classes
 from pareis.core.lifecycle import IncidentState, history_floor
+from pareis.datahub.incident_serial import intent_serial
 from pareis.datahub.incident_writes import incident_link, intent_mcps
-from pareis.datahub.writer import DatahubWriter, Mcp
+from pareis.datahub.writer import DatahubWriter, Mcp, SerialWriter
 from pareis.errors import Fatal
 from pareis.model.records import Message, OutRecord, RawMessage
 from pareis.roles.incident_watch import IncidentWatch, advance, wants_inputs
@@ -114,13 +115,6 @@ def ticket_effect(intent: Intent, settings: DatahubSettings) -> Effect:
     return TicketClose(effect_id, facts.urn, intent.postmortem.text)
 
 
-WORKERS = 1
-"""Datasets of one batch analysed side by side, on this many threads (1: one after the other). Threads overlap one
-dataset's round trips to the stores with another's, which pays when the round trips dominate (a distant Redis);
-measured on the local stack the role is CPU-bound and 8 threads cost 10–30% more CPU and wall time
-(``bench/incident_handler.py``, bench/RESULTS.md), hence 1."""
-
-
 @dataclass(frozen=True)
 class Step:
     """What one signal's step did: the states its dataset went through (to save; the last one stands), its journal
@@ -153,7 +147,6 @@ class IncidentsHandler:
         effects_topic: str,
         scores: ScorePublisher | None = None,
         watch: IncidentWatch | None = None,
-        workers: int = WORKERS,
     ) -> None:
         self._scores = scores
         self._watch = watch
@@ -162,9 +155,10 @@ class IncidentsHandler:
         self._incidents = incidents
         self._journal = journal
         self._writer = writer
+        # A writer that takes proposals in serial form gets them built without acryl's classes (the same bytes).
+        self._serial = writer if isinstance(writer, SerialWriter) else None
         self._datahub = datahub
         self._effects = effects_topic
-        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="incidents") if workers > 1 else None
 
     def __call__(self, batch: Sequence[Message[AnySignal]]) -> list[OutRecord]:
         chains: dict[str, list[Message[AnySignal]]] = {}
@@ -176,13 +170,8 @@ class IncidentsHandler:
         journaled = self._journal.entries_of(first)
         stored = self._incidents.get_many(d for d in chains if not journaled[d])
         starts = {d: journaled[d][0].before if journaled[d] else stored[d] for d in chains}
-        # The datasets' chains are independent (one state each): computed side by side, so that one dataset's
-        # round trips to the stores overlap another's; then taken in the batch's order, as if done one by one.
-        if self._pool is not None and len(chains) > 1:
-            futures = {d: self._pool.submit(self._chain, ms, journaled[d], starts[d]) for d, ms in chains.items()}
-            steps = {d: f.result() for d, f in futures.items()}
-        else:
-            steps = {d: self._chain(ms, journaled[d], starts[d]) for d, ms in chains.items()}
+        # The datasets' chains are independent (one state each); their steps are then taken in the batch's order.
+        steps = {d: self._chain(ms, journaled[d], starts[d]) for d, ms in chains.items()}
         analysed: dict[str, tuple[IncidentState, IncidentFacts | None]] = {}
         entries: list[JournalEntry] = []
         changed: dict[str, IncidentState] = {}
@@ -279,9 +268,13 @@ class IncidentsHandler:
         ]
 
     def _outputs(self, intent: Intent) -> list[OutRecord]:
+        out: list[OutRecord] = []
+        if self._serial is not None:  # Kafka: a proposal replaces the aspect unread (keeps no edits)
+            out.extend(self._serial.write_serial(intent_serial(intent, self._datahub, keeps_edits=False)))
+            out.append(self._effect(ticket_effect(intent, self._datahub)))
+            return out
         # Only the REST path reads incidentInfo back before writing it, and so keeps what people edited.
         mcps = intent_mcps(intent, self._datahub, keeps_edits=self._writer is None)
-        out: list[OutRecord] = []
         if self._writer is not None:
             out.extend(self._writer.write(mcps))
         else:

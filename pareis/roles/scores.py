@@ -99,20 +99,19 @@ class ScorePublisher:
         columns = [c for cls in s.classes.values() for cols in cls.paths.values() for c in cols]
         models = sorted({m for ms in batch.exposed(view, columns).models.values() for m in ms})
         m = batch.survey(models) if models else None
-        runs = {k: self._runs_of(s, k, at_ms) for k in s.classes}
+        runs = {k: self._runs_of(batch, s, k, at_ms) for k in s.classes}
         datasets, _, _, _ = assess(s, runs, {}, at_ms, max_gaps=0)
         out = {d.urn: d.score for d in datasets}
         if m is not None:
-            m_runs = {k: runs[k] if k in runs else self._runs_of(m, k, at_ms) for k in m.classes}
+            m_runs = {k: runs[k] if k in runs else self._runs_of(batch, m, k, at_ms) for k in m.classes}
             _, model_scores, _, _ = assess(m, m_runs, {}, at_ms, max_gaps=0)
             out.update({sc.urn: sc.score for sc in model_scores})
         return out
 
-    def _runs_of(self, s: Survey, key: str, at_ms: int) -> list[AssertionRun]:
+    def _runs_of(self, batch: _BatchView, s: Survey, key: str, at_ms: int) -> list[AssertionRun]:
         cls = s.classes[key]
         names = set(cls.assertions)
-        for member in cls.members:
-            names.update(self.runs.assertions_of(member))
+        names.update(batch.assertions_of(self.runs, s, cls.members))
         if not names:
             return []
         return [r for r in self.runs.timeline(names, at_ms - INCIDENT_WINDOW_MS) if r.timestamp_ms <= at_ms]
@@ -127,6 +126,16 @@ class _BatchView:
         self.view = view
         self.exposed = exposed
         self._surveys: dict[tuple[str, ...], Survey] = {}
+        self._assertions: dict[str, list[str]] = {}
+
+    def assertions_of(self, runs: RunHistory, s: Survey, members: Sequence[str]) -> set[str]:
+        """The assertions with runs on any of ``members`` (of a class of ``s``): read for every member of every
+        class of ``s`` at once, on the first question about one of them (one round trip per survey, not per
+        member), and kept for the batch."""
+        if any(m not in self._assertions for m in members):
+            every = sorted({m for cls in s.classes.values() for m in cls.members} - self._assertions.keys())
+            self._assertions.update(runs.assertions_by_dataset(every))
+        return {a for m in members for a in self._assertions.get(m, ())}
 
     def survey(self, models: Sequence[str]) -> Survey:
         key = tuple(models)

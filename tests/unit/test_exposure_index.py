@@ -378,6 +378,29 @@ def test_the_score_publisher_reads_what_is_downstream_from_the_index() -> None:
     assert _score_writes(empty) == walked
 
 
+def test_the_score_publisher_reads_which_assertions_ran_on_a_class_once_per_survey_not_per_member() -> None:
+    from pareis.model.records import Message
+    from pareis.roles.messages import RunSignal
+    from pareis.roles.scores import ScorePublisher
+    from pareis.store.scores import MemoryScoreLedger
+
+    store, runs = incident_graph()
+    run = AssertionRun(ASSERTION, 4_000, ResultType.FAILURE, ds("raw"))
+    runs.record(run)
+    batch = [Message("pareis.signals.v1", 0, 0, None, RunSignal(ds("raw"), run, run.timestamp_ms))]
+    calls: dict[str, int] = {}
+
+    class Counting:
+        def __getattr__(self, name: str) -> Any:
+            calls[name] = calls.get(name, 0) + 1
+            return getattr(runs, name)
+
+    counted = ScorePublisher(store, Counting(), MemoryScoreLedger()).writes(batch)  # type: ignore[arg-type]
+    assert [(w.urn, w.score) for w in counted] == _score_writes(None)
+    assert "assertions_of" not in calls  # one round trip per member was the cost
+    assert 1 <= calls["assertions_by_dataset"] <= 2  # the dataset's survey, then its models' survey
+
+
 def test_the_maintainer_retries_a_retriable_step_and_stops_the_role_on_anything_else() -> None:
     import threading
 
