@@ -72,6 +72,17 @@ def test_consumer_config_is_cooperative_manual_commit_and_read_committed() -> No
     assert "group.instance.id" not in config
 
 
+def test_the_fetcher_refills_a_drained_queue_within_milliseconds_not_a_second() -> None:
+    """librdkafka's default ``fetch.queue.backoff.ms`` (1,000) capped a role with a backlog at ~25k msg/s (the
+    fetcher paused a second each time the local queue was full; bench/RESULTS.md, Runtime). The property must be
+    set, small, and known to the linked librdkafka (an unknown property is refused when the client is built)."""
+    from confluent_kafka import Consumer
+
+    config = clients.consumer_config(Settings(), role())
+    assert config["fetch.queue.backoff.ms"] <= 50
+    Consumer({k: v for k, v in config.items() if k != "group.instance.id"}).close()
+
+
 def test_static_membership_uses_the_instance_id() -> None:
     settings = Settings(runtime=RuntimeSettings(instance_id="pod-7", static_membership=True))
     assert clients.consumer_config(settings, role())["group.instance.id"] == "lineage-pod-7"
