@@ -92,14 +92,30 @@ class MaintainerProcess:
     def check(self) -> None:
         """Raise Fatal when the child ended without being asked to (see the module docstring)."""
         process = self._process
-        if process is None or process.is_alive() or (self._stop is not None and self._stop.is_set()):
+        if process is None or (self._stop is not None and self._stop.is_set()):
             return
         if self._reason is None:
             reasons = self._reasons
-            self._reason = reasons.get() if reasons is not None and not reasons.empty() else None
-            if self._reason is None:
+            if reasons is not None and not reasons.empty():
+                self._reason = reasons.get()  # the child's own account: it is ending, whatever waitpid says yet
+            elif self._ended(process):
                 self._reason = f"exited with code {process.exitcode}"
-        raise Fatal(f"exposure index maintainer stopped: {self._reason}")
+        if self._reason is not None:
+            raise Fatal(f"exposure index maintainer stopped: {self._reason}")
+
+    @staticmethod
+    def _ended(process: BaseProcess) -> bool:
+        """Whether the child is gone. ``is_alive`` asks ``waitpid``, which cannot tell once something else in
+        this process reaped the child (a ``waitpid(-1)`` elsewhere; multiprocessing then reports it alive): the
+        pid is then gone too."""
+        if not process.is_alive():
+            return True
+        assert process.pid is not None
+        try:
+            os.kill(process.pid, 0)
+        except ProcessLookupError:
+            return True
+        return False
 
 
 def _child(settings: Settings, stop: Event, reasons: SimpleQueue[str], parent: int, tick_s: float) -> None:

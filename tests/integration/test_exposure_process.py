@@ -74,6 +74,21 @@ def test_a_child_that_fails_is_raised_as_fatal_with_its_reason(redis_client: red
         maintainer.stop()
 
 
+def test_a_failed_child_reaped_by_someone_else_is_still_raised(redis_client: redis.Redis, redis_url: str) -> None:
+    """Another part of the process may reap the child first (a ``waitpid(-1)``); multiprocessing then believes it
+    alive. The child's reason (or its vanished pid) still reaches the role. Failed in CI before the fix."""
+    redis_client.hset(DEFAULT_PREFIX + "gen", "not", "a counter")
+    maintainer = MaintainerProcess(Settings(redis_url=redis_url), tick_s=0.05)
+    maintainer.start()
+    try:
+        assert maintainer.pid is not None
+        os.waitpid(maintainer.pid, 0)  # the foreign reaper
+        with pytest.raises(Fatal, match=r"exposure index maintainer stopped: .*WRONGTYPE"):
+            maintainer.check()
+    finally:
+        maintainer.stop()
+
+
 def test_the_child_exits_when_its_parent_is_killed(redis_url: str) -> None:
     code = (
         "import sys, time\n"
