@@ -69,18 +69,29 @@ def _register() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Run the command line; whatever escapes a command is one line on stderr and exit 2 or 1
-    (:mod:`pareis.commands.failure`). Usage errors are typer's (exit 2)."""
-    from pareis.commands.failure import report
+    (:mod:`pareis.commands.failure`). A usage error (an unknown option or role, a missing argument) is one line
+    too, exit 2; ``pareis`` with no arguments prints the help, exit 2."""
+    # typer's own click: the classes its parser raises (typer re-exports Exit and Abort, not UsageError).
+    from typer import Abort
+    from typer._click.exceptions import NoArgsIsHelpError, UsageError
+
+    from pareis.commands.failure import EXIT_CANNOT_EVALUATE, report, usage
 
     _register()
     args = sys.argv[1:] if argv is None else argv
     command = next((a for a in args if not a.startswith("-")), None)
     try:
-        app(args=args, prog_name="pareis")
-    except KeyboardInterrupt:
+        code = app(args=args, prog_name="pareis", standalone_mode=False)
+    except (KeyboardInterrupt, Abort):
         sys.exit(130)
+    except NoArgsIsHelpError:  # the help is printed
+        sys.exit(EXIT_CANNOT_EVALUATE)
+    except UsageError as error:
+        path = error.ctx.command_path if error.ctx is not None else "pareis"
+        sys.exit(usage(command, error.format_message(), path))
     except Exception as error:  # typer re-raises what a command raised: report it, never a traceback
         sys.exit(report(command, error))
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

@@ -56,6 +56,17 @@ def reason(error: BaseException) -> str:
 
 def report(command: str | None, error: BaseException) -> int:
     """Print ``pareis[ <command>]: <reason>`` on stderr; the exit code."""
-    name = f"pareis {command}" if command else "pareis"
-    Console(stderr=True).print(f"{name}: {reason(error)}", markup=False, highlight=False, emoji=False, soft_wrap=True)
+    _say(command, reason(error))
     return exit_code(error)
+
+
+def usage(command: str | None, message: str, path: str = "pareis") -> int:
+    """Print a usage error (an unknown option or role, a missing argument) as one line, pointing at the help of
+    ``path`` (the command the parser was reading: ``pareis`` for an unknown command); exit 2."""
+    _say(command, f"{' '.join(message.split())} (see {path} --help)")
+    return EXIT_CANNOT_EVALUATE
+
+
+def _say(command: str | None, text: str) -> None:
+    name = f"pareis {command}" if command else "pareis"
+    Console(stderr=True).print(f"{name}: {text}", markup=False, highlight=False, emoji=False, soft_wrap=True)

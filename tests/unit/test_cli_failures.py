@@ -116,3 +116,28 @@ def test_replay_validates_every_file_before_publishing(files: dict[str, Path]) -
     with pytest.raises(MetadataFileError):
         replayer(Settings(), broker, default_ms=0).run_files([files["good"], files["broken"]])
     assert broker.size(Settings().kafka.topics.mcl_versioned) == 0, "nothing of the good file was published"
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["run", "nosuchrole"], "pareis run: Invalid value: unknown role 'nosuchrole'"),
+        (["serve", "--bad"], "pareis serve: No such option: --bad (see pareis serve --help)"),
+        (["gate"], "pareis gate: Missing option '--model'."),
+        (["protect", "--max-gaps", "-1"], "pareis protect: Invalid value for '--max-gaps'"),
+        (["nosuchcmd"], "No such command 'nosuchcmd'. (see pareis --help)"),
+    ],
+)
+def test_a_usage_error_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], args: list[str], says: str) -> None:
+    """Before, typer printed its usage and a framed error box (five lines and more)."""
+    code, err = run(capsys, *args)
+    assert code == 2
+    assert says in one_line(err)
+
+
+def test_help_and_a_successful_command_still_exit_0(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        cli.main(["--help"])
+    assert done.value.code == 0 and "Usage: pareis" in capsys.readouterr().out
+    code, err = run(capsys, "blast", "--metadata", str(sample.TIMELINE), "--assertion", ASSERTION)
+    assert (code, err) == (0, "")
