@@ -271,17 +271,15 @@ class TransactionalConsumer(Consumer):
         return object()
 
 
-def test_a_transaction_that_failed_while_paused_is_aborted_and_redone_not_fatal(
-    monkeypatch: pytest.MonkeyPatch,
+def run_exactly_once_until_committed(
+    monkeypatch: pytest.MonkeyPatch, log: Log, new_producer: Callable[[Any, Any], TransactionalProducer]
 ) -> None:
-    """Point 16, the lost-partition path: after a pause past ``transaction.timeout.ms`` the producer refuses the
-    next record (``_STATE``) until the transaction is aborted. That is an abort and a rewind, not a crash."""
-    log = Log([f"good-{i}".encode() for i in range(6)], failing_dlq_deliveries=0)
-    producer = TransactionalProducer(log, failing=1)
+    """An exactly-once role over ``log`` with producers from ``new_producer``, run until its 6 inputs are committed;
+    it must not have stopped."""
     monkeypatch.setattr(
         runner_module.clients, "new_consumer", lambda config, on_error, on_commit: TransactionalConsumer(log, on_commit)
     )
-    monkeypatch.setattr(runner_module.clients, "new_producer", lambda config, on_error: producer)
+    monkeypatch.setattr(runner_module.clients, "new_producer", new_producer)
     monkeypatch.setattr(runner_module.clients, "wait_for_brokers", lambda *args, **kwargs: None)
     settings = Settings(
         kafka=KafkaSettings(topics=Topics(dlq=DLQ)),
@@ -307,6 +305,16 @@ def test_a_transaction_that_failed_while_paused_is_aborted_and_redone_not_fatal(
         stop.set()
         thread.join(30)
     assert not failure, f"the role stopped: {failure[0]!r}"
+
+
+def test_a_transaction_that_failed_while_paused_is_aborted_and_redone_not_fatal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Point 16, the lost-partition path: after a pause past ``transaction.timeout.ms`` the producer refuses the
+    next record (``_STATE``) until the transaction is aborted. That is an abort and a rewind, not a crash."""
+    log = Log([f"good-{i}".encode() for i in range(6)], failing_dlq_deliveries=0)
+    producer = TransactionalProducer(log, failing=1)
+    run_exactly_once_until_committed(monkeypatch, log, lambda config, on_error: producer)
     assert producer.aborts >= 1 and 0 in log.seeks, "the failed transaction was aborted and its input rewound"
     assert sorted(v for t, v in log.delivered if t == OUT) == [f"good-{i}".encode() for i in range(6)]
 
@@ -340,34 +348,6 @@ def test_a_fenced_producer_is_replaced_and_the_uncommitted_input_redone(monkeypa
         producers.append(FencedOnce(log) if not producers else TransactionalProducer(log, failing=0))
         return producers[-1]
 
-    monkeypatch.setattr(
-        runner_module.clients, "new_consumer", lambda config, on_error, on_commit: TransactionalConsumer(log, on_commit)
-    )
-    monkeypatch.setattr(runner_module.clients, "new_producer", new_producer)
-    monkeypatch.setattr(runner_module.clients, "wait_for_brokers", lambda *args, **kwargs: None)
-    settings = Settings(
-        kafka=KafkaSettings(topics=Topics(dlq=DLQ)),
-        runtime=RuntimeSettings(batch_size=2, batch_timeout_s=0.01, commit_every=2, commit_interval_ms=600_000,
-                                backoff_initial_s=0.01, backoff_max_s=0.02, roles={}),
-    )  # fmt: skip
-    role = Role("test", (TOPIC,), "g", Delivery.EXACTLY_ONCE, lambda: Pipeline(decode, handle), (OUT, DLQ))
-    stop = threading.Event()
-    runner = RoleRunner(role, settings, metrics=RuntimeMetrics(), health=Health(), stop=stop)
-    failure: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            runner.run()
-        except BaseException as exc:
-            failure.append(exc)
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    try:
-        wait_until(lambda: log.committed == 6 or failure, 30, "every offset committed")
-    finally:
-        stop.set()
-        thread.join(30)
-    assert not failure, f"the role stopped: {failure[0]!r}"
+    run_exactly_once_until_committed(monkeypatch, log, new_producer)
     assert len(producers) == 2 and 0 in log.seeks, "a new producer, and the input redone from the committed offset"
     assert sorted(v for t, v in log.delivered if t == OUT) == [f"good-{i}".encode() for i in range(6)]
