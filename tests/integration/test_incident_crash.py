@@ -6,11 +6,12 @@ The roles run as real processes (``python -m pareis.cli run incidents|effects``,
 variables) over the local Kafka and Redis, with the fake Slack, Jira and Linear servers of tests/support in this
 process. The test plays the assertions role: it records each run in the run history (Redis) and then produces its
 signal, round by round. Every dataset fails on rounds 2–3 and heals on round 4; every fourth fails again on round 5
-and heals on round 6: 250 incidents. Each round is signalled in four chunks: once a randomly chosen role is ready,
-a chunk is signalled and the role killed at a random moment within 0.6 s, then restarted (static membership and a
-stable transactional id: the restart takes the partitions back at once and fences the killed one's open
-transaction). The kills must land mid-work: at least half of each role's find input it has not committed. Comments
-are counted: one per update and the close's text, in every tool.
+and heals on round 6: 250 incidents. Each round is signalled in four chunks: a randomly chosen ready role is killed
+at a random moment within 0.2 s of handling its first message of the chunk (its metrics show the progress), then
+restarted (static membership and a stable transactional id: the restart takes the partitions back at once and
+fences the killed one's open transaction). The kills must land mid-work: each role is killed holding input it had
+not committed at least twice, and half of all kills are. Comments are counted: one per update and the close's
+text, in every tool.
 """
 
 from __future__ import annotations
@@ -160,12 +161,18 @@ def test_sigkilled_roles_write_each_incident_once_and_ticket_it_once(
         assert producer.flush(30) == 0
 
     def kill_somewhere(rnd: int, chunk: int) -> None:
-        """Signal a chunk of the round to a ready role, and kill it (or the other) while it works on it."""
+        """Signal a chunk of the round, and kill a randomly chosen ready role while it works on it: once it has
+        handled some of the chunk (or its output), at a random moment soon after. A role with nothing to do in
+        this chunk (effects after a passing round) is killed idle after a short wait."""
         name = rng.choice(sorted(roles))
         role = roles[name]
         wait_until(role.ready, 90, f"{name} ready (seed {seed})", every_s=0.1)
+        before = role.handled()
         signal(rnd, chunk)
-        time.sleep(rng.uniform(0.0, 0.6))  # the random kill point, not a synchronisation
+        deadline = time.monotonic() + 3
+        while role.handled() <= before and time.monotonic() < deadline:
+            time.sleep(0.005)
+        time.sleep(rng.uniform(0.0, 0.2))  # the random kill point within the work, not a synchronisation
         role.kill()
         kills[name] += 1
         mid_work[name] += uncommitted(name)
@@ -180,10 +187,11 @@ def test_sigkilled_roles_write_each_incident_once_and_ticket_it_once(
             for chunk in range(KILLS_PER_ROUND):
                 kill_somewhere(rnd, chunk)
         assert sum(kills.values()) >= 20 and set(kills) == {"incidents", "effects"}, kills
-        # The kills landed mid-work: every role was killed holding input it had not committed, several times, and a
-        # third of all kills at least (the kill point is random: per role, half was too tight — 4 of 9 seen in CI).
+        # The kills landed mid-work: every role was killed holding input it had not committed, several times, and
+        # half of all kills at least. A kill waits for the role's progress, so this holds on a slow machine too (a
+        # kill at a random time within 0.6 s of the signal missed the work on a loaded CI machine: 6 of 24).
         assert all(mid_work[name] >= 2 for name in kills), (kills, mid_work, seed)
-        assert sum(mid_work.values()) * 3 >= sum(kills.values()), (kills, mid_work, seed)
+        assert sum(mid_work.values()) * 2 >= sum(kills.values()), (kills, mid_work, seed)
 
         expected = expected_incidents()
         assert len(expected) == DATASETS + DATASETS // 4

@@ -77,6 +77,16 @@ class RoleProc:
         except httpx.TransportError:
             return False
 
+    def handled(self) -> float:
+        """Messages this process has handled so far (its ``pareis_messages_handled`` counters summed; 0 while its
+        telemetry is not up). A batch counts once it is in the open transaction, before its commit."""
+        try:
+            text = httpx.get(f"http://127.0.0.1:{self.port}/metrics", timeout=5).text
+        except httpx.TransportError:
+            return 0.0
+        counters = (line for line in text.splitlines() if line.startswith("pareis_messages_handled_total{"))
+        return sum(float(line.rsplit(" ", 1)[1]) for line in counters)
+
     def kill(self) -> None:
         assert self.proc is not None
         self.proc.kill()
