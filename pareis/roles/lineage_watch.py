@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from pareis.core.watch import WatchIndex, subjects
+from pareis.core.watch import WatchIndex
 from pareis.model.lineage import LineageUpdate, Outcome
 from pareis.model.records import OutRecord
 from pareis.roles.messages import MAX_SIGNAL_ENTITIES, LineageSignal, encode
@@ -45,8 +45,7 @@ class LineageWatch:
         for update, outcome in zip(updates, outcomes, strict=True):
             if outcome is not Outcome.APPLIED:
                 continue
-            ends = () if update.facts is None else (u for _, src, dst in update.facts.edges for u in (src, dst))
-            for dataset in index.hits(subjects(update.entity, ends)):
+            for dataset in index.touched(update.entity, () if update.facts is None else update.facts.edges):
                 entities, logged = touched.setdefault(dataset, (set(), update.stamp.time_ms))
                 entities.add(update.entity)
                 touched[dataset] = (entities, max(logged, update.stamp.time_ms))

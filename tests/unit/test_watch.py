@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from functools import cache
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from pareis.config import Settings
-from pareis.core.fieldpath import column_urn
+from pareis.core.fieldpath import COLUMN_PREFIX, column_urn
 from pareis.core.graph import Memo, Rel
 from pareis.core.intents import IncidentFacts
 from pareis.core.watch import WatchIndex, folded, processes_of, subjects, watch_set
@@ -89,3 +92,38 @@ def test_hits_name_every_incident_watching_sorted() -> None:
     assert index.hits(["urn:li:mlModel:m"]) == ("urn:li:dataset:a", "urn:li:dataset:b")
     assert index.hits(["x", "y"]) == ("urn:li:dataset:a",)
     assert not WatchIndex.of({}) and WatchIndex.of({}).hits(["x"]) == ()
+
+
+_URN_PARTS = st.sampled_from(
+    [
+        "urn:li:dataset:(urn:li:dataPlatform:pg,a,PROD)",
+        "urn:li:dataset:(urn:li:dataPlatform:pg,b,PROD)",
+        "urn:li:mlFeature:(t,f)",
+        "urn:li:mlModel:(urn:li:dataPlatform:mlflow,m,PROD)",
+        "",
+        "x",
+        "a,b",
+    ]
+)
+_URNS = st.one_of(
+    _URN_PARTS,
+    st.builds(lambda d, p: f"{COLUMN_PREFIX}{d},{p})", _URN_PARTS, st.sampled_from(["c", "s.t", "c%2Cd", ""])),
+    st.builds(lambda d: f"{COLUMN_PREFIX}{d})", _URN_PARTS),  # no comma after the prefix: folds to itself
+    st.builds(lambda d: f"{COLUMN_PREFIX}{d}", _URN_PARTS),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    watches=st.dictionaries(st.sampled_from(["k1", "k2", "k3"]), st.lists(_URNS, max_size=6), max_size=3),
+    entity=_URNS,
+    edges=st.lists(st.tuples(st.sampled_from(list(Rel)), _URNS, _URNS), max_size=6),
+)
+def test_touched_answers_as_hits_of_the_subjects(
+    watches: dict[str, list[str]], entity: str, edges: list[tuple[Rel, str, str]]
+) -> None:
+    """The lineage role's fast check is the rule: the incidents whose sets meet the update's folded subjects,
+    malformed and column-looking URNs included."""
+    index = WatchIndex.of(watches)
+    expected = index.hits(subjects(entity, (u for _, s, d in edges for u in (s, d))))
+    assert index.touched(entity, frozenset(edges)) == expected
