@@ -34,9 +34,11 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaExcepti
 from pareis.config import Settings
 from pareis.errors import Fatal, PareisError, Retriable
 from pareis.kafka import clients
+from pareis.kafka.at_least_once import AtLeastOnce
 from pareis.kafka.batch import BatchProcessor, BatchResult, PartitionKey
-from pareis.kafka.checkpoint import AtLeastOnce, Checkpoint, DeliveryFailed, ExactlyOnce
+from pareis.kafka.checkpoint import Checkpoint, DeliveryFailed
 from pareis.kafka.classify import AbortTransaction, ProducerFenced, from_kafka_error, from_kafka_exception
+from pareis.kafka.exactly_once import ExactlyOnce
 from pareis.kafka.role import Delivery, Pipeline, Role
 from pareis.model.records import RawMessage
 from pareis.telemetry.health import Health
