@@ -130,9 +130,9 @@ def decode(dataset: str, text: str | bytes) -> DatasetExposure:
     return DatasetExposure(dataset, columns, groups)
 
 
-def exposure_of(entries: Mapping[str, DatasetExposure], columns: Iterable[str]) -> Exposure:
+def exposure_of(entries: Mapping[str, DatasetExposure | None], columns: Iterable[str]) -> Exposure:
     """:func:`pareis.core.exposure.exposure`'s answer for ``columns``, read from the entries of their datasets
-    (a dataset without an entry: nothing downstream of its columns)."""
+    (a dataset without an entry, or whose entry is None: nothing downstream of its columns)."""
     feats: dict[str, tuple[str, ...]] = {}
     mods: dict[str, tuple[str, ...]] = {}
     groups: dict[str, str | None] = {}

@@ -21,7 +21,7 @@ from pareis.core.dbt_tests import ColumnFacts, DbtNode
 from pareis.core.exposure import Exposure, ModelUpstream, exposure, model_upstream, parent_of, path_of, sibling_classes
 from pareis.core.fieldpath import column_urn
 from pareis.core.gaps import Gap, SuggestedTest, distinct_groups, matching_incidents, ranked
-from pareis.core.graph import Attr, LineageView, Memo, columns_of, union
+from pareis.core.graph import Attr, LineageView, columns_of, memoised, union
 from pareis.core.reliability import Score
 from pareis.core.runs import AssertionRun
 
@@ -72,6 +72,9 @@ class Survey:
     """Gap column → its facts, merged over its class."""
     nodes: Mapping[str, DbtNode]
     """Dataset → its dbt node (for relationships targets)."""
+    declared_feeding: Mapping[str, frozenset[str]]
+    """Class key → the field paths of its members' schemas (not the columns only lineage names) that feed a model
+    or feature: what :func:`model_scores` needs to answer for a subset of the targets."""
 
 
 def survey(
@@ -84,7 +87,7 @@ def survey(
     """The upstream of ``models`` (model versions) and the classes of ``datasets``. ``exposed`` says what is
     downstream of columns: the walk (:func:`~pareis.core.exposure.exposure`, the default) or a read of the exposure
     index (:func:`pareis.core.exposure_index.exposure_of`), which answer alike."""
-    memo = Memo(view)
+    memo = memoised(view)
     targets = tuple(sorted(set(models)))
     ups = model_upstream(memo, targets)
     wanted: dict[str, set[str]] = {}
@@ -109,6 +112,9 @@ def survey(
     by_parent: dict[str, list[str]] = {}
     for c in sorted(every):
         by_parent.setdefault(parent_of(c), []).append(c)
+    declared: dict[str, frozenset[str]] = {}
+    feeds = {c for c in every if exp.models[c] or exp.features[c]}
+    declared_cols = {c for cols in schemas.values() for c in cols}
     for group in sorted({frozenset(m) for m in classes_of.values()}, key=lambda g: class_key(g)):
         key = class_key(group)
         ordered = tuple(sorted(group))
@@ -133,7 +139,9 @@ def survey(
         if explicit & group:
             eligible |= feeding
         gap_paths[key] = frozenset(eligible & feeding)
-    model_set = sorted(set(union({c: frozenset(ms) for c, ms in exp.models.items()})) | set(targets))
+        own = (c for m in ordered for c in by_parent.get(m, ()) if c in declared_cols)
+        declared[key] = frozenset(path_of(c) for c in own if c in feeds)
+    model_set = sorted({m for ms in exp.models.values() for m in ms} | set(targets))
     known = exp.groups or {}
     groups = {m: known[m] for m in model_set if m in known}
     groups.update((m, i.group) for m, i in catalog.models(memo, [m for m in model_set if m not in known]).items())
@@ -142,7 +150,7 @@ def survey(
     for key, cls in classes.items():
         for p in sorted(gap_paths[key]):
             facts[_gap_column(cls, p)] = _facts(_gap_column(cls, p), cls.paths[p], attrs)
-    return Survey(targets, ups, classes, class_of, gap_paths, exp.features, exp.models, groups, facts, nodes)
+    return Survey(targets, ups, classes, class_of, gap_paths, exp.features, exp.models, groups, facts, nodes, declared)
 
 
 def _gap_column(cls: DatasetClass, path: str) -> str:
@@ -212,11 +220,7 @@ def assess(
     ``runs``: class key → the runs of every assertion of the class; ``incidents``: past incident URN → its
     affected columns.
     """
-    by_class: dict[str, Score] = {}
-    for key, cls in s.classes.items():
-        by_class[key] = reliability.dataset_score(
-            key, feeding=cls.feeding, tested=cls.tested, runs=runs.get(key, ()), at_ms=at_ms
-        )
+    by_class = {key: class_score(s, key, runs.get(key, ()), at_ms) for key in s.classes}
     datasets = [
         Score(m, by_class[key].score, by_class[key].components) for key, cls in s.classes.items() for m in cls.members
     ]
@@ -254,6 +258,44 @@ def assess(
         )
         out.append(Gap(g.column, g.dataset, g.models, g.features, g.groups, g.incidents, suggested))
     return datasets, sorted(models, key=lambda sc: sc.urn), out, entries
+
+
+def class_score(s: Survey, key: str, runs: Sequence[AssertionRun], at_ms: int) -> Score:
+    """The score of class ``key`` of ``s`` (under its key's URN) from the runs of its assertions. A class's score
+    does not depend on what else ``s`` surveyed: one survey of many datasets answers for each."""
+    cls = s.classes[key]
+    return reliability.dataset_score(key, feeding=cls.feeding, tested=cls.tested, runs=runs, at_ms=at_ms)
+
+
+def model_scores(
+    s: Survey, models: Iterable[str], runs: Callable[[str], Sequence[AssertionRun]], at_ms: int
+) -> list[Score]:
+    """The model scores ``assess(survey(view, models=models), …, at_ms)`` gives, from the survey ``s`` of a superset
+    of ``models`` over the same view (one survey for many sets of models, as the score publisher asks). ``runs``:
+    class key → the runs of every assertion of the class, asked only for the classes upstream of ``models``.
+
+    Exact because everything a model's score reads is the same in both surveys but a class's ``feeding``: the
+    survey of fewer models also names fewer columns that only lineage knows (not in a schema), so a class feeds
+    its schema's feeding paths (:attr:`Survey.declared_feeding`) plus those of these models' own upstream columns.
+    """
+    targets = sorted(set(models))
+    extra: dict[str, set[str]] = {}
+    keys: set[str] = set()
+    for m in targets:
+        up = s.upstream[m]
+        for c in up.columns:
+            key = s.class_of[parent_of(c)]
+            keys.add(key)
+            if s.models[c] or s.features[c]:
+                extra.setdefault(key, set()).add(path_of(c))
+        keys.update(s.class_of[d] for d in up.table_datasets)
+    by_class: dict[str, Score] = {}
+    for key in sorted(keys):
+        feeding = s.declared_feeding[key] | extra.get(key, set())
+        by_class[key] = reliability.dataset_score(
+            key, feeding=feeding, tested=s.classes[key].tested, runs=runs(key), at_ms=at_ms
+        )
+    return [_model_score(s, m, by_class) for m in targets]
 
 
 def _model_score(s: Survey, model: str, by_class: Mapping[str, Score]) -> Score:

@@ -171,7 +171,10 @@ class IncidentsHandler:
         stored = self._incidents.get_many(d for d in chains if not journaled[d])
         starts = {d: journaled[d][0].before if journaled[d] else stored[d] for d in chains}
         # The datasets' chains are independent (one state each); their steps are then taken in the batch's order.
-        steps = {d: self._chain(ms, journaled[d], starts[d]) for d, ms in chains.items()}
+        # One view of the index for the whole batch (each question asked of it once, as the batch is computed over
+        # one snapshot of it): small blasts of one batch share most of their upstream, and the scores ask it again.
+        view = Memo(self._lineage)
+        steps = {d: self._chain(view, ms, journaled[d], starts[d]) for d, ms in chains.items()}
         analysed: dict[str, tuple[IncidentState, IncidentFacts | None]] = {}
         entries: list[JournalEntry] = []
         changed: dict[str, IncidentState] = {}
@@ -196,11 +199,15 @@ class IncidentsHandler:
         self._incidents.put_many(changed.values())
         if self._scores is not None:  # reliability scores changed by these runs (pareis.roles.scores)
             runs = [cast("Message[RunSignal]", m) for m in batch if isinstance(m.value, RunSignal)]
-            out.extend(self._score_outputs(self._scores.writes(runs)))
+            out.extend(self._score_outputs(self._scores.writes(runs, view)))
         return out
 
     def _chain(
-        self, messages: Sequence[Message[AnySignal]], journaled: Sequence[JournalEntry], state: IncidentState
+        self,
+        view: Memo,
+        messages: Sequence[Message[AnySignal]],
+        journaled: Sequence[JournalEntry],
+        state: IncidentState,
     ) -> list[Step | Exception]:
         """The steps of one dataset's signals of a batch (in offset order) from ``state``; the first error ends
         the chain (the batch stops there, as it would one signal at a time)."""
@@ -208,7 +215,7 @@ class IncidentsHandler:
         steps: list[Step | Exception] = []
         for message in messages:
             try:
-                step, state = self._step(message, replay, state)
+                step, state = self._step(view, message, replay, state)
             except Exception as exc:  # raised in the batch's order by the caller
                 steps.append(exc)
                 break
@@ -216,7 +223,7 @@ class IncidentsHandler:
         return steps
 
     def _step(
-        self, message: Message[AnySignal], replay: deque[JournalEntry], state: IncidentState
+        self, view: Memo, message: Message[AnySignal], replay: deque[JournalEntry], state: IncidentState
     ) -> tuple[Step, IncidentState]:
         signal = message.value
         dataset = signal.dataset
@@ -240,7 +247,7 @@ class IncidentsHandler:
         before = state
         if not wants_inputs(before, signal):
             return Step(tuple(changed), None, None, ()), state
-        inputs = analysis_inputs(Memo(self._lineage), self._runs, before, signal)
+        inputs = analysis_inputs(view, self._runs, before, signal)
         try:
             after, intents, facts = advance(before, signal, inputs)
         except ValueError as exc:  # the stores disagree with each other: not this signal's fault

@@ -17,12 +17,12 @@ sliding windows) is rewritten on the class's next run.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pareis.config import DatahubSettings
 from pareis.core.graph import LineageView, Memo
-from pareis.core.protect import Survey, assess, survey
+from pareis.core.protect import Survey, class_score, model_scores, survey
 from pareis.core.reliability import INCIDENT_WINDOW_MS
 from pareis.core.runs import AssertionRun
 from pareis.datahub.definitions import RELIABILITY_SCORE
@@ -65,7 +65,9 @@ class ScorePublisher:
     when the snapshot is of the current lineage generation (a score written must not lag the lineage: a model
     registered since would keep a stale score); None, nothing published, or behind: walked, the same answer."""
 
-    def writes(self, batch: Sequence[Message[RunSignal]]) -> list[ScoreWrite]:
+    def writes(self, batch: Sequence[Message[RunSignal]], view: Memo | None = None) -> list[ScoreWrite]:
+        """The writes ``batch`` causes; ``view``, the batch's view of :attr:`lineage` when the caller has one (its
+        answers are then shared), else a new one."""
         if not batch:
             return []
         latest: dict[str, int] = {}
@@ -76,10 +78,12 @@ class ScorePublisher:
             signal = message.value
             t = signal.run.timestamp_ms
             latest[signal.dataset] = max(latest.get(signal.dataset, t), t)
+        batch_view = _BatchView(
+            view if view is not None else Memo(self.lineage), ExposureReader(self.exposure, fresh_only=True)
+        )
         scores: dict[str, ScoreWrite] = {}
-        batch_view = _BatchView(Memo(self.lineage), ExposureReader(self.exposure, fresh_only=True))
-        for dataset in sorted(latest):
-            for urn, value in self._scores(batch_view, dataset, latest[dataset]).items():
+        for dataset, values in self._scores(batch_view, latest).items():
+            for urn, value in values.items():
                 scores[urn] = ScoreWrite(urn, value, latest[dataset], dataset)  # the last class's value stands
         known = self.ledger.get(scores)
         out = []
@@ -93,19 +97,33 @@ class ScorePublisher:
         self.ledger.put({w.urn: Published(w.score, w.at_ms, partition, last) for w in out})
         return out
 
-    def _scores(self, batch: _BatchView, dataset: str, at_ms: int) -> dict[str, float]:
+    def _scores(self, batch: _BatchView, latest: Mapping[str, int]) -> dict[str, dict[str, float]]:
+        """Per dataset of the batch (sorted), the scores of its class's members and of the models downstream of
+        its columns, at its latest run. The models of every dataset are surveyed at once (one survey of the
+        batch's models; :func:`~pareis.core.protect.model_scores` answers for each dataset's own)."""
         view = batch.view
-        s = survey(view, datasets=[dataset], exposed=batch.exposed)
-        columns = [c for cls in s.classes.values() for cols in cls.paths.values() for c in cols]
-        models = sorted({m for ms in batch.exposed(view, columns).models.values() for m in ms})
-        m = batch.survey(models) if models else None
-        runs = {k: self._runs_of(batch, s, k, at_ms) for k in s.classes}
-        datasets, _, _, _ = assess(s, runs, {}, at_ms, max_gaps=0)
-        out = {d.urn: d.score for d in datasets}
-        if m is not None:
-            m_runs = {k: runs[k] if k in runs else self._runs_of(batch, m, k, at_ms) for k in m.classes}
-            _, model_scores, _, _ = assess(m, m_runs, {}, at_ms, max_gaps=0)
-            out.update({sc.urn: sc.score for sc in model_scores})
+        d = survey(view, datasets=sorted(latest), exposed=batch.exposed)
+        models: dict[str, list[str]] = {}
+        for dataset in latest:
+            cls = d.classes[d.class_of[dataset]]
+            models[dataset] = sorted({m for cols in cls.paths.values() for c in cols for m in d.models[c]})
+        every = sorted({m for ms in models.values() for m in ms})
+        m = survey(view, models=every, exposed=batch.exposed) if every else None
+        out: dict[str, dict[str, float]] = {}
+        for dataset in sorted(latest):
+            at_ms = latest[dataset]
+            key = d.class_of[dataset]
+            runs = {key: self._runs_of(batch, d, key, at_ms)}
+            score = class_score(d, key, runs[key], at_ms).score
+            values = out[dataset] = {urn: score for urn in d.classes[key].members}
+            if m is not None and models[dataset]:
+
+                def runs_of(
+                    key: str, s: Survey = m, known: dict[str, list[AssertionRun]] = runs, at: int = at_ms
+                ) -> list[AssertionRun]:
+                    return known[key] if key in known else self._runs_of(batch, s, key, at)
+
+                values.update({sc.urn: sc.score for sc in model_scores(m, models[dataset], runs_of, at_ms)})
         return out
 
     def _runs_of(self, batch: _BatchView, s: Survey, key: str, at_ms: int) -> list[AssertionRun]:
@@ -119,13 +137,12 @@ class ScorePublisher:
 
 class _BatchView:
     """What the score computations of one batch share: one view of the index (each question asked once per
-    batch: the batch is computed over one snapshot of it, as one signal's analysis is) and the survey of each set
-    of models (a pure function of that view), and one reader of the exposure index's snapshot."""
+    batch: the batch is computed over one snapshot of it, as one signal's analysis is), one reader of the exposure
+    index's snapshot, and the assertions with runs on each dataset."""
 
     def __init__(self, view: Memo, exposed: ExposureReader) -> None:
         self.view = view
         self.exposed = exposed
-        self._surveys: dict[tuple[str, ...], Survey] = {}
         self._assertions: dict[str, list[str]] = {}
 
     def assertions_of(self, runs: RunHistory, s: Survey, members: Sequence[str]) -> set[str]:
@@ -136,13 +153,6 @@ class _BatchView:
             every = sorted({m for cls in s.classes.values() for m in cls.members} - self._assertions.keys())
             self._assertions.update(runs.assertions_by_dataset(every))
         return {a for m in members for a in self._assertions.get(m, ())}
-
-    def survey(self, models: Sequence[str]) -> Survey:
-        key = tuple(models)
-        found = self._surveys.get(key)
-        if found is None:
-            found = self._surveys[key] = survey(self.view, models=key, exposed=self.exposed)
-        return found
 
 
 def score_mcps(writes: Sequence[ScoreWrite], settings: DatahubSettings) -> list[Mcp]:

@@ -65,8 +65,7 @@ class ExposureReader:
                 self.head, self.generation = read.version, read.generation
             for d in wanted:
                 self.entries[d] = read.datasets.get(d)
-        found = {d: e for d, e in self.entries.items() if e is not None}
-        return exposure_of(found, cols)
+        return exposure_of(self.entries, cols)  # a dataset whose entry is None: nothing downstream
 
     def age(self, at_ms: int | None = None) -> dict[str, Any] | None:
         """The snapshot read (version, when computed, how many lineage changes behind); None when walked."""

@@ -3,6 +3,7 @@ demo recording (deploy/demo/recorded/)."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -10,9 +11,9 @@ import pytest
 
 from pareis.core.blast import blast_radius
 from pareis.core.gaps import Gap, distinct_groups, ranked
-from pareis.core.protect import assess, survey
+from pareis.core.protect import Survey, assess, class_score, model_scores, survey
 from pareis.core.reliability import INCIDENT_WINDOW_MS
-from pareis.core.runs import AssertionRun
+from pareis.core.runs import AssertionRun, ResultType
 from pareis.datahub.translate import lineage_update
 from pareis.lineage_loader import load_files
 from pareis.store.lineage import Stamp
@@ -179,3 +180,63 @@ def test_closed_union_collects_everything_reachable_through_cycles() -> None:
     assert got["a"] == got["b"] == got["c"] == frozenset({"f1", "f2"})  # b ⇄ c is one component
     assert got["d"] == frozenset({"f2"}) and got["e"] == frozenset({"f1", "f2", "f3"})
     assert "x" not in got
+
+
+def _class_runs(s: Survey, runs: list[AssertionRun]) -> dict[str, list[AssertionRun]]:
+    return {key: [r for r in runs if r.assertion in set(cls.assertions)] for key, cls in s.classes.items()}
+
+
+def _model_scores_agree(store: MemoryLineageStore, models: list[str], runs: list[AssertionRun], at: int) -> int:
+    """For every non-empty subset of ``models``: model_scores over the survey of all of them equals assess over
+    the subset's own survey. The number of subsets whose scores differ from the whole set's (so the check bites)."""
+    whole = survey(store, models=models)
+    whole_runs = _class_runs(whole, runs)
+    _, alone, _, _ = assess(whole, whole_runs, {}, at)
+    differing = 0
+    for n in range(1, len(models) + 1):
+        for subset in itertools.combinations(models, n):
+            own = survey(store, models=subset)
+            _, expected, _, _ = assess(own, _class_runs(own, runs), {}, at)
+            assert model_scores(whole, subset, whole_runs.__getitem__, at) == expected, subset
+            differing += any(sc not in alone for sc in expected)
+    return differing
+
+
+def test_model_scores_of_a_subset_answer_as_the_subsets_own_survey(store: MemoryLineageStore) -> None:
+    # A column only lineage names (not in RAW's schema) feeds m3 alone: RAW's coverage then depends on the models
+    # surveyed, which a subset's answer must follow.
+    m3_features = {"mlFeatures": [feature("f3"), feature("f2"), feature("f6")]}
+    for update in (
+        lineage_update(feature("f6"), "mlFeatureProperties", "UPSERT", {"sources": [col(RAW, "zz")]}, Stamp(2, 0)),
+        lineage_update(model("m3"), "mlModelProperties", "UPSERT", m3_features, Stamp(2, 0)),
+    ):
+        assert update is not None
+        store.apply([update])
+    results = [ResultType.SUCCESS if i % 3 == 0 else ResultType.FAILURE for i in range(6)]
+    runs = [AssertionRun("urn:li:assertion:d", 1_000 + i, r, DBT, f"r{i}") for i, r in enumerate(results)]
+    assert _model_scores_agree(store, [model("m1"), model("m2"), model("m3")], runs, 10_000) > 0
+
+
+def test_model_scores_agree_on_the_demo_recording(recorded: tuple[MemoryLineageStore, list[AssertionRun]]) -> None:
+    store, runs = recorded
+    models = sorted(store.entities("mlModelProperties"))
+    assert len(models) >= 4
+    _model_scores_agree(store, models[:6], runs, T0 + 8 * DAY)
+
+
+def test_one_survey_of_many_datasets_scores_each_as_its_own(
+    recorded: tuple[MemoryLineageStore, list[AssertionRun]],
+) -> None:
+    store, runs = recorded
+    datasets = sorted(store.entities("schemaMetadata"))
+    at = T0 + 8 * DAY
+    many = survey(store, datasets=datasets)
+    assert len(many.classes) >= 3
+    for d in datasets:
+        own = survey(store, datasets=[d])
+        scores, _, _, _ = assess(own, _class_runs(own, runs), {}, at)
+        key = many.class_of[d]
+        got = class_score(many, key, _class_runs(many, runs)[key], at)
+        assert [(s.urn, s.score, s.components) for s in scores] == [
+            (m, got.score, got.components) for m in sorted(many.classes[key].members)
+        ]
