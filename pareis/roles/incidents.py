@@ -43,11 +43,14 @@ from dataclasses import dataclass
 from typing import cast
 
 from pareis.config import DatahubSettings
+from pareis.core import catalog
+from pareis.core.blast import blast_radius
 from pareis.core.graph import LineageView, Memo
 from pareis.core.inputs import analysis_inputs as incident_inputs
 from pareis.core.intents import AnalysisInputs, IncidentFacts, Intent, Open, Resolve, Update
 from pareis.core.keys import sibling_classes
 from pareis.core.lifecycle import IncidentState, history_floor
+from pareis.core.runs import ResultType
 from pareis.datahub.incident_serial import intent_serial
 from pareis.datahub.incident_writes import incident_link, intent_mcps
 from pareis.datahub.writer import DatahubWriter, Mcp, SerialWriter
@@ -98,6 +101,17 @@ def analysis_inputs(view: LineageView, runs: RunHistory, state: IncidentState, s
         floor = run.timestamp_ms
     timeline = runs.timeline(assertions, floor)
     return incident_inputs(view, timeline, (*timeline, run) if run is not None else timeline)
+
+
+def walk_together(view: Memo, batch: Sequence[Message[AnySignal]]) -> None:
+    """Walk the blast radius of every assertion failing in ``batch`` at once, into ``view``: each signal's own
+    walk then finds its lineage there, so the batch asks the index one round trip per step of one walk instead of
+    per signal. Answers are unchanged (each signal's analysis is the same computation over the same view); an
+    error of the index is one the signals' own walks would meet."""
+    runs = [m.value.run for m in batch if isinstance(m.value, RunSignal)]
+    failing = {r.assertion for r in runs if r.result is ResultType.FAILURE}
+    if len(failing) > 1:
+        blast_radius(view, assertions=sorted(catalog.assertions(view, failing)))
 
 
 def ticket_effect(intent: Intent, settings: DatahubSettings) -> Effect:
@@ -174,6 +188,7 @@ class IncidentsHandler:
         # One view of the index for the whole batch (each question asked of it once, as the batch is computed over
         # one snapshot of it): small blasts of one batch share most of their upstream, and the scores ask it again.
         view = Memo(self._lineage)
+        walk_together(view, batch)
         steps = {d: self._chain(view, ms, journaled[d], starts[d]) for d, ms in chains.items()}
         analysed: dict[str, tuple[IncidentState, IncidentFacts | None]] = {}
         entries: list[JournalEntry] = []

@@ -10,14 +10,16 @@ total_spend (from line_total = quantity × unit_price): churn models use 2 of th
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
 from pareis.config import DatahubSettings
-from pareis.core.graph import Attr, Rel
+from pareis.core import catalog
+from pareis.core.graph import Adjacency, Attr, Query, Rel
 from pareis.core.impact import BlastRadius, ModelImpact
 from pareis.core.incident_urn import incident_urn
 from pareis.core.inputs import model_versions
@@ -29,6 +31,7 @@ from pareis.datahub.writer import DatahubWriter, KafkaWriter, MemoryWriter
 from pareis.errors import Fatal, Retriable
 from pareis.lineage_loader import load_files
 from pareis.model.records import Message, OutRecord
+from pareis.roles import incidents as incidents_role
 from pareis.roles.effects import proposal
 from pareis.roles.incidents import IncidentsHandler
 from pareis.roles.messages import DatahubWrite, RunSignal, TicketClose, TicketOpen, decode_effect
@@ -369,3 +372,59 @@ def test_a_batch_interleaving_datasets_gives_the_outputs_of_one_signal_at_a_time
     assert many.journal.entries_of({d: Position(SIGNALS, 0, 0) for d in [KEY, *others]}) == one.journal.entries_of(
         {d: Position(SIGNALS, 0, 0) for d in [KEY, *others]}
     )
+
+
+RECORDED = Path(__file__).resolve().parents[2] / "deploy" / "demo" / "recorded"
+
+
+class CountingView:
+    """A lineage view that counts the questions asked of it (one per round trip on Redis)."""
+
+    def __init__(self, view: MemoryLineageStore) -> None:
+        self.view, self.lookups = view, 0
+
+    def lookup(self, queries: Sequence[Query]) -> list[Adjacency]:
+        self.lookups += 1
+        return self.view.lookup(queries)
+
+    def attributes(self, nodes: Collection[str]) -> Mapping[str, Mapping[str, str]]:
+        return self.view.attributes(nodes)
+
+
+def test_a_batch_walks_its_failures_together_and_answers_as_each_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Failures of several datasets in one batch: their blast radii are walked as one (far fewer questions to
+    the index than one walk each), and the outputs are those of the walks one by one."""
+    store = MemoryLineageStore()
+    loaded = load_files(store, sorted(RECORDED.glob("*.json")))
+    defs = catalog.assertions(store, store.entities("assertionInfo"))
+    by_dataset: dict[str, str] = {}
+    for urn, d in sorted(defs.items()):
+        if d.datasets:
+            by_dataset.setdefault(d.datasets[0], urn)
+    assert len(by_dataset) >= 4
+    at = max(r.timestamp_ms for r in loaded.runs) + DAY
+
+    def outputs(together: bool) -> tuple[list[OutRecord], int]:
+        if not together:
+            monkeypatch.setattr(incidents_role, "walk_together", lambda view, batch: None)
+        view = CountingView(store)
+        h = Harness(store)
+        h.handler = IncidentsHandler(
+            lineage=view, runs=h.runs, incidents=h.incidents, journal=h.journal, writer=h.writer,
+            datahub=h.settings, effects_topic=EFFECTS,
+        )  # fmt: skip
+        batch = []
+        for i, (dataset, assertion) in enumerate(sorted(by_dataset.items())):
+            r = AssertionRun(assertion, at + i, ResultType.FAILURE, dataset, f"bad-{i}")
+            h.runs.record(r)
+            batch.append(Message(SIGNALS, 0, i, dataset.encode(), RunSignal(dataset, r, r.timestamp_ms)))
+        out = h.handle(batch)
+        monkeypatch.undo()
+        return out, view.lookups
+
+    together, asked_together = outputs(True)
+    alone, asked_alone = outputs(False)
+    assert together == alone and len(effects_of(together)) >= 4
+    assert asked_together < asked_alone
