@@ -260,11 +260,15 @@ def assess(
     return datasets, sorted(models, key=lambda sc: sc.urn), out, entries
 
 
-def class_score(s: Survey, key: str, runs: Sequence[AssertionRun], at_ms: int) -> Score:
-    """The score of class ``key`` of ``s`` (under its key's URN) from the runs of its assertions. A class's score
-    does not depend on what else ``s`` surveyed: one survey of many datasets answers for each."""
+def class_score(
+    s: Survey, key: str, runs: Sequence[AssertionRun], at_ms: int, *, feeding: Iterable[str] | None = None
+) -> Score:
+    """The score of class ``key`` of ``s`` (under its key's URN) from the runs of its assertions; ``feeding``, its
+    field paths that feed a model (default: the class's, as ``s`` found them). A class's score does not depend on
+    what else ``s`` surveyed: one survey of many datasets answers for each."""
     cls = s.classes[key]
-    return reliability.dataset_score(key, feeding=cls.feeding, tested=cls.tested, runs=runs, at_ms=at_ms)
+    paths = cls.feeding if feeding is None else feeding
+    return reliability.dataset_score(key, feeding=paths, tested=cls.tested, runs=runs, at_ms=at_ms)
 
 
 def model_scores(
@@ -289,12 +293,10 @@ def model_scores(
             if s.models[c] or s.features[c]:
                 extra.setdefault(key, set()).add(path_of(c))
         keys.update(s.class_of[d] for d in up.table_datasets)
-    by_class: dict[str, Score] = {}
-    for key in sorted(keys):
-        feeding = s.declared_feeding[key] | extra.get(key, set())
-        by_class[key] = reliability.dataset_score(
-            key, feeding=feeding, tested=s.classes[key].tested, runs=runs(key), at_ms=at_ms
-        )
+    by_class = {
+        key: class_score(s, key, runs(key), at_ms, feeding=s.declared_feeding[key] | extra.get(key, set()))
+        for key in sorted(keys)
+    }
     return [_model_score(s, m, by_class) for m in targets]
 
 

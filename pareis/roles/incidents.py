@@ -110,8 +110,9 @@ def walk_together(view: Memo, batch: Sequence[Message[AnySignal]]) -> None:
     error of the index is one the signals' own walks would meet."""
     runs = [m.value.run for m in batch if isinstance(m.value, RunSignal)]
     failing = {r.assertion for r in runs if r.result is ResultType.FAILURE}
-    if len(failing) > 1:
-        blast_radius(view, assertions=sorted(catalog.assertions(view, failing)))
+    defined = sorted(catalog.assertions(view, failing)) if len(failing) > 1 else []
+    if len(defined) > 1:  # one walk is the signal's own: nothing to share
+        blast_radius(view, assertions=defined)
 
 
 def ticket_effect(intent: Intent, settings: DatahubSettings) -> Effect:

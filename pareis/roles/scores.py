@@ -17,7 +17,7 @@ sliding windows) is rewritten on the class's next run.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pareis.config import DatahubSettings
@@ -113,18 +113,19 @@ class ScorePublisher:
         for dataset in sorted(latest):
             at_ms = latest[dataset]
             key = d.class_of[dataset]
-            runs = {key: self._runs_of(batch, d, key, at_ms)}
-            score = class_score(d, key, runs[key], at_ms).score
+            own = self._runs_of(batch, d, key, at_ms)
+            score = class_score(d, key, own, at_ms).score
             values = out[dataset] = {urn: score for urn in d.classes[key].members}
             if m is not None and models[dataset]:
-
-                def runs_of(
-                    key: str, s: Survey = m, known: dict[str, list[AssertionRun]] = runs, at: int = at_ms
-                ) -> list[AssertionRun]:
-                    return known[key] if key in known else self._runs_of(batch, s, key, at)
-
-                values.update({sc.urn: sc.score for sc in model_scores(m, models[dataset], runs_of, at_ms)})
+                runs = self._model_runs(batch, m, at_ms, key, own)
+                values.update({sc.urn: sc.score for sc in model_scores(m, models[dataset], runs, at_ms)})
         return out
+
+    def _model_runs(
+        self, batch: _BatchView, m: Survey, at_ms: int, key: str, own: list[AssertionRun]
+    ) -> Callable[[str], list[AssertionRun]]:
+        """The runs of each class of ``m`` at ``at_ms``, the class ``key`` (whose runs ``own`` are read) included."""
+        return lambda k: own if k == key else self._runs_of(batch, m, k, at_ms)
 
     def _runs_of(self, batch: _BatchView, s: Survey, key: str, at_ms: int) -> list[AssertionRun]:
         cls = s.classes[key]
