@@ -29,7 +29,9 @@ Contract (the role runs at-least-once, :mod:`pareis.kafka.role`):
   headers locate the original message).
 * **Live re-evaluation.** With ``watch`` (:class:`~pareis.roles.lineage_watch.LineageWatch`), the updates the
   store applied that touch an active incident become lineage signals on ``pareis.signals.v1``, keyed by the
-  incident's dataset (DESIGN §3), produced after the index holds the change.
+  incident's dataset (DESIGN §3), produced after the index holds the change. On a store that streams, what each
+  update touches is folded while the server applies the last chunks (the signals still follow the watch index as
+  read after the apply: :mod:`pareis.roles.lineage_watch`).
 * **Exposure index.** With ``exposure``, a batch that applied an exposure-bearing aspect
   (:data:`~pareis.core.exposure_index.EXPOSURE_ASPECTS`) advances its lineage generation once, after the index holds
   the change (:mod:`pareis.roles.exposure` recomputes from it).
@@ -131,7 +133,9 @@ class LineageHandler:
             self.maintainer_check()
         updates: list[LineageUpdate] = []
         letters: list[OutRecord] = []
+        check = None
         if isinstance(self.store, StreamingStore):
+            check = None if self.watch is None else self.watch.check()
             stream = self.store.stream()
             for start in range(0, len(batch), CHUNK):
                 chunk = len(updates)
@@ -143,6 +147,8 @@ class LineageHandler:
                         self._carry(updates, sent)
                     raise
                 stream.send(updates[chunk:])
+            if check is not None:  # folded while the server applies the last chunks, which finish() waits for
+                check.see(updates)
             outcomes = self._carried(updates, stream.finish())
         else:
             self._translate(batch, updates, letters)
@@ -153,7 +159,9 @@ class LineageHandler:
             o is Outcome.APPLIED and u.aspect in EXPOSURE_ASPECTS for u, o in zip(updates, outcomes, strict=True)
         ):
             self.exposure.touch()
-        if self.watch is not None:
+        if check is not None:
+            letters.extend(check.signals(outcomes))
+        elif self.watch is not None:
             letters.extend(self.watch.signals(updates, outcomes))
         return letters
 
