@@ -216,7 +216,7 @@ def browser_times(sources: Sources, large: IncidentSummary, runs: int) -> list[t
 
     from pareis.web.app import create_app
     from pareis.web.server import serving
-    from tests.browser.conftest import CHROMIUM_FLAGS
+    from tests.support.chromium import CHROMIUM_FLAGS
 
     out = []
     with serving(create_app(sources)) as url, sync_playwright() as p:

@@ -17,20 +17,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.support.chromium import CHROMIUM_FLAGS
+
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page, Playwright
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 def chromium_path() -> str:

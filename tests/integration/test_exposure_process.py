@@ -19,8 +19,8 @@ from pareis.errors import Fatal
 from pareis.store.exposure_redis import DEFAULT_PREFIX, RedisExposureIndex
 from pareis.store.lineage import LineageUpdate
 from pareis.store.lineage_redis import RedisLineageStore
+from tests.support.graphs import incident_graph
 from tests.support.roles import wait_until
-from tests.unit.test_exposure_index import incident_graph
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pareis.datahub.codec import Encoder, mcl_record
 from pareis.datahub.registry import VendoredSchemaSource
-from tests.integration.test_wheel import DECODE, TOPIC, URN
+from tests.support.installed import DECODE, TOPIC, URN
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "deploy" / "Dockerfile"

@@ -187,7 +187,7 @@ def analyze_agrees(redis_url: str, assertion: str) -> None:
 
 
 def test_bootstrap_from_datahub_fills_redis_as_the_files_do(redis_url: str) -> None:
-    from tests.unit.test_bootstrap_datahub import FakeGmsReads
+    from tests.support.fake_gms_reads import FakeGmsReads
 
     with FakeGmsReads(token="secret") as gms:
         done = cli("bootstrap", "--datahub", gms.url, "--token", "secret", "--redis", redis_url)
@@ -200,7 +200,7 @@ def test_bootstrap_from_datahub_fills_redis_as_the_files_do(redis_url: str) -> N
 
 
 def test_bootstrap_with_a_token_datahub_refuses_exits_1(redis_url: str) -> None:
-    from tests.unit.test_bootstrap_datahub import FakeGmsReads
+    from tests.support.fake_gms_reads import FakeGmsReads
 
     with FakeGmsReads(token="secret") as gms:
         refused = cli("bootstrap", "--datahub", gms.url, "--token", "wrong", "--redis", redis_url)

@@ -26,8 +26,8 @@ from pareis.datahub.registry import VendoredSchemaSource
 from pareis.roles.messages import LineageSignal, TicketComment, TicketOpen, decode_effect, decode_signal
 from pareis.store.incidents_redis import RedisIncidentStore
 from pareis.store.watch_redis import RedisWatchStore
-from tests.integration.test_incident_flow import KEY, caught_up, read_all, running, settings_for
 from tests.support import sample
+from tests.support.pipeline import KEY, caught_up, read_all, running, settings_for
 from tests.support.roles import wait_until
 from tests.support.stack import NewTopic
 

@@ -16,8 +16,8 @@ from confluent_kafka.admin import AdminClient
 
 from pareis.datahub import schemas
 from pareis.kafka import dlq
-from tests.integration.test_runtime_poison import good
 from tests.support.fake_http import local_url, serve_local, stop_local
+from tests.support.frames import good
 from tests.support.roles import (
     MISSING_TOPICS_STAY_MISSING,
     RoleProcess,

@@ -12,17 +12,10 @@ import pytest
 from pareis.datahub.codec import Encoder, mcl_record
 from pareis.datahub.registry import VendoredSchemaSource
 from pareis.kafka import dlq
+from tests.support.frames import TOPIC, good
 from tests.support.roles import RoleProcess, produce, read_topic
 
 pytestmark = pytest.mark.integration
-
-TOPIC = "MetadataChangeLog_Versioned_v1"
-
-
-def good(i: int) -> bytes:
-    urn = f"urn:li:dataset:(urn:li:dataPlatform:hive,db.table_{i},PROD)"
-    record = mcl_record(entity_urn=urn, aspect_name="upstreamLineage", aspect={"upstreams": [], "n": i})
-    return Encoder(VendoredSchemaSource(), TOPIC).encode_mcl(record)
 
 
 def poison(i: int, rng: random.Random) -> tuple[bytes, str]:

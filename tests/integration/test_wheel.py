@@ -12,25 +12,11 @@ from pathlib import Path
 
 from pareis.datahub.codec import Encoder, mcl_record
 from pareis.datahub.registry import VendoredSchemaSource
+from tests.support.installed import DECODE, TOPIC, URN
 
 ROOT = Path(__file__).resolve().parents[2]
 UV = Path(sys.executable).with_name("uv")
 SOURCES = ("pareis", "consumers", "schemas", "skills", "pyproject.toml", "setup.py", "MANIFEST.in", "README.md")
-TOPIC = "MetadataChangeLog_Versioned_v1"
-URN = "urn:li:dataset:(urn:li:dataPlatform:snowflake,db.s.orders,PROD)"
-
-DECODE = """
-import json, pathlib, sys
-import pareis
-from pareis.datahub import schemas
-from pareis.datahub.codec import Decoder
-from pareis.datahub.registry import VendoredSchemaSource
-from pareis.model.agent import skill_dir
-change = Decoder(VendoredSchemaSource()).decode_mcl(pathlib.Path(sys.argv[1]).read_bytes())
-print(json.dumps({"package": pareis.__file__, "schemas": str(schemas.schema_root()), "skill": str(skill_dir()),
-                  "skill_md": (skill_dir() / "SKILL.md").is_file(), "urn": change.entity_urn,
-                  "aspect": change.aspect_name, "value": change.aspect_json()}))
-"""
 
 
 def run(*command: str | Path, cwd: Path) -> str:

@@ -36,8 +36,7 @@ from pareis.roles.exposure import ExposureMaintainer, rebuild
 from pareis.store.exposure import MemoryExposureIndex
 from pareis.store.lineage import LineageUpdate
 from pareis.store.lineage_memory import MemoryLineageStore
-from pareis.store.runs_memory import MemoryRunHistory
-from tests.unit.test_blast import ASSERTION, Graph, c, ds, feat, model
+from tests.support.graphs import ASSERTION, Graph, c, ds, feat, incident_graph, model
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDENS = sorted((ROOT / "tests" / "data" / "datahub-goldens").glob("*.json"))
@@ -156,21 +155,6 @@ def test_the_gate_answers_the_same_through_the_index(path: Path) -> None:
     for m in (sc.CHURN, sc.LTV):
         old = gate(plain, model=m, at_ms=sc.AT, use_index=False).to_json()
         assert gate(indexed, model=m, at_ms=sc.AT).to_json() == old
-
-
-def incident_graph() -> tuple[MemoryLineageStore, MemoryRunHistory]:
-    """raw.a → mid.x → feature fx → model m; an assertion on raw.a failed once (a past incident) and one on raw.b."""
-    g = Graph(MemoryLineageStore())
-    g.schema("raw", "a", "b").schema("mid", "x", "w")
-    g.lineage("mid", ["raw"], ([c("raw", "a")], [c("mid", "x")]), ([c("raw", "b")], [c("mid", "w")]))
-    g.feature("fx", c("mid", "x")).feature("fw", c("mid", "w")).model("m", "fx", "fw")
-    g.assertion("raw", c("raw", "a"))
-    runs = MemoryRunHistory()
-    for t, result in ((1_000, ResultType.SUCCESS), (2_000, ResultType.FAILURE), (3_000, ResultType.SUCCESS)):
-        runs.record(AssertionRun(ASSERTION, t, result, ds("raw")))
-    store = g.store
-    assert isinstance(store, MemoryLineageStore)
-    return store, runs
 
 
 def test_past_incidents_from_the_index_match_the_analysed_history() -> None:

@@ -22,7 +22,7 @@ from pareis.core.owners import IncidentOwners, Owner, owners_by_entity
 from pareis.datahub.incident_writes import intent_mcps
 from pareis.lineage_loader import load_files
 from pareis.store.lineage_memory import MemoryLineageStore
-from tests.unit.test_writer_scenario import BLAST, CHURN_V3, DATASET, RUNS, SETTINGS, VERSIONS
+from tests.support.writer_scenario import BLAST, CHURN_V3, DATASET, RUNS, SETTINGS, VERSIONS
 
 GOLDENS = Path(__file__).resolve().parents[1] / "data" / "datahub-goldens"  # copies of ../shared/datahub-goldens
 DBT = GOLDENS / "dbt__dbt_enabled_with_schemas_mces_golden.json"

@@ -23,7 +23,7 @@ from pareis.roles.messages import decode_effect, encode
 from pareis.store.ledger import MemoryLedger
 from pareis.tickets.delivery import TicketDelivery
 from tests.support.fake_gms import INCIDENT_TYPES_MASTER, FakeGms
-from tests.unit.test_writer_scenario import BLAST, DATASET, RUNS, VERSIONS
+from tests.support.writer_scenario import BLAST, DATASET, RUNS, VERSIONS
 
 JDOE = Owner("urn:li:corpuser:jdoe@example.com", "jdoe@example.com")
 HUMAN = "urn:li:corpuser:oncall"

@@ -15,7 +15,7 @@ from pareis.datahub.incident_serial import intent_serial
 from pareis.datahub.incident_writes import intent_mcps
 from pareis.datahub.registry import VendoredSchemaSource
 from pareis.datahub.writer import KafkaWriter, SerialMcp
-from tests.unit.test_writer_scenario import SETTINGS, story
+from tests.support.writer_scenario import SETTINGS, story
 
 STORY = story()
 WRITER = KafkaWriter.from_source(VendoredSchemaSource(), "MetadataChangeProposal_v1")

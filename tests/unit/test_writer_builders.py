@@ -26,7 +26,7 @@ from pareis.datahub.incident_writes import incident_link, intent_mcps
 from pareis.datahub.patch import apply_patch
 from pareis.datahub.postmortem import document_urn
 from pareis.datahub.writer import Mcp
-from tests.unit.test_writer_scenario import (
+from tests.support.writer_scenario import (
     AMOUNT,
     AVG_AMOUNT,
     CHURN_V1,

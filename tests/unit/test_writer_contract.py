@@ -17,7 +17,7 @@ from pareis.datahub.registry import VendoredSchemaSource
 from pareis.datahub.rest import RestWriter
 from pareis.datahub.writer import DatahubWriter, KafkaWriter, Mcp, MemoryWriter
 from tests.support.fake_gms import FakeGms, Received, normal_system_metadata, received_from
-from tests.unit.test_writer_scenario import SETTINGS, story
+from tests.support.writer_scenario import SETTINGS, story
 
 STORY = story()
 ALL = [

@@ -16,7 +16,7 @@ from pareis.datahub.metadata_file import JSON_CONTENT_TYPE, PATCH_CONTENT_TYPE, 
 from pareis.datahub.registry import VendoredSchemaSource
 from pareis.datahub.writer import KafkaWriter
 from tests.support.fake_gms import received_from
-from tests.unit.test_writer_scenario import SETTINGS, story
+from tests.support.writer_scenario import SETTINGS, story
 
 MCPS = intent_mcps(story().open, SETTINGS)
 OTHER_RUN = {"lastObserved": 1, "runId": "dbt-2024-05-01", "pipelineName": "dbt-prod", "properties": {}}

@@ -15,7 +15,7 @@ from pareis.datahub.incident_writes import intent_mcps
 from pareis.datahub.rest import GmsRejected, RestWriter, from_rest_error
 from pareis.errors import Fatal, Poison, Retriable
 from tests.support.fake_gms import INCIDENT_TYPES_MASTER, FakeGms, received_from
-from tests.unit.test_writer_scenario import SETTINGS, story
+from tests.support.writer_scenario import SETTINGS, story
 
 MCPS = intent_mcps(story().open, SETTINGS)
 FIRST, SECOND, THIRD = MCPS[:3]
