@@ -98,6 +98,7 @@ class Attr(StrEnum):
     PROFILE = "profile"  # datasetProfile: JSON {"time_ms", "rows", "fields": {path: {min, max, values, …}}}
     OWNERS = "owners"  # ownership.owners[].owner: JSON [owner URN, …] (pareis.core.owners)
     USER_EMAIL = "user.email"  # corpUserInfo.email (corpuser entities)
+    USER_EDITED_EMAIL = "user.edited_email"  # corpUserEditableInfo.email: set by a person in DataHub's UI
 
 
 class Query(NamedTuple):

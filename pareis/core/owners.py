@@ -2,12 +2,14 @@
 
 The lineage index keeps each entity's ``ownership`` as :data:`~pareis.core.graph.Attr.OWNERS` (a JSON list of
 owner URNs, ``corpuser`` or ``corpGroup``) and each user's ``corpUserInfo.email`` as
-:data:`~pareis.core.graph.Attr.USER_EMAIL`. Rules:
+:data:`~pareis.core.graph.Attr.USER_EMAIL` (``corpUserEditableInfo.email`` as
+:data:`~pareis.core.graph.Attr.USER_EDITED_EMAIL`). Rules:
 
 * a dataset's owners are its own and its siblings' (dbt writes ownership on the dbt node, the incident is keyed by
   the warehouse table);
 * a model version's owners are its own and its group's (MLflow's registered-model owners own every version);
-* an owner's email is ``corpUserInfo.email`` when indexed, else the user id when it is an address
+* an owner's email is the one a person set in DataHub's UI (``corpUserEditableInfo.email``, which DataHub shows
+  over the ingested one) when indexed, else ``corpUserInfo.email``, else the user id when it is an address
   (``urn:li:corpuser:jdoe@example.com``, what dbt and most connectors write), else unknown.
 
 Everything is sorted, so equal indexes give equal owners, byte for byte.
@@ -112,8 +114,9 @@ def decode_owners(value: str | None) -> tuple[str, ...]:
 
 
 def email_of(urn: str, attrs: Mapping[str, str]) -> str | None:
-    """An owner's email: ``corpUserInfo.email`` (``attrs``), else a user id that is an address, else None."""
-    found = attrs.get(Attr.USER_EMAIL)
+    """An owner's email: ``corpUserEditableInfo.email``, else ``corpUserInfo.email`` (``attrs``), else a user id
+    that is an address, else None."""
+    found = attrs.get(Attr.USER_EDITED_EMAIL) or attrs.get(Attr.USER_EMAIL)
     if found:
         return found
     if urn.startswith(USER_PREFIX):

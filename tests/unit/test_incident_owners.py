@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from datahub.emitter.mcp import MetadataChangeProposalWrapper
 from datahub.ingestion.sink.file import write_metadata_file
@@ -103,3 +104,23 @@ def test_an_owner_change_during_the_incident_is_picked_up_by_the_next_update() -
     assert f"+{CHURN_V3}/{ALICE.urn}" in update.comment
     assert update.prior is not None and update.prior.assignees == (JDOE.urn,)
     assert update.prior.priority == opened.facts.priority
+
+
+def test_an_email_a_person_set_in_datahub_wins_over_the_ingested_one_until_it_is_cleared(tmp_path: Path) -> None:
+    """DataHub shows ``corpUserEditableInfo.email`` (set in its UI) over ``corpUserInfo.email`` (ingested)."""
+    from datahub.metadata.schema_classes import CorpUserEditableInfoClass
+
+    store = MemoryLineageStore()
+    edited = "alice.smith@example.org"
+
+    def load(name: str, *aspects: Any) -> tuple[Owner, ...]:
+        proposals = [MetadataChangeProposalWrapper(entityUrn=DATASET, aspect=ownership(ALICE.urn))]
+        proposals += [MetadataChangeProposalWrapper(entityUrn=ALICE.urn, aspect=a) for a in aspects]
+        write_metadata_file(tmp_path / name, proposals)
+        load_files(store, [tmp_path / name])
+        return owners_by_entity(Memo(store), [DATASET], {})[DATASET]
+
+    info = CorpUserInfoClass(active=True, email=ALICE.email)
+    assert load("ingested.json", info) == (Owner(ALICE.urn, ALICE.email),)
+    assert load("edited.json", CorpUserEditableInfoClass(email=f" {edited} ")) == (Owner(ALICE.urn, edited),)
+    assert load("cleared.json", CorpUserEditableInfoClass(email=None)) == (Owner(ALICE.urn, ALICE.email),)

@@ -52,7 +52,7 @@ def test_lineage_aspects_are_those_of_the_design() -> None:
     # plus what DESIGN §2.5's test suggestions and evidence need: the dbt node and the latest profile
     protect = {"datasetProperties", "datasetProfile"}
     # plus §3's owners: who owns the failing dataset and the models, and the users' emails
-    owners = {"ownership", "corpUserInfo"}
+    owners = {"ownership", "corpUserInfo", "corpUserEditableInfo"}
     assert set(design.split()) | protect | owners == LINEAGE_ASPECTS
 
 
