@@ -62,6 +62,7 @@ ENTITY_ASPECTS: Mapping[str, tuple[str, ...]] = {
     "mlModelGroup": ("mlModelGroupProperties", "status", "deprecation", "ownership"),
     "mlModel": ("mlModelProperties", "versionProperties", "status", "deprecation", "ownership"),
     "assertion": ("assertionInfo", "status"),
+    "corpuser": ("corpUserInfo", "corpUserEditableInfo"),  # owners' emails (pareis.core.owners)
 }
 """Per entity type, the lineage aspects (:data:`pareis.datahub.translate.LINEAGE_ASPECTS`) it can carry."""
 

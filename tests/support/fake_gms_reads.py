@@ -28,6 +28,7 @@ GRAPHQL_TYPES = {
     "MLMODEL": "mlModel",
     "MLMODEL_GROUP": "mlModelGroup",
     "ASSERTION": "assertion",
+    "CORP_USER": "corpuser",
 }
 
 

@@ -12,6 +12,8 @@ import pytest
 
 from pareis.compose.datahub import datahub_graph
 from pareis.core.blast import blast_radius
+from pareis.core.graph import Memo
+from pareis.core.owners import email_of
 from pareis.datahub.gms_snapshot import ENTITY_ASPECTS, GmsSnapshot
 from pareis.errors import Fatal, Retriable
 from pareis.lineage_loader import load_changes, load_files
@@ -101,3 +103,34 @@ def test_the_gate_reads_a_gms_with_its_dataset_operations(gms: FakeGmsReads) -> 
     offline = runner.invoke(cli.app, ["gate", "--model", group, "--metadata", str(SAMPLE), "--at", at, "--json"])
     assert live.exit_code == offline.exit_code and live.exit_code in (0, 1), live.stderr
     assert json.loads(live.stdout)["checks"] == json.loads(offline.stdout)["checks"]
+
+
+def test_owners_emails_are_read_from_gms_users() -> None:
+    """A bootstrapped index knows each user's emails (ingested, and set in DataHub's UI) as the change log has them."""
+    alice, bob = "urn:li:corpuser:alice", "urn:li:corpuser:bob"
+    with FakeGmsReads() as gms:
+        for urn, aspects in (
+            (alice, {"corpUserInfo": {"active": True, "email": "alice@example.com"}}),
+            (
+                bob,
+                {
+                    "corpUserInfo": {"active": True, "email": "bob@corp.example"},
+                    "corpUserEditableInfo": {"email": "bob@example.org"},
+                },
+            ),
+        ):
+            gms.types[urn] = "corpuser"
+            gms.entities[urn] = {
+                name: {"name": name, "type": "VERSIONED", "version": 0, "value": value, "created": None,
+                       "systemMetadata": {"lastObserved": 1, "version": "1"}}
+                for name, value in aspects.items()
+            }  # fmt: skip
+        graph = datahub_graph(gms.url)
+        try:
+            store = MemoryLineageStore()
+            load_changes(store, GmsSnapshot(graph).all_changes())
+        finally:
+            graph.close()
+    people = Memo(store).attributes([alice, bob])
+    assert email_of(alice, people[alice]) == "alice@example.com"
+    assert email_of(bob, people[bob]) == "bob@example.org", "the email set in DataHub's UI wins"
