@@ -54,6 +54,23 @@ def parent_of(column: str) -> str:
     return column_parts(column)[0]
 
 
+def parents_of(columns: Iterable[str]) -> dict[str, str]:
+    """``{column: parent_of(column)}`` for ``columns``: a canonical URN (the fast case of :func:`column_parts`) is
+    split without decoding its path, which a caller wanting only the dataset never reads; raises as
+    :func:`parent_of` does."""
+    out: dict[str, str] = {}
+    start = len(COLUMN_PREFIX)
+    for c in columns:
+        comma = c.rfind(",")
+        if comma > start and c.startswith(COLUMN_PREFIX) and c.endswith(")") and c.startswith("urn:li:", start):
+            path = c[comma + 1 : -1]
+            if path and not path.startswith("[") and "(" not in path:
+                out[c] = c[start:comma]
+                continue
+        out[c] = split_column(c)[0]
+    return out
+
+
 def path_of(column: str) -> str:
     """The decoded path of a column URN (:func:`column_parts`)."""
     return column_parts(column)[1]

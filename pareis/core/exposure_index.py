@@ -42,6 +42,7 @@ from pareis.core.exposure import (
     closed_union,
     downstream_columns,
     parent_of,
+    parents_of,
     path_of,
     sibling_columns,
 )
@@ -130,18 +131,34 @@ def decode(dataset: str, text: str | bytes) -> DatasetExposure:
     return DatasetExposure(dataset, columns, groups)
 
 
-def exposure_of(entries: Mapping[str, DatasetExposure | None], columns: Iterable[str]) -> Exposure:
+def exposure_of(
+    entries: Mapping[str, DatasetExposure | None], columns: Iterable[str], parents: Mapping[str, str] | None = None
+) -> Exposure:
     """:func:`pareis.core.exposure.exposure`'s answer for ``columns``, read from the entries of their datasets
-    (a dataset without an entry, or whose entry is None: nothing downstream of its columns)."""
+    (a dataset without an entry, or whose entry is None: nothing downstream of its columns). ``parents``, each
+    column's dataset (:func:`~pareis.core.exposure.parents_of`) when the caller has it."""
+    cols = sorted(set(columns))
+    parent = parents if parents is not None else parents_of(cols)
     feats: dict[str, tuple[str, ...]] = {}
     mods: dict[str, tuple[str, ...]] = {}
     groups: dict[str, str | None] = {}
-    for c in sorted(set(columns)):
-        entry = entries.get(parent_of(c))
-        fs, ms = entry.of(c) if entry is not None else (EMPTY, EMPTY)
+    heads: dict[str, str] = {}
+    none = (EMPTY, EMPTY)
+    for c in cols:
+        d = parent[c]
+        entry = entries.get(d)
+        if entry is None:
+            feats[c] = mods[c] = EMPTY
+            continue
+        head = heads.get(d)
+        if head is None:
+            head = heads[d] = f"{COLUMN_PREFIX}{d},"
+        # column_key(d, c), its prefix built once per dataset
+        key = c[len(head) : -1] if c.startswith(head) and c.endswith(")") else "\x00" + c
+        fs, ms = entry.columns.get(key, none)
         feats[c] = fs
         mods[c] = ms
-        if ms and entry is not None:
+        if ms:
             for m in ms:
                 if m in entry.groups:  # else the caller reads it
                     groups[m] = entry.groups[m]

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pareis.core.exposure import Exposure, exposure, parent_of
+from pareis.core.exposure import Exposure, exposure, parents_of
 from pareis.core.exposure_index import DatasetExposure, exposure_of
 from pareis.core.graph import LineageView
 from pareis.store.exposure import ExposureIndex, ExposureVersion
@@ -55,7 +55,8 @@ class ExposureReader:
         cols = sorted(set(columns))
         if self.index is None or (self.read_once and self.head is None):
             return exposure(view, cols)
-        wanted = sorted({parent_of(c) for c in cols} - self.entries.keys())
+        parents = parents_of(cols)
+        wanted = sorted(set(parents.values()) - self.entries.keys())
         if wanted or not self.read_once:
             read = self.index.read(wanted)
             self.read_once = True
@@ -65,7 +66,7 @@ class ExposureReader:
                 self.head, self.generation = read.version, read.generation
             for d in wanted:
                 self.entries[d] = read.datasets.get(d)
-        return exposure_of(self.entries, cols)  # a dataset whose entry is None: nothing downstream
+        return exposure_of(self.entries, cols, parents)  # a dataset whose entry is None: nothing downstream
 
     def age(self, at_ms: int | None = None) -> dict[str, Any] | None:
         """The snapshot read (version, when computed, how many lineage changes behind); None when walked."""

@@ -14,12 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pareis.answers.exposure import ExposureReader, past_incident_columns
 from pareis.answers.reliability import past_incidents, protect
 from pareis.answers.sources import Sources
 from pareis.config import DatahubSettings
-from pareis.core.exposure import exposure, model_upstream
+from pareis.core.exposure import exposure, model_upstream, parent_of, parents_of
 from pareis.core.exposure_index import (
     DatasetExposure,
     IncidentColumns,
@@ -418,3 +420,46 @@ def test_the_maintainer_retries_a_retriable_step_and_stops_the_role_on_anything_
     with pytest.raises(Fatal, match="maintainer stopped"):  # the role's next batch stops the role
         LineageHandler(store, DatahubSettings(), maintainer_check=thread.check)([])
     thread.stop()
+
+
+_SPELLINGS = [
+    "urn:li:schemaField:(urn:li:dataset:(urn:li:dataPlatform:hive,db.t,PROD),amount)",
+    "urn:li:schemaField:(urn:li:dataset:(urn:li:dataPlatform:hive,db.t,PROD),a%2Cb)",
+    "urn:li:schemaField:(urn:li:dataset:(urn:li:dataPlatform:hive,db.t,PROD),[version=2.0].[type=string].name)",
+    "urn:li:schemaField:(urn:li:dataset:(urn:li:dataPlatform:hive,db.t,PROD),f(x))",
+    "urn:li:schemaField:(urn:li:dataset:(urn:li:dataPlatform:hive,db.t,PROD),)",
+    "urn:li:schemaField:(urn:li:mlFeatureTable:(urn:li:dataPlatform:feast,t),col)",
+]
+
+
+@given(st.lists(st.sampled_from(_SPELLINGS) | st.text(min_size=1), max_size=6))
+def test_parents_of_is_parent_of_for_every_column(columns: list[str]) -> None:
+    """The batch split answers (or refuses) exactly as :func:`parent_of` does one column at a time, the spellings
+    its fast case leaves to the general parser included."""
+    expected: dict[str, str] = {}
+    refused = False
+    for col in columns:
+        try:
+            expected[col] = parent_of(col)
+        except ValueError:
+            refused = True
+    if refused:
+        with pytest.raises(ValueError):
+            parents_of(columns)
+    else:
+        assert parents_of(columns) == expected
+
+
+def test_exposure_of_is_the_same_with_or_without_the_callers_parents() -> None:
+    """Handing :func:`exposure_of` the columns' datasets changes nothing: a dataset with an entry, one whose entry
+    is None, one absent, and a column whose path the fast split leaves to the general parser."""
+    d = "urn:li:dataset:(urn:li:dataPlatform:hive,db.t,PROD)"
+    odd = f"urn:li:schemaField:({d},[version=2.0].x)"
+    entry = DatasetExposure(d, {"a": (("f1",), ("m1",)), "[version=2.0].x": ((), ("m2",))}, {"m1": "g1"})
+    other = "urn:li:dataset:(urn:li:dataPlatform:hive,db.u,PROD)"
+    cols = [f"urn:li:schemaField:({d},a)", f"urn:li:schemaField:({d},b)", odd, f"urn:li:schemaField:({other},z)"]
+    entries: dict[str, DatasetExposure | None] = {d: entry, other: None}
+    plain = exposure_of(entries, cols)
+    assert plain == exposure_of(entries, cols, parents_of(cols))
+    assert plain.models[cols[0]] == ("m1",) and plain.models[odd] == ("m2",) and plain.groups == {"m1": "g1"}
+    assert plain.features[cols[1]] == () and plain.models[cols[3]] == ()
