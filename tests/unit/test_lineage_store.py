@@ -11,9 +11,9 @@ from redis.retry import Retry
 
 from pareis.core.graph import Attr, Query, Rel
 from pareis.errors import Fatal, Retriable
+from pareis.store import lineage_redis
 from pareis.store.lineage import AspectRecord, Edge, Facts, LineageStore, LineageUpdate, Outcome, Stamp
 from pareis.store.lineage_memory import MemoryLineageStore
-from pareis.store import lineage_redis
 from pareis.store.lineage_redis import RedisLineageStore
 
 
