@@ -54,21 +54,26 @@ def parent_of(column: str) -> str:
     return column_parts(column)[0]
 
 
-def parents_of(columns: Iterable[str]) -> dict[str, str]:
-    """``{column: parent_of(column)}`` for ``columns``: a canonical URN (the fast case of :func:`column_parts`) is
-    split without decoding its path, which a caller wanting only the dataset never reads; raises as
-    :func:`parent_of` does."""
-    out: dict[str, str] = {}
+def split_columns(columns: Iterable[str]) -> dict[str, tuple[str, str]]:
+    """``{column: column_parts(column)}`` for ``columns``, the canonical case split inline and not cached: a
+    survey's hundreds of thousands of distinct columns would only churn :func:`column_parts`'s cache. Raises as
+    :func:`column_parts` does."""
+    out: dict[str, tuple[str, str]] = {}
     start = len(COLUMN_PREFIX)
     for c in columns:
         comma = c.rfind(",")
         if comma > start and c.startswith(COLUMN_PREFIX) and c.endswith(")") and c.startswith("urn:li:", start):
             path = c[comma + 1 : -1]
             if path and not path.startswith("[") and "(" not in path:
-                out[c] = c[start:comma]
+                out[c] = (c[start:comma], decode_field_path(path) if "%" in path else path)
                 continue
-        out[c] = split_column(c)[0]
+        out[c] = split_column(c)
     return out
+
+
+def parents_of(columns: Iterable[str]) -> dict[str, str]:
+    """``{column: parent_of(column)}`` for ``columns`` (:func:`split_columns`)."""
+    return {c: parts[0] for c, parts in split_columns(columns).items()}
 
 
 def path_of(column: str) -> str:

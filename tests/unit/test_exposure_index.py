@@ -21,7 +21,7 @@ from pareis.answers.exposure import ExposureReader, past_incident_columns
 from pareis.answers.reliability import past_incidents, protect
 from pareis.answers.sources import Sources
 from pareis.config import DatahubSettings
-from pareis.core.exposure import exposure, model_upstream, parent_of, parents_of
+from pareis.core.exposure import column_parts, exposure, model_upstream, parent_of, parents_of, split_columns
 from pareis.core.exposure_index import (
     DatasetExposure,
     IncidentColumns,
@@ -433,7 +433,7 @@ _SPELLINGS = [
 
 
 @given(st.lists(st.sampled_from(_SPELLINGS) | st.text(min_size=1), max_size=6))
-def test_parents_of_is_parent_of_for_every_column(columns: list[str]) -> None:
+def test_parents_of_and_split_columns_are_the_one_column_parsers_for_every_column(columns: list[str]) -> None:
     """The batch split answers (or refuses) exactly as :func:`parent_of` does one column at a time, the spellings
     its fast case leaves to the general parser included."""
     expected: dict[str, str] = {}
@@ -446,8 +446,11 @@ def test_parents_of_is_parent_of_for_every_column(columns: list[str]) -> None:
     if refused:
         with pytest.raises(ValueError):
             parents_of(columns)
+        with pytest.raises(ValueError):
+            split_columns(columns)
     else:
         assert parents_of(columns) == expected
+        assert split_columns(columns) == {col: column_parts(col) for col in columns}
 
 
 def test_exposure_of_is_the_same_with_or_without_the_callers_parents() -> None:
