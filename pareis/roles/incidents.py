@@ -68,7 +68,7 @@ from pareis.roles.messages import (
     decode_signal,
     encode,
 )
-from pareis.roles.scores import ScorePublisher, ScoreWrite, score_mcps
+from pareis.roles.scores import ScorePublisher, ScoreWrite, score_mcps, score_serial
 from pareis.store.incidents import IncidentStore
 from pareis.store.journal import JournalEntry, Position, StepJournal
 from pareis.store.runs import RunHistory
@@ -283,6 +283,8 @@ class IncidentsHandler:
             self._journal.release(topic, partition, below)
 
     def _score_outputs(self, writes: Sequence[ScoreWrite]) -> list[OutRecord]:
+        if self._serial is not None:  # Kafka: built without acryl's classes, the same bytes
+            return list(self._serial.write_serial(score_serial(writes, self._datahub)))
         mcps = score_mcps(writes, self._datahub)
         if self._writer is not None:
             return list(self._writer.write(mcps))

@@ -28,7 +28,8 @@ from pareis.core.runs import AssertionRun
 from pareis.datahub.definitions import RELIABILITY_SCORE
 from pareis.datahub.incident_writes import EntityPatch
 from pareis.datahub.marks import system_metadata
-from pareis.datahub.writer import Mcp
+from pareis.datahub.score_serial import score_patch
+from pareis.datahub.writer import Mcp, SerialMcp
 from pareis.model.records import Message
 from pareis.roles.messages import RunSignal
 from pareis.store.exposure import ExposureIndex
@@ -164,3 +165,9 @@ def score_mcps(writes: Sequence[ScoreWrite], settings: DatahubSettings) -> list[
         patch.set_structured_property(RELIABILITY_SCORE, w.score)
         out += patch.build()
     return out
+
+
+def score_serial(writes: Sequence[ScoreWrite], settings: DatahubSettings) -> list[Mcp | SerialMcp]:
+    """:func:`score_mcps` in serial form, for a writer that takes it (:mod:`pareis.datahub.score_serial`: the same
+    bytes)."""
+    return [score_patch(w.urn, w.score, w.at_ms, w.effect_id, settings) for w in writes]
