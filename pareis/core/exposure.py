@@ -35,8 +35,7 @@ from pareis.core.graph import (
 )
 
 
-@functools.lru_cache(maxsize=1 << 18)
-def column_parts(column: str) -> tuple[str, str]:
+def _column_parts(column: str) -> tuple[str, str]:
     """(dataset, decoded path) of a column URN, as :func:`pareis.core.fieldpath.split_column` says, split at the
     last comma for the canonical URNs the index holds (a canonical path has no comma: it is percent-encoded), which
     is much cheaper than parsing the parent URN; any other spelling goes to the general parser."""
@@ -49,26 +48,19 @@ def column_parts(column: str) -> tuple[str, str]:
     return split_column(column)
 
 
+column_parts = functools.lru_cache(maxsize=1 << 18)(_column_parts)
+"""The cached :func:`_column_parts`: a walk meets each column several times."""
+
+
 def parent_of(column: str) -> str:
     """The dataset of a column URN (:func:`column_parts`)."""
     return column_parts(column)[0]
 
 
 def split_columns(columns: Iterable[str]) -> dict[str, tuple[str, str]]:
-    """``{column: column_parts(column)}`` for ``columns``, the canonical case split inline and not cached: a
-    survey's hundreds of thousands of distinct columns would only churn :func:`column_parts`'s cache. Raises as
-    :func:`column_parts` does."""
-    out: dict[str, tuple[str, str]] = {}
-    start = len(COLUMN_PREFIX)
-    for c in columns:
-        comma = c.rfind(",")
-        if comma > start and c.startswith(COLUMN_PREFIX) and c.endswith(")") and c.startswith("urn:li:", start):
-            path = c[comma + 1 : -1]
-            if path and not path.startswith("[") and "(" not in path:
-                out[c] = (c[start:comma], decode_field_path(path) if "%" in path else path)
-                continue
-        out[c] = split_column(c)
-    return out
+    """``{column: column_parts(column)}`` for ``columns``, not through its cache: a survey's hundreds of thousands
+    of distinct columns would only churn it. Raises as :func:`column_parts` does."""
+    return {c: _column_parts(c) for c in columns}
 
 
 def parents_of(columns: Iterable[str]) -> dict[str, str]:

@@ -137,7 +137,8 @@ def incident_info(intent: Intent, settings: DatahubSettings, extra: Iterable[str
     return proposal(facts.urn, "incidentInfo", "UPSERT", _dumps(info), JSON, meta)
 
 
-def _quote(component: str) -> str:
+def pointer_component(component: str) -> str:
+    """``component`` escaped as one JSON Pointer reference token (RFC 6901), as acryl's patch paths spell it."""
     return component.replace("~", "~0").replace("/", "~1")
 
 
@@ -153,7 +154,7 @@ def tag_patches(
 ) -> list[Mcp | SerialMcp]:
     """:func:`~pareis.datahub.incident_writes.tag_patches` in serial form."""
     incident = intent.facts.urn
-    path = f"/tags/{_quote(incident)}/{_quote(TAG_AT_RISK)}"
+    path = f"/tags/{pointer_component(incident)}/{pointer_component(TAG_AT_RISK)}"
     out: list[Mcp | SerialMcp] = []
     for urn in sorted(set(add)):
         attribution = {"time": intent.at_ms, "actor": settings.agent_urn, "source": incident, "sourceDetail": {}}
@@ -179,7 +180,7 @@ def note_patches(intent: Intent, settings: DatahubSettings, urns: Iterable[str])
         "createStamp": _stamp(settings, facts.window.first_failure_ms),
         "updateStamp": _stamp(settings, intent.at_ms),
     }
-    ops = [{"op": "add", "path": f"/elements/{_quote(url)}", "value": note}]
+    ops = [{"op": "add", "path": f"/elements/{pointer_component(url)}", "value": note}]
     meta = system_metadata(settings, intent.effect_id, intent.at_ms)
     return [_patch(urn, "institutionalMemory", NOTES_KEYS, ops, meta) for urn in sorted(set(urns))]
 
@@ -196,7 +197,7 @@ def property_patches(
         for key in sorted(values[urn]):
             prop = f"urn:li:structuredProperty:{key}"
             value = {"propertyUrn": prop, "values": [{"string": values[urn][key]}], "attribution": attribution}
-            ops.append({"op": "add", "path": f"/properties/{_quote(prop)}/", "value": value})
+            ops.append({"op": "add", "path": f"/properties/{pointer_component(prop)}/", "value": value})
         meta = system_metadata(settings, intent.effect_id, intent.at_ms)
         out.append(_patch(urn, "structuredProperties", PROPERTIES_KEYS, ops, meta))
     return out

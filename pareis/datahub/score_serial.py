@@ -10,11 +10,11 @@ import json
 
 from pareis.config import DatahubSettings
 from pareis.datahub.definitions import RELIABILITY_SCORE
-from pareis.datahub.incident_serial import JSON_PATCH, PROPERTIES_KEYS, proposal, system_metadata
+from pareis.datahub.incident_serial import JSON_PATCH, PROPERTIES_KEYS, pointer_component, proposal, system_metadata
 from pareis.datahub.writer import SerialMcp
 
 _PROPERTY = f"urn:li:structuredProperty:{RELIABILITY_SCORE}"
-_PATH = "/properties/" + _PROPERTY.replace("~", "~0").replace("/", "~1") + "/"
+_PATH = f"/properties/{pointer_component(_PROPERTY)}/"
 
 
 def score_patch(urn: str, score: float, at_ms: int, effect_id: str, settings: DatahubSettings) -> SerialMcp:

@@ -167,7 +167,7 @@ def score_mcps(writes: Sequence[ScoreWrite], settings: DatahubSettings) -> list[
     return out
 
 
-def score_serial(writes: Sequence[ScoreWrite], settings: DatahubSettings) -> list[Mcp | SerialMcp]:
+def score_serial(writes: Sequence[ScoreWrite], settings: DatahubSettings) -> list[SerialMcp]:
     """:func:`score_mcps` in serial form, for a writer that takes it (:mod:`pareis.datahub.score_serial`: the same
     bytes)."""
     return [score_patch(w.urn, w.score, w.at_ms, w.effect_id, settings) for w in writes]
