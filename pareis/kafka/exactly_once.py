@@ -71,11 +71,15 @@ class ExactlyOnce(Checkpoint):
             self.on_committed(committed)
 
     def abort(self) -> None:
+        """Forget what is not committed and abort the open transaction, if any; logs ``transaction aborted`` once
+        the broker agreed (also when the coordinator had aborted it already: librdkafka bumps the epoch, KIP-588)."""
+        dropped = self.uncommitted
         super().abort()
         self._delivery_errors.clear()
         if self.in_transaction:
             self.in_transaction = False
             self._retrying(lambda: self.producer.abort_transaction(self.deadline_s), "abort_transaction")
+            log.info("transaction aborted", uncommitted=dropped)
 
     def renew(self, producer: Producer) -> None:
         """Go on with ``producer`` instead of a fenced one (:class:`~pareis.kafka.classify.ProducerFenced`): what

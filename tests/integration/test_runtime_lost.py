@@ -83,12 +83,16 @@ def test_a_member_paused_past_its_session_loses_its_partitions_and_commits_nothi
         # dropped the work when told the partitions were lost. Either way nothing of it was committed.
         if past == "transaction-timeout":
             # The coordinator aborted a's transaction: a's producer either wakes up fenced (a new producer), or
-            # recovers when a aborts (librdkafka bumps the epoch, KIP-588) after a refused produce or commit; which
-            # one depends on timing (each seen here). Either way the role goes on.
+            # recovers when a aborts (librdkafka bumps the epoch, KIP-588) after a refused produce or commit, or
+            # when told its partitions were lost; which one depends on timing (each seen here). Either way the
+            # role goes on.
             def recovered() -> bool:
+                log = a.log()
+                since = max(i for i, e in enumerate(log) if e["event"] == "partitions lost; dropping uncommitted work")
+                after = [e for e in log[since:] if e["event"] == "transaction aborted"]
                 failed = [e for e in events(a, "retriable failure; backing off") if "transaction failed" in e["error"]]
                 aborted = events(a, "transaction must be aborted")
-                return bool(events(a, "producer fenced; starting a new one") or failed or aborted)
+                return bool(events(a, "producer fenced; starting a new one") or failed or aborted or after)
 
             wait_until(recovered, 60, "a recovered from its aborted transaction")
         else:

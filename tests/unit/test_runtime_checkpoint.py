@@ -13,6 +13,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+import structlog
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from pareis.errors import Fatal, Poison, Retriable
@@ -203,6 +204,20 @@ def test_exactly_once_aborts_on_an_abortable_error_and_tells_the_runner_to_rewin
     assert checkpoint.pending == {} and not checkpoint.in_transaction
     checkpoint.produce([RECORD])  # the redo opens a fresh transaction
     assert calls.names()[-2:] == ["begin_transaction", "produce"]
+
+
+def test_exactly_once_says_when_it_aborted_an_open_transaction_and_only_then() -> None:
+    calls = Calls()
+    checkpoint = eos(calls)
+    with structlog.testing.capture_logs() as logs:
+        checkpoint.abort()  # nothing open: nothing aborted, nothing said
+        checkpoint.produce([RECORD])
+        checkpoint.advance({("in", 0): 3}, 2)
+        checkpoint.abort()  # e.g. its partitions were lost: the broker agreed to abort, the role goes on
+    assert calls.names().count("abort_transaction") == 1
+    assert [(e["event"], e["uncommitted"]) for e in logs if e["event"] == "transaction aborted"] == [
+        ("transaction aborted", 2)
+    ]
 
 
 def test_exactly_once_retries_a_retriable_commit_and_stops_when_fenced() -> None:
