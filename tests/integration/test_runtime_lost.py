@@ -60,6 +60,7 @@ def test_a_member_paused_past_its_session_loses_its_partitions_and_commits_nothi
         wait_until(lambda: min(handled(a), handled(b)) >= 300, 60, "both busy")
         assert len(group_members(kafka_bootstrap, new_group)) == 2
         assert a.proc is not None
+        paused_at = len(a.log())  # what a says from here on is about the pause
         a.proc.send_signal(signal.SIGSTOP)  # a pause (a frozen VM, a long GC): no heartbeat, no progress
         try:
             at_pause = committed_now()
@@ -87,12 +88,12 @@ def test_a_member_paused_past_its_session_loses_its_partitions_and_commits_nothi
             # when told its partitions were lost; which one depends on timing (each seen here). Either way the
             # role goes on.
             def recovered() -> bool:
-                log = a.log()
-                since = max(i for i, e in enumerate(log) if e["event"] == "partitions lost; dropping uncommitted work")
-                after = [e for e in log[since:] if e["event"] == "transaction aborted"]
-                failed = [e for e in events(a, "retriable failure; backing off") if "transaction failed" in e["error"]]
-                aborted = events(a, "transaction must be aborted")
-                return bool(events(a, "producer fenced; starting a new one") or failed or aborted or after)
+                woke = a.log()[paused_at:]
+                said = {"producer fenced; starting a new one", "transaction must be aborted", "transaction aborted"}
+                failed = "retriable failure; backing off"  # a produce refused: the transaction failed
+                return any(
+                    e["event"] in said or (e["event"] == failed and "transaction failed" in e["error"]) for e in woke
+                )
 
             wait_until(recovered, 60, "a recovered from its aborted transaction")
         else:
