@@ -13,7 +13,11 @@ PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/pytest
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+# The modules mypyc compiles (pyproject.toml [tool.pareis] compiled): their extensions shadow the sources, so a
+# change to one reinstalls (uv rebuilds an editable install each time it installs it).
+COMPILED := $(shell $(PYTHON) -c "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))['tool']['pareis']['compiled'])")
+
+$(STAMP): pyproject.toml setup.py $(COMPILED)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip uv
 	$(BIN)/uv pip install -q --python $(BIN)/python --compile-bytecode -e '.[dev]'

@@ -83,52 +83,58 @@ def encode_facts(facts: Facts) -> str:
     return _node_table(facts)[0]
 
 
-def _node_table(
-    facts: Facts,
-) -> tuple[str, list[str], list[int | None], list[str], dict[Rel, list[int]], list[str]]:
-    """(encoded facts, URN per node, parent index per node (None: not a column), path per column, edges,
-    attributes as name, value, ….)"""
-    index: dict[str, int] = {}
-    nodes: list[str | list[int | str]] = []
-    urns: list[str] = []
-    parents: list[int | None] = []
-    paths: list[str] = []
-    by_rel: dict[Rel, list[int]] = {}
-    start = len(COLUMN_PREFIX)
+class _Table:
+    """A record's node table while it is built: every URN once, a column as its parent's index and its path, its
+    parent added (and, if a column, split) before it."""
 
-    def add(urn: str) -> int:
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+        self.nodes: list[object] = []
+        self.urns: list[str] = []
+        self.parents: list[int] = []
+        """Index of each node's parent; -1: not a column."""
+        self.paths: list[str] = []
+
+    def at(self, urn: str) -> int:
+        """The index of ``urn``, added when new."""
+        i = self.index.get(urn, -1)
+        return i if i >= 0 else self.add(urn)
+
+    def add(self, urn: str) -> int:
+        start = len(COLUMN_PREFIX)
         comma = urn.rfind(",", start) if urn.startswith(COLUMN_PREFIX) and urn.endswith(")") else -1
         if comma >= 0:  # urn:li:schemaField:(<parent>,<path>): [index of parent, path], the parent split alike
-            parent = urn[start:comma]
-            parent_at = index.get(parent)
-            if parent_at is None:
-                parent_at = add(parent)
+            parent_at = self.at(urn[start:comma])
             path = urn[comma + 1 : -1]
-            nodes.append([parent_at, path])
-            parents.append(parent_at)
-            paths.append(path)
+            self.nodes.append([parent_at, path])
+            self.parents.append(parent_at)
+            self.paths.append(path)
         else:
-            nodes.append(urn)
-            parents.append(None)
-            paths.append("")
-        urns.append(urn)
-        at = index[urn] = len(nodes) - 1
-        return at
+            self.nodes.append(urn)
+            self.parents.append(-1)
+            self.paths.append("")
+        self.urns.append(urn)
+        i = len(self.urns) - 1
+        self.index[urn] = i
+        return i
 
-    get = index.get
+
+def _node_table(facts: Facts) -> tuple[str, _Table, dict[Rel, list[int]], list[str]]:
+    """(encoded facts, the node table, edges as index pairs by relation, attributes as name, value, ….)"""
+    table = _Table()
+    by_rel: dict[Rel, list[int]] = {}
     for rel, src, dst in sorted(facts.edges):
         pairs = by_rel.get(rel)
         if pairs is None:
             pairs = by_rel[rel] = []
-        at = get(src)
-        pairs.append(add(src) if at is None else at)
-        at = get(dst)
-        pairs.append(add(dst) if at is None else at)
+        pairs.append(table.at(src))
+        pairs.append(table.at(dst))
     attrs: list[str] = []
     for name, value in sorted((str(k), v) for k, v in facts.attrs.items()):
-        attrs += (name, value)
-    text = orjson.dumps({"a": attrs, "e": {str(r): v for r, v in by_rel.items()}, "n": nodes}).decode()
-    return text, urns, parents, paths, by_rel, attrs
+        attrs.append(name)
+        attrs.append(value)
+    text = orjson.dumps({"a": attrs, "e": {str(r): v for r, v in by_rel.items()}, "n": table.nodes}).decode()
+    return text, table, by_rel, attrs
 
 
 def generic_field(urn: str) -> str:
@@ -156,42 +162,16 @@ def encode_update(facts: Facts, prefix: str) -> tuple[str, list[str]]:
     It must equal the script's own reading (the tests pin it: a first write followed by any later write or delete
     leaves exactly what the in-memory store has).
     """
-    text, urns, parents, paths, by_rel, attrs = _node_table(facts)
-    n = len(urns)
-    generic: list[str | None] = [None] * n
-    heads: dict[int, str] = {}
-    keys: list[str | None] = [None] * n
+    text, table, by_rel, attrs = _node_table(facts)
+    names = _Names(table)
+    parents, paths = table.parents, table.paths
     counts: dict[str, list[str]] = {}
     buckets: dict[str, list[str]] = {}
     # an entry needs escaping only if a URN or path has one of the separators (orjson writes them as \u001d-f)
     plain = "\\u001d" not in text and "\\u001e" not in text and "\\u001f" not in text
-
-    def gen(i: int) -> str:
-        """generic_field(urns[i]), a column's from its parent's (as the script builds it)."""
-        g = generic[i]
-        if g is None:
-            parent = parents[i]
-            if parent is None:
-                g = generic_field(urns[i])
-            else:
-                head = heads.get(parent)
-                if head is None:
-                    pu = urns[parent]
-                    head = _COLUMN_DATASET + pu[_DATASET_LEN:] if pu.startswith(_DATASET) else _COLUMN + pu
-                    heads[parent] = head
-                g = f"{head},{paths[i]})"
-            generic[i] = g
-        return g
-
-    def kn(i: int) -> str:
-        k = keys[i]
-        if k is None:
-            k = keys[i] = key_of(urns[i])
-        return k
-
     for rel, pairs in by_rel.items():
         own = rel == Rel.HAS_COLUMN
-        # per (side, node or column parent): the key, built once
+        # per (side, node or column parent): its group of the plan, found once
         o_bucket: dict[int, list[str]] = {}
         i_bucket: dict[int, list[str]] = {}
         o_count: dict[int, list[str]] = {}
@@ -202,41 +182,83 @@ def encode_update(facts: Facts, prefix: str) -> tuple[str, list[str]]:
             si, di = pairs[j], pairs[j + 1]
             ps, pd = parents[si], parents[di]
             # forward: at si, naming di
-            if ps is not None:
+            if ps >= 0:
                 group = o_bucket.get(ps)
                 if group is None:
-                    group = o_bucket[ps] = buckets.setdefault(o_head + kn(ps), [])
-                entry = CHILD + paths[di] if pd == ps else gen(di)
-                if not plain and ("\x1d" in entry or "\x1e" in entry or "\x1f" in entry):
-                    entry = entry.translate(_ESCAPES)
-                group += (paths[si], entry)
+                    group = o_bucket[ps] = buckets.setdefault(o_head + names.key(ps), [])
+                entry = CHILD + paths[di] if pd == ps else names.generic(di)
+                if not plain:
+                    entry = _escaped(entry)
+                group.append(paths[si])
+                group.append(entry)
             else:
                 fields = o_count.get(si)
                 if fields is None:
-                    fields = o_count[si] = counts.setdefault(o_node + kn(si), [])
-                fields.append(CHILD + paths[di] if pd == si else gen(di))
+                    fields = o_count[si] = counts.setdefault(o_node + names.key(si), [])
+                fields.append(CHILD + paths[di] if pd == si else names.generic(di))
                 if own and pd == si:
                     continue  # a node's own column: no reverse entry
             # reverse: at di, naming si
-            if pd is not None:
+            if pd >= 0:
                 group = i_bucket.get(pd)
                 if group is None:
-                    group = i_bucket[pd] = buckets.setdefault(i_head + kn(pd), [])
-                entry = CHILD + paths[si] if ps == pd else gen(si)
-                if not plain and ("\x1d" in entry or "\x1e" in entry or "\x1f" in entry):
-                    entry = entry.translate(_ESCAPES)
-                group += (paths[di], entry)
+                    group = i_bucket[pd] = buckets.setdefault(i_head + names.key(pd), [])
+                entry = CHILD + paths[si] if ps == pd else names.generic(si)
+                if not plain:
+                    entry = _escaped(entry)
+                group.append(paths[di])
+                group.append(entry)
             else:
                 fields = i_count.get(di)
                 if fields is None:
-                    fields = i_count[di] = counts.setdefault(i_node + kn(di), [])
-                fields.append(CHILD + paths[si] if ps == di else gen(si))
+                    fields = i_count[di] = counts.setdefault(i_node + names.key(di), [])
+                fields.append(CHILD + paths[si] if ps == di else names.generic(si))
     plan: list[str] = ["a", "", str(len(attrs) // 2), *attrs] if attrs else []
     for key, fields in counts.items():
         plan += ("c", key, str(len(fields)), *fields)
     for key, entries in buckets.items():
         plan += ("b", key, str(len(entries) // 2), *entries)
     return text, plan
+
+
+class _Names:
+    """The spellings of a node table's nodes in the plan, each built once: its key (:func:`key_of`) and its
+    field in another node's hash (:func:`generic_field`; a column's from its parent's, as the script builds it)."""
+
+    def __init__(self, table: _Table) -> None:
+        self.table = table
+        n = len(table.urns)
+        self.generics: list[str | None] = [None] * n
+        self.keys: list[str | None] = [None] * n
+        self.heads: dict[int, str] = {}
+
+    def generic(self, i: int) -> str:
+        g = self.generics[i]
+        if g is None:
+            table = self.table
+            parent = table.parents[i]
+            if parent < 0:
+                g = generic_field(table.urns[i])
+            else:
+                head = self.heads.get(parent)
+                if head is None:
+                    pu = table.urns[parent]
+                    head = _COLUMN_DATASET + pu[_DATASET_LEN:] if pu.startswith(_DATASET) else _COLUMN + pu
+                    self.heads[parent] = head
+                g = f"{head},{table.paths[i]})"
+            self.generics[i] = g
+        return g
+
+    def key(self, i: int) -> str:
+        k = self.keys[i]
+        if k is None:
+            k = self.keys[i] = key_of(self.table.urns[i])
+        return k
+
+
+def _escaped(entry: str) -> str:
+    """``entry`` with the bucket separators escaped."""
+    return entry.translate(_ESCAPES) if "\x1d" in entry or "\x1e" in entry or "\x1f" in entry else entry
 
 
 def decode_facts(text: str | bytes) -> Facts:

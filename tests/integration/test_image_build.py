@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pareis.datahub.codec import Encoder, mcl_record
 from pareis.datahub.registry import VendoredSchemaSource
-from tests.support.installed import DECODE, TOPIC, URN
+from tests.support.installed import DECODE, TOPIC, URN, compiled_modules, is_extension
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "deploy" / "Dockerfile"
@@ -105,11 +105,18 @@ def test_the_build_stage_installs_from_the_lock_an_environment_that_decodes(tmp_
     elsewhere.mkdir()
     clean = {"PATH": f"{target / 'bin'}{os.pathsep}/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"}
     decoded = subprocess.run(
-        [target / "bin" / "python", "-I", "-c", DECODE, frame], cwd=elsewhere, env=clean, capture_output=True, text=True
+        [target / "bin" / "python", "-I", "-c", DECODE, frame, *compiled_modules()],
+        cwd=elsewhere,
+        env=clean,
+        capture_output=True,
+        text=True,
     )
     assert decoded.returncode == 0, decoded.stderr
     answer = json.loads(decoded.stdout)
     assert Path(answer["package"]).is_relative_to(target), "the installed copy, not the source tree"
     assert (answer["urn"], answer["aspect"], answer["value"]) == (URN, "status", aspect)
+    assert answer["compiled"] and all(
+        is_extension(f) and Path(f).is_relative_to(target) for f in answer["compiled"].values()
+    ), "the stage compiles the modules mypyc builds"
     entry = subprocess.run(["pareis", "--help"], cwd=elsewhere, env=clean, capture_output=True, text=True)
     assert entry.returncode == 0 and "run" in entry.stdout, entry.stderr

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pareis.datahub.codec import Encoder, mcl_record
 from pareis.datahub.registry import VendoredSchemaSource
-from tests.support.installed import DECODE, TOPIC, URN
+from tests.support.installed import DECODE, TOPIC, URN, compiled_modules, is_extension
 
 ROOT = Path(__file__).resolve().parents[2]
 UV = Path(sys.executable).with_name("uv")
@@ -52,7 +52,7 @@ def test_an_installed_wheel_decodes_a_frame_with_the_schemas_it_carries(tmp_path
     )
     elsewhere = tmp_path / "elsewhere"  # not the repository: nothing can be found beside the package by accident
     elsewhere.mkdir()
-    answer = json.loads(run(python, "-I", "-c", DECODE, frame, cwd=elsewhere))
+    answer = json.loads(run(python, "-I", "-c", DECODE, frame, *compiled_modules(), cwd=elsewhere))
 
     assert Path(answer["package"]).is_relative_to(venv), "the installed copy, not the source tree"
     assert Path(answer["schemas"]) == Path(answer["package"]).parent / "_schemas"
@@ -60,3 +60,7 @@ def test_an_installed_wheel_decodes_a_frame_with_the_schemas_it_carries(tmp_path
     assert Path(answer["skill"]) == Path(answer["package"]).parent / "_skills" / "pareis-ml-incidents"
     assert answer["skill_md"]
     assert (answer["urn"], answer["aspect"], answer["value"]) == (URN, "status", aspect)
+    # The wheel carries the modules mypyc compiles as extensions, inside the installed copy.
+    assert answer["compiled"] and all(
+        is_extension(f) and Path(f).is_relative_to(venv) for f in answer["compiled"].values()
+    ), answer["compiled"]
