@@ -1,5 +1,9 @@
 """The Redis lineage store's encodings (:mod:`pareis.store.lineage_redis`, layout 2): hash fields, key spellings,
-record facts, column buckets, and the write plan of a first write."""
+record facts, column buckets, and the write plan of a first write.
+
+Compiled to a C extension by mypyc at install (``pyproject.toml`` ``[tool.pareis] compiled``): the index build's
+client work is mostly here. mypyc checks the annotations at run time, so they must be exact; the hot loops use
+classes and module functions rather than closures, which it compiles to slower generic calls."""
 
 from __future__ import annotations
 
