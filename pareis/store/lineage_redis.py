@@ -57,9 +57,11 @@ from pareis.store.lineage_redis_encoding import (
     CHILD,
     FIELD_PREFIXES,
     bucket_entries,
+    bucket_nodes,
     bucket_of,
     decode_facts,
     encode_facts,
+    field_nodes,
     field_of,
     key_of,
     node_of,
@@ -245,10 +247,10 @@ class RedisLineageStore:
             for n, owner, at, pos, spelled in rows:
                 if owner is None:
                     got = keys[pos]
-                    found = {node_of(_text(k), n) for k in got} if got else None
+                    found = field_nodes(got, n) if got else None
                 else:
                     value = replies[at][pos]
-                    found = None if value is None else {node_of(e, owner) for e in bucket_entries(_text(value))}
+                    found = None if value is None else bucket_nodes(value, owner)
                 if spelled:
                     found = found or set()
                     found.update(dataset for dataset, i in spelled if replies[i])

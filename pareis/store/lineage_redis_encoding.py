@@ -7,6 +7,8 @@ classes and module functions rather than closures, which it compiles to slower g
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 
 from pareis.core.fieldpath import COLUMN_PREFIX
@@ -303,3 +305,16 @@ def bucket_entries(value: str) -> list[str]:
                 entry = entry.replace(escaped, plain)
         out.append(entry)
     return out
+
+
+def field_nodes(fields: list[Any], node: str) -> set[str]:
+    """The URNs the fields of the hash keyed by ``node`` stand for (:func:`node_of`), each field as read (bytes,
+    or str from a client that decodes)."""
+    return {node_of(f.decode() if isinstance(f, bytes) else str(f), node) for f in fields}
+
+
+def bucket_nodes(value: Any, owner: str) -> set[str]:
+    """The URNs a bucket value of a column of ``owner`` lists (:func:`bucket_entries`, :func:`node_of`), the value
+    as read (bytes or str)."""
+    text = value.decode() if isinstance(value, bytes) else str(value)
+    return {node_of(e, owner) for e in bucket_entries(text)}

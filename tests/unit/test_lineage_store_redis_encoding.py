@@ -21,6 +21,7 @@ from pareis.store.lineage_redis import (
     key_of,
     node_of,
 )
+from pareis.store.lineage_redis_encoding import field_nodes
 
 DS = "urn:li:dataset:(urn:li:dataPlatform:postgres,bench.schema_012.table_012345,PROD)"
 UP = "urn:li:dataset:(urn:li:dataPlatform:postgres,bench.schema_012.table_004115,PROD)"
@@ -44,6 +45,13 @@ urns = (
 @given(urns, urns)
 def test_fields_round_trip(urn: str, node: str) -> None:
     assert node_of(field_of(urn, node), node) == urn
+
+
+@given(st.lists(urns, max_size=6), urns, st.booleans())
+def test_a_hash_read_as_bytes_or_text_names_the_nodes_of_its_fields(listed: list[str], node: str, raw: bool) -> None:
+    fields = [field_of(u, node) for u in listed]
+    read: list[object] = [f.encode() for f in fields] if raw else list(fields)
+    assert field_nodes(read, node) == set(listed)
 
 
 @given(urns, urns)
