@@ -189,36 +189,22 @@ def encode_update(facts: Facts, prefix: str) -> tuple[str, list[str]]:
             ps, pd = parents[si], parents[di]
             # forward: at si, naming di
             if ps >= 0:
-                group = o_bucket.get(ps)
-                if group is None:
-                    group = o_bucket[ps] = buckets.setdefault(o_head + names.key(ps), [])
-                entry = CHILD + paths[di] if pd == ps else names.generic(di)
-                if not plain:
-                    entry = _escaped(entry)
+                group = _group(o_bucket, ps, o_head, names, buckets)
                 group.append(paths[si])
-                group.append(entry)
+                entry = CHILD + paths[di] if pd == ps else names.generic(di)
+                group.append(entry if plain else _escaped(entry))
             else:
-                fields = o_count.get(si)
-                if fields is None:
-                    fields = o_count[si] = counts.setdefault(o_node + names.key(si), [])
-                fields.append(CHILD + paths[di] if pd == si else names.generic(di))
+                _group(o_count, si, o_node, names, counts).append(CHILD + paths[di] if pd == si else names.generic(di))
                 if own and pd == si:
                     continue  # a node's own column: no reverse entry
             # reverse: at di, naming si
             if pd >= 0:
-                group = i_bucket.get(pd)
-                if group is None:
-                    group = i_bucket[pd] = buckets.setdefault(i_head + names.key(pd), [])
-                entry = CHILD + paths[si] if ps == pd else names.generic(si)
-                if not plain:
-                    entry = _escaped(entry)
+                group = _group(i_bucket, pd, i_head, names, buckets)
                 group.append(paths[di])
-                group.append(entry)
+                entry = CHILD + paths[si] if ps == pd else names.generic(si)
+                group.append(entry if plain else _escaped(entry))
             else:
-                fields = i_count.get(di)
-                if fields is None:
-                    fields = i_count[di] = counts.setdefault(i_node + names.key(di), [])
-                fields.append(CHILD + paths[si] if ps == di else names.generic(si))
+                _group(i_count, di, i_node, names, counts).append(CHILD + paths[si] if ps == di else names.generic(si))
     plan: list[str] = ["a", "", str(len(attrs) // 2), *attrs] if attrs else []
     for key, fields in counts.items():
         plan += ("c", key, str(len(fields)), *fields)
@@ -260,6 +246,14 @@ class _Names:
         if k is None:
             k = self.keys[i] = key_of(self.table.urns[i])
         return k
+
+
+def _group(found: dict[int, list[str]], at: int, head: str, names: _Names, plan: dict[str, list[str]]) -> list[str]:
+    """The plan's group of the hash ``head`` + the key of node ``at``, kept in ``found`` for the next edge at it."""
+    group = found.get(at)
+    if group is None:
+        group = found[at] = plan.setdefault(head + names.key(at), [])
+    return group
 
 
 def _escaped(entry: str) -> str:
