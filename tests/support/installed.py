@@ -1,7 +1,7 @@
 """What the packaging tests (the wheel, the container image) check an installed Pareis with: a frame of ``TOPIC``
 about ``URN``, decoded by the script ``DECODE`` run with the installed interpreter (it prints what it found as
 JSON). Further arguments name modules whose files it reports under ``compiled``, to check that the installed copy
-has them as the extensions mypyc builds (:data:`COMPILED`)."""
+has them as the extensions mypyc builds (:func:`compiled_modules`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ TOPIC = "MetadataChangeLog_Versioned_v1"
 URN = "urn:li:dataset:(urn:li:dataPlatform:snowflake,db.s.orders,PROD)"
 
 DECODE = """
-import importlib, json, pathlib, sys, tomllib
+import importlib, json, pathlib, sys
 import pareis
 from pareis.datahub import schemas
 from pareis.datahub.codec import Decoder
