@@ -18,6 +18,7 @@ install: $(STAMP)
 COMPILED := $(shell $(PYTHON) -c "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))['tool']['pareis']['compiled'])")
 
 $(STAMP): pyproject.toml setup.py $(COMPILED)
+	deploy/local/compiler.sh $(PYTHON)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip uv
 	$(BIN)/uv pip install -q --python $(BIN)/python --compile-bytecode -e '.[dev]'
