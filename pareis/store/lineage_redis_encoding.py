@@ -304,11 +304,15 @@ def bucket_entries(value: str) -> list[str]:
 def field_nodes(fields: list[Any], node: str) -> set[str]:
     """The URNs the fields of the hash keyed by ``node`` stand for (:func:`node_of`), each field as read (bytes,
     or str from a client that decodes)."""
-    return {node_of(f.decode() if isinstance(f, bytes) else str(f), node) for f in fields}
+    return {node_of(text_of(f), node) for f in fields}
 
 
 def bucket_nodes(value: Any, owner: str) -> set[str]:
     """The URNs a bucket value of a column of ``owner`` lists (:func:`bucket_entries`, :func:`node_of`), the value
     as read (bytes or str)."""
-    text = value.decode() if isinstance(value, bytes) else str(value)
-    return {node_of(e, owner) for e in bucket_entries(text)}
+    return {node_of(e, owner) for e in bucket_entries(text_of(value))}
+
+
+def text_of(value: Any) -> str:
+    """A reply's bytes as text (a client that decodes hands over str already)."""
+    return value.decode() if isinstance(value, bytes) else str(value)
