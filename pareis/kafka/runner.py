@@ -25,11 +25,10 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
 from typing import Any
 
 import structlog
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from pareis.config import Settings
 from pareis.errors import Fatal, PareisError, Retriable
@@ -37,8 +36,9 @@ from pareis.kafka import clients
 from pareis.kafka.at_least_once import AtLeastOnce
 from pareis.kafka.batch import BatchProcessor, BatchResult, PartitionKey
 from pareis.kafka.checkpoint import Checkpoint, DeliveryFailed
-from pareis.kafka.classify import AbortTransaction, ProducerFenced, from_kafka_error, from_kafka_exception
+from pareis.kafka.classify import AbortTransaction, ProducerFenced, from_kafka_error
 from pareis.kafka.exactly_once import ExactlyOnce
+from pareis.kafka.intake import Intake, keys
 from pareis.kafka.role import Delivery, Pipeline, Role
 from pareis.model.records import RawMessage
 from pareis.telemetry.health import Health
@@ -53,20 +53,6 @@ def backoff_delay(attempt: int, initial_s: float, max_s: float, hint_s: float | 
     """``initial * 2^attempt`` capped at ``max``; at least the server's hint (itself capped)."""
     delay = min(initial_s * (2**attempt), max_s)
     return min(max(delay, hint_s or 0.0), max_s)
-
-
-def to_raw(message: Any) -> RawMessage:
-    """A confluent_kafka message as a :class:`RawMessage`."""
-    headers = message.headers()
-    return RawMessage(
-        message.topic(),
-        message.partition(),
-        message.offset(),
-        message.key(),
-        message.value(),
-        tuple(headers) if headers else (),
-        message.timestamp()[1],
-    )
 
 
 class RoleRunner:
@@ -87,9 +73,7 @@ class RoleRunner:
         self.health = health
         self.stop = stop
         self.log = structlog.get_logger(__name__).bind(role=role.name)
-        self.assigned: set[PartitionKey] = set()
         self.inflight: list[RawMessage] = []
-        self.paused = False
         self.failed = False
         self.rewind_needed = False
         self.delivery_failures = 0
@@ -99,13 +83,17 @@ class RoleRunner:
         self.renewals = 0
         """Producers started after a fencing since the last commit (see :meth:`_renew_producer`)."""
         self._producer_config: dict[str, Any] = {}
-        self._consumer: Consumer | None = None
+        self._intake: Intake | None = None
         self._checkpoint: Checkpoint | None = None
 
     @property
+    def intake(self) -> Intake:
+        assert self._intake is not None, "intake used before run()"
+        return self._intake
+
+    @property
     def consumer(self) -> Consumer:
-        assert self._consumer is not None, "consumer used before run()"
-        return self._consumer
+        return self.intake.consumer
 
     @property
     def checkpoint(self) -> Checkpoint:
@@ -128,9 +116,10 @@ class RoleRunner:
         heartbeat = self.health.loop(role.name, run.max_poll_interval_ms / 1000)
         kafka = self.settings.kafka
         processor = BatchProcessor(role.name, pipeline, kafka.topics.dlq, dlq_max_bytes=kafka.dlq_max_bytes)
-        self._consumer = clients.new_consumer(
+        consumer = clients.new_consumer(
             clients.consumer_config(self.settings, role), self._on_client_error, self._on_commit_result
         )
+        self._intake = Intake(consumer, role.name, self.metrics, self.log)
         self._producer_config = clients.producer_config(self.settings, role)
         producer = clients.new_producer(self._producer_config, self._on_client_error)
         try:  # name an unreachable broker within seconds, give up after connect_timeout_s (exit 1)
@@ -176,7 +165,7 @@ class RoleRunner:
             except ProducerFenced as exc:
                 self._renew_producer(exc)
             if time.monotonic() >= next_lag:
-                self._report_lag()
+                self.intake.report_lag()
                 next_lag = time.monotonic() + _LAG_EVERY_S
 
     def _step(self, processor: BatchProcessor, beat: Any, size: int, timeout_s: float) -> None:
@@ -186,7 +175,7 @@ class RoleRunner:
             self._rewind()
         messages = self.consumer.consume(size, timeout_s)
         self._raise_deferred()
-        batch = self._admit(messages)
+        batch = self.intake.admit(messages)
         if batch:
             self._process(processor, batch, beat)
         elif self.checkpoint.due():
@@ -194,8 +183,8 @@ class RoleRunner:
                 self._commit()
             except AbortTransaction as exc:  # e.g. an output partition gone since its records were produced
                 self._aborted(exc, beat)
-            if self.paused:
-                self._resume()
+            if self.intake.paused:
+                self.intake.resume()
 
     def _renew_producer(self, exc: ProducerFenced) -> None:
         """An exactly-once role whose producer was fenced goes on with a new one, as Kafka Streams does after a
@@ -214,8 +203,8 @@ class RoleRunner:
         assert isinstance(self.checkpoint, ExactlyOnce)
         self.checkpoint.renew(clients.new_producer(self._producer_config, self._on_client_error))
         self._rewind()
-        if self.paused:
-            self._resume()
+        if self.intake.paused:
+            self.intake.resume()
 
     def _shutdown(self) -> None:
         """Commit what is done, then leave the group (the revocation on close finds nothing left to commit)."""
@@ -234,33 +223,22 @@ class RoleRunner:
         except Exception as exc:  # closing must go on: the consumer still has to leave the group
             self.log.warning("closing the producer failed", error=str(exc))
         try:
-            if self._consumer is not None:
+            if self._intake is not None:
                 self.consumer.close()
         finally:
             self.health.gate(f"{self.role.name}.joined", False)
             self.health.forget_loop(self.role.name)
-            self.metrics.assigned.labels(self.role.name).set(0)
-            self.metrics.drop_partitions(self.role.name, self.assigned)
+            if self._intake is not None:
+                self.intake.release_all()
             pipeline.close()
 
     # --- one batch -------------------------------------------------------------------------------------------
-    def _admit(self, messages: Sequence[Any]) -> list[RawMessage]:
-        batch: list[RawMessage] = []
-        for message in messages:
-            err = message.error()
-            if err is not None:
-                self._consume_error(err)
-                continue
-            if (message.topic(), message.partition()) in self.assigned:
-                batch.append(to_raw(message))
-        return batch
-
     def _process(self, processor: BatchProcessor, batch: list[RawMessage], beat: Any) -> None:
         self.inflight = batch
         self._attempt(processor, beat)
         self.inflight = []
-        if self.paused:
-            self._resume()
+        if self.intake.paused:
+            self.intake.resume()
 
     def _attempt(self, processor: BatchProcessor, beat: Any) -> None:
         """Process ``self.inflight`` until it is done, abandoned (stopping) or rewound (aborted)."""
@@ -357,7 +335,7 @@ class RoleRunner:
         delay = backoff_delay(attempt, run.backoff_initial_s, run.backoff_max_s, exc.retry_after)
         self.log.warning("retriable failure; backing off", error=str(exc), attempt=attempt, delay_s=delay)
         self.metrics.backoffs.labels(self.role.name).inc()
-        self._pause()
+        self.intake.pause()
         deadline = time.monotonic() + delay
         while not self.stop.is_set() and (self.inflight or not holding):
             beat()
@@ -366,40 +344,20 @@ class RoleRunner:
                 return True
             message = self.consumer.poll(min(0.25, remaining))
             self._raise_deferred()
-            if message is not None and message.error() is None:
-                # Fetched despite the pause (a race with an assignment): put it back for later.
-                raw = to_raw(message)
-                if (raw.topic, raw.partition) in self.assigned:
-                    self._seek(TopicPartition(raw.topic, raw.partition, raw.offset))
+            self.intake.put_back(message)
         return False
-
-    def _pause(self) -> None:
-        if not self.paused:
-            self.consumer.pause(self.consumer.assignment())
-            self.paused = True
-            self.metrics.paused.labels(self.role.name).set(1)
-
-    def _resume(self) -> None:
-        self.consumer.resume(self.consumer.assignment())
-        self.paused = False
-        self.metrics.paused.labels(self.role.name).set(0)
-        self.log.info("resumed")
 
     # --- rebalancing -------------------------------------------------------------------------------------------
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         try:
-            consumer.incremental_assign(partitions)
-            if self.paused and partitions:
-                consumer.pause(partitions)
-            self.assigned.update((tp.topic, tp.partition) for tp in partitions)
-            self._assignment_changed("assigned", partitions)
+            self.intake.assign(partitions)
             self.health.gate(f"{self.role.name}.joined", True)
         except BaseException as exc:
             self.client_error = exc
 
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         try:
-            revoked = {(tp.topic, tp.partition) for tp in partitions}
+            revoked = keys(partitions)
             self.inflight = [m for m in self.inflight if (m.topic, m.partition) not in revoked]
             if not self.failed:
                 try:
@@ -409,15 +367,13 @@ class RoleRunner:
                 except ProducerFenced as exc:  # the loop starts a new producer; the revocation goes on
                     self.client_error = exc
             self.checkpoint.forget(revoked)
-            self.assigned -= revoked
-            self.metrics.drop_partitions(self.role.name, revoked)
-            self._assignment_changed("revoked", partitions)
+            self.intake.release("revoked", partitions)
         except BaseException as exc:
             self.client_error = exc
 
     def _on_lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         try:
-            lost = {(tp.topic, tp.partition) for tp in partitions}
+            lost = keys(partitions)
             # The group moved on without this member (its session expired: a pause, a stall): whatever it did
             # since its last commit belongs to the new owner. Abort, never commit it (the broker would refuse the
             # stale generation's offsets anyway), and rewind what is still assigned.
@@ -433,39 +389,16 @@ class RoleRunner:
                 self.checkpoint.pending.clear()
                 self.client_error = exc
             self.rewind_needed = True
-            self.assigned -= lost
-            self.metrics.drop_partitions(self.role.name, lost)
-            self._assignment_changed("lost", partitions)
+            self.intake.release("lost", partitions)
         except BaseException as exc:
             self.client_error = exc
-
-    def _assignment_changed(self, what: str, partitions: list[TopicPartition]) -> None:
-        self.metrics.assigned.labels(self.role.name).set(len(self.assigned))
-        if partitions:
-            self.log.info(what, partitions=[f"{tp.topic}[{tp.partition}]" for tp in partitions])
 
     def _rewind(self) -> None:
         """Seek every assigned partition back to its committed offset (after an abort)."""
         self.rewind_needed = False
-        assignment = self.consumer.assignment()
-        if not assignment:
-            return
-        try:
-            committed = self.consumer.committed(assignment, timeout=30)
-        except KafkaException as exc:
-            raise from_kafka_exception(exc, "reading committed offsets") from exc
-        for tp in committed:
-            offset = tp.offset if tp.offset >= 0 else OFFSET_BEGINNING
-            self._seek(TopicPartition(tp.topic, tp.partition, offset))
-        self.log.info("rewound to committed offsets", partitions=len(committed))
+        self.intake.rewind()
 
-    def _seek(self, tp: TopicPartition) -> None:
-        try:
-            self.consumer.seek(tp)
-        except KafkaException as exc:
-            raise from_kafka_exception(exc, f"seeking {tp.topic}[{tp.partition}]") from exc
-
-    # --- errors and lag ----------------------------------------------------------------------------------------
+    # --- errors ----------------------------------------------------------------------------------------
     def _on_client_error(self, err: KafkaError) -> None:
         if err.fatal():
             self.client_error = from_kafka_error(err, "client")
@@ -479,31 +412,9 @@ class RoleRunner:
         except BaseException as exc:
             self.client_error = exc
 
-    def _consume_error(self, err: KafkaError) -> None:
-        if err.code() == KafkaError._PARTITION_EOF:
-            return
-        self.metrics.errors.labels(self.role.name, f"kafka:{err.name()}").inc()
-        if err.fatal():
-            raise from_kafka_error(err, "consume")
-        self.log.warning("consume error", error=err.str(), code=err.name())
-
     def _raise_deferred(self) -> None:
         if self.client_error is not None:
             exc, self.client_error = self.client_error, None
             if isinstance(exc, Fatal):
                 raise exc
             raise Fatal(f"error in a rebalance callback: {type(exc).__name__}: {exc}") from exc
-
-    def _report_lag(self) -> None:
-        lags: dict[PartitionKey, int] = {}
-        assignment = self.consumer.assignment()
-        if not assignment:
-            return
-        for tp in self.consumer.position(assignment):
-            try:
-                _, high = self.consumer.get_watermark_offsets(tp, cached=True)
-            except KafkaException:
-                continue
-            if high >= 0 and tp.offset >= 0:
-                lags[(tp.topic, tp.partition)] = max(0, high - tp.offset)
-        self.metrics.set_lag(self.role.name, lags)
