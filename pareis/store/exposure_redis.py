@@ -23,6 +23,7 @@ import redis
 from pareis.core.exposure_index import DatasetExposure, IncidentColumns, decode, encode
 from pareis.errors import Fatal
 from pareis.store.exposure import ExposureRead, ExposureVersion
+from pareis.store.redis_errors import text as reply_text
 from pareis.store.redis_errors import translated
 
 DEFAULT_PREFIX = "pareis:exposure:"
@@ -136,22 +137,14 @@ class RedisExposureIndex:
         if head is None:
             return set()
         with translated():
-            return {_text(k) for k in self._redis.hkeys(f"{self._prefix}i:{head.version}")}
+            return {reply_text(k) for k in self._redis.hkeys(f"{self._prefix}i:{head.version}")}
 
 
 def _head(raw: object) -> ExposureVersion | None:
     if raw is None:
         return None
     try:
-        version, generation, at = _text(raw).split(" ")
+        version, generation, at = reply_text(raw).split(" ")
         return ExposureVersion(int(version), int(generation), int(at))
     except ValueError as exc:
         raise Fatal(f"corrupt exposure index head: {raw!r}") from exc
-
-
-def _text(value: object) -> str:
-    if isinstance(value, bytes):
-        return value.decode("utf-8")
-    if isinstance(value, str):
-        return value
-    raise Fatal(f"unexpected reply from redis: {value!r}")

@@ -15,6 +15,7 @@ import redis
 from pareis.core.lifecycle import IncidentState, Status
 from pareis.errors import Fatal
 from pareis.store.incidents import decode, encode
+from pareis.store.redis_errors import text as reply_text
 from pareis.store.redis_errors import translated
 
 DEFAULT_PREFIX = "pareis:"
@@ -31,7 +32,7 @@ class RedisIncidentStore:
     def get(self, dataset: str) -> IncidentState:
         with translated():
             text = self._redis.hget(self._states, dataset)
-        return IncidentState(dataset) if text is None else decode(dataset, _text(text))
+        return IncidentState(dataset) if text is None else decode(dataset, reply_text(text))
 
     def put(self, state: IncidentState) -> None:
         self.put_many([state])
@@ -56,25 +57,19 @@ class RedisIncidentStore:
             return {}
         with translated():
             texts = self._redis.hmget(self._states, names)
-        return {d: IncidentState(d) if t is None else decode(d, _text(t)) for d, t in zip(names, texts, strict=True)}
+        return {
+            d: IncidentState(d) if t is None else decode(d, reply_text(t)) for d, t in zip(names, texts, strict=True)
+        }
 
     def active(self) -> list[IncidentState]:
         with translated():
-            datasets = sorted(_text(d) for d in self._redis.smembers(self._active))
+            datasets = sorted(reply_text(d) for d in self._redis.smembers(self._active))
             texts = self._redis.hmget(self._states, datasets) if datasets else []
         states = []
         for dataset, text in zip(datasets, texts, strict=True):
             if text is None:
                 raise Fatal(f"{dataset} is listed as active in {self._active} but has no state")
-            state = decode(dataset, _text(text))
+            state = decode(dataset, reply_text(text))
             if state.status is Status.ACTIVE:
                 states.append(state)
         return states
-
-
-def _text(value: object) -> str:
-    if isinstance(value, bytes):
-        return value.decode("utf-8")
-    if isinstance(value, str):
-        return value
-    raise Fatal(f"unexpected reply from redis: {value!r}")

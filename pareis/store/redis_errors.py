@@ -2,7 +2,8 @@
 
 Connection errors, timeouts and a read-only (failing-over) replica → :class:`~pareis.errors.Retriable`; refused
 credentials and any other server error (a key of the wrong type, a disabled command) → :class:`~pareis.errors.Fatal`:
-they are configuration, and every later call would fail the same way.
+they are configuration, and every later call would fail the same way. A reply that should be text and is not
+(:func:`text`) is Fatal too: the key holds something no Pareis wrote.
 """
 
 from __future__ import annotations
@@ -31,3 +32,16 @@ def translated() -> Iterator[None]:
         yield
     except redis.RedisError as error:
         raise from_redis(error) from error
+
+
+def text(value: object) -> str:
+    """A reply read as text: ``bytes`` decoded as UTF-8, ``str`` as it is (a client that decodes replies).
+    Raises :class:`~pareis.errors.Fatal` for anything else, or for bytes that are not UTF-8."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise Fatal(f"unexpected reply from redis (not UTF-8): {value[:80]!r}") from exc
+    raise Fatal(f"unexpected reply from redis: {value!r}")

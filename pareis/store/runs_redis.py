@@ -23,6 +23,7 @@ import redis
 
 from pareis.core.runs import AssertionRun, InvalidRun, ResultType
 from pareis.errors import Fatal
+from pareis.store.redis_errors import text as reply_text
 from pareis.store.redis_errors import translated
 from pareis.store.runs import check_range, ordered
 
@@ -79,17 +80,17 @@ class RedisRunHistory:
         head = self._dataset_key("")
         with translated():
             keys = self._redis.scan_iter(match=_glob_escape(head) + "*", count=1000)
-            return sorted({_text(k)[len(head) :] for k in keys})
+            return sorted({reply_text(k)[len(head) :] for k in keys})
 
     def failed_datasets(self) -> list[str]:
         with translated():
             members = self._redis.smembers(self._prefix + "failed")
-        return sorted(_text(m) for m in members)
+        return sorted(reply_text(m) for m in members)
 
     def assertions_of(self, dataset: str) -> list[str]:
         with translated():
             members = self._redis.smembers(self._dataset_key(dataset))
-        return sorted(_text(m) for m in members)
+        return sorted(reply_text(m) for m in members)
 
     def timeline(self, assertions: Iterable[str], floor_ms: int | None) -> list[AssertionRun]:
         names = sorted(set(assertions))
@@ -135,7 +136,7 @@ class RedisRunHistory:
             pipe.smembers(self._dataset_key(name))
         with translated():
             replies = pipe.execute()
-        return {d: sorted(_text(m) for m in members) for d, members in zip(names, replies, strict=True)}
+        return {d: sorted(reply_text(m) for m in members) for d, members in zip(names, replies, strict=True)}
 
     def last_operations(self, datasets: Iterable[str], at_ms: int) -> dict[str, int]:
         names = sorted(set(datasets))
@@ -149,7 +150,7 @@ class RedisRunHistory:
         return {d: self._operation_time(d, found[0]) for d, found in zip(names, replies, strict=True) if found}
 
     def _operation_time(self, dataset: str, member: object) -> int:
-        text = _text(member) if isinstance(member, bytes | str) else repr(member)
+        text = reply_text(member) if isinstance(member, bytes | str) else repr(member)
         if not text.lstrip("-").isdigit():
             raise Fatal(f"corrupt operation time in redis key {self._operation_key(dataset)}: {text!r}")
         return int(text)
@@ -191,7 +192,3 @@ def _glob_escape(text: str) -> str:
 
 def _bound(value: int | None, open_end: str) -> int | str:
     return open_end if value is None else value
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode("utf-8") if isinstance(value, bytes) else value

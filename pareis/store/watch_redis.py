@@ -19,6 +19,7 @@ import redis
 
 from pareis.core.watch import WatchIndex
 from pareis.errors import Fatal
+from pareis.store.redis_errors import text as reply_text
 from pareis.store.redis_errors import translated
 
 DEFAULT_PREFIX = "pareis:"
@@ -58,14 +59,14 @@ class RedisWatchStore:
 
     def index(self, known: str | None = None) -> WatchIndex | None:
         with translated():
-            revision = _text(self._redis.get(self._rev) or b"0")
+            revision = reply_text(self._redis.get(self._rev) or b"0")
             if revision == known:
                 return None
             pipe = self._redis.pipeline(transaction=True)
             pipe.get(self._rev)
             pipe.hgetall(self._sets)
             raw_rev, raw = pipe.execute()
-        return WatchIndex.of(self._decode(raw), _text(raw_rev or b"0"))
+        return WatchIndex.of(self._decode(raw), reply_text(raw_rev or b"0"))
 
     def watches(self) -> dict[str, tuple[str, ...]]:
         with translated():
@@ -80,10 +81,6 @@ class RedisWatchStore:
                 if not isinstance(entities, list) or not all(isinstance(e, str) for e in entities):
                     raise ValueError("not an array of strings")
             except ValueError as exc:
-                raise Fatal(f"corrupt watch set of {_text(field)} in redis key {self._sets}: {exc}") from exc
-            out[_text(field)] = entities
+                raise Fatal(f"corrupt watch set of {reply_text(field)} in redis key {self._sets}: {exc}") from exc
+            out[reply_text(field)] = entities
         return out
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
