@@ -65,10 +65,10 @@ from pareis.store.lineage_redis_encoding import (
     field_of,
     key_of,
     node_of,
-    text_of,
 )
 from pareis.store.lineage_redis_script import apply_script
 from pareis.store.lineage_redis_stream import ApplyStream
+from pareis.store.redis_errors import text as reply_text
 from pareis.store.redis_errors import translated
 
 __all__ = [
@@ -133,8 +133,8 @@ class RedisLineageStore:
             head = "".join("\\" + c if c in "*?[]\\" else c for c in self._prefix) + "*"
             for _ in self._redis.scan_iter(match=head, count=1000):
                 raise Fatal(_refusal(self._prefix, "1 (no layout key)"))
-        elif text_of(found) != LAYOUT:
-            raise Fatal(_refusal(self._prefix, text_of(found)))
+        elif reply_text(found) != LAYOUT:
+            raise Fatal(_refusal(self._prefix, reply_text(found)))
         else:
             self._stamped = True
         self._checked = True
@@ -162,7 +162,7 @@ class RedisLineageStore:
 
     def _script(self) -> str:
         if self._sha is None:
-            self._sha = text_of(self._redis.script_load(_APPLY))
+            self._sha = reply_text(self._redis.script_load(_APPLY))
         return self._sha
 
     def _forget_script(self) -> None:
@@ -174,7 +174,7 @@ class RedisLineageStore:
             raw = self._redis.get(f"{self._prefix}r:{aspect}|{entity}")
         if raw is None:
             return None
-        version, time, deleted, facts = text_of(raw).split("\n", 3)
+        version, time, deleted, facts = reply_text(raw).split("\n", 3)
         stamp = Stamp(int(version) if version else None, int(time))
         return AspectRecord(stamp, None if deleted == "1" else decode_facts(facts))
 
@@ -194,9 +194,9 @@ class RedisLineageStore:
                     for key in keys:
                         pipe.getrange(key, 0, 63)
                     for key, start in zip(keys, pipe.execute(), strict=True):
-                        fields = text_of(start).split("\n", 3)
+                        fields = reply_text(start).split("\n", 3)
                         if len(fields) >= 3 and fields[2] != "1":
-                            found.append(text_of(key)[len(head) :])
+                            found.append(reply_text(key)[len(head) :])
                 if int(cursor) == 0:
                     break
         return sorted(set(found))
@@ -267,7 +267,7 @@ class RedisLineageStore:
         ``HKEYS``, mostly of hashes that do not exist). Loads the script when the server lacks it."""
         for attempt in (1, 2):
             if self._read_sha is None:
-                self._read_sha = text_of(self._redis.script_load(_READ))
+                self._read_sha = reply_text(self._redis.script_load(_READ))
             chunks = [hashes[i : i + READ_CHUNK] for i in range(0, len(hashes), READ_CHUNK)]
             sent = commands + [("EVALSHA", self._read_sha, len(c), *c, op) for c in chunks]
             try:
@@ -289,7 +289,7 @@ class RedisLineageStore:
             _, results = self._read([], [f"{self._prefix}a:{n}" for n in ordered], "HGETALL")
         out: dict[str, dict[str, str]] = {}
         for n, r in zip(ordered, results, strict=True):
-            out[n] = {text_of(r[i]): text_of(r[i + 1]) for i in range(0, len(r), 2)} if r else {}
+            out[n] = {reply_text(r[i]): reply_text(r[i + 1]) for i in range(0, len(r), 2)} if r else {}
         return out
 
 
