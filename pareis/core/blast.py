@@ -87,7 +87,7 @@ def blast_radius(
     features = _features(memo, affected, with_columns, table_level)
     models = _models(memo, features, with_columns | table_level)
     touched = sorted(with_columns | table_level)
-    incomplete = [d for d, attrs in memo.attributes(touched).items() if Attr.LINEAGE_INCOMPLETE in attrs]
+    incomplete = [d for d, why in memo.attribute(touched, Attr.LINEAGE_INCOMPLETE).items() if why is not None]
     return BlastRadius(
         failing_columns=tuple(sorted(failing)),
         origin_columns=tuple(sorted(origins)),

@@ -10,7 +10,9 @@ for a frontier of columns, which columns enclose them and which they contain, fr
 * with an unknown schema, the enclosing struct is spelled from the path (as siblings' columns are) and nothing is
   known to be nested.
 
-Instances remember schemas, so one walk reads each dataset's schema once.
+Instances remember schemas, so one walk reads each dataset's schema once, and only its outline when it is flat
+(:class:`~pareis.core.graph.Outline`: no column of it is nested or encloses one); such a schema is read whole only for
+a dotted column that lineage names in it, whose enclosing struct it may hold.
 """
 
 from __future__ import annotations
@@ -27,23 +29,43 @@ class Containment:
     def __init__(self, view: LineageView) -> None:
         self._view = view
         self._schemas: dict[str, frozenset[str]] = {}
+        """Each dataset's schema, empty when unknown or flat (then the dataset is in ``_flat``)."""
+        self._flat: set[str] = set()
         self._nested: dict[str, dict[str, set[str]]] = {}
 
     def load(self, datasets: Iterable[str]) -> None:
-        """Read the schemas of ``datasets`` not read yet, in one batch."""
+        """Read the outlines of the schemas of ``datasets`` not read yet (the whole schema when not flat), in one
+        batch."""
         todo = sorted({d for d in datasets if d not in self._schemas})
         if not todo:
             return
+        for d, outline in self._view.outlines(todo).items():
+            self._schemas[d] = outline.columns
+            if outline.flat:
+                self._flat.add(d)
+                self._nested[d] = {}
+            else:
+                self._index(d)
+
+    def _whole(self, datasets: Iterable[str]) -> None:
+        """Read the whole schema of each of ``datasets`` (loaded) known only to be flat."""
+        todo = sorted({d for d in datasets if d in self._flat})
+        if todo:
+            for d, cols in columns_of(self._view, todo).items():
+                self._flat.discard(d)
+                self._schemas[d] = frozenset(cols)
+                self._index(d)
+
+    def _index(self, d: str) -> None:
+        cols = self._schemas[d]
         memo = self._view if isinstance(self._view, Memo) else None
-        for d, cols in columns_of(self._view, todo).items():
-            self._schemas[d] = frozenset(cols)
-            index: dict[str, set[str]] = {}
-            for c, path in (memo.dotted_paths(d, cols) if memo is not None else dotted_paths(d, cols)).items():
-                dot = path.find(".")
-                while dot > 0:
-                    index.setdefault(path[:dot], set()).add(c)
-                    dot = path.find(".", dot + 1)
-            self._nested[d] = index
+        index: dict[str, set[str]] = {}
+        for c, path in (memo.dotted_paths(d, cols) if memo is not None else dotted_paths(d, cols)).items():
+            dot = path.find(".")
+            while dot > 0:
+                index.setdefault(path[:dot], set()).add(c)
+                dot = path.find(".", dot + 1)
+        self._nested[d] = index
 
     def enclosing(self, columns: Iterable[str]) -> dict[str, list[tuple[str, str]]]:
         """For each column, every struct enclosing it and the rest of its path inside that struct: for
@@ -51,6 +73,8 @@ class Containment:
         cols = sorted(set(columns))
         dotted = [c for c in cols if "." in path_of(c)]
         self.load(parent_of(c) for c in dotted)
+        # A dotted column is in no flat schema, but a struct enclosing it may be: those schemas are read whole.
+        self._whole(parent_of(c) for c in dotted)
         out: dict[str, list[tuple[str, str]]] = {c: [] for c in cols}
         for c in dotted:
             parent, path = parent_of(c), path_of(c)
@@ -76,4 +100,6 @@ class Containment:
         self.load([parent])
         found = column_urn(parent, path_of(struct) + rest)
         schema = self._schemas[parent]
+        if parent in self._flat:
+            return None  # a dotted path: in no flat schema
         return found if not schema or found in schema else None

@@ -11,7 +11,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import NamedTuple, Protocol
 
-from pareis.core.fieldpath import COLUMN_PREFIX, column_urn, parent_of, path_of, split_schema, with_foreign
+from pareis.core.fieldpath import COLUMN_PREFIX, column_urn, is_flat, parent_of, path_of, split_schema, with_foreign
 
 REMOVABLE_TYPES = frozenset(
     {
@@ -112,6 +112,26 @@ class Query(NamedTuple):
 Adjacency = Mapping[str, frozenset[str]]
 
 
+class Outline(NamedTuple):
+    """What containment (:mod:`pareis.core.containment`) needs of a dataset's schema (its ``has_column``
+    neighbours) without listing a flat one: ``size`` columns (0: the schema is unknown) and ``columns``, all of
+    them, or none when the schema is flat (:func:`~pareis.core.fieldpath.is_flat`: every column the dataset's own,
+    none nested). A large blast touches thousands of flat schemas of tens of columns each, of which it needs only
+    this. :func:`outline_of` defines it."""
+
+    size: int
+    columns: frozenset[str]
+
+    @property
+    def flat(self) -> bool:
+        return self.size > 0 and not self.columns
+
+
+def outline_of(dataset: str, columns: frozenset[str]) -> Outline:
+    """The :class:`Outline` of ``dataset``'s schema ``columns``."""
+    return Outline(len(columns), _NONE if is_flat(dataset, columns) else columns)
+
+
 class LineageView(Protocol):
     """Read side of the lineage index, batched: a frontier in, a mapping out."""
 
@@ -125,6 +145,21 @@ class LineageView(Protocol):
     def attributes(self, nodes: Collection[str]) -> Mapping[str, Mapping[str, str]]:
         """Attributes of every node (an empty mapping for nodes with none)."""
         ...
+
+    def attribute(self, nodes: Collection[str], name: Attr) -> Mapping[str, str | None]:
+        """One attribute of every node, None where it has none: what checking one flag needs, without reading the
+        rest (a dataset's schema types, profile and owners)."""
+        ...
+
+    def outlines(self, datasets: Collection[str]) -> Mapping[str, Outline]:
+        """The :class:`Outline` of each dataset's schema: ``outline_of(d, <its has_column neighbours>)``, which a
+        store may answer without transferring a flat schema (:func:`outlines_of` is the plain way)."""
+        ...
+
+
+def outlines_of(view: LineageView, datasets: Iterable[str]) -> dict[str, Outline]:
+    """:meth:`LineageView.outlines` answered from the whole schemas, for a view that transfers nothing less."""
+    return {d: outline_of(d, columns) for d, columns in columns_of(view, datasets).items()}
 
 
 class Memo:
@@ -145,6 +180,8 @@ class Memo:
         self._attrs: dict[str, Mapping[str, str]] = {}
         self._owners: dict[str, str | None] = {}
         self._schemas: dict[str, tuple[list[str], dict[str, str]]] = {}
+        self._outlines: dict[str, Outline] = {}
+        self._flags: dict[Attr, dict[str, str | None]] = {}
 
     def lookup(self, queries: Sequence[Query]) -> list[Adjacency]:
         missing: list[Query] = []
@@ -154,33 +191,59 @@ class Memo:
             if todo:
                 missing.append(Query(q.rel, todo, q.reverse))
         if missing:
-            answers = self._view.lookup(missing)
-            seen = {n for q in missing for n in q.nodes}
-            # A dataset's own columns (most of a schema) are owned by the dataset: checked as one group each,
-            # not parsed one by one (a large blast reads 200,000+ of them).
-            groups: dict[str, list[frozenset[str]]] = {}
-            for q, answer in zip(missing, answers, strict=True):
-                schema = q.rel == Rel.HAS_COLUMN and not q.reverse
-                for n, targets in answer.items():
-                    if schema and targets:
-                        groups.setdefault(n, []).append(targets)
-                        self._schemas[n] = split_schema(n, targets)
-                        seen.update(self._schemas[n][0])
-                    else:
-                        seen |= targets
-            gone = self._gone(seen, groups)
-            for q, answer in zip(missing, answers, strict=True):
-                cache = self._edges[(q.rel, q.reverse)]
-                if gone:
-                    for n in q.nodes:
-                        cache[n] = frozenset() if n in gone else answer.get(n, _NONE) - gone
-                else:
-                    for n in q.nodes:
-                        cache[n] = answer.get(n, _NONE)
+            self._remember(missing, self._view.lookup(missing))
         out: list[Adjacency] = []
         for q in queries:
             cache = self._edges[(q.rel, q.reverse)]
             out.append({n: cache[n] for n in q.nodes})
+        return out
+
+    def _remember(self, missing: Sequence[Query], answers: Sequence[Adjacency]) -> None:
+        """Keep the store's ``answers`` to ``missing`` (questions not asked before), removed entities taken out."""
+        seen = {n for q in missing for n in q.nodes}
+        # A dataset's own columns (most of a schema) are owned by the dataset: checked as one group each,
+        # not parsed one by one (a large blast reads 200,000+ of them).
+        groups: dict[str, list[frozenset[str]]] = {}
+        for q, answer in zip(missing, answers, strict=True):
+            schema = q.rel == Rel.HAS_COLUMN and not q.reverse
+            for n, targets in answer.items():
+                if schema and targets:
+                    groups.setdefault(n, []).append(targets)
+                    self._schemas[n] = split_schema(n, targets)
+                    seen.update(self._schemas[n][0])
+                else:
+                    seen |= targets
+        gone = self._gone(seen, groups)
+        for q, answer in zip(missing, answers, strict=True):
+            cache = self._edges[(q.rel, q.reverse)]
+            if gone:
+                for n in q.nodes:
+                    cache[n] = frozenset() if n in gone else answer.get(n, _NONE) - gone
+            else:
+                for n in q.nodes:
+                    cache[n] = answer.get(n, _NONE)
+
+    def outlines(self, datasets: Collection[str]) -> Mapping[str, Outline]:
+        """Outlines as the remembered schemas state them (removed columns out; a removed dataset's is unknown). A
+        schema not read yet is outlined by the store; one that is not flat comes whole and is remembered as if
+        :func:`columns_of` had read it."""
+        schemas = self._edges.setdefault((Rel.HAS_COLUMN, False), {})
+        todo = sorted({d for d in datasets if d not in self._outlines and d not in schemas})
+        if todo:
+            got = self._view.outlines(todo)
+            whole = [d for d in todo if not got[d].flat]
+            if whole:
+                self._remember([Query(Rel.HAS_COLUMN, whole)], [{d: got[d].columns for d in whole}])
+            flat = [d for d in todo if got[d].flat]
+            gone = self._gone(flat, {})  # a flat schema's columns are its dataset's own: gone with it alone
+            for d in flat:
+                self._outlines[d] = _UNKNOWN if d in gone else got[d]
+        out: dict[str, Outline] = {}
+        for d in datasets:
+            found = self._outlines.get(d)
+            if found is None:
+                found = self._outlines[d] = outline_of(d, schemas[d])
+            out[d] = found
         return out
 
     def attributes(self, nodes: Collection[str]) -> Mapping[str, Mapping[str, str]]:
@@ -190,6 +253,16 @@ class Memo:
             for n in todo:
                 self._attrs[n] = got.get(n, {})
         return {n: self._attrs[n] for n in nodes}
+
+    def attribute(self, nodes: Collection[str], name: Attr) -> Mapping[str, str | None]:
+        """From the attributes read whole where they were, else read alone (and remembered)."""
+        known = self._flags.setdefault(name, {})
+        todo = sorted({n for n in nodes if n not in self._attrs and n not in known})
+        if todo:
+            got = self._view.attribute(todo, name)
+            for n in todo:
+                known[n] = got.get(n)
+        return {n: self._attrs[n].get(name) if n in self._attrs else known[n] for n in nodes}
 
     def dotted_paths(self, dataset: str, columns: frozenset[str]) -> dict[str, str]:
         """``{column: path_of(column)}`` for ``columns``, the schema of ``dataset`` as :func:`columns_of` answered
@@ -215,8 +288,8 @@ class Memo:
             owners[n] = known[n]
         group_owners = {d: _removable(d) for d in groups}
         asked = {o for o in owners.values() if o is not None} | {o for o in group_owners.values() if o is not None}
-        attrs = self.attributes(asked)
-        dead = {o for o in asked if attrs[o].get(Attr.REMOVED) == "true"}
+        flags = self.attribute(asked, Attr.REMOVED)
+        dead = {o for o in asked if flags[o] == "true"}
         if not dead:
             return set()
         gone = {n for n, o in owners.items() if o in dead}
@@ -228,6 +301,7 @@ class Memo:
 
 
 _NONE: frozenset[str] = frozenset()
+_UNKNOWN = Outline(0, _NONE)
 
 
 def memoised(view: LineageView) -> Memo:

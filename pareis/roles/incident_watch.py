@@ -47,11 +47,13 @@ class IncidentWatch:
         self._store = store
         self._lineage = lineage
 
-    def put(self, analysed: Mapping[str, tuple[IncidentState, IncidentFacts | None]]) -> None:
+    def put(self, analysed: Mapping[str, tuple[IncidentState, IncidentFacts | None]], view: Memo | None = None) -> None:
         """``analysed``: per dataset, its state after the batch and the facts last computed for it (None: none).
-        ACTIVE with facts → its watch set replaced; not ACTIVE → removed; ACTIVE without facts → left as it is."""
+        ACTIVE with facts → its watch set replaced; not ACTIVE → removed; ACTIVE without facts → left as it is.
+        ``view``: the view of the index the facts were computed over (the batch's), whose answers the processes'
+        reads reuse; a view of its own otherwise."""
         watches: dict[str, tuple[str, ...]] = {}
-        view = memoised(self._lineage)
+        view = view if view is not None else memoised(self._lineage)
         # Every set's processes asked of the index in one round trip (each set then reads its own from the memo).
         prefetch(view, [f for state, f in analysed.values() if f is not None and state.status is Status.ACTIVE])
         for dataset, (state, facts) in sorted(analysed.items()):

@@ -210,7 +210,7 @@ class IncidentsHandler:
                 analysed[dataset] = step.analysed
             out.extend(step.outputs)
         if self._watch is not None:
-            self._watch.put(analysed)
+            self._watch.put(analysed, view)
         self._journal.record(entries)
         self._incidents.put_many(changed.values())
         if self._scores is not None:  # reliability scores changed by these runs (pareis.roles.scores)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
-from pareis.core.graph import Adjacency, Attr, Query, Rel
+from pareis.core.graph import Adjacency, Attr, Outline, Query, Rel, outlines_of
 from pareis.store.lineage import AspectRecord, Edge, Facts, LineageUpdate, Outcome
 
 _EMPTY = Facts()
@@ -89,3 +89,9 @@ class MemoryLineageStore:
 
     def attributes(self, nodes: Collection[str]) -> Mapping[str, Mapping[str, str]]:
         return {n: {str(k): v for k, v in self._attrs.get(n, {}).items()} for n in nodes}
+
+    def attribute(self, nodes: Collection[str], name: Attr) -> Mapping[str, str | None]:
+        return {n: self._attrs.get(n, {}).get(name) for n in nodes}
+
+    def outlines(self, datasets: Collection[str]) -> Mapping[str, Outline]:
+        return outlines_of(self, datasets)

@@ -49,8 +49,8 @@ from typing import Any
 import redis
 from hiredis import pack_command
 
-from pareis.core.fieldpath import COLUMN_PREFIX
-from pareis.core.graph import Adjacency, Query, Rel
+from pareis.core.fieldpath import COLUMN_PREFIX, own_head
+from pareis.core.graph import Adjacency, Attr, Outline, Query, Rel, outline_of
 from pareis.errors import Fatal
 from pareis.store.lineage import AspectRecord, LineageUpdate, Outcome, Stamp
 from pareis.store.lineage_redis_encoding import (
@@ -89,12 +89,32 @@ _APPLY = apply_script(FIELD_PREFIXES)
 _READ = """
 local out = {}
 for i = 1, #KEYS do
-  out[i] = redis.call(ARGV[1], KEYS[i])
+  out[i] = redis.call(ARGV[1], KEYS[i], unpack(ARGV, 2))
 end
 return out
 """
-"""The read script: ``ARGV[1]`` (``HKEYS`` or ``HGETALL``) of each key, an empty list for a missing key. Writes
-nothing."""
+"""The read script: ``ARGV[1]`` (``HKEYS``, ``HGETALL``, or ``HGET`` of the field ``ARGV[2]``) of each key: an empty
+list for a missing key (a nil for ``HGET``). Writes nothing."""
+
+_OUTLINE = """
+local find, concat = string.find, table.concat
+local out = {}
+for i = 1, #KEYS do
+  local f = redis.call('HKEYS', KEYS[i])
+  if #f > 0 then
+    local j = '\\n' .. concat(f, '\\n') .. '\\n'
+    if not (find(j, '\\n[^\\001]') or find(j, '\\001\\n', 1, true) or find(j, '[%.%%%[]')) then
+      f = #f
+    end
+  end
+  out[i] = f
+end
+return out
+"""
+"""The outline script (:meth:`RedisLineageStore.outlines`): for each schema hash (``o:has_column:<dataset>``), its
+size when it is certainly flat — every field a child of the key (``\\x01<path>``) with a non-empty path holding
+none of ``.%[`` (:data:`~pareis.core.fieldpath.FLAT_MARKS`), checked on the fields joined, in C — else its fields
+(also when a field's own newline makes the check unsure: the client then decides). Writes nothing."""
 READ_CHUNK = 1000
 """Keys per ``EVALSHA`` of the read script (the server runs each script alone: a chunk keeps that short)."""
 
@@ -119,7 +139,7 @@ class RedisLineageStore:
         self._redis = client
         self._prefix = prefix
         self._sha: str | None = None
-        self._read_sha: str | None = None
+        self._read_shas: dict[str, str] = {}
         self._checked = False
         self._stamped = False
 
@@ -260,26 +280,61 @@ class RedisLineageStore:
         return out
 
     def _read(
-        self, commands: list[tuple[Any, ...]], hashes: list[str], op: str = "HKEYS"
+        self,
+        commands: list[tuple[Any, ...]],
+        hashes: list[str],
+        op: str = "HKEYS",
+        script: str = _READ,
+        *args: str,
     ) -> tuple[list[Any], list[Any]]:
-        """(the replies to ``commands``, ``op`` of each of ``hashes``) in one round trip: ``op`` by the read
-        script, :data:`READ_CHUNK` keys per ``EVALSHA`` (one command, not one each: a large blast asks ~100,000
-        ``HKEYS``, mostly of hashes that do not exist). Loads the script when the server lacks it."""
+        """(the replies to ``commands``, ``script``'s reply for each of ``hashes``) in one round trip: by default
+        ``op`` of each by the read script, :data:`READ_CHUNK` keys per ``EVALSHA`` (one command, not one each: a
+        large blast asks ~100,000 ``HKEYS``, mostly of hashes that do not exist). Loads the script when the server
+        lacks it."""
         for attempt in (1, 2):
-            if self._read_sha is None:
-                self._read_sha = reply_text(self._redis.script_load(_READ))
+            sha = self._read_shas.get(script)
+            if sha is None:
+                sha = self._read_shas[script] = reply_text(self._redis.script_load(script))
             chunks = [hashes[i : i + READ_CHUNK] for i in range(0, len(hashes), READ_CHUNK)]
-            sent = commands + [("EVALSHA", self._read_sha, len(c), *c, op) for c in chunks]
+            sent = commands + [("EVALSHA", sha, len(c), *c, op, *args) for c in chunks]
             try:
                 replies = _round_trip(self._redis, sent)
             except redis.exceptions.NoScriptError:
-                self._read_sha = None  # the server lost its script cache (restart, SCRIPT FLUSH)
+                self._read_shas.clear()  # the server lost its script cache (restart, SCRIPT FLUSH)
                 if attempt == 2:
                     raise
                 continue
             keys = [k for r in replies[len(commands) :] for k in r]
             return replies[: len(commands)], keys
         raise AssertionError("unreachable")
+
+    def outlines(self, datasets: Collection[str]) -> Mapping[str, Outline]:
+        """One round trip: each dataset's schema hash by the outline script (:data:`_OUTLINE`), which sends a flat
+        schema's size instead of its fields; ``HKEYS`` by the read script for a dataset whose columns are not
+        spelled as its own (:func:`~pareis.core.fieldpath.own_head` is None: the script cannot tell such a schema
+        flat). The answer is ``outline_of`` of the whole schema either way."""
+        ordered = list(datasets)
+        p, rel = self._prefix, Rel.HAS_COLUMN
+        plain = [d for d in ordered if own_head(d) is not None]
+        other = [d for d in ordered if own_head(d) is None]
+        with translated():
+            self._check_layout()
+            _, got = self._read([], [f"{p}o:{rel}:{key_of(d)}" for d in plain], script=_OUTLINE)
+            _, whole = self._read([], [f"{p}o:{rel}:{key_of(d)}" for d in other]) if other else ([], [])
+        out: dict[str, Outline] = {}
+        for d, reply in zip(plain, got, strict=True):
+            out[d] = Outline(reply, _NONE) if isinstance(reply, int) else outline_of(d, _columns(reply, d))
+        for d, reply in zip(other, whole, strict=True):
+            out[d] = outline_of(d, _columns(reply, d))
+        return out
+
+    def attribute(self, nodes: Collection[str], name: Attr) -> Mapping[str, str | None]:
+        """``HGET`` of ``name`` in each node's attribute hash, by the read script (:meth:`_read`)."""
+        ordered = list(nodes)
+        with translated():
+            self._check_layout()
+            _, results = self._read([], [f"{self._prefix}a:{n}" for n in ordered], "HGET", _READ, name)
+        return {n: None if r is None else reply_text(r) for n, r in zip(ordered, results, strict=True)}
 
     def attributes(self, nodes: Collection[str]) -> Mapping[str, Mapping[str, str]]:
         """``HGETALL`` of each node's attribute hash, by the read script (:meth:`_read`)."""
@@ -291,6 +346,11 @@ class RedisLineageStore:
         for n, r in zip(ordered, results, strict=True):
             out[n] = {reply_text(r[i]): reply_text(r[i + 1]) for i in range(0, len(r), 2)} if r else {}
         return out
+
+
+def _columns(fields: list[Any], dataset: str) -> frozenset[str]:
+    """The columns a schema hash's ``fields`` stand for."""
+    return frozenset(field_nodes(fields, dataset)) if fields else _NONE
 
 
 def _refusal(prefix: str, found: str) -> str:

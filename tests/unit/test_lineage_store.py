@@ -9,7 +9,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from pareis.core.graph import Attr, Query, Rel
+from pareis.core.graph import Attr, Outline, Query, Rel, outlines_of
 from pareis.errors import Fatal, Retriable
 from pareis.store import lineage_redis
 from pareis.store.lineage import AspectRecord, Edge, Facts, LineageStore, LineageUpdate, Outcome, Stamp
@@ -163,6 +163,50 @@ def test_attributes_follow_their_aspect(store: LineageStore) -> None:
     assert store.attributes([model]) == {model: {"model.created_ms": "6"}}
     store.apply([upd(model, "mlModelProperties", None, time=2)])
     assert store.attributes([model]) == {model: {}}
+
+
+def test_one_attribute_is_read_alone_as_whole_reads_state_it(store: LineageStore) -> None:
+    model = "urn:li:mlModel:(urn:li:dataPlatform:mlflow,m_1,PROD)"
+    store.apply(
+        [
+            upd(model, "status", [], attrs={Attr.REMOVED: "true"}),
+            upd(A, "schemaMetadata", [], attrs={Attr.SCHEMA_TYPES: '{"x": "string"}'}),
+        ]
+    )
+    nodes = [model, A, B]
+    for name in (Attr.REMOVED, Attr.SCHEMA_TYPES, Attr.OWNERS):
+        whole = store.attributes(nodes)
+        assert store.attribute(nodes, name) == {n: whole[n].get(name) for n in nodes}
+    assert store.attribute([model, B], Attr.REMOVED) == {model: "true", B: None}
+    assert store.attribute([], Attr.REMOVED) == {}
+
+
+WITH_COMMA = "urn:li:dataset:with,comma"  # not read whole as a column's parent: no column is spelled as its own
+OUTLINED = {
+    A: [col(A, n) for n in ("id", "name", "total_spend")],  # flat
+    B: [col(B, n) for n in ("id", "s", "s.f", "s.g.h")],  # nested
+    C: [col(C, "we%2Cird"), col(C, "[version=2.0].[type=string].v")],  # percent-encoded; a v2 path
+    "urn:li:dataset:(urn:li:dataPlatform:hive,nl,PROD)": [
+        col("urn:li:dataset:(urn:li:dataPlatform:hive,nl,PROD)", "a\nb"),  # a newline, flat all the same
+        col("urn:li:dataset:(urn:li:dataPlatform:hive,nl,PROD)", "c\n\x01d"),
+    ],
+    "urn:li:dataset:(urn:li:dataPlatform:hive,foreign,PROD)": [col(A, "id"), col(A, "x")],  # not its own
+    WITH_COMMA: [col(WITH_COMMA, "id")],
+}
+
+
+def test_outlines_state_the_whole_schema_or_that_it_is_flat(store: LineageStore) -> None:
+    store.apply([upd(d, "schemaMetadata", [(Rel.HAS_COLUMN, d, c) for c in cs]) for d, cs in OUTLINED.items()])
+    nl = "urn:li:dataset:(urn:li:dataPlatform:hive,nl,PROD)"
+    datasets = [*OUTLINED, "urn:li:dataset:(urn:li:dataPlatform:hive,unknown,PROD)"]
+    got = store.outlines(datasets)
+    assert got == outlines_of(store, datasets)  # outline_of of the whole schemas, however the store answers
+    assert got[A] == Outline(3, frozenset()) and got[A].flat
+    assert got[nl] == Outline(2, frozenset())
+    for d in (B, C, "urn:li:dataset:(urn:li:dataPlatform:hive,foreign,PROD)", WITH_COMMA):
+        assert got[d] == Outline(len(OUTLINED[d]), frozenset(OUTLINED[d])) and not got[d].flat
+    assert got["urn:li:dataset:(urn:li:dataPlatform:hive,unknown,PROD)"] == Outline(0, frozenset())
+    assert store.outlines([]) == {}
 
 
 def test_record_returns_the_stamp_and_facts(store: LineageStore) -> None:
@@ -342,5 +386,5 @@ def test_many_node_hashes_are_read_by_the_read_script_in_chunks_and_reloaded_whe
     assert down(store, Rel.DATASET, *sources) == {
         s: frozenset({B}) if i % 2 == 0 else frozenset() for i, s in enumerate(sources)
     }
-    store._read_sha = "0" * 40  # as after a server restart: its script cache does not hold this digest
+    store._read_shas = dict.fromkeys(store._read_shas, "0" * 40)  # as after a restart: the server lacks them
     assert down(store, Rel.DATASET, sources[0], sources[1]) == {sources[0]: frozenset({B}), sources[1]: frozenset()}

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from pareis.core import fieldpath
 from pareis.core.containment import Containment
-from pareis.core.fieldpath import COLUMN_PREFIX, dotted_paths, own_head, split_column, split_schema
-from pareis.core.graph import Adjacency, Attr, Memo, Query, Rel, columns_of
+from pareis.core.fieldpath import COLUMN_PREFIX, column_urn, dotted_paths, is_flat, own_head, split_column, split_schema
+from pareis.core.graph import Adjacency, Attr, Memo, Outline, Query, Rel, columns_of, outlines_of
 
 
 class View:
@@ -32,6 +32,13 @@ class View:
     def attributes(self, nodes: Collection[str]) -> Mapping[str, Mapping[str, str]]:
         self.attribute_reads += 1
         return {n: self.attrs.get(n, {}) for n in nodes}
+
+    def attribute(self, nodes: Collection[str], name: Attr) -> Mapping[str, str | None]:
+        self.attribute_reads += 1
+        return {n: self.attrs.get(n, {}).get(name) for n in nodes}
+
+    def outlines(self, datasets: Collection[str]) -> Mapping[str, Outline]:
+        return outlines_of(self, datasets)
 
 
 def ds(name: str) -> str:
@@ -126,3 +133,74 @@ def test_a_removed_datasets_columns_are_gone_from_every_answer() -> None:
     )
     assert both[0][f"{COLUMN_PREFIX}{ds('t0')},c0)"] == frozenset()
     assert both[1][gone] == frozenset() and len(both[1][ds("t2")]) == 5
+
+
+OUTLINE_PATHS = ["id", "a", "a.b", "a.b.c", "s", "s.f", "x%2Cy", "x%2Cy.z", "[version=2.0].[type=struct].a"]
+TABLES = [ds("t0"), ds("t1"), ds("t2")]
+
+
+def containment_oracle(
+    schemas: Mapping[str, set[str]], columns: list[str]
+) -> tuple[dict[str, list[tuple[str, str]]], dict[str, frozenset[str]], dict[tuple[str, str], str | None]]:
+    """Containment stated from whole schemas (the module docstring of :mod:`pareis.core.containment`)."""
+    enclosing: dict[str, list[tuple[str, str]]] = {}
+    for c in columns:
+        parent, path = split_column(c)
+        schema = schemas.get(parent, set())
+        cuts = [i for i, ch in enumerate(path) if ch == "."][::-1]
+        structs = [(column_urn(parent, path[:i]), path[i:]) for i in cuts if i > 0]
+        enclosing[c] = [(s, rest) for s, rest in structs if not schema or s in schema]
+    nested = {
+        c: frozenset(
+            x for x in schemas.get(split_column(c)[0], ()) if split_column(x)[1].startswith(split_column(c)[1] + ".")
+        )
+        for c in columns
+    }
+    inside: dict[tuple[str, str], str | None] = {}
+    for s, rest in [pair for found in enclosing.values() for pair in found] + [(c, ".f") for c in columns]:
+        parent, path = split_column(s)
+        found = column_urn(parent, path + rest)
+        schema = schemas.get(parent, set())
+        inside[(s, rest)] = found if not schema or found in schema else None
+    return enclosing, nested, inside
+
+
+@given(
+    st.dictionaries(st.sampled_from(TABLES), st.sets(st.sampled_from(OUTLINE_PATHS), max_size=5), max_size=3),
+    st.sets(st.tuples(st.sampled_from(TABLES), st.sampled_from(OUTLINE_PATHS))),
+)
+def test_containment_over_outlines_answers_as_the_whole_schemas_say(
+    named: dict[str, set[str]], asked: set[tuple[str, str]]
+) -> None:
+    """A flat schema outlined (its size only) gives every containment answer the whole schema gives, a dotted column
+    that lineage names in it included (its enclosing struct may be there: the schema is then read whole)."""
+    schemas = {d: {column_urn(d, p) for p in paths} for d, paths in named.items()}
+    columns = sorted(column_urn(d, p) for d, p in asked)
+    contained = Containment(Memo(View({(Rel.HAS_COLUMN, d): cols for d, cols in schemas.items()}, {})))
+    enclosing, nested, inside = containment_oracle(schemas, columns)
+    assert contained.enclosing(columns) == enclosing
+    assert contained.nested(columns) == nested
+    assert {(s, rest): contained.inside(s, rest) for s, rest in inside} == inside
+
+
+def test_a_flat_schema_is_outlined_by_its_size_and_read_whole_only_for_a_dotted_column_named_in_it() -> None:
+    d = ds("t0")
+    view = View({(Rel.HAS_COLUMN, d): {column_urn(d, p) for p in ("id", "a")}}, {})
+    memo = Memo(view)
+    assert memo.outlines([d]) == {d: Outline(2, frozenset())}
+    contained = Containment(memo)
+    contained.load([d])
+    assert contained.nested([column_urn(d, "a")]) == {column_urn(d, "a"): frozenset()}
+    assert contained.inside(column_urn(d, "a"), ".b") is None
+    # a.b is in no flat schema, but its struct a is in this one: enclosing reads the schema whole to find it
+    assert contained.enclosing([column_urn(d, "a.b")]) == {column_urn(d, "a.b"): [(column_urn(d, "a"), ".b")]}
+
+
+def test_fieldpath_flat_is_own_columns_with_plain_paths() -> None:
+    d = ds("db.t")
+    assert is_flat(d, [column_urn(d, "id"), column_urn(d, "name")])
+    assert not is_flat(d, [])
+    assert not is_flat(d, [column_urn(d, "id"), column_urn(d, "s.f")])
+    assert not is_flat(d, [column_urn(d, "we,ird")])  # percent-encoded in the URN
+    assert not is_flat(d, [column_urn(ds("other"), "id")])
+    assert not is_flat("urn:li:dataset:with,comma", ["urn:li:schemaField:(urn:li:dataset:with,comma,id)"])

@@ -19,7 +19,7 @@ import pytest
 
 from pareis.config import DatahubSettings
 from pareis.core import catalog
-from pareis.core.graph import Adjacency, Attr, Query, Rel
+from pareis.core.graph import Adjacency, Attr, Outline, Query, Rel
 from pareis.core.impact import BlastRadius, ModelImpact
 from pareis.core.incident_urn import incident_urn
 from pareis.core.inputs import model_versions
@@ -389,6 +389,13 @@ class CountingView:
 
     def attributes(self, nodes: Collection[str]) -> Mapping[str, Mapping[str, str]]:
         return self.view.attributes(nodes)
+
+    def attribute(self, nodes: Collection[str], name: Attr) -> Mapping[str, str | None]:
+        return self.view.attribute(nodes, name)
+
+    def outlines(self, datasets: Collection[str]) -> Mapping[str, Outline]:
+        self.lookups += 1
+        return self.view.outlines(datasets)
 
 
 def test_a_batch_walks_its_failures_together_and_answers_as_each_alone(
