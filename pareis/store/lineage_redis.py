@@ -34,7 +34,8 @@ that setting (e.g. to 128) to keep such hashes compact.
 Each update runs as one Lua script (:mod:`pareis.store.lineage_redis_script`; atomic: compare stamps, diff the old
 and new facts, move the counts, replace the record); a batch of updates is one pipeline, a batch of lookups is
 one round trip (a column bucket's fields by one ``HMGET`` per frontier, other nodes' hashes by a read-only script,
-``HKEYS`` of up to 1,000 keys per call). The scripts touch keys derived from their arguments, so this targets a
+``HKEYS`` of up to 1,000 keys per call; schemas' outlines by another, which sends a flat schema's size instead of its
+fields, :meth:`RedisLineageStore.outlines`). The scripts touch keys derived from their arguments, so this targets a
 single Redis server (not Redis Cluster).
 
 Errors: connection errors, timeouts and a read-only (failing-over) server → :class:`~pareis.errors.Retriable`;
@@ -116,7 +117,7 @@ size when it is certainly flat — every field a child of the key (``\\x01<path>
 none of ``.%[`` (:data:`~pareis.core.fieldpath.FLAT_MARKS`), checked on the fields joined, in C — else its fields
 (also when a field's own newline makes the check unsure: the client then decides). Writes nothing."""
 READ_CHUNK = 1000
-"""Keys per ``EVALSHA`` of the read script (the server runs each script alone: a chunk keeps that short)."""
+"""Keys per ``EVALSHA`` of a read-only script (the server runs each script alone: a chunk keeps that short)."""
 
 _NONE: frozenset[str] = frozenset()
 _Row = tuple[str, str | None, int, int, list[tuple[str, int]] | None]

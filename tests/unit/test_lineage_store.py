@@ -386,5 +386,13 @@ def test_many_node_hashes_are_read_by_the_read_script_in_chunks_and_reloaded_whe
     assert down(store, Rel.DATASET, *sources) == {
         s: frozenset({B}) if i % 2 == 0 else frozenset() for i, s in enumerate(sources)
     }
+    store.apply([upd(s, "schemaMetadata", [(Rel.HAS_COLUMN, s, col(s, "id"))]) for s in sources[:1500]])
+    outlined = store.outlines(sources)  # the outline script, in chunks too
+    assert outlined == {s: Outline(1 if i < 1500 else 0, frozenset()) for i, s in enumerate(sources)}
     store._read_shas = dict.fromkeys(store._read_shas, "0" * 40)  # as after a restart: the server lacks them
+    assert len(store._read_shas) == 2
     assert down(store, Rel.DATASET, sources[0], sources[1]) == {sources[0]: frozenset({B}), sources[1]: frozenset()}
+    assert store.outlines(sources[1499:1501]) == {
+        sources[1499]: Outline(1, frozenset()),
+        sources[1500]: Outline(0, frozenset()),
+    }
