@@ -181,27 +181,12 @@ def split_schema(parent: str, columns: Iterable[str]) -> tuple[list[str], dict[s
     return foreign, dotted
 
 
-FLAT_MARKS = ".%["
-"""What in a column's path makes a schema not flat (:func:`is_flat`): a nested field's dot, a percent-encoded
-character, a v2 path's bracket."""
-
-
 def is_flat(parent: str, columns: Collection[str]) -> bool:
-    """Whether ``columns`` (``parent``'s ``has_column`` neighbours) are a *flat* schema: at least one column, each
-    spelled ``<own_head(parent)><path>)`` with a non-empty path holding none of :data:`FLAT_MARKS`. Such a path is
-    already normal (``path_of`` returns it as is) and names no nested field, so nothing in the schema encloses or
-    is nested in anything: containment needs only to know that it is there
-    (:class:`~pareis.core.graph.Outline`)."""
-    head = own_head(parent)
-    if head is None or not columns:
-        return False
-    cut = len(head)
-    for c in columns:
-        if not (c.startswith(head) and c.endswith(")")) or len(c) <= cut + 1:
-            return False
-    # Every column is <head><path>): a mark anywhere past the heads is a mark in a path.
-    joined = "".join(columns)
-    return all(joined.count(m) == head.count(m) * len(columns) for m in FLAT_MARKS)
+    """Whether ``columns`` (``parent``'s ``has_column`` neighbours) are a *flat* schema: at least one column, all of
+    them read as ``parent``'s own and none with a dotted path (:func:`split_schema` finds none foreign and none
+    dotted). Such paths are already normal and name no nested field, so nothing in the schema encloses or is nested
+    in anything: containment needs only to know that it is there (:class:`~pareis.core.graph.Outline`)."""
+    return bool(columns) and split_schema(parent, columns) == ([], {})
 
 
 def dotted_paths(parent: str, columns: Iterable[str]) -> dict[str, str]:

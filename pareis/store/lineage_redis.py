@@ -113,9 +113,10 @@ end
 return out
 """
 """The outline script (:meth:`RedisLineageStore.outlines`): for each schema hash (``o:has_column:<dataset>``), its
-size when it is certainly flat — every field a child of the key (``\\x01<path>``) with a non-empty path holding
-none of ``.%[`` (:data:`~pareis.core.fieldpath.FLAT_MARKS`), checked on the fields joined, in C — else its fields
-(also when a field's own newline makes the check unsure: the client then decides). Writes nothing."""
+size when it is certainly flat (:func:`~pareis.core.fieldpath.is_flat`) — every field a child of the key
+(``\\x01<path>``) with a non-empty path holding none of ``.``, ``%`` and ``[`` (a dot, an encoded character, perhaps
+a v2 path), checked on the fields joined, in C — else its fields, for the client to decide (so also when a bracket or
+a field's own newline makes the check unsure). Writes nothing."""
 READ_CHUNK = 1000
 """Keys per ``EVALSHA`` of a read-only script (the server runs each script alone: a chunk keeps that short)."""
 
