@@ -263,7 +263,7 @@ class RedisLineageStore:
             plan.append(rows)
         with translated():
             self._check_layout()
-            replies, keys = self._read(commands, hashes)
+            replies, keys = self._read(commands, hashes, "HKEYS")
         out: list[Adjacency] = []
         for rows in plan:
             answer: dict[str, frozenset[str]] = {}
@@ -282,23 +282,18 @@ class RedisLineageStore:
         return out
 
     def _read(
-        self,
-        commands: list[tuple[Any, ...]],
-        hashes: list[str],
-        op: str = "HKEYS",
-        script: str = _READ,
-        *args: str,
+        self, commands: list[tuple[Any, ...]], hashes: list[str], *argv: str, script: str = _READ
     ) -> tuple[list[Any], list[Any]]:
-        """(the replies to ``commands``, ``script``'s reply for each of ``hashes``) in one round trip: by default
-        ``op`` of each by the read script, :data:`READ_CHUNK` keys per ``EVALSHA`` (one command, not one each: a
-        large blast asks ~100,000 ``HKEYS``, mostly of hashes that do not exist). Loads the script when the server
-        lacks it."""
+        """(the replies to ``commands``, ``script``'s reply for each of ``hashes``) in one round trip, ``script``
+        (by default the read script, ``argv`` its ``ARGV``: ``HKEYS``, ``HGETALL`` or ``HGET`` and a field) called
+        :data:`READ_CHUNK` keys per ``EVALSHA`` (one command, not one each: a large blast asks ~100,000 ``HKEYS``,
+        mostly of hashes that do not exist). Loads the script when the server lacks it."""
         for attempt in (1, 2):
             sha = self._read_shas.get(script)
             if sha is None:
                 sha = self._read_shas[script] = reply_text(self._redis.script_load(script))
             chunks = [hashes[i : i + READ_CHUNK] for i in range(0, len(hashes), READ_CHUNK)]
-            sent = commands + [("EVALSHA", sha, len(c), *c, op, *args) for c in chunks]
+            sent = commands + [("EVALSHA", sha, len(c), *c, *argv) for c in chunks]
             try:
                 replies = _round_trip(self._redis, sent)
             except redis.exceptions.NoScriptError:
@@ -312,17 +307,22 @@ class RedisLineageStore:
 
     def outlines(self, datasets: Collection[str]) -> Mapping[str, Outline]:
         """One round trip: each dataset's schema hash by the outline script (:data:`_OUTLINE`), which sends a flat
-        schema's size instead of its fields; ``HKEYS`` by the read script for a dataset whose columns are not
-        spelled as its own (:func:`~pareis.core.fieldpath.own_head` is None: the script cannot tell such a schema
-        flat). The answer is ``outline_of`` of the whole schema either way."""
+        schema's size instead of its fields; a plain ``HKEYS`` for a dataset whose columns are not spelled as its own
+        (:func:`~pareis.core.fieldpath.own_head` is None: the script cannot tell such a schema flat). The answer is
+        ``outline_of`` of the whole schema either way."""
+        if not datasets:
+            return {}
         ordered = list(datasets)
         p, rel = self._prefix, Rel.HAS_COLUMN
         plain = [d for d in ordered if own_head(d) is not None]
         other = [d for d in ordered if own_head(d) is None]
         with translated():
             self._check_layout()
-            _, got = self._read([], [f"{p}o:{rel}:{key_of(d)}" for d in plain], script=_OUTLINE)
-            _, whole = self._read([], [f"{p}o:{rel}:{key_of(d)}" for d in other]) if other else ([], [])
+            whole, got = self._read(
+                [("HKEYS", f"{p}o:{rel}:{key_of(d)}") for d in other],
+                [f"{p}o:{rel}:{key_of(d)}" for d in plain],
+                script=_OUTLINE,
+            )
         out: dict[str, Outline] = {}
         for d, reply in zip(plain, got, strict=True):
             out[d] = Outline(reply, _NONE) if isinstance(reply, int) else outline_of(d, _columns(reply, d))
@@ -335,7 +335,7 @@ class RedisLineageStore:
         ordered = list(nodes)
         with translated():
             self._check_layout()
-            _, results = self._read([], [f"{self._prefix}a:{n}" for n in ordered], "HGET", _READ, name)
+            _, results = self._read([], [f"{self._prefix}a:{n}" for n in ordered], "HGET", name)
         return {n: None if r is None else reply_text(r) for n, r in zip(ordered, results, strict=True)}
 
     def attributes(self, nodes: Collection[str]) -> Mapping[str, Mapping[str, str]]:
