@@ -1,8 +1,8 @@
 """Build hook (the metadata is in pyproject.toml).
 
 * The wheel carries the top-level ``schemas/`` and ``skills/`` trees (DESIGN §5 keeps them there) inside the package
-  as ``pareis/_schemas`` and ``pareis/_skills``, where :func:`pareis.datahub.schemas.schema_root` and
-  :func:`pareis.model.agent.skill_dir` find them. An editable install reads the top-level trees themselves.
+  as ``pareis/_schemas`` and ``pareis/_skills``, where :func:`pareis.datahub.wire.schemas.schema_root` and
+  :func:`pareis.contracts.agent.skill_dir` find them. An editable install reads the top-level trees themselves.
 * The modules listed in ``[tool.pareis] compiled`` are compiled by mypyc into C extensions that shadow their
   sources (an editable install builds them in place, next to the ``.py``). A C compiler is required: a build
   without one fails rather than silently installing the slower pure modules.

@@ -50,10 +50,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.results import record_section
 from pareis.config import DatahubSettings
+from pareis.contracts.records import Message
 from pareis.core.blast import blast_radius
 from pareis.core.graph import LineageView
-from pareis.datahub.changelog import ChangeLog
-from pareis.model.records import Message
+from pareis.datahub.wire.changelog import ChangeLog
 from pareis.roles.lineage import LineageHandler
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.lineage_redis import RedisLineageStore

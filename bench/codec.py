@@ -49,9 +49,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.machine import cpu_model
 from bench.results import record_section
-from pareis.datahub.aspects import is_timeseries
-from pareis.datahub.codec import Decoder, Encoder, mcl_record
-from pareis.datahub.schema_registry import RegistrySchemaSource
+from pareis.datahub.wire.aspects import is_timeseries
+from pareis.datahub.wire.codec import Decoder, Encoder, mcl_record
+from pareis.datahub.wire.schema_registry import RegistrySchemaSource
 from pareis.errors import DecodeError, Origin
 
 VERSIONED = "MetadataChangeLog_Versioned_v1"

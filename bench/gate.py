@@ -51,9 +51,9 @@ from bench.results import record_section
 from pareis.answers.gate import GateAnswer, gate
 from pareis.answers.sources import Sources
 from pareis.config import DatahubSettings
+from pareis.contracts.records import Message
 from pareis.core.runs import AssertionRun, ResultType
-from pareis.datahub.changelog import ChangeLog
-from pareis.model.records import Message
+from pareis.datahub.wire.changelog import ChangeLog
 from pareis.roles.exposure import rebuild
 from pareis.roles.lineage import LineageHandler
 from pareis.store.exposure import MemoryExposureIndex

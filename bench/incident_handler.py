@@ -33,10 +33,10 @@ sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
 from bench import blast
 from bench import incident_latency as il
 from pareis.config import DatahubSettings
+from pareis.contracts.records import Message, OutRecord
 from pareis.core.runs import AssertionRun, ResultType
-from pareis.datahub.registry import VendoredSchemaSource
-from pareis.datahub.writer import KafkaWriter
-from pareis.model.records import Message, OutRecord
+from pareis.datahub.wire.registry import VendoredSchemaSource
+from pareis.datahub.writes.writer import KafkaWriter
 from pareis.roles.incident_watch import IncidentWatch
 from pareis.roles.incidents import IncidentsHandler
 from pareis.roles.messages import AnySignal, RunSignal

@@ -24,7 +24,7 @@ incident visible − first produced), and latency under queueing).
 **Pipeline.** ``pareis run assertions incidents`` in a subprocess (the production entry point; ``PAREIS_*``
 environment pointing at fresh uuid-named topics of 3 partitions, fresh consumer groups and transactional ids, and
 the Redis database). Per incident, this process produces one FAILURE ``assertionRunEvent`` MCL on the timeseries
-topic (encoded by :class:`pareis.datahub.codec.Encoder` as GMS frames it, keyed by the assertion URN, acks=all,
+topic (encoded by :class:`pareis.datahub.wire.codec.Encoder` as GMS frames it, keyed by the assertion URN, acks=all,
 linger 0). One consumer thread in this process reads, ``read_committed``, the MCP topic, the signals topic (the
 assertions role's output: the split into two hops) and the ping topics; a message's receive time is taken as
 ``poll`` returns it. Latency = receive time of the first record keyed by the incident's URN (``incidentInfo``,
@@ -77,12 +77,12 @@ from bench import blast
 from bench.machine import cpu_model
 from bench.results import record_section
 from pareis.config import DatahubSettings, RoleTuning, RuntimeSettings
+from pareis.contracts.records import Message
 from pareis.core.incident_urn import incident_urn
 from pareis.core.runs import AssertionRun, ResultType
-from pareis.datahub.changelog import ChangeLog
-from pareis.datahub.codec import Decoder, Encoder, mcl_record
-from pareis.datahub.registry import VendoredSchemaSource
-from pareis.model.records import Message
+from pareis.datahub.wire.changelog import ChangeLog
+from pareis.datahub.wire.codec import Decoder, Encoder, mcl_record
+from pareis.datahub.wire.registry import VendoredSchemaSource
 from pareis.roles.exposure import ExposureMaintainer
 from pareis.roles.lineage import LineageHandler
 from pareis.store.exposure_redis import RedisExposureIndex

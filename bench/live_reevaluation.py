@@ -69,11 +69,11 @@ from bench import blast
 from bench import incident_latency as il
 from bench.results import record_section
 from pareis.config import DatahubSettings
+from pareis.contracts.records import Message
 from pareis.core.runs import AssertionRun, ResultType
-from pareis.datahub.changelog import ChangeLog
-from pareis.datahub.codec import Decoder, Encoder, mcl_record
-from pareis.datahub.registry import VendoredSchemaSource
-from pareis.model.records import Message
+from pareis.datahub.wire.changelog import ChangeLog
+from pareis.datahub.wire.codec import Decoder, Encoder, mcl_record
+from pareis.datahub.wire.registry import VendoredSchemaSource
 from pareis.roles.lineage import LineageHandler
 from pareis.roles.lineage_watch import LineageWatch
 from pareis.store.lineage_memory import MemoryLineageStore
@@ -231,7 +231,7 @@ def open_incidents(client: redis.Redis, poisoned: Sequence[Poisoned]) -> float:
     history and stepped through the incidents role's handler over the same Redis (its incident store and watch
     index), without the reliability-score publisher, whose per-run cost on the full graph is another benchmark's
     subject. Seconds taken."""
-    from pareis.datahub.writer import MemoryWriter
+    from pareis.datahub.writes.writer import MemoryWriter
     from pareis.roles.incident_watch import IncidentWatch
     from pareis.roles.incidents import IncidentsHandler
     from pareis.roles.messages import RunSignal

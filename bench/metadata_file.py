@@ -9,9 +9,10 @@ fine-grained lineage, ``datasetProperties``, ``status``, ``ownership``, and for 
 legacy MCE (``proposedSnapshot``); a dbt test (``assertionInfo``) with runs (``assertionRunEvent``); features and
 models. Each reader runs in its own child process (so peak RSS is its own):
 
-* **acryl** — :func:`pareis.datahub.acryl_file.acryl_proposals`: ``read_metadata_file`` (``json.load`` of the whole
+* **acryl** — :func:`pareis.datahub.files.acryl_file.acryl_proposals`: ``read_metadata_file`` (``json.load`` of the
+whole
   file, avrogen ``from_obj`` + ``validate`` of every element, ``mcps_from_mce``), then back to Pegasus JSON;
-* **pareis read** — :func:`pareis.datahub.metadata_file.read_proposals` (orjson whole below 32 MB, else streamed
+* **pareis read** — :func:`pareis.datahub.files.metadata_file.read_proposals` (orjson whole below 32 MB, else streamed
   element by element);
 * **pareis load** — what ``--metadata`` does with it: :func:`pareis.lineage_loader.load_files` into the in-memory
   index (GMS emulation, PATCHes, the sibling hook, the lineage translation), for the whole picture.
@@ -216,10 +217,10 @@ def generate(path: Path, megabytes: float, seed: int) -> tuple[int, int]:
 def child(mode: str, path: Path) -> dict[str, Any]:
     """Run one reader over ``path`` in this process; its figures."""
     if mode == "acryl":
-        from pareis.datahub.acryl_file import acryl_proposals as reader
+        from pareis.datahub.files.acryl_file import acryl_proposals as reader
     else:
-        from pareis.datahub.metadata_file import read_proposals as reader
-    from pareis.datahub.metadata_file import aspect_names
+        from pareis.datahub.files.metadata_file import read_proposals as reader
+    from pareis.datahub.files.metadata_file import aspect_names
 
     aspect_names()  # the aspect classes' import is not the read
     if mode == "load":

@@ -53,9 +53,9 @@ from bench.results import record_section
 from pareis.answers.reliability import protect
 from pareis.answers.sources import Sources
 from pareis.config import DatahubSettings
+from pareis.contracts.records import Message
 from pareis.core.runs import AssertionRun, ResultType
-from pareis.datahub.translate import lineage_update
-from pareis.model.records import Message
+from pareis.datahub.translate.lineage import lineage_update
 from pareis.roles.exposure import rebuild
 from pareis.roles.lineage import LineageHandler
 from pareis.roles.messages import RunSignal

@@ -49,12 +49,12 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from pareis.compose.decoding import changelog_decoder
 from pareis.config import KafkaSettings, RuntimeSettings, Settings, Topics
-from pareis.datahub.codec import Decoder, Encoder, mcl_record
-from pareis.datahub.registry import VendoredSchemaSource
-from pareis.datahub.translate import LINEAGE_ASPECTS
+from pareis.contracts.records import Message, OutRecord
+from pareis.datahub.translate.lineage import LINEAGE_ASPECTS
+from pareis.datahub.wire.codec import Decoder, Encoder, mcl_record
+from pareis.datahub.wire.registry import VendoredSchemaSource
 from pareis.kafka.role import Delivery, Pipeline, Role
 from pareis.kafka.runner import RoleRunner
-from pareis.model.records import Message, OutRecord
 from pareis.telemetry.health import Health
 from pareis.telemetry.metrics import RuntimeMetrics
 

@@ -55,9 +55,9 @@ from pareis.answers.incidents import IncidentSummary, incident_list
 from pareis.answers.sources import Sources
 from pareis.compose.heap import settle
 from pareis.config import DatahubSettings
+from pareis.contracts.records import Message
 from pareis.core.runs import AssertionRun, ResultType
-from pareis.datahub.changelog import ChangeLog
-from pareis.model.records import Message
+from pareis.datahub.wire.changelog import ChangeLog
 from pareis.roles.lineage import LineageHandler
 from pareis.store.incidents_memory import MemoryIncidentStore
 from pareis.store.lineage_memory import MemoryLineageStore
@@ -139,8 +139,8 @@ def keep_incidents(sources: Sources) -> Sources:
     delivery records them, so the list is read from the store as it is on a live stack; the sources with that
     ledger."""
     from pareis.answers.incidents import incident_analyses
+    from pareis.contracts.ledger import ticket_key
     from pareis.core.lifecycle import IncidentState, Published, Status, Tracked
-    from pareis.model.ledger import ticket_key
     from pareis.store.ledger import MemoryLedger
     from pareis.tickets.port import TicketRef
 

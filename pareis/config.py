@@ -232,7 +232,7 @@ class DatahubSettings(Section):
     """The ML entity types the server accepts incidents on, among ``mlModel``, ``mlFeature``, ``mlFeatureTable``
     (DataHub master since mid-2026; no release before): affected model versions and features of those types carry
     the incident too, in a write apart from the dataset's. None: on the ``rest`` path, ask GMS at start-up (a probe
-    write, :mod:`pareis.datahub.capabilities`); on the ``kafka`` path, none. ``[]``: none, without asking."""
+    write, :mod:`pareis.datahub.writes.capabilities`); on the ``kafka`` path, none. ``[]``: none, without asking."""
 
     @field_validator("ml_incident_types", mode="after")
     @classmethod

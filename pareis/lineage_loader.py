@@ -1,6 +1,6 @@
 """Loading DataHub file-format metadata into a lineage index, offline, exactly as the lineage role would.
 
-Each proposal goes through :class:`~pareis.datahub.gms.ChangeLogEmulator` (PATCHes applied to the last value,
+Each proposal goes through :class:`~pareis.datahub.gms.emulator.ChangeLogEmulator` (PATCHes applied to the last value,
 versions counted, no-op writes dropped, ``created`` stamped with the change's time, the siblings GMS's sibling hook
 would write added) and the resulting change-log
 entry through :func:`pareis.roles.lineage.foreign_update_of` — the lineage role's own translation — into
@@ -10,7 +10,7 @@ replayed onto Kafka (``pareis replay``). Assertion runs (timeseries ``assertionR
 as (dataset, time) pairs for the gate's freshness check.
 
 Errors: an unreadable file, an aspect the translation rejects or an invalid run event raise
-:class:`~pareis.datahub.metadata_file.MetadataFileError` (Poison) naming the file and element; store errors
+:class:`~pareis.datahub.files.metadata_file.MetadataFileError` (Poison) naming the file and element; store errors
 propagate as the store raises them (Redis: Retriable / Fatal).
 """
 
@@ -25,10 +25,10 @@ import orjson
 
 from pareis.config import DatahubSettings
 from pareis.core.runs import OPERATION_ASPECT, AssertionRun, InvalidRun, operation_time, run_from_event
-from pareis.datahub.aspects import is_timeseries
-from pareis.datahub.changelog import ChangeLog
-from pareis.datahub.gms import ChangeLogEmulator, LoggedChange
-from pareis.datahub.metadata_file import MetadataFileError, Proposal, read_proposals
+from pareis.datahub.files.metadata_file import MetadataFileError, Proposal, read_proposals
+from pareis.datahub.gms.emulator import ChangeLogEmulator, LoggedChange
+from pareis.datahub.wire.aspects import is_timeseries
+from pareis.datahub.wire.changelog import ChangeLog
 from pareis.errors import DecodeError
 from pareis.replay import proposal_clock
 from pareis.roles.lineage import foreign_update_of
@@ -91,7 +91,7 @@ def load(
 
     A change's time is its ``systemMetadata.lastObserved``, else ``default_ms``. ``datahub`` names Pareis's own
     marks (default settings): its own writes are skipped, as the role skips them. ``hooks``: whether GMS's
-    sibling hook runs (:meth:`~pareis.datahub.gms.ChangeLogEmulator.log`); off only to read files that already
+    sibling hook runs (:meth:`~pareis.datahub.gms.emulator.ChangeLogEmulator.log`); off only to read files that already
     hold what GMS wrote.
     """
     own = datahub or DatahubSettings()
@@ -131,7 +131,7 @@ def load_changes(
     batch: int = DEFAULT_BATCH,
 ) -> Loaded:
     """Apply decoded versioned change-log entries (the lineage role's input, e.g. a
-    :class:`~pareis.datahub.gms_snapshot.GmsSnapshot`) to ``store``, ``batch`` updates per call.
+    :class:`~pareis.datahub.gms.snapshot.GmsSnapshot`) to ``store``, ``batch`` updates per call.
 
     Pareis's own writes are skipped, as the role skips them. A value the translation rejects raises
     :class:`~pareis.errors.DecodeError` (Poison) naming the entity and aspect.
@@ -175,14 +175,15 @@ def load_files(
     batch: int = DEFAULT_BATCH,
     hooks: bool = True,
 ) -> Loaded:
-    """:func:`load` of every proposal of every file (:func:`~pareis.datahub.metadata_file.read_proposals`)."""
+    """:func:`load` of every proposal of every file (:func:`~pareis.datahub.files.metadata_file.read_proposals`)."""
     return load(store, read_proposals(paths), default_ms=default_ms, datahub=datahub, batch=batch, hooks=hooks)
 
 
 def check(proposals: Iterable[Proposal]) -> None:
     """Read ``proposals`` as the lineage and assertions roles will (PATCHes applied, every lineage aspect
     translated, every run event parsed), into a scratch index, keeping nothing. Raises
-    :class:`~pareis.datahub.metadata_file.MetadataFileError` naming the element the live path would dead-letter."""
+    :class:`~pareis.datahub.files.metadata_file.MetadataFileError` naming the element the live path would
+    dead-letter."""
     from pareis.store.lineage_memory import MemoryLineageStore
 
     load(MemoryLineageStore(), proposals)

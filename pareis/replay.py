@@ -2,7 +2,7 @@
 
 This stands in for GMS on machines without one (local stacks, backfills, tests, the demo); the metadata itself
 stays real. Proposals are read with acryl-datahub's reader, turned into change-log records by
-:class:`~pareis.datahub.gms.ChangeLogEmulator` (with the siblings GMS's sibling hook writes), encoded with the
+:class:`~pareis.datahub.gms.emulator.ChangeLogEmulator` (with the siblings GMS's sibling hook writes), encoded with the
 DataHub codec and handed to a :class:`Sink` — the real broker (:class:`pareis.kafka.publisher.KafkaPublisher`) or
 the in-process one (:class:`pareis.kafka.memory.MemoryBroker`).
 """
@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from pareis.datahub.gms import ChangeLogEmulator, LoggedChange
-from pareis.datahub.metadata_file import Proposal, read_proposals
+from pareis.datahub.files.metadata_file import Proposal, read_proposals
+from pareis.datahub.gms.emulator import ChangeLogEmulator, LoggedChange
 
 
 class Sink(Protocol):

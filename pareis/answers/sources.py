@@ -14,7 +14,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pareis.model.ledger import LedgerValues
+    from pareis.contracts.ledger import LedgerValues
     from pareis.store.exposure import ExposureIndex
     from pareis.store.incidents import IncidentStore
     from pareis.store.lineage import LineageStore
@@ -42,7 +42,7 @@ class Sources:
     ``lineage`` is the lineage index (the core's :class:`~pareis.core.graph.LineageView` plus enumeration),
     ``runs`` the assertion run history, ``incidents`` the live incident state the incidents role keeps (None when
     opened from files: incidents are then derived from the runs alone), ``tickets`` the effect ledger the ticket
-    delivery keeps each incident's ticket refs in (:func:`pareis.model.ledger.ticket_key`; None when opened from
+    delivery keeps each incident's ticket refs in (:func:`pareis.contracts.ledger.ticket_key`; None when opened from
     files: no tickets), ``origin`` what the sources were opened from (for headers and provenance), ``exposure`` the
     exposure index the running service keeps (None: protect and the gate walk the lineage instead;
     :mod:`pareis.answers.exposure`). Use as a context manager, or call :meth:`close`.

@@ -1,8 +1,8 @@
 """An incident's tickets, as the ticket delivery recorded them (DESIGN §3: one ticket per incident per tool).
 
 The ticket delivery (:class:`~pareis.tickets.delivery.TicketDelivery`) keeps each ticket's ref in the effect ledger
-under :func:`pareis.model.ledger.ticket_key` when it opens it; the read side reads those refs — for any number of
-incidents, in one :meth:`~pareis.model.ledger.LedgerValues.get_many` — and never asks the tools. An incident has a
+under :func:`pareis.contracts.ledger.ticket_key` when it opens it; the read side reads those refs — for any number of
+incidents, in one :meth:`~pareis.contracts.ledger.LedgerValues.get_many` — and never asks the tools. An incident has a
 link per tool that opened its ticket; none when the sources have no ledger (files, GMS) or its open has not been
 delivered yet.
 
@@ -41,7 +41,7 @@ class TicketLink:
 
 def ticket_links(sources: Sources, urns: Sequence[str]) -> dict[str, tuple[TicketLink, ...]]:
     """Every incident of ``urns``' ticket links, by tool name, from one ledger read (each URN a key)."""
-    from pareis.model.ledger import TICKET_TOOLS, ticket_key
+    from pareis.contracts.ledger import TICKET_TOOLS, ticket_key
 
     found: dict[str, tuple[TicketLink, ...]] = {urn: () for urn in urns}
     if sources.tickets is None or not found:

@@ -1,6 +1,6 @@
 """``pareis bootstrap``: fill the live lineage index (and run history) in Redis from DataHub file-format files
 (``--metadata FILE…``) or from a running DataHub (``--datahub URL``, read through acryl's ``DataHubGraph``:
-:mod:`pareis.datahub.gms_snapshot`).
+:mod:`pareis.datahub.gms.snapshot`).
 
 For a fresh deployment, or to catch an index up without replaying the change log: every proposal goes through
 the lineage role's own translation (:mod:`pareis.lineage_loader`), so the index equals the one the role builds
@@ -38,7 +38,7 @@ def bootstrap_index(
     from pareis.compose.datahub import datahub_graph
     from pareis.compose.sources import redacted, redis_sources
     from pareis.config import load_settings
-    from pareis.datahub.metadata_file import MetadataFileError
+    from pareis.datahub.files.metadata_file import MetadataFileError
     from pareis.errors import Fatal, Poison, Retriable
     from pareis.lineage_loader import Loaded, load_changes, load_files
 
@@ -50,7 +50,7 @@ def bootstrap_index(
     loaded: Loaded
     try:
         if datahub is not None:
-            from pareis.datahub.gms_snapshot import GmsSnapshot
+            from pareis.datahub.gms.snapshot import GmsSnapshot
 
             graph = datahub_graph(datahub, token)
             try:

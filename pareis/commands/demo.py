@@ -120,7 +120,7 @@ def _protect_and_prove(console: Console, session: DemoSession, steps: Sequence[S
     from pareis.answers.reliability import protect
     from pareis.commands.evidence import write_pack
     from pareis.commands.protect import print_protect
-    from pareis.datahub.evidence_doc import document_mcp
+    from pareis.datahub.writes.evidence_doc import document_mcp
     from pareis.demo.outputs import when
 
     if not steps:

@@ -2,7 +2,7 @@
 
 Writes ``<out>/evidence-<model name>.{md,html,json}`` (``--format`` picks some of them, comma-separated) and
 prints the paths. ``--publish URL`` also writes the pack as a DataHub Document related to the model
-(:mod:`pareis.datahub.evidence_doc`; deterministic URN, so regenerating replaces it). The JSON is the source;
+(:mod:`pareis.datahub.writes.evidence_doc`; deterministic URN, so regenerating replaces it). The JSON is the source;
 the Markdown and HTML render it. Exit 2 with a one-line reason for an
 unknown model, unreadable input or an unwritable ``--out``; 1 when a dependency is down.
 """
@@ -73,7 +73,7 @@ def evidence(
             from pareis.answers.evidence_render import markdown
             from pareis.compose.publish import publish
             from pareis.config import load_settings
-            from pareis.datahub.evidence_doc import document_mcp, document_urn
+            from pareis.datahub.writes.evidence_doc import document_mcp, document_urn
 
             data = pack.to_json()
             publish([document_mcp(data, markdown(data), load_settings().datahub)], publish_to, token)

@@ -1,8 +1,8 @@
 """Pareis's DataHub writes: the writer, chosen once from ``datahub.write_path``, and which role uses it.
 
-* ``kafka`` — a :class:`~pareis.datahub.writer.KafkaWriter` in the incidents role: the proposals are records of
+* ``kafka`` — a :class:`~pareis.datahub.writes.writer.KafkaWriter` in the incidents role: the proposals are records of
   the role's own Kafka transaction, committed exactly once with the step that caused them;
-* ``rest`` — a :class:`~pareis.datahub.rest.RestWriter` in the effects role: the incidents role emits
+* ``rest`` — a :class:`~pareis.datahub.writes.rest.RestWriter` in the effects role: the incidents role emits
   ``datahub.write`` effects instead, and the effects role delivers them (at-least-once, idempotent writes).
 
 This module is the only reader of ``write_path``; handlers are given a writer, or None.
@@ -19,17 +19,17 @@ if TYPE_CHECKING:
     from datahub.emitter.mcp import MetadataChangeProposalWrapper
     from datahub.ingestion.graph.client import DataHubGraph
 
-    from pareis.datahub.writer import DatahubWriter
+    from pareis.datahub.writes.writer import DatahubWriter
 
 
 def datahub_writer(settings: Settings) -> DatahubWriter:
     """The writer of ``settings.datahub.write_path``; Fatal for ``rest`` with no GMS URL. Connects on first write."""
     if settings.datahub.write_path == "rest":
-        from pareis.datahub.rest import RestWriter
+        from pareis.datahub.writes.rest import RestWriter
 
         return RestWriter.from_settings(settings.datahub)
     from pareis.compose.decoding import schema_source
-    from pareis.datahub.writer import KafkaWriter
+    from pareis.datahub.writes.writer import KafkaWriter
 
     return KafkaWriter.from_source(schema_source(settings), settings.kafka.topics.mcp)
 
@@ -51,12 +51,12 @@ class DatahubRoute:
 
 
 def start_up_mcps(settings: Settings) -> list[MetadataChangeProposalWrapper]:
-    """The start-up definitions (:func:`~pareis.datahub.definitions.definition_mcps`) then Pareis's entry in
-    DataHub's agent registry (:func:`~pareis.datahub.agent_registry.registry_mcps`: its Agent Skill, the MCP
+    """The start-up definitions (:func:`~pareis.datahub.writes.definitions.definition_mcps`) then Pareis's entry in
+    DataHub's agent registry (:func:`~pareis.datahub.writes.agent_registry.registry_mcps`: its Agent Skill, the MCP
     server's tools, and the server itself when ``datahub.mcp_url`` is set)."""
-    from pareis.datahub.agent_registry import Skill, registry_mcps
-    from pareis.datahub.definitions import definition_mcps
-    from pareis.model.agent import SKILL_PATH, TOOLS, skill_dir
+    from pareis.contracts.agent import SKILL_PATH, TOOLS, skill_dir
+    from pareis.datahub.writes.agent_registry import Skill, registry_mcps
+    from pareis.datahub.writes.definitions import definition_mcps
 
     skill = Skill.read(skill_dir() / "SKILL.md", path=SKILL_PATH)
     return [*definition_mcps(settings.datahub), *registry_mcps(settings.datahub, tools=TOOLS, skill=skill)]
@@ -79,7 +79,7 @@ def write_definitions(settings: Settings, writer: DatahubWriter) -> None:
 
 def with_capabilities(settings: Settings, writer: DatahubWriter) -> DatahubSettings:
     """``settings.datahub`` with ``ml_incident_types`` decided: as set; else, on the ``rest`` path, what GMS
-    accepts (:func:`~pareis.datahub.capabilities.probe_ml_incident_types`, logged); else none."""
+    accepts (:func:`~pareis.datahub.writes.capabilities.probe_ml_incident_types`, logged); else none."""
     datahub = settings.datahub
     if datahub.ml_incident_types is not None:
         return datahub
@@ -87,7 +87,7 @@ def with_capabilities(settings: Settings, writer: DatahubWriter) -> DatahubSetti
     if datahub.write_path == "rest":
         import structlog
 
-        from pareis.datahub.capabilities import probe_ml_incident_types
+        from pareis.datahub.writes.capabilities import probe_ml_incident_types
 
         types = probe_ml_incident_types(writer, datahub)
         structlog.get_logger(__name__).info("GMS accepts incidents on", ml_entity_types=types or "no ML entity")

@@ -6,20 +6,20 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from pareis.config import Settings
+from pareis.contracts.records import RawMessage
 from pareis.errors import DecodeError
 from pareis.kafka.role import Decoder
-from pareis.model.records import RawMessage
 
 if TYPE_CHECKING:
-    from pareis.datahub.changelog import ChangeLog
-    from pareis.datahub.registry import SchemaSource
+    from pareis.datahub.wire.changelog import ChangeLog
+    from pareis.datahub.wire.registry import SchemaSource
 
 
 def schema_source(settings: Settings, *, register: bool = False) -> SchemaSource:
     """The registry named in settings (``register``: registering subjects as DataHub's emitters do), else
     DataHub's internal-registry ids over the vendored schemas."""
-    from pareis.datahub.registry import VendoredSchemaSource
-    from pareis.datahub.schema_registry import RegistrySchemaSource
+    from pareis.datahub.wire.registry import VendoredSchemaSource
+    from pareis.datahub.wire.schema_registry import RegistrySchemaSource
 
     url = settings.kafka.schema_registry_url
     if url:
@@ -31,7 +31,7 @@ def changelog_decoder(settings: Settings, aspects: Collection[str] | None = None
     """A decoder of MetadataChangeLog messages for a role.
 
     Filters (returns None) before the full decode when the aspect is not in ``aspects`` (None: keep all), and
-    after it when the change is Pareis's own write coming back (:func:`~pareis.datahub.marks.is_own_write`, the
+    after it when the change is Pareis's own write coming back (:func:`~pareis.datahub.writes.marks.is_own_write`, the
     one rule for that). Errors are
     DecodeErrors located at the message. The filter and the decode are one pass (``Decoder.kept_mcl``), which
     builds only what the roles read: ``previous_aspect`` and ``headers`` are always None here, and
@@ -39,8 +39,8 @@ def changelog_decoder(settings: Settings, aspects: Collection[str] | None = None
     ``codec.ROLE_CREATED``); the frames dropped and the errors raised are those of ``header`` +
     ``decode_mcl(previous=False)``.
     """
-    from pareis.datahub.codec import Decoder as Codec
-    from pareis.datahub.marks import is_own_write
+    from pareis.datahub.wire.codec import Decoder as Codec
+    from pareis.datahub.writes.marks import is_own_write
 
     codec = Codec(schema_source(settings))
     wanted = frozenset(aspects) if aspects is not None else None

@@ -19,7 +19,7 @@ from pareis.store.watch import MemoryWatchStore, WatchStore
 if TYPE_CHECKING:
     import redis
 
-    from pareis.datahub.writer import DatahubWriter
+    from pareis.datahub.writes.writer import DatahubWriter
     from pareis.store.incidents import IncidentStore
     from pareis.store.journal import StepJournal
     from pareis.store.ledger import EffectLedger
@@ -37,7 +37,7 @@ class Ports:
     """The ports of every role.
 
     ``datahub`` takes Pareis's DataHub writes: the writer of the configured path on Redis (see
-    :mod:`pareis.compose.datahub`), a :class:`~pareis.datahub.writer.MemoryWriter` in memory, on either path.
+    :mod:`pareis.compose.datahub`), a :class:`~pareis.datahub.writes.writer.MemoryWriter` in memory, on either path.
     ``checks`` are the readiness probes of what the ports connect to; ``start`` is the start-up check of it (a
     role refuses to start on an evicting Redis); ``close`` lets go of it.
     """
@@ -64,9 +64,9 @@ class Ports:
 
     @classmethod
     def in_memory(cls, ticketers: Sequence[Ticketer] = ()) -> Ports:
-        """Fresh in-memory stores, a :class:`~pareis.datahub.writer.MemoryWriter`, and ``ticketers`` (the demo,
+        """Fresh in-memory stores, a :class:`~pareis.datahub.writes.writer.MemoryWriter`, and ``ticketers`` (the demo,
         tests; run every role at once over them with :func:`pareis.compose.roles.embedded_runner`)."""
-        from pareis.datahub.writer import MemoryWriter
+        from pareis.datahub.writes.writer import MemoryWriter
         from pareis.store.incidents_memory import MemoryIncidentStore
         from pareis.store.journal import MemoryStepJournal
         from pareis.store.ledger import MemoryLedger

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from pareis.config import Settings
 
 if TYPE_CHECKING:
-    from pareis.datahub.gms import LoggedChange
+    from pareis.datahub.gms.emulator import LoggedChange
     from pareis.replay import Replayer, Sink
 
 
@@ -27,9 +27,9 @@ def replayer(
     With a schema registry configured, the change-log subjects are registered as DataHub's emitters do.
     """
     from pareis.compose.decoding import schema_source
-    from pareis.datahub.aspects import is_timeseries
-    from pareis.datahub.codec import Encoder
-    from pareis.datahub.gms import ChangeLogEmulator
+    from pareis.datahub.gms.emulator import ChangeLogEmulator
+    from pareis.datahub.wire.aspects import is_timeseries
+    from pareis.datahub.wire.codec import Encoder
     from pareis.lineage_loader import check
     from pareis.replay import Replayer, proposal_clock
 

@@ -16,7 +16,7 @@ from pareis.kafka.role import Delivery, Pipeline, Role, RoleSpec
 
 if TYPE_CHECKING:
     from pareis.compose.ports import Ports
-    from pareis.datahub.changelog import ChangeLog
+    from pareis.datahub.wire.changelog import ChangeLog
     from pareis.kafka.embedded import EmbeddedRunner
     from pareis.kafka.memory import MemoryBroker
     from pareis.roles.assertions import Observed
@@ -43,7 +43,7 @@ def lineage_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline
     """
     from pareis.compose.decoding import changelog_decoder
     from pareis.compose.exposure import MaintainerProcess
-    from pareis.datahub.translate import LINEAGE_ASPECTS
+    from pareis.datahub.translate.lineage import LINEAGE_ASPECTS
     from pareis.roles.lineage import LineageHandler
     from pareis.roles.lineage_watch import LineageWatch
 

@@ -67,7 +67,7 @@ def redis_sources(url: str) -> Sources:
 def reading() -> Iterator[None]:
     """Translate what reading sources can raise: bad input → CannotEvaluate, a dependency down →
     SourceUnavailable (Retriable and Fatal are the stores' and GMS's translated errors)."""
-    from pareis.datahub.metadata_file import MetadataFileError
+    from pareis.datahub.files.metadata_file import MetadataFileError
     from pareis.errors import Fatal, Poison, Retriable
 
     try:
@@ -94,7 +94,7 @@ def _file_sources(paths: list[str]) -> Sources:
 
 def _gms_sources(url: str, token: str | None) -> Sources:
     from pareis.compose.datahub import datahub_graph
-    from pareis.datahub.gms_snapshot import GmsSnapshot
+    from pareis.datahub.gms.snapshot import GmsSnapshot
     from pareis.lineage_loader import load_changes
     from pareis.store.lineage_memory import MemoryLineageStore
     from pareis.store.runs_memory import MemoryRunHistory

@@ -369,7 +369,7 @@ def _resolve(tracked: Tracked, facts: IncidentFacts, now_ms: int, out: list[Inte
 
 def _prior(published: Published, dataset: str) -> PriorFields:
     """What the previous revision wrote of the fields people edit: the priority of its severity, the failing
-    dataset's owners as assignees (:func:`pareis.datahub.incident_writes.incident_info`), no stage."""
+    dataset's owners as assignees (:func:`pareis.datahub.writes.incident_writes.incident_info`), no stage."""
     severity = published.severity
     priority = Severity(severity).priority if severity in Severity.__members__ else None
     return PriorFields(priority, tuple(owner for entity, owner in published.owners if entity == dataset))

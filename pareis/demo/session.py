@@ -21,8 +21,8 @@ from pareis.compose.roles import embedded_runner
 from pareis.config import Settings
 from pareis.core.intents import IncidentFacts
 from pareis.core.lifecycle import IncidentState, Status
-from pareis.datahub.metadata_file import Proposal, read_proposals
-from pareis.datahub.writer import Mcp, MemoryWriter
+from pareis.datahub.files.metadata_file import Proposal, read_proposals
+from pareis.datahub.writes.writer import Mcp, MemoryWriter
 from pareis.kafka.memory import MemoryBroker
 from pareis.tickets.memory import MemoryTicketer
 
@@ -127,7 +127,7 @@ class DemoSession:
     @property
     def sources(self) -> Sources:
         """The read side's view of the roles' own stores (what ``pareis analyze`` would read live)."""
-        from pareis.model.ledger import LedgerValues
+        from pareis.contracts.ledger import LedgerValues
 
         ports = self.ports
         tickets = ports.ledger if isinstance(ports.ledger, LedgerValues) else None  # the refs the effects role kept

@@ -20,10 +20,10 @@ from typing import Any
 
 import structlog
 
+from pareis.contracts.records import Message, OutRecord, RawMessage
 from pareis.errors import Fatal, Poison, Retriable
 from pareis.kafka.dlq import DEFAULT_MAX_BYTES, dead_letter
 from pareis.kafka.role import Pipeline
-from pareis.model.records import Message, OutRecord, RawMessage
 
 log = structlog.get_logger(__name__)
 

@@ -39,6 +39,7 @@ from typing import TypeVar
 import structlog
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
+from pareis.contracts.records import OutRecord
 from pareis.errors import Fatal, PareisError, Retriable
 from pareis.kafka import dlq
 from pareis.kafka.classify import (
@@ -46,7 +47,6 @@ from pareis.kafka.classify import (
     error_of,
     from_kafka_exception,
 )
-from pareis.model.records import OutRecord
 
 log = structlog.get_logger(__name__)
 

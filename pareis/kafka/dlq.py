@@ -13,8 +13,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
+from pareis.contracts.records import OutRecord, RawMessage
 from pareis.errors import DecodeError
-from pareis.model.records import OutRecord, RawMessage
 
 SOURCE_TOPIC = "pareis.dlq.source.topic"
 SOURCE_PARTITION = "pareis.dlq.source.partition"

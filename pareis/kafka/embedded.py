@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
+from pareis.contracts.records import RawMessage
 from pareis.errors import Retriable
 from pareis.kafka.batch import BatchProcessor, BatchResult
 from pareis.kafka.memory import MemoryBroker, Record
 from pareis.kafka.role import Pipeline, Role
-from pareis.model.records import RawMessage
 
 
 @dataclass

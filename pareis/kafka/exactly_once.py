@@ -9,10 +9,10 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 
+from pareis.contracts.records import OutRecord
 from pareis.errors import PareisError
 from pareis.kafka.checkpoint import Checkpoint, PartitionKey, log
 from pareis.kafka.classify import AbortTransaction, CommitLost, error_of, from_kafka_exception
-from pareis.model.records import OutRecord
 
 
 class ExactlyOnce(Checkpoint):

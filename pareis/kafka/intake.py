@@ -2,7 +2,7 @@
 
 :class:`Intake` wraps the role's :class:`~confluent_kafka.Consumer` for :class:`~pareis.kafka.runner.RoleRunner`:
 
-* a polled batch is admitted as :class:`~pareis.model.records.RawMessage` s of owned partitions only (a message of a
+* a polled batch is admitted as :class:`~pareis.contracts.records.RawMessage` s of owned partitions only (a message of a
   partition revoked since it was fetched is not handed to the handler); a consume error is counted, and raised as
   :class:`~pareis.errors.Fatal` when librdkafka calls it fatal;
 * pausing covers every assigned partition, and partitions assigned while paused are paused at once;
@@ -19,9 +19,9 @@ from typing import Any
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition
 
+from pareis.contracts.records import RawMessage
 from pareis.kafka.batch import PartitionKey
 from pareis.kafka.classify import from_kafka_error, from_kafka_exception
-from pareis.model.records import RawMessage
 from pareis.telemetry.metrics import RuntimeMetrics
 
 

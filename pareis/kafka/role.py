@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from pareis.config import Settings
+from pareis.contracts.records import Message, OutRecord, RawMessage
 from pareis.errors import Fatal
-from pareis.model.records import Message, OutRecord, RawMessage
 
 T = TypeVar("T")
 

@@ -31,6 +31,7 @@ import structlog
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from pareis.config import Settings
+from pareis.contracts.records import RawMessage
 from pareis.errors import Fatal, PareisError, Retriable
 from pareis.kafka import clients
 from pareis.kafka.at_least_once import AtLeastOnce
@@ -40,7 +41,6 @@ from pareis.kafka.classify import AbortTransaction, ProducerFenced, from_kafka_e
 from pareis.kafka.exactly_once import ExactlyOnce
 from pareis.kafka.intake import Intake, keys
 from pareis.kafka.role import Delivery, Pipeline, Role
-from pareis.model.records import RawMessage
 from pareis.telemetry.health import Health
 from pareis.telemetry.metrics import RuntimeMetrics
 

@@ -1,7 +1,7 @@
 """The Pareis MCP server on the official SDK's :class:`~mcp.server.mcpserver.MCPServer` (``mcp`` 2.x).
 
 :func:`build_server` registers the tools of :mod:`pareis.mcp.tools` in the catalogue's order
-(:mod:`pareis.model.agent`), so ``tools/list`` is deterministic, each annotated read-only, idempotent and not
+(:mod:`pareis.contracts.agent`), so ``tools/list`` is deterministic, each annotated read-only, idempotent and not
 open-world (they read Pareis's own sources and nothing else), with a typed result so the SDK publishes its
 ``outputSchema`` and returns ``structuredContent``. Transports are the caller's: :meth:`MCPServer.run` for stdio,
 :func:`pareis.mcp.http.http_app` for streamable HTTP.
@@ -20,8 +20,8 @@ from mcp_types import ToolAnnotations
 
 from pareis import __version__
 from pareis.answers.sources import Sources
+from pareis.contracts import agent as catalog
 from pareis.mcp.tools import Tools, at_ms
-from pareis.model import agent as catalog
 
 INSTRUCTIONS = (
     "Pareis answers ML data-incident questions over DataHub metadata: incidents, the column-precision blast radius "

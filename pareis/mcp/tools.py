@@ -88,7 +88,7 @@ def entity_type(urn: str) -> str:
 
 
 class Tools:
-    """The tools over one :class:`Sources`; each method is one MCP tool (see :mod:`pareis.model.agent`)."""
+    """The tools over one :class:`Sources`; each method is one MCP tool (see :mod:`pareis.contracts.agent`)."""
 
     def __init__(self, sources: Sources) -> None:
         self.sources = sources

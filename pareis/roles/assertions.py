@@ -25,13 +25,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pareis.contracts.records import Message, OutRecord, RawMessage
 from pareis.core.graph import LineageView
 from pareis.core.keys import incident_keys
 from pareis.core.runs import OPERATION_ASPECT, AssertionRun, InvalidRun, operation_time, run_from_event
-from pareis.datahub.changelog import ChangeLog
+from pareis.datahub.wire.changelog import ChangeLog
 from pareis.errors import DecodeError
 from pareis.kafka.role import Decoder
-from pareis.model.records import Message, OutRecord, RawMessage
 from pareis.roles.messages import RunSignal, encode
 from pareis.store.runs import RunHistory
 

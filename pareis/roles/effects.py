@@ -4,7 +4,8 @@
   (every configured tool; its ledger keys are ``<effect id>/<tool>``; opening finds an existing ticket first);
 * ``datahub.write`` goes through the REST writer, skipped when the ledger has its effect id and recorded once
   GMS accepted it; one carrying ``keep`` (an Update's or Resolve's ``incidentInfo``) is merged first with the
-  aspect GMS holds, keeping the priority, stage and assignees people changed (:mod:`pareis.datahub.incident_merge`).
+  aspect GMS holds, keeping the priority, stage and assignees people changed
+  (:mod:`pareis.datahub.writes.incident_merge`).
 
 At-least-once: the runtime commits the offsets after the batch's effects are done, and a redone batch finds its
 delivered effects in the ledger. Errors keep their class: Retriable (a tool or GMS unreachable; the runtime backs
@@ -21,10 +22,10 @@ from collections.abc import Callable, Sequence
 
 from datahub.metadata.schema_classes import GenericAspectClass, MetadataChangeProposalClass
 
-from pareis.datahub.incident_merge import keep_edits
-from pareis.datahub.writer import AspectReader, DatahubWriter
+from pareis.contracts.records import Message, OutRecord, RawMessage
+from pareis.datahub.writes.incident_merge import keep_edits
+from pareis.datahub.writes.writer import AspectReader, DatahubWriter
 from pareis.errors import Fatal, Poison, Retriable
-from pareis.model.records import Message, OutRecord, RawMessage
 from pareis.roles.messages import DatahubWrite, Effect, TicketClose, TicketComment, TicketOpen, decode_effect
 from pareis.store.ledger import EffectLedger
 from pareis.tickets.delivery import TicketDelivery

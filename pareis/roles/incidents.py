@@ -17,9 +17,9 @@ Per signal (in offset order; several signals of one dataset in a batch chain in 
    so a replay writes the same bytes. A lineage signal (DESIGN §3, live re-evaluation) recomputes an ACTIVE
    incident instead and writes an Update when the answer changed (:mod:`pareis.roles.incident_watch`); with a
    ``watch``, the watch sets of the incidents the batch analysed are written before the journal.
-4. **Outputs**, per intent: the DataHub proposals of :func:`~pareis.datahub.incident_writes.intent_mcps` —
+4. **Outputs**, per intent: the DataHub proposals of :func:`~pareis.datahub.writes.incident_writes.intent_mcps` —
    through the DataHub writer (``MetadataChangeProposal_v1`` records) when the role has one (``write_path`` is
-   ``kafka``; built straight in serial form, :mod:`pareis.datahub.incident_serial`, when the writer takes that:
+   ``kafka``; built straight in serial form, :mod:`pareis.datahub.writes.incident_serial`, when the writer takes that:
    the same bytes), else as ``datahub.write`` effects (``rest``) — then one ticket effect (open / comment / close).
 
 The batch's journal entries (each dataset's, from its first signal in the batch on) and stored states are read
@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from pareis.config import DatahubSettings
+from pareis.contracts.records import Message, OutRecord, RawMessage
 from pareis.core import catalog
 from pareis.core.blast import blast_radius
 from pareis.core.graph import LineageView, Memo
@@ -51,11 +52,10 @@ from pareis.core.intents import AnalysisInputs, IncidentFacts, Intent, Open, Res
 from pareis.core.keys import sibling_classes
 from pareis.core.lifecycle import IncidentState, history_floor
 from pareis.core.runs import ResultType
-from pareis.datahub.incident_serial import intent_serial
-from pareis.datahub.incident_writes import incident_link, intent_mcps
-from pareis.datahub.writer import DatahubWriter, Mcp, SerialWriter
+from pareis.datahub.writes.incident_serial import intent_serial
+from pareis.datahub.writes.incident_writes import incident_link, intent_mcps
+from pareis.datahub.writes.writer import DatahubWriter, Mcp, SerialWriter
 from pareis.errors import Fatal
-from pareis.model.records import Message, OutRecord, RawMessage
 from pareis.roles.incident_watch import IncidentWatch, advance, wants_inputs
 from pareis.roles.messages import (
     AnySignal,
@@ -144,7 +144,7 @@ class Step:
 class IncidentsHandler:
     """The role's handler over its ports.
 
-    ``writer`` takes the proposals (a :class:`~pareis.datahub.writer.KafkaWriter` returns the records to produce;
+    ``writer`` takes the proposals (a :class:`~pareis.datahub.writes.writer.KafkaWriter` returns the records to produce;
     an in-memory writer keeps them); None (``write_path`` is ``rest``, as :mod:`pareis.compose.datahub` routes it):
     the proposals leave as ``datahub.write`` effects on ``effects_topic``. ``scores``, when given, adds the
     reliability-score patches the batch's runs cause (:mod:`pareis.roles.scores`) after the incidents' outputs.
@@ -315,7 +315,7 @@ def rest_effects(intent: Intent, mcps: Sequence[Mcp]) -> list[DatahubWrite]:
     """One ``datahub.write`` effect per proposal, in write order; ids ``<intent effect id>/datahub/<index>``.
 
     The ``incidentInfo`` of an Update or Resolve carries the intent's :class:`~pareis.core.intents.PriorFields`
-    (``keep``), so the effects role keeps what people edited since (:mod:`pareis.datahub.incident_merge`)."""
+    (``keep``), so the effects role keeps what people edited since (:mod:`pareis.datahub.writes.incident_merge`)."""
     prior = intent.prior if isinstance(intent, Update | Resolve) else None
     return [
         DatahubWrite(

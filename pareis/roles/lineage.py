@@ -1,6 +1,7 @@
 """The lineage role's handler: a batch of versioned change-log entries → lineage index updates (DESIGN §1, §2.1).
 
-For each entry :func:`update_of` calls :func:`pareis.datahub.translate.lineage_update` (the one translation of aspects
+For each entry :func:`update_of` calls :func:`pareis.datahub.translate.lineage.lineage_update` (the one translation of
+aspects
 into :class:`~pareis.store.lineage.LineageUpdate`, shared with the offline loader
 :mod:`pareis.lineage_loader`), then the whole batch goes to :meth:`LineageStore.apply` in one call — or, on a store
 that streams (:class:`StreamingStore`), to one stream, chunk by chunk as it is translated (see "Poison before
@@ -10,7 +11,7 @@ Contract (the role runs at-least-once, :mod:`pareis.kafka.role`):
 
 * **Idempotent.** The store applies an update per (entity, aspect) by replacement, and ignores one older than
   what it holds, so a redone batch, a redelivery or an overlapping replay changes nothing.
-* **Own writes ignored.** An entry :func:`pareis.datahub.marks.is_own_write` recognises (pipeline name, writer
+* **Own writes ignored.** An entry :func:`pareis.datahub.writes.marks.is_own_write` recognises (pipeline name, writer
   property, or Pareis's actor) contributes nothing, even if it carries a lineage aspect.
 * **Poison before outcomes.** A malformed aspect raises :class:`~pareis.errors.DecodeError` (Poison) located at its
   message, so the runtime isolates and dead-letters it and redoes the rest one message at a time. On a store that
@@ -49,14 +50,14 @@ from typing import Any, Protocol, runtime_checkable
 import orjson
 
 from pareis.config import DatahubSettings
+from pareis.contracts.records import Message, OutRecord, RawMessage
 from pareis.core.exposure_index import EXPOSURE_ASPECTS
 from pareis.core.graph import Attr
-from pareis.datahub.changelog import ChangeLog
-from pareis.datahub.marks import is_own_write
-from pareis.datahub.translate import lineage_update, stamp_of
+from pareis.datahub.translate.lineage import lineage_update, stamp_of
+from pareis.datahub.wire.changelog import ChangeLog
+from pareis.datahub.writes.marks import is_own_write
 from pareis.errors import DecodeError, Poison
 from pareis.kafka.dlq import dead_letter
-from pareis.model.records import Message, OutRecord, RawMessage
 from pareis.roles.lineage_watch import LineageWatch
 from pareis.store.exposure import ExposureIndex
 from pareis.store.lineage import LineageStore, LineageUpdate, Outcome, Stamp
@@ -87,7 +88,7 @@ def update_of(change: ChangeLog) -> LineageUpdate | None:
     """The lineage update one change-log entry makes; None when it contributes nothing to the index.
 
     Raises :class:`~pareis.errors.DecodeError` (Poison) for an entry without an entity URN, aspect JSON that does
-    not parse, or an aspect value :func:`~pareis.datahub.translate.lineage_update` rejects; the error names the
+    not parse, or an aspect value :func:`~pareis.datahub.translate.lineage.lineage_update` rejects; the error names the
     entry's origin when it has one.
     """
     if change.aspect_name is None:
@@ -105,7 +106,7 @@ def update_of(change: ChangeLog) -> LineageUpdate | None:
 
 
 def foreign_update_of(change: ChangeLog, datahub: DatahubSettings) -> LineageUpdate | None:
-    """:func:`update_of`, except None for Pareis's own writes (:func:`~pareis.datahub.marks.is_own_write`)."""
+    """:func:`update_of`, except None for Pareis's own writes (:func:`~pareis.datahub.writes.marks.is_own_write`)."""
     if is_own_write(change.system_metadata, change.created, datahub):
         return None
     return update_of(change)

@@ -24,9 +24,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from pareis.contracts.lineage import LineageUpdate, Outcome
+from pareis.contracts.records import OutRecord
 from pareis.core.watch import WatchIndex
-from pareis.model.lineage import LineageUpdate, Outcome
-from pareis.model.records import OutRecord
 from pareis.roles.messages import MAX_SIGNAL_ENTITIES, LineageSignal, encode
 from pareis.store.watch import WatchStore
 

@@ -166,7 +166,8 @@ class DatahubWrite:
     """One proposal for DataHub's REST API. ``mcp``: the proposal's serial form (acryl's ``to_obj()``).
 
     ``keep`` (an Update's or Resolve's ``incidentInfo``): what Pareis last wrote of the fields people edit; the
-    effects role reads the current aspect and keeps those a person changed (:mod:`pareis.datahub.incident_merge`).
+    effects role reads the current aspect and keeps those a person changed
+    (:mod:`pareis.datahub.writes.incident_merge`).
     """
 
     effect_id: str

@@ -21,16 +21,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pareis.config import DatahubSettings
+from pareis.contracts.records import Message
 from pareis.core.graph import LineageView, Memo
 from pareis.core.protect import Survey, class_score, model_scores, survey
 from pareis.core.reliability import INCIDENT_WINDOW_MS
 from pareis.core.runs import AssertionRun
-from pareis.datahub.definitions import RELIABILITY_SCORE
-from pareis.datahub.incident_writes import EntityPatch
-from pareis.datahub.marks import system_metadata
-from pareis.datahub.score_serial import score_patch
-from pareis.datahub.writer import Mcp, SerialMcp
-from pareis.model.records import Message
+from pareis.datahub.writes.definitions import RELIABILITY_SCORE
+from pareis.datahub.writes.incident_writes import EntityPatch
+from pareis.datahub.writes.marks import system_metadata
+from pareis.datahub.writes.score_serial import score_patch
+from pareis.datahub.writes.writer import Mcp, SerialMcp
 from pareis.roles.messages import RunSignal
 from pareis.store.exposure import ExposureIndex
 from pareis.store.exposure_reader import ExposureReader
@@ -168,6 +168,7 @@ def score_mcps(writes: Sequence[ScoreWrite], settings: DatahubSettings) -> list[
 
 
 def score_serial(writes: Sequence[ScoreWrite], settings: DatahubSettings) -> list[SerialMcp]:
-    """:func:`score_mcps` in serial form, for a writer that takes it (:mod:`pareis.datahub.score_serial`: the same
+    """:func:`score_mcps` in serial form, for a writer that takes it (:mod:`pareis.datahub.writes.score_serial`: the
+    same
     bytes)."""
     return [score_patch(w.urn, w.score, w.at_ms, w.effect_id, settings) for w in writes]

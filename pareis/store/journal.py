@@ -34,9 +34,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import orjson
 
+from pareis.contracts.records import OutRecord
 from pareis.core.lifecycle import IncidentState
 from pareis.errors import Fatal
-from pareis.model.records import OutRecord
 
 DEFAULT_KEEP = 10_000
 

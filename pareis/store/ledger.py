@@ -7,7 +7,7 @@ ticketers' find-before-create turns that second delivery into a no-op for the on
 (opening a ticket).
 
 Implementations: :class:`MemoryLedger` (here) and :class:`pareis.store.ledger_redis.RedisLedger`; both pass
-``tests/unit/test_ledger.py``. Both are also the read side's :class:`~pareis.model.ledger.LedgerValues`.
+``tests/unit/test_ledger.py``. Both are also the read side's :class:`~pareis.contracts.ledger.LedgerValues`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
-from pareis.model.ledger import EffectLedger, LedgerValues
+from pareis.contracts.ledger import EffectLedger, LedgerValues
 
 __all__ = ["EffectLedger", "LedgerValues", "MemoryLedger"]
 

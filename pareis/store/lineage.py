@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from pareis.contracts.lineage import AspectRecord, Edge, Facts, LineageUpdate, Outcome, Stamp
 from pareis.core.graph import LineageView
-from pareis.model.lineage import AspectRecord, Edge, Facts, LineageUpdate, Outcome, Stamp
 
 __all__ = ["AspectRecord", "Edge", "Facts", "LineageStore", "LineageUpdate", "Outcome", "Stamp"]
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import orjson
 
+from pareis.contracts.lineage import Edge, Facts
 from pareis.core.fieldpath import COLUMN_PREFIX
 from pareis.core.graph import Attr, Rel
-from pareis.model.lineage import Edge, Facts
 
 CHILD = "\x01"
 """Field marker: the column ``urn:li:schemaField:(<key node>,<rest>)``."""

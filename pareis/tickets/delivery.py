@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TypeVar
 
+from pareis.contracts.ledger import EffectLedger, ticket_key
 from pareis.errors import Fatal, PareisError, Poison, Retriable
-from pareis.model.ledger import EffectLedger, ticket_key
 from pareis.tickets.port import IncidentTicket, Ticketer, TicketRef
 from pareis.tickets.retry import RetryPolicy
 

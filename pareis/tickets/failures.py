@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pareis.contracts.http import header, retry_after_seconds
 from pareis.errors import Fatal, PareisError, Poison, Retriable
-from pareis.model.http import header, retry_after_seconds
 
 __all__ = ["Rejected", "Unauthorized", "dig", "for_status", "header", "retry_after_seconds"]
 

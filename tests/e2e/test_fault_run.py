@@ -35,8 +35,8 @@ from confluent_kafka.admin import AdminClient
 
 from pareis.core.incident_urn import effect_id, incident_urn
 from pareis.core.runs import AssertionRun, ResultType
-from pareis.datahub.codec import Decoder
-from pareis.datahub.registry import VendoredSchemaSource
+from pareis.datahub.wire.codec import Decoder
+from pareis.datahub.wire.registry import VendoredSchemaSource
 from pareis.roles.messages import RunSignal, encode
 from pareis.store.runs_redis import RedisRunHistory
 from tests.support import live

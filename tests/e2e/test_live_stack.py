@@ -50,8 +50,8 @@ from datahub.metadata.schema_classes import (
 
 from pareis.core.incident_text import iso
 from pareis.core.incident_urn import effect_id, incident_urn
-from pareis.datahub.codec import Decoder
-from pareis.datahub.registry import VendoredSchemaSource
+from pareis.datahub.wire.codec import Decoder
+from pareis.datahub.wire.registry import VendoredSchemaSource
 from pareis.tickets.port import marker
 from tests.support.fake_jira import FakeJira
 from tests.support.fake_linear import FakeLinear

@@ -44,9 +44,9 @@ from datahub.metadata.schema_classes import (
 
 from pareis.core.incident_text import dataset_name
 from pareis.core.incident_urn import incident_urn
-from pareis.datahub.capabilities import PROBE_INCIDENT
-from pareis.datahub.codec import Decoder
-from pareis.datahub.registry import VendoredSchemaSource
+from pareis.datahub.wire.codec import Decoder
+from pareis.datahub.wire.registry import VendoredSchemaSource
+from pareis.datahub.writes.capabilities import PROBE_INCIDENT
 from tests.support import sample
 from tests.support.fake_gms import INCIDENT_TYPES_RELEASE, FakeGms
 from tests.support.fake_jira import FakeJira

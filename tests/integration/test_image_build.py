@@ -17,8 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pareis.datahub.codec import Encoder, mcl_record
-from pareis.datahub.registry import VendoredSchemaSource
+from pareis.datahub.wire.codec import Encoder, mcl_record
+from pareis.datahub.wire.registry import VendoredSchemaSource
 from tests.support.installed import DECODE, TOPIC, URN, compiled_modules, is_extension
 
 ROOT = Path(__file__).resolve().parents[2]

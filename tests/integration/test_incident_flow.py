@@ -13,8 +13,8 @@ import redis
 
 from pareis.compose.replay import kafka_sink, replayer
 from pareis.core.lifecycle import Status
-from pareis.datahub.codec import Decoder
-from pareis.datahub.registry import VendoredSchemaSource
+from pareis.datahub.wire.codec import Decoder
+from pareis.datahub.wire.registry import VendoredSchemaSource
 from pareis.roles.messages import TicketClose, TicketOpen, decode_effect
 from pareis.store.incidents_redis import RedisIncidentStore
 from tests.support import sample

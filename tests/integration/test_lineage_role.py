@@ -20,8 +20,8 @@ from pareis.compose.process import run_roles
 from pareis.compose.roles import resolve_roles
 from pareis.config import KafkaSettings, RuntimeSettings, Settings, Topics
 from pareis.core.blast import blast_radius
-from pareis.datahub.metadata_file import read_proposals
-from pareis.datahub.translate import LINEAGE_ASPECTS
+from pareis.datahub.files.metadata_file import read_proposals
+from pareis.datahub.translate.lineage import LINEAGE_ASPECTS
 from pareis.kafka import dlq as dlq_headers
 from pareis.lineage_loader import load_files
 from pareis.store.lineage import AspectRecord, LineageStore

@@ -19,10 +19,10 @@ from pareis.compose.replay import kafka_sink, replayer
 from pareis.config import Settings
 from pareis.core.intents import TAG_AT_RISK
 from pareis.core.lifecycle import Status
-from pareis.datahub.codec import Decoder
-from pareis.datahub.definitions import CONTAMINATION_URN, RETRAIN_STATUS_URN
-from pareis.datahub.metadata_file import Proposal, read_proposals
-from pareis.datahub.registry import VendoredSchemaSource
+from pareis.datahub.files.metadata_file import Proposal, read_proposals
+from pareis.datahub.wire.codec import Decoder
+from pareis.datahub.wire.registry import VendoredSchemaSource
+from pareis.datahub.writes.definitions import CONTAMINATION_URN, RETRAIN_STATUS_URN
 from pareis.roles.messages import LineageSignal, TicketComment, TicketOpen, decode_effect, decode_signal
 from pareis.store.incidents_redis import RedisIncidentStore
 from pareis.store.watch_redis import RedisWatchStore

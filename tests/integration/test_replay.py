@@ -16,12 +16,12 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 from datahub.emitter.mcp import MetadataChangeProposalWrapper
 from datahub.metadata.schema_classes import MetadataChangeLogClass
 
-from pareis.datahub.aspects import is_timeseries
-from pareis.datahub.codec import Decoder, Encoder
-from pareis.datahub.gms import ChangeLogEmulator
-from pareis.datahub.metadata_file import read_proposals
-from pareis.datahub.registry import VendoredSchemaSource
-from pareis.datahub.schema_registry import RegistrySchemaSource
+from pareis.datahub.files.metadata_file import read_proposals
+from pareis.datahub.gms.emulator import ChangeLogEmulator
+from pareis.datahub.wire.aspects import is_timeseries
+from pareis.datahub.wire.codec import Decoder, Encoder
+from pareis.datahub.wire.registry import VendoredSchemaSource
+from pareis.datahub.wire.schema_registry import RegistrySchemaSource
 from pareis.kafka.publisher import KafkaPublisher
 from pareis.replay import Replayer, proposal_clock
 

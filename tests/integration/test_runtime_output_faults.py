@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from confluent_kafka.admin import AdminClient
 
-from pareis.datahub import schemas
+from pareis.datahub.wire import schemas
 from pareis.kafka import dlq
 from tests.support.fake_http import local_url, serve_local, stop_local
 from tests.support.frames import good

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pareis.datahub.codec import Encoder, mcl_record
-from pareis.datahub.registry import VendoredSchemaSource
+from pareis.datahub.wire.codec import Encoder, mcl_record
+from pareis.datahub.wire.registry import VendoredSchemaSource
 from pareis.kafka import dlq
 from tests.support.frames import TOPIC, good
 from tests.support.roles import RoleProcess, produce, read_topic

@@ -6,7 +6,7 @@ Rest.li ``GET /aspects/<urn>?aspect=<name>&version=0`` (what ``DataHubGraph.get_
 /openapi/v3/entity/<entityType>``. ``version`` decides which ingestion path the emitter picks from ``/config``
 (OpenAPI from 1.0.1 on, as acryl's SDK decides). Every accepted proposal is recorded in one normal form
 (:class:`Received`), whichever endpoint it came through, and applied to an in-memory store (PATCHes
-through :func:`pareis.datahub.patch.apply_patch`, as GMS's templates do).
+through :func:`pareis.datahub.gms.patch.apply_patch`, as GMS's templates do).
 
 Validation: every proposal is checked as GMS does (:func:`refusal`: the entity registry, the URN's type, the
 aspect against acryl-datahub's class); an invalid one makes the request a 422 with GMS's error shape.
@@ -33,7 +33,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from datahub.emitter.serialization_helper import post_json_transform, pre_json_transform
 from datahub.metadata.schema_classes import ASPECT_NAME_MAP, ENTITY_TYPE_TO_ASPECT_NAMES
 
-from pareis.datahub.patch import apply_patch
+from pareis.datahub.gms.patch import apply_patch
 from tests.support.fake_http import local_url, serve_local, stop_local
 
 INCIDENT_TYPES_RELEASE = frozenset({"dataset", "chart", "dashboard", "dataFlow", "dataJob", "schemaField"})

@@ -11,9 +11,9 @@ from urllib.parse import unquote
 
 import orjson
 
-from pareis.datahub.aspects import is_timeseries
-from pareis.datahub.gms import ChangeLogEmulator
-from pareis.datahub.metadata_file import read_proposals
+from pareis.datahub.files.metadata_file import read_proposals
+from pareis.datahub.gms.emulator import ChangeLogEmulator
+from pareis.datahub.wire.aspects import is_timeseries
 from pareis.replay import proposal_clock
 from tests.support.fake_http import FakeServer, Recorded, Reply
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pareis.datahub.codec import Encoder, mcl_record
-from pareis.datahub.registry import VendoredSchemaSource
+from pareis.datahub.wire.codec import Encoder, mcl_record
+from pareis.datahub.wire.registry import VendoredSchemaSource
 
 TOPIC = "MetadataChangeLog_Versioned_v1"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from pareis.core.runs import AssertionRun, ResultType
-from pareis.datahub.translate import lineage_update
+from pareis.datahub.translate.lineage import lineage_update
 from pareis.store.lineage import LineageStore, Stamp
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.runs_memory import MemoryRunHistory

@@ -15,10 +15,10 @@ URN = "urn:li:dataset:(urn:li:dataPlatform:snowflake,db.s.orders,PROD)"
 DECODE = """
 import importlib, json, pathlib, sys
 import pareis
-from pareis.datahub import schemas
-from pareis.datahub.codec import Decoder
-from pareis.datahub.registry import VendoredSchemaSource
-from pareis.model.agent import skill_dir
+from pareis.datahub.wire import schemas
+from pareis.datahub.wire.codec import Decoder
+from pareis.datahub.wire.registry import VendoredSchemaSource
+from pareis.contracts.agent import skill_dir
 change = Decoder(VendoredSchemaSource()).decode_mcl(pathlib.Path(sys.argv[1]).read_bytes())
 print(json.dumps({"package": pareis.__file__, "schemas": str(schemas.schema_root()), "skill": str(skill_dir()),
                   "skill_md": (skill_dir() / "SKILL.md").is_file(), "urn": change.entity_urn,

@@ -40,9 +40,9 @@ from confluent_kafka.admin import AdminClient
 from pareis.compose.decoding import changelog_decoder
 from pareis.compose.process import run_roles
 from pareis.config import KafkaSettings, RuntimeSettings, Settings, Topics
+from pareis.contracts.records import Message, OutRecord, RawMessage
 from pareis.errors import Retriable
 from pareis.kafka.role import Delivery, Pipeline, Role
-from pareis.model.records import Message, OutRecord, RawMessage
 from pareis.telemetry.logging import configure_logging
 from tests.support.stack import wait_until
 

@@ -21,9 +21,9 @@ from datahub.metadata.schema_classes import (
 
 from pareis.compose.datahub import write_definitions
 from pareis.config import DatahubSettings, Settings
-from pareis.datahub.agent_registry import Skill, api_urn, registry_mcps
-from pareis.datahub.writer import MemoryWriter
-from pareis.model.agent import SKILL_PATH, TOOL_NAMES, TOOLS, skill_dir
+from pareis.contracts.agent import SKILL_PATH, TOOL_NAMES, TOOLS, skill_dir
+from pareis.datahub.writes.agent_registry import Skill, api_urn, registry_mcps
+from pareis.datahub.writes.writer import MemoryWriter
 
 SKILL = Skill.read(skill_dir() / "SKILL.md", path=SKILL_PATH)
 WITH_SERVER = DatahubSettings(mcp_url="https://pareis.example.com/mcp", repository_url="https://git.example/pareis")

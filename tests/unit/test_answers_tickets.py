@@ -18,8 +18,8 @@ from pareis.answers.dossier import dossier
 from pareis.answers.incidents import analysis, incident_analyses, incident_list
 from pareis.answers.sources import Sources
 from pareis.answers.tickets import TicketLink, ticket_links
+from pareis.contracts.ledger import ticket_key
 from pareis.mcp.server import build_server
-from pareis.model.ledger import ticket_key
 from pareis.store.ledger import MemoryLedger
 from pareis.tickets.port import TicketRef
 from pareis.web.app import create_app

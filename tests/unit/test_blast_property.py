@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from pareis.core.blast import blast_radius
 from pareis.core.impact import BlastRadius
-from pareis.datahub.translate import lineage_update
+from pareis.datahub.translate.lineage import lineage_update
 from pareis.store.lineage import LineageStore, Stamp
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.lineage_redis import RedisLineageStore

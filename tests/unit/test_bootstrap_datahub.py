@@ -1,4 +1,4 @@
-"""``pareis bootstrap --datahub``'s reader (:class:`pareis.datahub.gms_snapshot.GmsSnapshot`) against a local HTTP
+"""``pareis bootstrap --datahub``'s reader (:class:`pareis.datahub.gms.snapshot.GmsSnapshot`) against a local HTTP
 server answering the GMS endpoints it calls with DataHub-shaped responses: the current values of the bundled
 sample's aspects (as GMS would hold them after ingesting it) and its assertion runs."""
 
@@ -14,7 +14,7 @@ from pareis.compose.datahub import datahub_graph
 from pareis.core.blast import blast_radius
 from pareis.core.graph import Memo
 from pareis.core.owners import email_of
-from pareis.datahub.gms_snapshot import ENTITY_ASPECTS, GmsSnapshot
+from pareis.datahub.gms.snapshot import ENTITY_ASPECTS, GmsSnapshot
 from pareis.errors import Fatal, Retriable
 from pareis.lineage_loader import load_changes, load_files
 from pareis.store.lineage_memory import MemoryLineageStore

@@ -14,7 +14,7 @@ from pareis import cli
 from pareis.compose import process
 from pareis.compose.replay import replayer
 from pareis.config import Settings
-from pareis.datahub.metadata_file import MetadataFileError
+from pareis.datahub.files.metadata_file import MetadataFileError
 from pareis.kafka.memory import MemoryBroker
 from tests.support import sample
 

@@ -13,11 +13,11 @@ from datahub.metadata import schema_classes as sc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pareis.datahub import schemas
-from pareis.datahub.aspects import is_timeseries, mcl_topic, timeseries_aspects, typed_aspect
-from pareis.datahub.changelog import ChangeLog
-from pareis.datahub.codec import Decoder, Encoder, mcl_record
-from pareis.datahub.registry import VendoredSchemaSource
+from pareis.datahub.wire import schemas
+from pareis.datahub.wire.aspects import is_timeseries, mcl_topic, timeseries_aspects, typed_aspect
+from pareis.datahub.wire.changelog import ChangeLog
+from pareis.datahub.wire.codec import Decoder, Encoder, mcl_record
+from pareis.datahub.wire.registry import VendoredSchemaSource
 from pareis.errors import DecodeError, Origin, Poison
 
 VERSIONED = "MetadataChangeLog_Versioned_v1"

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pareis.datahub.codec import Decoder, Encoder, mcl_record
-from pareis.datahub.registry import VendoredSchemaSource
+from pareis.datahub.wire.codec import Decoder, Encoder, mcl_record
+from pareis.datahub.wire.registry import VendoredSchemaSource
 from pareis.errors import DecodeError, Origin
 
 URN = "urn:li:dataset:(urn:li:dataPlatform:snowflake,db.s.orders,PROD)"

@@ -14,14 +14,14 @@ from hypothesis import strategies as st
 
 from pareis.compose.decoding import changelog_decoder
 from pareis.config import Settings
-from pareis.datahub.changelog import ChangeLog
-from pareis.datahub.codec import ROLE_CREATED, ROLE_SYSTEM_METADATA, Decoder, Encoder, mcl_record
-from pareis.datahub.marks import is_own_write
-from pareis.datahub.metadata_file import read_proposals
-from pareis.datahub.registry import VendoredSchemaSource
-from pareis.datahub.translate import LINEAGE_ASPECTS, stamp_of
+from pareis.contracts.records import RawMessage
+from pareis.datahub.files.metadata_file import read_proposals
+from pareis.datahub.translate.lineage import LINEAGE_ASPECTS, stamp_of
+from pareis.datahub.wire.changelog import ChangeLog
+from pareis.datahub.wire.codec import ROLE_CREATED, ROLE_SYSTEM_METADATA, Decoder, Encoder, mcl_record
+from pareis.datahub.wire.registry import VendoredSchemaSource
+from pareis.datahub.writes.marks import is_own_write
 from pareis.errors import DecodeError, Origin
-from pareis.model.records import RawMessage
 from tests.support.goldens import every_golden
 
 VERSIONED = "MetadataChangeLog_Versioned_v1"

@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pareis.datahub import schemas
-from pareis.datahub.codec import Decoder, Encoder, mcl_record
-from pareis.datahub.prefix import BadAvro
-from pareis.datahub.record_reader import compile_record_reader
-from pareis.datahub.registry import VendoredSchemaSource
+from pareis.datahub.wire import schemas
+from pareis.datahub.wire.codec import Decoder, Encoder, mcl_record
+from pareis.datahub.wire.prefix import BadAvro
+from pareis.datahub.wire.record_reader import compile_record_reader
+from pareis.datahub.wire.registry import VendoredSchemaSource
 
 
 def parse(schema: dict[str, Any]) -> dict[str, Any]:

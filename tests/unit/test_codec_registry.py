@@ -14,10 +14,10 @@ from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.common._httpx_compat import httpx as client_httpx
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 
-from pareis.datahub import schemas
-from pareis.datahub.codec import Decoder, Encoder, mcl_record
-from pareis.datahub.registry import VendoredSchemaSource
-from pareis.datahub.schema_registry import RegistrySchemaSource
+from pareis.datahub.wire import schemas
+from pareis.datahub.wire.codec import Decoder, Encoder, mcl_record
+from pareis.datahub.wire.registry import VendoredSchemaSource
+from pareis.datahub.wire.schema_registry import RegistrySchemaSource
 from pareis.errors import DecodeError, Fatal, Origin, Retriable
 
 TOPIC = "MetadataChangeLog_Versioned_v1"

@@ -20,11 +20,11 @@ from datahub.metadata import schema_classes as sc
 from datahub.metadata.schemas import getMetadataChangeProposalSchema
 from datahub.specific.dataset import DatasetPatchBuilder
 
-from pareis.datahub import schemas
-from pareis.datahub.aspects import is_timeseries, pegasus_json, typed_aspect
-from pareis.datahub.codec import Decoder, Encoder, mcl_record
-from pareis.datahub.registry import VendoredSchemaSource
-from pareis.datahub.schema_registry import RegistrySchemaSource
+from pareis.datahub.wire import schemas
+from pareis.datahub.wire.aspects import is_timeseries, pegasus_json, typed_aspect
+from pareis.datahub.wire.codec import Decoder, Encoder, mcl_record
+from pareis.datahub.wire.registry import VendoredSchemaSource
+from pareis.datahub.wire.schema_registry import RegistrySchemaSource
 
 VERSIONED = "MetadataChangeLog_Versioned_v1"
 TIMESERIES = "MetadataChangeLog_Timeseries_v1"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import datahub.metadata.schemas as installed
 
-from pareis.datahub import schemas
+from pareis.datahub.wire import schemas
 
 README = schemas.schema_dir() / "README.md"
 ROW = re.compile(r"^\|\s*`([\w/]+\.avsc)`\s*\|\s*(\d+)\s*\|\s*`([0-9a-f]{64})`\s*\|", re.MULTILINE)

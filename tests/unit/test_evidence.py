@@ -14,7 +14,7 @@ from pareis.answers.evidence import evidence_pack
 from pareis.answers.evidence_render import markdown, to_html
 from pareis.answers.sources import CannotEvaluate, Sources
 from pareis.compose.sources import open_sources
-from pareis.datahub.translate import lineage_update
+from pareis.datahub.translate.lineage import lineage_update
 from pareis.store.lineage import Stamp
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.runs_memory import MemoryRunHistory
@@ -238,7 +238,7 @@ def test_pareis_evidence_publishes_the_pack_as_a_document_related_to_the_model(
     publication, on the deterministic URN; the second publication (a later pack: the incident resolved since)
     replaces the first, and the stored document is that pack's Markdown, related to the group and its versions."""
     from pareis.config import load_settings
-    from pareis.datahub.evidence_doc import document_urn
+    from pareis.datahub.writes.evidence_doc import document_urn
     from tests.support.fake_gms import FakeGms
 
     during, after = "2025-10-06T12:00:00Z", "2025-10-08T06:00:00Z"  # incident ACTIVE, then RESOLVED

@@ -201,8 +201,8 @@ def test_nothing_published_yet_walks() -> None:
 def test_the_lineage_role_advances_the_generation_on_exposure_aspects_only() -> None:
     import orjson
 
-    from pareis.datahub.changelog import ChangeLog
-    from pareis.model.records import Message
+    from pareis.contracts.records import Message
+    from pareis.datahub.wire.changelog import ChangeLog
     from pareis.roles.lineage import LineageHandler
 
     store, index = MemoryLineageStore(), MemoryExposureIndex()
@@ -339,7 +339,7 @@ def test_the_maintainer_thread_publishes_and_stops() -> None:
 
 
 def _score_writes(index: MemoryExposureIndex | None) -> list[tuple[str, float]]:
-    from pareis.model.records import Message
+    from pareis.contracts.records import Message
     from pareis.roles.messages import RunSignal
     from pareis.roles.scores import ScorePublisher
     from pareis.store.scores import MemoryScoreLedger
@@ -365,7 +365,7 @@ def test_the_score_publisher_reads_what_is_downstream_from_the_index() -> None:
 
 
 def test_the_score_publisher_reads_which_assertions_ran_on_a_class_once_per_survey_not_per_member() -> None:
-    from pareis.model.records import Message
+    from pareis.contracts.records import Message
     from pareis.roles.messages import RunSignal
     from pareis.roles.scores import ScorePublisher
     from pareis.store.scores import MemoryScoreLedger

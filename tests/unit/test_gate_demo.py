@@ -23,7 +23,7 @@ import pytest
 from pareis.answers.gate import GateAnswer, gate
 from pareis.answers.sources import CannotEvaluate, Sources
 from pareis.config import load_settings
-from pareis.datahub.definitions import RETRAIN_STATUS
+from pareis.datahub.writes.definitions import RETRAIN_STATUS
 from pareis.demo.gates import StepGate, gates_after, step_time, write_gates
 from pareis.demo.session import DemoSession, steps_of
 

@@ -25,14 +25,14 @@ from __future__ import annotations
 import pytest
 
 from pareis.config import DatahubSettings
+from pareis.contracts.records import Message
 from pareis.core.blast import blast_radius
 from pareis.core.contamination import Verdict
 from pareis.core.graph import Memo
 from pareis.core.lifecycle import Status
-from pareis.datahub.codec import Encoder
-from pareis.datahub.registry import VendoredSchemaSource
-from pareis.datahub.writer import KafkaWriter
-from pareis.model.records import Message
+from pareis.datahub.wire.codec import Encoder
+from pareis.datahub.wire.registry import VendoredSchemaSource
+from pareis.datahub.writes.writer import KafkaWriter
 from pareis.roles.incidents import IncidentsHandler
 from pareis.roles.messages import RunSignal
 from pareis.store.incidents_memory import MemoryIncidentStore

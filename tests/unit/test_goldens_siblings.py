@@ -1,5 +1,5 @@
 """Offline equals live for dbt (issue 10 point 7, DESIGN §2.1): file readers derive the ``siblings`` GMS's
-SiblingAssociationHook writes (:mod:`pareis.datahub.sibling_hook`).
+SiblingAssociationHook writes (:mod:`pareis.datahub.gms.sibling_hook`).
 
 * ``dbt_test_events_golden`` (jaffle_shop) carries no siblings; its dbt tests assert the dbt nodes; each postgres
   table gets its dbt node as its only upstream (PATCH). A live DataHub links the eight dbt ⇄ postgres pairs; the
@@ -21,7 +21,7 @@ from typing import Any
 from pareis.core.graph import Memo, Rel, siblings_of
 from pareis.core.incident_urn import incident_urn
 from pareis.core.keys import incident_keys
-from pareis.datahub.sibling_hook import platform_of, sibling_proposals
+from pareis.datahub.gms.sibling_hook import platform_of, sibling_proposals
 from tests.support.goldens import Metadata, golden, incident, load, overlay
 
 NOT_NULL_AMOUNT = "urn:li:assertion:bbd78a070092f54313153abec49f6f31"

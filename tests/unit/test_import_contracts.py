@@ -50,9 +50,10 @@ VIOLATIONS = [
     ("pareis/store/violation.py", "from pareis.tickets import port\n", "layers"),
     ("pareis/roles/violation.py", "from pareis.store import lineage_redis\n", "only the composition root"),
     ("pareis/commands/violation.py", "from pareis.kafka import memory\n", "the read surfaces"),
+    ("pareis/datahub/wire/violation.py", "from pareis.datahub.writes import marks\n", "datahub rooms"),
 ]
 """(module planted, its import, the contract it breaks): core on a library and upwards, adapters sideways, a role on
-a concrete adapter, a surface on Kafka."""
+a concrete adapter, a surface on Kafka, a low DataHub room on a higher one."""
 
 
 def test_each_deliberate_violation_breaks_its_contract(tree: Path) -> None:

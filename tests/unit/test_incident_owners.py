@@ -20,7 +20,7 @@ from pareis.core.graph import Attr, Memo
 from pareis.core.intents import AnalysisInputs, Intent, Open, Update
 from pareis.core.lifecycle import IncidentState, Signal, step
 from pareis.core.owners import IncidentOwners, Owner, owners_by_entity
-from pareis.datahub.incident_writes import intent_mcps
+from pareis.datahub.writes.incident_writes import intent_mcps
 from pareis.lineage_loader import load_files
 from pareis.store.lineage_memory import MemoryLineageStore
 from tests.support.writer_scenario import BLAST, CHURN_V3, DATASET, RUNS, SETTINGS, VERSIONS

@@ -8,15 +8,15 @@ from collections.abc import Iterator, Sequence
 import pytest
 
 from pareis.config import DatahubSettings
+from pareis.contracts.records import Message
 from pareis.core.intents import AnalysisInputs, Intent, Open, Resolve, Update
 from pareis.core.lifecycle import IncidentState, Signal, step
 from pareis.core.owners import Owner
-from pareis.datahub.capabilities import PROBE_INCIDENT, probe_ml_incident_types
-from pareis.datahub.incident_merge import keep_edits
-from pareis.datahub.incident_writes import intent_mcps
-from pareis.datahub.rest import RestWriter
+from pareis.datahub.writes.capabilities import PROBE_INCIDENT, probe_ml_incident_types
+from pareis.datahub.writes.incident_merge import keep_edits
+from pareis.datahub.writes.incident_writes import intent_mcps
+from pareis.datahub.writes.rest import RestWriter
 from pareis.errors import Poison
-from pareis.model.records import Message
 from pareis.roles.effects import EffectsHandler
 from pareis.roles.incidents import rest_effects
 from pareis.roles.messages import decode_effect, encode

@@ -1,5 +1,6 @@
-"""The incidents role's proposals built in serial form (:mod:`pareis.datahub.incident_serial`) are, record for record
-and byte for byte, the ones acryl-datahub's classes give (:func:`pareis.datahub.incident_writes.intent_mcps`), on
+"""The incidents role's proposals built in serial form (:mod:`pareis.datahub.writes.incident_serial`) are, record for
+record
+and byte for byte, the ones acryl-datahub's classes give (:func:`pareis.datahub.writes.incident_writes.intent_mcps`), on
 every kind of intent and every setting that changes what is written."""
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ import pytest
 from pareis.config import DatahubSettings
 from pareis.core.intents import Intent, Update
 from pareis.core.owners import IncidentOwners, Owner
-from pareis.datahub.incident_serial import intent_serial
-from pareis.datahub.incident_writes import intent_mcps
-from pareis.datahub.registry import VendoredSchemaSource
-from pareis.datahub.writer import KafkaWriter, SerialMcp
+from pareis.datahub.wire.registry import VendoredSchemaSource
+from pareis.datahub.writes.incident_serial import intent_serial
+from pareis.datahub.writes.incident_writes import intent_mcps
+from pareis.datahub.writes.writer import KafkaWriter, SerialMcp
 from tests.support.writer_scenario import SETTINGS, story
 
 STORY = story()
@@ -78,14 +79,14 @@ def test_a_quiet_update_writes_no_incident_info_on_the_kafka_path() -> None:
 
 
 def test_serial_records_are_written_by_the_plain_writer_with_fastavros_bytes() -> None:
-    """The serial records take :func:`pareis.datahub.plain_mcp.plain_mcp` (not fastavro's fallback), and its bytes
+    """The serial records take :func:`pareis.datahub.wire.plain_mcp.plain_mcp` (not fastavro's fallback), and its bytes
     are fastavro's; a record it does not know (acryl's, unions tagged as tuples) is left to fastavro."""
     import io
 
     from fastavro import schemaless_writer
 
-    from pareis.datahub import schemas
-    from pareis.datahub.plain_mcp import plain_mcp
+    from pareis.datahub.wire import schemas
+    from pareis.datahub.wire.plain_mcp import plain_mcp
 
     parsed = schemas.current(schemas.MCP).parsed
     records = [

@@ -15,21 +15,21 @@ import redis
 from pareis.compose.decoding import changelog_decoder
 from pareis.compose.roles import lineage_pipeline
 from pareis.config import DatahubSettings, Settings
+from pareis.contracts.records import Message, RawMessage
 from pareis.core.blast import blast_radius
 from pareis.core.graph import Query, Rel
-from pareis.datahub.aspects import is_timeseries
-from pareis.datahub.changelog import ChangeLog
-from pareis.datahub.codec import Encoder
-from pareis.datahub.gms import ChangeLogEmulator
-from pareis.datahub.metadata_file import MetadataFileError, read_proposals
-from pareis.datahub.registry import VendoredSchemaSource
-from pareis.datahub.translate import LINEAGE_ASPECTS
+from pareis.datahub.files.metadata_file import MetadataFileError, read_proposals
+from pareis.datahub.gms.emulator import ChangeLogEmulator
+from pareis.datahub.translate.lineage import LINEAGE_ASPECTS
+from pareis.datahub.wire.aspects import is_timeseries
+from pareis.datahub.wire.changelog import ChangeLog
+from pareis.datahub.wire.codec import Encoder
+from pareis.datahub.wire.registry import VendoredSchemaSource
 from pareis.errors import DecodeError, Fatal, Origin, Retriable
 from pareis.kafka.batch import BatchProcessor
 from pareis.kafka.memory import MemoryBroker
 from pareis.kafka.role import Pipeline
 from pareis.lineage_loader import load_files
-from pareis.model.records import Message, RawMessage
 from pareis.replay import Replayer, proposal_clock
 from pareis.roles.lineage import LineageHandler, update_of
 from pareis.store.lineage import AspectRecord, Outcome, Stamp

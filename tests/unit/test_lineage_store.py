@@ -309,7 +309,7 @@ def test_entities_lists_live_records_of_an_aspect_sorted_and_drops_deleted_ones(
 
 def test_ownership_is_indexed_replaced_and_deleted_like_any_aspect(store: LineageStore) -> None:
     from pareis.core.owners import decode_owners, owners_by_entity
-    from pareis.datahub.translate import lineage_update
+    from pareis.datahub.translate.lineage import lineage_update
 
     def owned(time: int, *owners: str) -> LineageUpdate:
         aspect = {"owners": [{"owner": o, "type": "DATAOWNER"} for o in owners]}

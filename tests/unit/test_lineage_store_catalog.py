@@ -8,7 +8,7 @@ import pytest
 
 from pareis.core import catalog
 from pareis.core.contamination import ModelVersion
-from pareis.datahub.translate import lineage_update
+from pareis.datahub.translate.lineage import lineage_update
 from pareis.store.lineage import LineageStore, Stamp
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.lineage_redis import RedisLineageStore

@@ -10,9 +10,9 @@ from typing import Any
 import orjson
 
 from pareis.config import DatahubSettings
+from pareis.contracts.records import Message, OutRecord
 from pareis.core.watch import WatchIndex
-from pareis.datahub.changelog import ChangeLog
-from pareis.model.records import Message, OutRecord
+from pareis.datahub.wire.changelog import ChangeLog
 from pareis.roles.lineage import CHUNK, LineageHandler, StreamingStore
 from pareis.roles.lineage_watch import LineageWatch
 from pareis.roles.messages import MAX_SIGNAL_ENTITIES

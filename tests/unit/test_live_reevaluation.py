@@ -22,8 +22,8 @@ from datahub.metadata.schema_classes import (
 from pareis.config import Settings
 from pareis.core.intents import TAG_AT_RISK
 from pareis.core.lifecycle import Status
-from pareis.datahub.definitions import RETRAIN_STATUS_URN
-from pareis.datahub.metadata_file import read_proposals
+from pareis.datahub.files.metadata_file import read_proposals
+from pareis.datahub.writes.definitions import RETRAIN_STATUS_URN
 from pareis.demo.session import DemoSession, Step, StepOutcome, steps_of
 from pareis.roles.messages import LineageSignal, decode_signal
 from tests.support import sample

@@ -14,9 +14,9 @@ from mcp.server.mcpserver import MCPServer
 from typer.testing import CliRunner
 
 from pareis.answers.sources import Sources
+from pareis.contracts.agent import TOOL_NAMES
 from pareis.mcp.http import ExposureError, check_exposure, http_app
 from pareis.mcp.server import build_server
-from pareis.model.agent import TOOL_NAMES
 from tests.support.mcp_client import BASE, MODES, call, over_http, structured
 from tests.support.recorded import RAW, RECORDED, recorded_sources
 

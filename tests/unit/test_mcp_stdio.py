@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
-from pareis.model.agent import TOOL_NAMES
+from pareis.contracts.agent import TOOL_NAMES
 from tests.support.recorded import RAW, RECORDED
 
 

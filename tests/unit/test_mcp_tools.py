@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 from pareis.answers.incidents import incident_list
 from pareis.answers.render import dump
 from pareis.answers.sources import Sources
+from pareis.contracts.agent import TOOL_NAMES
 from pareis.mcp.server import build_server
-from pareis.model.agent import TOOL_NAMES
 from tests.support.mcp_client import MODES, call, calls, error_text, list_tools, structured
 from tests.support.recorded import RAW, RECORDED, mlflow, recorded_sources
 

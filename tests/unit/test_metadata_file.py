@@ -12,9 +12,9 @@ from typing import Any
 import orjson
 import pytest
 
-from pareis.datahub.acryl_file import acryl_proposals
-from pareis.datahub.json_array import JsonArrayError, array_elements
-from pareis.datahub.metadata_file import MetadataFileError, Proposal, expand, read_proposals
+from pareis.datahub.files.acryl_file import acryl_proposals
+from pareis.datahub.files.json_array import JsonArrayError, array_elements
+from pareis.datahub.files.metadata_file import MetadataFileError, Proposal, expand, read_proposals
 from pareis.lineage_loader import load
 from pareis.store.lineage_memory import MemoryLineageStore
 from tests.support.goldens import DEMO, every_golden, golden

@@ -14,7 +14,7 @@ from pareis.core.gaps import Gap, distinct_groups, ranked
 from pareis.core.protect import Survey, assess, class_score, model_scores, survey
 from pareis.core.reliability import INCIDENT_WINDOW_MS
 from pareis.core.runs import AssertionRun, ResultType
-from pareis.datahub.translate import lineage_update
+from pareis.datahub.translate.lineage import lineage_update
 from pareis.lineage_loader import load_files
 from pareis.store.lineage import Stamp
 from pareis.store.lineage_memory import MemoryLineageStore

@@ -24,12 +24,12 @@ from datahub.metadata.schema_classes import (
 )
 from datahub.specific.dataset import DatasetPatchBuilder
 
-from pareis.datahub.aspects import is_timeseries
-from pareis.datahub.codec import Decoder, Encoder
-from pareis.datahub.gms import ChangeLogEmulator
-from pareis.datahub.metadata_file import MetadataFileError, read_proposals
-from pareis.datahub.patch import PatchError, apply_patch
-from pareis.datahub.registry import VendoredSchemaSource
+from pareis.datahub.files.metadata_file import MetadataFileError, read_proposals
+from pareis.datahub.gms.emulator import ChangeLogEmulator
+from pareis.datahub.gms.patch import PatchError, apply_patch
+from pareis.datahub.wire.aspects import is_timeseries
+from pareis.datahub.wire.codec import Decoder, Encoder
+from pareis.datahub.wire.registry import VendoredSchemaSource
 from pareis.kafka.memory import MemoryBroker
 from pareis.replay import Replayer, proposal_clock
 

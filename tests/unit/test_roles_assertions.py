@@ -9,15 +9,15 @@ import pytest
 from pareis.compose.ports import Ports
 from pareis.compose.roles import assertions_pipeline
 from pareis.config import Settings
+from pareis.contracts.records import Message, RawMessage, header
 from pareis.core.graph import Rel
 from pareis.core.keys import canonical, incident_keys, sibling_classes
 from pareis.core.runs import AssertionRun, ResultType
-from pareis.datahub.codec import Encoder, mcl_record
-from pareis.datahub.registry import VendoredSchemaSource
+from pareis.datahub.wire.codec import Encoder, mcl_record
+from pareis.datahub.wire.registry import VendoredSchemaSource
 from pareis.errors import DecodeError
 from pareis.kafka.batch import BatchProcessor
 from pareis.kafka.dlq import ERROR_REASON
-from pareis.model.records import Message, RawMessage, header
 from pareis.roles.assertions import AssertionsHandler, ObservedRun
 from pareis.roles.messages import decode_signal
 from pareis.store.lineage import Facts, LineageUpdate, Stamp

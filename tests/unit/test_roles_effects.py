@@ -8,13 +8,13 @@ import pytest
 from datahub.emitter.mcp import MetadataChangeProposalWrapper
 from datahub.metadata.schema_classes import StatusClass
 
+from pareis.contracts.records import Message, OutRecord, RawMessage, header
 from pareis.core.impact import Severity
-from pareis.datahub.writer import Mcp, MemoryWriter
+from pareis.datahub.writes.writer import Mcp, MemoryWriter
 from pareis.errors import Fatal, Poison, Retriable
 from pareis.kafka.batch import BatchProcessor
 from pareis.kafka.dlq import ERROR_CLASS
 from pareis.kafka.role import Pipeline
-from pareis.model.records import Message, OutRecord, RawMessage, header
 from pareis.roles import effects
 from pareis.roles.effects import EffectsHandler
 from pareis.roles.messages import DatahubWrite, Effect, TicketClose, TicketComment, TicketOpen, encode

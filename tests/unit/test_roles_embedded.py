@@ -6,12 +6,12 @@ from collections.abc import Sequence
 
 import pytest
 
+from pareis.contracts.records import Message, OutRecord, RawMessage, header
 from pareis.errors import Fatal, Poison, Retriable
 from pareis.kafka.dlq import ROLE
 from pareis.kafka.embedded import EmbeddedRunner
 from pareis.kafka.memory import MemoryBroker
 from pareis.kafka.role import Delivery, Pipeline, Role
-from pareis.model.records import Message, OutRecord, RawMessage, header
 
 DLQ = "dlq"
 

@@ -26,16 +26,16 @@ from pareis.compose.ports import Ports
 from pareis.compose.replay import replayer
 from pareis.compose.roles import embedded_runner
 from pareis.config import DatahubSettings, Settings
+from pareis.contracts.records import header
 from pareis.core.blast import blast_radius
 from pareis.core.incident_urn import incident_urn
 from pareis.core.lifecycle import Status
-from pareis.datahub.definitions import CONTAMINATION_URN, RELIABILITY_SCORE_URN, RETRAIN_STATUS_URN
-from pareis.datahub.writer import Mcp, MemoryWriter
+from pareis.datahub.writes.definitions import CONTAMINATION_URN, RELIABILITY_SCORE_URN, RETRAIN_STATUS_URN
+from pareis.datahub.writes.writer import Mcp, MemoryWriter
 from pareis.kafka.dlq import ERROR_REASON, ROLE
 from pareis.kafka.embedded import RoleReport
 from pareis.kafka.memory import MemoryBroker
 from pareis.lineage_loader import load_files
-from pareis.model.records import header
 from pareis.roles.messages import TicketClose, TicketOpen, decode_effect, decode_signal
 from pareis.store.journal import MemoryStepJournal
 from pareis.store.lineage_memory import MemoryLineageStore

@@ -18,6 +18,7 @@ import orjson
 import pytest
 
 from pareis.config import DatahubSettings
+from pareis.contracts.records import Message, OutRecord
 from pareis.core import catalog
 from pareis.core.graph import Adjacency, Attr, Outline, Query, Rel
 from pareis.core.impact import BlastRadius, ModelImpact
@@ -25,12 +26,11 @@ from pareis.core.incident_urn import incident_urn
 from pareis.core.inputs import model_versions
 from pareis.core.lifecycle import IncidentState, Published, Status, Tracked
 from pareis.core.runs import AssertionRun, ResultType
-from pareis.datahub.codec import Decoder, Encoder
-from pareis.datahub.registry import VendoredSchemaSource
-from pareis.datahub.writer import DatahubWriter, KafkaWriter, MemoryWriter
+from pareis.datahub.wire.codec import Decoder, Encoder
+from pareis.datahub.wire.registry import VendoredSchemaSource
+from pareis.datahub.writes.writer import DatahubWriter, KafkaWriter, MemoryWriter
 from pareis.errors import Fatal, Retriable
 from pareis.lineage_loader import load_files
-from pareis.model.records import Message, OutRecord
 from pareis.roles import incidents as incidents_role
 from pareis.roles.effects import proposal
 from pareis.roles.incidents import IncidentsHandler

@@ -9,9 +9,9 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from pareis.contracts.records import OutRecord
 from pareis.core.lifecycle import IncidentState, Published, Status, Tracked
 from pareis.errors import Fatal, Retriable
-from pareis.model.records import OutRecord
 from pareis.store.journal import JournalEntry, MemoryStepJournal, Position, StepJournal
 from pareis.store.journal_redis import RedisStepJournal
 

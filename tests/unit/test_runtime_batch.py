@@ -6,11 +6,11 @@ from collections.abc import Iterable, Sequence
 
 import pytest
 
+from pareis.contracts.records import Message, OutRecord, RawMessage, header
 from pareis.errors import DecodeError, Fatal, Poison, Retriable
 from pareis.kafka import dlq
 from pareis.kafka.batch import BatchProcessor
 from pareis.kafka.role import Pipeline
-from pareis.model.records import Message, OutRecord, RawMessage, header
 
 
 def raw(offset: int, value: bytes | None, partition: int = 0, key: bytes | None = b"k") -> RawMessage:

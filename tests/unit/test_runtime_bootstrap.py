@@ -7,10 +7,10 @@ import pytest
 from pareis.compose.decoding import changelog_decoder
 from pareis.compose.roles import ROLE_NAMES, resolve_roles
 from pareis.config import Settings
-from pareis.datahub.codec import Encoder, mcl_record
-from pareis.datahub.registry import VendoredSchemaSource
+from pareis.contracts.records import RawMessage
+from pareis.datahub.wire.codec import Encoder, mcl_record
+from pareis.datahub.wire.registry import VendoredSchemaSource
 from pareis.errors import DecodeError
-from pareis.model.records import RawMessage
 
 TOPIC = "MetadataChangeLog_Versioned_v1"
 URN = "urn:li:dataset:(urn:li:dataPlatform:snowflake,db.s.orders,PROD)"

@@ -16,13 +16,13 @@ import pytest
 import structlog
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
+from pareis.contracts.records import OutRecord, RawMessage
 from pareis.errors import Fatal, Poison, Retriable
 from pareis.kafka import dlq
 from pareis.kafka.at_least_once import AtLeastOnce
 from pareis.kafka.checkpoint import DeliveryFailed
 from pareis.kafka.classify import AbortTransaction
 from pareis.kafka.exactly_once import ExactlyOnce
-from pareis.model.records import OutRecord, RawMessage
 
 
 def fail(code: int, **flags: bool) -> KafkaException:

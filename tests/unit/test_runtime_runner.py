@@ -13,11 +13,11 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from pareis.config import KafkaSettings, RuntimeSettings, Settings, Topics
+from pareis.contracts.records import Message, OutRecord, RawMessage
 from pareis.errors import DecodeError
 from pareis.kafka import runner as runner_module
 from pareis.kafka.role import Delivery, Pipeline, Role
 from pareis.kafka.runner import RoleRunner
-from pareis.model.records import Message, OutRecord, RawMessage
 from pareis.telemetry.health import Health
 from pareis.telemetry.metrics import RuntimeMetrics
 from tests.support.stack import wait_until

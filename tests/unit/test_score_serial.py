@@ -1,4 +1,5 @@
-"""The reliability-score patches built in serial form (:mod:`pareis.datahub.score_serial`) are, byte for byte, the
+"""The reliability-score patches built in serial form (:mod:`pareis.datahub.writes.score_serial`) are, byte for byte,
+the
 ones acryl-datahub's patch builder gives (:func:`pareis.roles.scores.score_mcps`), and the incidents role writes
 them on the Kafka path."""
 
@@ -7,9 +8,9 @@ from __future__ import annotations
 import pytest
 
 from pareis.config import DatahubSettings
-from pareis.datahub.registry import VendoredSchemaSource
-from pareis.datahub.score_serial import score_patch
-from pareis.datahub.writer import KafkaWriter
+from pareis.datahub.wire.registry import VendoredSchemaSource
+from pareis.datahub.writes.score_serial import score_patch
+from pareis.datahub.writes.writer import KafkaWriter
 from pareis.roles.scores import ScoreWrite, score_mcps
 from tests.support.writer_scenario import SETTINGS
 

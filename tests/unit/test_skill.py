@@ -11,7 +11,7 @@ from pathlib import Path
 from skills_ref.parser import parse_frontmatter
 from skills_ref.validator import validate
 
-from pareis.model.agent import SKILL_NAME, TOOL_NAMES, skill_dir
+from pareis.contracts.agent import SKILL_NAME, TOOL_NAMES, skill_dir
 from tests.support.mcp_client import list_tools
 
 TRIGGERS = (

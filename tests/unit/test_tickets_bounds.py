@@ -12,8 +12,8 @@ import pytest
 from pydantic import SecretStr
 
 from pareis.config import JiraSettings, LinearSettings, SlackSettings
+from pareis.contracts.records import Message
 from pareis.errors import Retriable
-from pareis.model.records import Message
 from pareis.roles.effects import EffectsHandler
 from pareis.roles.messages import TicketComment
 from pareis.store.ledger import MemoryLedger

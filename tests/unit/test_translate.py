@@ -13,7 +13,7 @@ from datahub.emitter.serialization_helper import pre_json_transform
 from datahub.ingestion.source.dbt.dbt_tests import _make_custom_assertion_info
 
 from pareis.core.graph import Attr, Rel
-from pareis.datahub.translate import LINEAGE_ASPECTS, lineage_update, stamp_of
+from pareis.datahub.translate.lineage import LINEAGE_ASPECTS, lineage_update, stamp_of
 from pareis.errors import DecodeError, Poison
 from pareis.store.lineage import Facts, LineageUpdate, Stamp
 

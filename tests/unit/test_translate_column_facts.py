@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from pareis.core.graph import Attr
-from pareis.datahub.translate import lineage_update
+from pareis.datahub.translate.lineage import lineage_update
 from pareis.store.lineage import LineageStore, Stamp
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.lineage_redis import RedisLineageStore

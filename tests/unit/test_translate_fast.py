@@ -1,4 +1,4 @@
-"""The translation's fast paths (pareis.datahub.translate_shape, translate) agree with the general parser."""
+"""The translation's fast paths (pareis.datahub.translate.shape, translate) agree with the general parser."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pareis.core.fieldpath import canonical_column, column_urn, split_column
-from pareis.datahub.translate import _fine_grained, _fine_grained_entry, schema_metadata
-from pareis.datahub.translate_shape import Shape, canonical_parent, is_plain_path
+from pareis.datahub.translate.lineage import _fine_grained, _fine_grained_entry, schema_metadata
+from pareis.datahub.translate.shape import Shape, canonical_parent, is_plain_path
 from pareis.store.lineage import Edge
 
 DS = "urn:li:dataset:(urn:li:dataPlatform:hive,db.orders,PROD)"

@@ -18,7 +18,7 @@ from datahub.emitter.mce_builder import (
 from datahub.emitter.serialization_helper import pre_json_transform
 
 from pareis.core.graph import Attr, Rel
-from pareis.datahub.translate import lineage_update
+from pareis.datahub.translate.lineage import lineage_update
 from pareis.errors import DecodeError
 from pareis.store.lineage import Facts, Stamp
 

@@ -21,11 +21,16 @@ from datahub.metadata.schema_classes import (
 
 from pareis.config import DatahubSettings
 from pareis.core.intents import TAG_AT_RISK, Intent
-from pareis.datahub.definitions import CONTAMINATION_URN, RELIABILITY_SCORE_URN, RETRAIN_STATUS_URN, definition_mcps
-from pareis.datahub.incident_writes import incident_link, intent_mcps
-from pareis.datahub.patch import apply_patch
-from pareis.datahub.postmortem import document_urn
-from pareis.datahub.writer import Mcp
+from pareis.datahub.gms.patch import apply_patch
+from pareis.datahub.writes.definitions import (
+    CONTAMINATION_URN,
+    RELIABILITY_SCORE_URN,
+    RETRAIN_STATUS_URN,
+    definition_mcps,
+)
+from pareis.datahub.writes.incident_writes import incident_link, intent_mcps
+from pareis.datahub.writes.postmortem import document_urn
+from pareis.datahub.writes.writer import Mcp
 from tests.support.writer_scenario import (
     AMOUNT,
     AVG_AMOUNT,

@@ -10,12 +10,12 @@ from dataclasses import dataclass
 
 import pytest
 
-from pareis.datahub.codec import Decoder
-from pareis.datahub.definitions import definition_mcps
-from pareis.datahub.incident_writes import intent_mcps
-from pareis.datahub.registry import VendoredSchemaSource
-from pareis.datahub.rest import RestWriter
-from pareis.datahub.writer import DatahubWriter, KafkaWriter, Mcp, MemoryWriter
+from pareis.datahub.wire.codec import Decoder
+from pareis.datahub.wire.registry import VendoredSchemaSource
+from pareis.datahub.writes.definitions import definition_mcps
+from pareis.datahub.writes.incident_writes import intent_mcps
+from pareis.datahub.writes.rest import RestWriter
+from pareis.datahub.writes.writer import DatahubWriter, KafkaWriter, Mcp, MemoryWriter
 from tests.support.fake_gms import FakeGms, Received, normal_system_metadata, received_from
 from tests.support.writer_scenario import SETTINGS, story
 

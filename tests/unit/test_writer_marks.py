@@ -7,14 +7,14 @@ from typing import Any
 import pytest
 
 from pareis.config import DatahubSettings
-from pareis.datahub.aspects import is_timeseries
-from pareis.datahub.codec import Decoder
-from pareis.datahub.gms import ChangeLogEmulator
-from pareis.datahub.incident_writes import intent_mcps
-from pareis.datahub.marks import is_own_write, run_id
-from pareis.datahub.metadata_file import JSON_CONTENT_TYPE, PATCH_CONTENT_TYPE, Proposal
-from pareis.datahub.registry import VendoredSchemaSource
-from pareis.datahub.writer import KafkaWriter
+from pareis.datahub.files.metadata_file import JSON_CONTENT_TYPE, PATCH_CONTENT_TYPE, Proposal
+from pareis.datahub.gms.emulator import ChangeLogEmulator
+from pareis.datahub.wire.aspects import is_timeseries
+from pareis.datahub.wire.codec import Decoder
+from pareis.datahub.wire.registry import VendoredSchemaSource
+from pareis.datahub.writes.incident_writes import intent_mcps
+from pareis.datahub.writes.marks import is_own_write, run_id
+from pareis.datahub.writes.writer import KafkaWriter
 from tests.support.fake_gms import received_from
 from tests.support.writer_scenario import SETTINGS, story
 

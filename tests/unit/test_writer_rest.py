@@ -11,8 +11,8 @@ from datahub.configuration.common import OperationalError
 from pydantic import SecretStr
 
 from pareis.config import DatahubSettings
-from pareis.datahub.incident_writes import intent_mcps
-from pareis.datahub.rest import GmsRejected, RestWriter, from_rest_error
+from pareis.datahub.writes.incident_writes import intent_mcps
+from pareis.datahub.writes.rest import GmsRejected, RestWriter, from_rest_error
 from pareis.errors import Fatal, Poison, Retriable
 from tests.support.fake_gms import INCIDENT_TYPES_MASTER, FakeGms, received_from
 from tests.support.writer_scenario import SETTINGS, story

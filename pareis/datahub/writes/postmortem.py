@@ -1,0 +1,66 @@
+"""The postmortem of a resolved incident as a DataHub Document (DESIGN §3).
+
+The Markdown comes from the core (:func:`pareis.core.incident_text.postmortem`: timeline, time to detect, time
+to heal, blast radius, contaminated versions, rollback, class of failure); this module wraps it in a
+``documentInfo`` aspect, PUBLISHED, related to the dataset, the affected models and the contaminated versions.
+The document URN is a function of the incident URN, so a replayed Resolve rewrites the same document.
+"""
+
+from __future__ import annotations
+
+from datahub.emitter.mcp import MetadataChangeProposalWrapper
+from datahub.metadata.schema_classes import (
+    DocumentContentsClass,
+    DocumentInfoClass,
+    DocumentStateClass,
+    DocumentStatusClass,
+    RelatedAssetClass,
+)
+
+from pareis.config import DatahubSettings
+from pareis.core.intents import Resolve
+from pareis.datahub.writes.marks import stamp, system_metadata
+
+DOCUMENT_PREFIX = "urn:li:document:"
+
+
+def document_urn(incident_urn: str) -> str:
+    """``urn:li:document:<incident id>-postmortem`` (the incident id without ``urn:li:incident:``)."""
+    incident_id = incident_urn.removeprefix("urn:li:incident:")
+    if incident_id == incident_urn:
+        raise ValueError(f"not an incident URN: {incident_urn!r}")
+    return f"{DOCUMENT_PREFIX}{incident_id}-postmortem"
+
+
+def document_info(intent: Resolve, settings: DatahubSettings) -> DocumentInfoClass:
+    """The ``documentInfo`` aspect of the postmortem of ``intent``'s incident."""
+    facts = intent.facts
+    report = intent.postmortem
+    related = sorted({facts.dataset, *(m.urn for m in facts.blast.models), *report.contaminated_versions})
+    properties = {
+        "pareisIncident": facts.urn,
+        "severity": facts.severity.value,
+        "failureClass": report.failure_class,
+        "timeToHealMs": str(report.time_to_heal_ms),
+    }
+    if report.time_to_detect_ms is not None:
+        properties["timeToDetectMs"] = str(report.time_to_detect_ms)
+    at = stamp(settings, intent.at_ms)
+    return DocumentInfoClass(
+        title=f"Postmortem: {intent.title}",
+        contents=DocumentContentsClass(text=report.text),
+        status=DocumentStatusClass(state=DocumentStateClass.PUBLISHED),
+        relatedAssets=[RelatedAssetClass(asset=urn) for urn in related],
+        customProperties=properties,
+        created=at,
+        lastModified=at,
+    )
+
+
+def document_mcp(intent: Resolve, settings: DatahubSettings) -> MetadataChangeProposalWrapper:
+    """The UPSERT of the postmortem document, with Pareis's marks."""
+    return MetadataChangeProposalWrapper(
+        entityUrn=document_urn(intent.facts.urn),
+        aspect=document_info(intent, settings),
+        systemMetadata=system_metadata(settings, intent.effect_id, intent.at_ms),
+    )
