@@ -7,16 +7,18 @@ dataset with assertion runs, ``analyze``, ``gate``, ``protect`` and ``evidence``
 and ``protect`` for the whole input, all with ``--json`` and a fixed ``--at``; it prints one SHA-256 per input and
 one over all. ``--dump DIR`` also writes each answer to a file, so two trees can be compared with ``diff -r``.
 
-    python -m tests.support.digests [--dump DIR] [--only NAME]
+    python -m tests.support.digests [--dump DIR] [--only NAME] [--jobs N]
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import contextlib
 import hashlib
 import io
 import json
+import os
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -108,10 +110,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dump", type=Path, help="write every answer under this directory")
     parser.add_argument("--only", help="only inputs whose name contains this")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="inputs answered in parallel")
     args = parser.parse_args()
     total = hashlib.sha256()
-    for name, path in _inputs(args.only):
-        got = answers(path)
+    inputs = _inputs(args.only)
+    with concurrent.futures.ProcessPoolExecutor(args.jobs) as pool:
+        results = list(pool.map(answers, [path for _, path in inputs]))
+    for (name, _), got in zip(inputs, results, strict=True):
         digest = hashlib.sha256()
         for key in sorted(got):
             digest.update(key.encode() + b"\0" + got[key].encode() + b"\0")
