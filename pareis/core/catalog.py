@@ -5,12 +5,14 @@ fixed number of batched questions, whatever the number of URNs.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from pareis.core.contamination import ModelVersion, known_time, trained_at
 from pareis.core.dimension import OTHER
 from pareis.core.graph import Attr, LineageView, Query, Rel, union
+from pareis.core.serving import Deployment, VersionFacts
 
 
 @dataclass(frozen=True)
@@ -179,3 +181,35 @@ def versions_by_group(view: LineageView, groups: Iterable[str]) -> Mapping[str, 
     members = group_members(view, groups)
     versions = model_versions(view, union(members))
     return {g: tuple(versions[m] for m in sorted(ms)) for g, ms in members.items()}
+
+
+def serving_facts(view: LineageView, versions: Iterable[ModelVersion]) -> dict[str, VersionFacts]:
+    """What says whether each version serves (DESIGN §2.3): the deployments it lists with their status (a deployment
+    the index has no status for, e.g. one never ingested, has none; a removed deployment is left out), its aliases
+    and whether it was removed. An alias list that is not a JSON list of strings reads as no aliases."""
+    given = {v.urn: v for v in versions}
+    nodes = sorted(given)
+    deployed = view.lookup([Query(Rel.DEPLOYED, nodes)])[0]
+    attrs = view.attributes(sorted(set(nodes) | union(deployed)))
+    out = {}
+    for n in nodes:
+        a = attrs[n]
+        deployments = tuple(
+            Deployment(d, attrs[d].get(Attr.DEPLOYMENT_STATUS))
+            for d in sorted(deployed[n])
+            if attrs[d].get(Attr.REMOVED) != "true"
+        )
+        out[n] = VersionFacts(
+            given[n], deployments, _aliases(a.get(Attr.VERSION_ALIASES)), a.get(Attr.REMOVED) == "true"
+        )
+    return out
+
+
+def _aliases(value: str | None) -> tuple[str, ...]:
+    if not value:
+        return ()
+    try:
+        found = json.loads(value)
+    except ValueError:
+        return ()
+    return tuple(sorted(a for a in found if isinstance(a, str))) if isinstance(found, list) else ()

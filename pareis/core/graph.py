@@ -70,6 +70,8 @@ class Rel(StrEnum):
     """assertion → dataset it checks (``assertionInfo``)."""
     ASSERTS_COLUMN = "asserts_column"
     """assertion → column it checks (``assertionInfo``)."""
+    DEPLOYED = "deployed"
+    """model → deployment it lists (``mlModelProperties.deployments``; the deployment may never be ingested)."""
 
 
 class Attr(StrEnum):
@@ -99,6 +101,8 @@ class Attr(StrEnum):
     OWNERS = "owners"  # ownership.owners[].owner: JSON [owner URN, …] (pareis.core.owners)
     USER_EMAIL = "user.email"  # corpUserInfo.email (corpuser entities)
     USER_EDITED_EMAIL = "user.edited_email"  # corpUserEditableInfo.email: set by a person in DataHub's UI
+    DEPLOYMENT_STATUS = "deployment.status"  # mlModelDeploymentProperties.status, as given (IN_SERVICE, …)
+    VERSION_ALIASES = "version.aliases"  # versionProperties.aliases[].versionTag: JSON [alias, …], as given
 
 
 class Query(NamedTuple):

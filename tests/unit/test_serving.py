@@ -172,3 +172,25 @@ def test_short_names_and_links() -> None:
     assert entity_url("https://dh.example", col).endswith("/Schema?schemaFilter=profile.country")
     assert markdown_link(None, ds) == "db.\\[business_report.xlsx\\]Sheet"
     assert markdown_link("https://dh.example", GROUP).startswith("[churn](https://dh.example/mlModelGroup/")
+
+
+def test_the_index_keeps_deployments_statuses_and_aliases_as_the_connectors_write_them() -> None:
+    """SageMaker lists an endpoint URN (an ARN) that no entity carries: status unknown, so it serves; the endpoint
+    entity it did ingest is CREATING. Unity Catalog (Databricks) versions carry ``prod`` and ``champion``."""
+    from pareis.core.catalog import model_versions, serving_facts
+    from tests.support.goldens import golden, load
+
+    sagemaker = load(golden("sagemaker__sagemaker_mces_golden")).store
+    first = "urn:li:mlModel:(urn:li:dataPlatform:sagemaker,the-first-model,PROD)"
+    found = serving_facts(sagemaker, model_versions(sagemaker, [first]).values())[first]
+    assert [(d.status, d.in_service) for d in found.deployments] == [(None, True)]
+    assert found.deployments[0].urn.endswith("endpoint/the-first-endpoint,PROD)")
+    assert serving([found])[1] is True
+
+    unity = load(golden("unity__unity_catalog_ml_model_mces_golden")).store
+    version = "urn:li:mlModel:(urn:li:dataPlatform:databricks,quickstart_catalog.quickstart_schema.test_model_1,PROD)"
+    facts_ = serving_facts(unity, model_versions(unity, [version]).values())[version]
+    assert facts_.aliases == ("champion", "prod")
+    on, known = serving([facts_])
+    assert known
+    assert [h.to_json() for h in on[0].how] == [{"alias": "champion"}, {"alias": "prod"}]

@@ -53,7 +53,9 @@ def test_lineage_aspects_are_those_of_the_design() -> None:
     protect = {"datasetProperties", "datasetProfile"}
     # plus §3's owners: who owns the failing dataset and the models, and the users' emails
     owners = {"ownership", "corpUserInfo", "corpUserEditableInfo"}
-    assert set(design.split()) | protect | owners == LINEAGE_ASPECTS
+    # plus §2.3's serving versions: a deployment's status (the models' deployments and aliases are in the above)
+    serving = {"mlModelDeploymentProperties"}
+    assert set(design.split()) | protect | owners | serving == LINEAGE_ASPECTS
 
 
 def test_upstream_lineage_links_datasets_and_each_upstream_column_to_each_downstream() -> None:

@@ -7,6 +7,7 @@ set, and the run points back at it through ``dataProcessInstanceOutput.outputEdg
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +48,7 @@ def ml_model_properties(shape: Shape, entity: str, aspect: Mapping[str, Any]) ->
     edges.update((Rel.FEATURE_MODEL, f, entity) for f in shape.urns(aspect, "mlFeatures", ""))
     edges.update((Rel.MODEL_GROUP, entity, g) for g in shape.urns(aspect, "groups", ""))
     edges.update((Rel.TRAINS, j, entity) for j in shape.urns(aspect, "trainingJobs", ""))
+    edges.update((Rel.DEPLOYED, entity, d) for d in shape.urns(aspect, "deployments", ""))
     attrs: dict[Attr, str] = {}
     created = shape.time_of(aspect, "created", "")
     if created is None:
@@ -82,7 +84,27 @@ def version_properties(shape: Shape, entity: str, aspect: Mapping[str, Any]) -> 
     if created is None:
         created = shape.time_of(tag, "metadataAttribution", "version")
     _put(attrs, Attr.VERSION_CREATED_MS, created)
+    aliases = _aliases(shape, aspect)
+    if aliases:
+        attrs[Attr.VERSION_ALIASES] = json.dumps(aliases, separators=(",", ":"), ensure_ascii=False)
     return Facts.of([(Rel.VERSION_OF, entity, version_set)], attrs)
+
+
+def _aliases(shape: Shape, aspect: Mapping[str, Any]) -> list[str]:
+    """``versionProperties.aliases``: each a ``VersionTag`` (``{"versionTag": "champion"}``), kept as given, sorted;
+    an entry without a tag is skipped (it names nothing)."""
+    found = {
+        shape.opt_str(entry, "versionTag", f"aliases[{i}]") for i, entry in enumerate(shape.objs(aspect, "aliases", ""))
+    }
+    return sorted(tag for tag in found if tag)
+
+
+def ml_model_deployment_properties(shape: Shape, entity: str, aspect: Mapping[str, Any]) -> Facts:
+    """A deployment's status (``IN_SERVICE``, ``OUT_OF_SERVICE``, …), kept as given: a value DataHub does not
+    define is still a status (:mod:`pareis.core.serving` judges it)."""
+    attrs: dict[Attr, str] = {}
+    _put(attrs, Attr.DEPLOYMENT_STATUS, shape.opt_str(aspect, "status", ""))
+    return Facts.of(attrs=attrs)
 
 
 def dpi_properties(shape: Shape, entity: str, aspect: Mapping[str, Any]) -> Facts:
@@ -117,6 +139,7 @@ HANDLERS: Mapping[str, Handler] = {
     "mlFeatureTableProperties": ml_feature_table_properties,
     "mlModelProperties": ml_model_properties,
     "mlModelGroupProperties": ml_model_group_properties,
+    "mlModelDeploymentProperties": ml_model_deployment_properties,
     "versionProperties": version_properties,
     "dataProcessInstanceProperties": dpi_properties,
     "dataProcessInstanceInput": dpi_input,
