@@ -80,7 +80,7 @@ def _evidence(model: str, source: list[str]) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         head = _run(["evidence", "--model", model, *source, "--at", AT, "--format", "json", "--out", tmp])
         packs = sorted(Path(tmp).rglob("*.json"))
-        return head + "".join(p.read_text() for p in packs)
+        return (head + "".join(p.read_text() for p in packs)).replace(tmp, "<out>")
 
 
 def answers(path: Path) -> dict[str, str]:
