@@ -93,10 +93,11 @@ class Redacting(BaseModel):
 
 
 class Section(Redacting):
-    """A settings section: unknown keys are errors (a typo must not pass silently). Its ``repr`` and dumps never
-    show a secret: URL passwords and secret-looking client properties are redacted (tokens are ``SecretStr``)."""
+    """A settings section: unknown keys are errors (a typo must not pass silently), and it is frozen (settings
+    are read once, then only read: a variant is a ``model_copy(update=…)``). Its ``repr`` and dumps never show a
+    secret: URL passwords and secret-looking client properties are redacted (tokens are ``SecretStr``)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class Topics(Section):
@@ -287,10 +288,10 @@ class TicketSettings(Section):
 
 
 class Settings(Redacting, BaseSettings):
-    """All of Pareis's settings. Build with :func:`load_settings`."""
+    """All of Pareis's settings. Build with :func:`load_settings`; frozen like every section."""
 
     model_config = SettingsConfigDict(
-        env_prefix="PAREIS_", env_nested_delimiter="__", extra="forbid", validate_default=True
+        env_prefix="PAREIS_", env_nested_delimiter="__", extra="forbid", validate_default=True, frozen=True
     )
 
     kafka: KafkaSettings = Field(default_factory=KafkaSettings)
