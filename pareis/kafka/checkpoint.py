@@ -186,8 +186,8 @@ class Checkpoint:
                 return call()
             except KafkaException as exc:
                 error = from_kafka_exception(exc, doing)
-                if type(error) is not Retriable or time.monotonic() + delay > deadline:
-                    if type(error) is Retriable:
+                if not isinstance(error, Retriable) or time.monotonic() + delay > deadline:
+                    if isinstance(error, Retriable):
                         raise Fatal(f"gave up after {self.deadline_s:.0f}s: {error}") from exc
                     raise error from exc
                 log.warning("kafka call failed; retrying", doing=doing, error=str(error), delay_s=delay)
