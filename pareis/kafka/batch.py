@@ -82,9 +82,13 @@ class BatchProcessor:
                 continue
             try:
                 value = decode(raw)
-            except Exception as exc:
-                dead.append(self._dead_letter_or_raise("the decoder", raw, exc, tally))
+            except Poison as exc:
+                dead.append(self._dead(raw, exc, tally))
                 continue
+            except (Retriable, Fatal):
+                raise
+            except Exception as exc:  # the boundary: unclassified becomes Fatal (module docstring)
+                raise self._unclassified("the decoder", exc, str(raw.origin)) from exc
             if value is None:
                 _bump(tally.filtered, key)
                 continue
@@ -105,7 +109,7 @@ class BatchProcessor:
             return self._handle_singly(decoded, sources, dead, tally)
         except (Retriable, Fatal):
             raise
-        except Exception as exc:
+        except Exception as exc:  # the boundary: unclassified becomes Fatal (module docstring)
             at = f"a batch of {len(decoded)} from {sources[0].origin}"
             raise self._unclassified("the handler", exc, at) from exc
         for message in decoded:
@@ -119,9 +123,13 @@ class BatchProcessor:
         for message, raw in zip(decoded, sources, strict=True):
             try:
                 outputs.extend(self.pipeline.handle([message]))
-            except Exception as exc:
-                dead.append(self._dead_letter_or_raise("the handler", raw, exc, tally))
+            except Poison as exc:
+                dead.append(self._dead(raw, exc, tally))
                 continue
+            except (Retriable, Fatal):
+                raise
+            except Exception as exc:  # the boundary: unclassified becomes Fatal (module docstring)
+                raise self._unclassified("the handler", exc, str(raw.origin)) from exc
             _bump(tally.handled, (message.topic, message.partition))
         return outputs
 
@@ -138,15 +146,6 @@ class BatchProcessor:
             error=str(exc),
         )
         return dead_letter(self.dlq_topic, raw, self.role, exc, max_bytes=self.dlq_max_bytes)
-
-    def _dead_letter_or_raise(self, where: str, raw: RawMessage, exc: Exception, tally: Tally) -> OutRecord:
-        """The dead letter of ``raw`` when ``exc`` is Poison; otherwise raise: Retriable and Fatal as they are,
-        anything else (unclassified) as Fatal."""
-        if isinstance(exc, Poison):
-            return self._dead(raw, exc, tally)
-        if isinstance(exc, Retriable | Fatal):
-            raise exc
-        raise self._unclassified(where, exc, str(raw.origin)) from exc
 
     def _unclassified(self, where: str, exc: Exception, at: str) -> Fatal:
         """The Fatal an unclassified error becomes, logged with its traceback."""

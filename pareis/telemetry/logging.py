@@ -43,7 +43,7 @@ class _StderrHandler(logging.Handler):
         try:
             sys.stderr.write(self.format(record) + "\n")
             sys.stderr.flush()
-        except Exception:  # logging's own contract: a failing handler reports through handleError, never raises
+        except Exception:  # noqa: BLE001 (logging's contract: a failing handler reports through handleError)
             self.handleError(record)
 
 

@@ -52,6 +52,10 @@ def environment() -> Environment:
     return env
 
 
+DOSSIERS = 16
+"""How many incident dossiers a server keeps; all are dropped whenever the list is recomputed."""
+
+
 @dataclass
 class Context:
     """What every handler needs: the sources, how to serialise access to them, the clock and the templates."""
@@ -97,6 +101,24 @@ class Context:
                 await self.refresh()
             except SourceUnavailable:
                 self._listed = (listed[0], time.monotonic(), listed[2])
+
+    async def dossier(self, urn: str) -> IncidentDossier:
+        """The dossier of incident ``urn``, kept (up to :data:`DOSSIERS`, the oldest dropped first) until the list is
+        recomputed; CannotEvaluate when the list has no such incident."""
+        from pareis.answers.dossier import dossier_of
+
+        cached = self._dossiers.get(urn)
+        if cached is not None and self.list_ttl_s > 0:
+            return cached[2]
+        summary = next((s for s in await self.incidents() if s.urn == urn), None)
+        if summary is None:
+            raise CannotEvaluate(f"no incident {urn} in the run history")
+        found = await self.ask(_reading(lambda: dossier_of(self.sources, summary, collapse_over=self.collapse_over)))
+        if len(self._dossiers) >= DOSSIERS:
+            self._dossiers.pop(min(self._dossiers, key=lambda u: self._dossiers[u][1]))
+        if self.list_ttl_s > 0:
+            self._dossiers[urn] = ("", time.monotonic(), found)
+        return found
 
     async def ask(self, question: Callable[[], T]) -> T:
         def guarded() -> T:
@@ -224,30 +246,9 @@ async def incidents_api(ctx: Context, request: Request) -> Response:
 # -- Incident ----------------------------------------------------------------------------------------------------
 
 
-DOSSIERS = 16
-"""How many incident dossiers a server keeps; all are dropped whenever the list is recomputed."""
-
-
-async def _dossier(ctx: Context, urn: str) -> IncidentDossier:
-    from pareis.answers.dossier import dossier_of
-
-    cached = ctx._dossiers.get(urn)
-    if cached is not None and ctx.list_ttl_s > 0:
-        return cached[2]
-    summary = next((s for s in await ctx.incidents() if s.urn == urn), None)
-    if summary is None:
-        raise CannotEvaluate(f"no incident {urn} in the run history")
-    found = await ctx.ask(_reading(lambda: dossier_of(ctx.sources, summary, collapse_over=ctx.collapse_over)))
-    if len(ctx._dossiers) >= DOSSIERS:
-        ctx._dossiers.pop(min(ctx._dossiers, key=lambda u: ctx._dossiers[u][1]))
-    if ctx.list_ttl_s > 0:
-        ctx._dossiers[urn] = ("", time.monotonic(), found)
-    return found
-
-
 @answering
 async def incident_page(ctx: Context, request: Request) -> Response:
-    d = await _dossier(ctx, request.path_params["urn"])
+    d = await ctx.dossier(request.path_params["urn"])
     facts = d.answer.facts
     answer = d.answer.to_json()
     retrain = dict(facts.retrain)
@@ -267,7 +268,7 @@ async def incident_page(ctx: Context, request: Request) -> Response:
 
 @answering
 async def incident_api(ctx: Context, request: Request) -> Response:
-    return _json((await _dossier(ctx, request.path_params["urn"])).to_json())
+    return _json((await ctx.dossier(request.path_params["urn"])).to_json())
 
 
 # -- Models ------------------------------------------------------------------------------------------------------
