@@ -14,7 +14,7 @@ namespaces ``PAREIS_TEST_*`` (the test suite) and ``PAREIS_STACK_*`` (``deploy/l
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -70,7 +70,7 @@ def redact_properties(properties: Mapping[str, str]) -> dict[str, str]:
     }
 
 
-def _redacted(value: Any) -> Any:
+def _redacted(value: object) -> object:
     if isinstance(value, str):
         return redact_url(value)
     if isinstance(value, Mapping) and all(isinstance(v, str) for v in value.values()):
@@ -82,7 +82,7 @@ class Redacting(BaseModel):
     """Mixed into every settings model: its ``repr`` and dumps never show a secret (URL passwords and
     secret-looking client properties are redacted; tokens are ``SecretStr``)."""
 
-    def __repr_args__(self) -> Any:
+    def __repr_args__(self) -> Iterator[tuple[str | None, object]]:
         for name, value in super().__repr_args__():
             yield name, _redacted(value)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Generic, TypeVar
 
 import structlog
 
@@ -28,6 +28,7 @@ from pareis.kafka.role import Pipeline
 log = structlog.get_logger(__name__)
 
 PartitionKey = tuple[str, int]
+T = TypeVar("T")
 
 
 @dataclass
@@ -56,11 +57,11 @@ def _bump(counts: dict[PartitionKey, int], key: PartitionKey) -> None:
     counts[key] = counts.get(key, 0) + 1
 
 
-class BatchProcessor:
-    """Runs batches through ``pipeline`` for role ``role``; poison goes to ``dlq_topic``."""
+class BatchProcessor(Generic[T]):
+    """Runs batches through ``pipeline`` (decoding to ``T``) for role ``role``; poison goes to ``dlq_topic``."""
 
     def __init__(
-        self, role: str, pipeline: Pipeline[Any], dlq_topic: str, *, dlq_max_bytes: int = DEFAULT_MAX_BYTES
+        self, role: str, pipeline: Pipeline[T], dlq_topic: str, *, dlq_max_bytes: int = DEFAULT_MAX_BYTES
     ) -> None:
         self.role = role
         self.pipeline = pipeline
@@ -70,7 +71,7 @@ class BatchProcessor:
     def process(self, batch: Sequence[RawMessage]) -> BatchResult:
         """Decode, filter and handle ``batch``; raises only Retriable or Fatal (nothing has been produced)."""
         tally = Tally()
-        decoded: list[Message[Any]] = []
+        decoded: list[Message[T]] = []
         sources: list[RawMessage] = []
         dead: list[OutRecord] = []
         decode = self.pipeline.decode
@@ -99,7 +100,7 @@ class BatchProcessor:
         return BatchResult(outputs, tally)
 
     def _handle(
-        self, decoded: list[Message[Any]], sources: list[RawMessage], dead: list[OutRecord], tally: Tally
+        self, decoded: list[Message[T]], sources: list[RawMessage], dead: list[OutRecord], tally: Tally
     ) -> list[OutRecord]:
         try:
             outputs = list(self.pipeline.handle(decoded))
@@ -117,7 +118,7 @@ class BatchProcessor:
         return outputs
 
     def _handle_singly(
-        self, decoded: list[Message[Any]], sources: list[RawMessage], dead: list[OutRecord], tally: Tally
+        self, decoded: list[Message[T]], sources: list[RawMessage], dead: list[OutRecord], tally: Tally
     ) -> list[OutRecord]:
         outputs: list[OutRecord] = []
         for message, raw in zip(decoded, sources, strict=True):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -62,7 +62,7 @@ class Context:
 
     sources: Sources
     clock: Callable[[], int]
-    guard: contextlib.AbstractContextManager[Any] | None = None
+    guard: contextlib.AbstractContextManager[object] | None = None
     collapse_over: int | None = None
     token: Callable[[], str] = field(default=lambda: "")
     list_ttl_s: float = 30.0
@@ -134,18 +134,21 @@ class Context:
         return HTMLResponse(page, http_status)
 
 
-def _json(obj: Any) -> Response:
+def _json(obj: object) -> Response:
     return Response(orjson.dumps(obj, option=orjson.OPT_SORT_KEYS), media_type="application/json")
 
 
-def answering(handler: Callable[[Context, Request], Any]) -> Callable[[Context, Request], Any]:
+Handler = Callable[[Context, Request], Awaitable[Response]]
+"""A page or API route over the shared :class:`Context`."""
+
+
+def answering(handler: Handler) -> Handler:
     """Turns CannotEvaluate into 404 and SourceUnavailable into 503, as HTML or JSON by the route."""
 
     async def wrapped(ctx: Context, request: Request) -> Response:
         api = request.url.path.startswith("/api/")
         try:
-            response: Response = await handler(ctx, request)
-            return response
+            return await handler(ctx, request)
         except CannotEvaluate as exc:
             status, reason = 404, str(exc)
         except SourceUnavailable as exc:
@@ -185,11 +188,11 @@ def _filters(request: Request) -> dict[str, str]:
     }
 
 
-def _shown(rows: list[Any], filters: dict[str, str]) -> list[Any]:
+def _shown(rows: list[IncidentSummary], filters: dict[str, str]) -> list[IncidentSummary]:
     return rows if filters["all"] else rows[:PAGE_ROWS]
 
 
-def _matching(rows: list[Any], filters: dict[str, str]) -> list[Any]:
+def _matching(rows: list[IncidentSummary], filters: dict[str, str]) -> list[IncidentSummary]:
     text = filters["q"].casefold()
     return [
         s
@@ -200,7 +203,7 @@ def _matching(rows: list[Any], filters: dict[str, str]) -> list[Any]:
     ]
 
 
-async def _incident_rows(ctx: Context, request: Request) -> tuple[list[Any], dict[str, str]]:
+async def _incident_rows(ctx: Context, request: Request) -> tuple[list[IncidentSummary], dict[str, str]]:
     rows = await ctx.incidents()
     filters = _filters(request)
     return _matching(rows, filters), filters
@@ -300,9 +303,7 @@ def _protect_answer(ctx: Context) -> dict[str, Any]:
     return {**answer.to_json(), "yaml": answer.yaml}
 
 
-def _whole_answer(
-    question: Callable[[Context], dict[str, Any]], name: str
-) -> tuple[Callable[[Context, Request], Any], Callable[[Context, Request], Any]]:
+def _whole_answer(question: Callable[[Context], dict[str, Any]], name: str) -> tuple[Handler, Handler]:
     """The page (``<name>.html`` over the answer) and its JSON twin of an answer that takes no argument."""
 
     @answering

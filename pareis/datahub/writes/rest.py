@@ -77,12 +77,12 @@ class RestWriter:
         self._connected = False
 
     @classmethod
-    def from_settings(cls, settings: DatahubSettings, **kwargs: Any) -> RestWriter:
+    def from_settings(cls, settings: DatahubSettings) -> RestWriter:
         """A writer for ``settings.gms_url`` with ``settings.token``; Fatal when no GMS URL is configured."""
         if not settings.gms_url:
             raise Fatal("datahub.write_path is rest but datahub.gms_url is not set")
         token = settings.token.get_secret_value() if settings.token else None
-        return cls(settings.gms_url, token, **kwargs)
+        return cls(settings.gms_url, token)
 
     def write(self, mcps: Sequence[Mcp]) -> tuple[OutRecord, ...]:
         """Send each proposal in order; raise at the first failure (earlier ones stay written)."""
