@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from pareis.commands.common import DatahubOption, MetadataOption, RedisOption, TokenOption, evaluating
+from pareis.commands.common import DatahubOption, MetadataOption, RedisOption, TokenOption, evaluating, gms_token
 
 if TYPE_CHECKING:
     from pareis.answers.sources import Sources
@@ -55,7 +55,8 @@ def mcp(
         bearer = _read_token(token_file) if token_file is not None else None
         if http:
             check_exposure(host, bearer, allowed_hosts or ())
-        sources = open_sources(metadata=metadata or (), redis_url=redis_url, datahub_url=datahub_url, token=token)
+        gms = gms_token(token) if datahub_url is not None else None
+        sources = open_sources(metadata=metadata or (), redis_url=redis_url, datahub_url=datahub_url, token=gms)
     settle()  # what the server keeps is built: out of the collector's way (pareis.compose.heap)
     try:
         # Only once serving (not for a refusal): before the SDK configures logging, so that every log line, the
