@@ -144,8 +144,8 @@ class RoleTuning(Section):
 
 # The roles on an incident's path carry few messages and decide how soon an incident is visible: a short poll
 # timeout and commit interval (the exactly-once transaction is what makes outputs visible) bound their latency
-# (bench/RESULTS.md, Incident latency: p99 1.7 s with the throughput cadence, 0.14 s with this one). The lineage
-# role keeps the throughput cadence: it reads the whole versioned change log.
+# (bench/RESULTS.md, Incident latency). The lineage role keeps the throughput cadence: it reads the whole versioned
+# change log.
 _LATENCY = RoleTuning(batch_timeout_s=0.02, commit_interval_ms=50)
 
 

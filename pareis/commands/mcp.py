@@ -7,8 +7,8 @@ JSON responses on ``http://HOST:PORT/mcp`` beside ``/healthz`` (:mod:`pareis.mcp
 needs ``--token-file`` (the bearer token clients send as ``Authorization: Bearer …``) and at least one
 ``--allowed-host`` (the Host names clients reach it by). Logs go to stderr.
 
-Exit 2 with a one-line reason when the options are wrong or the sources can't be opened; 1 when a dependency
-(Redis, GMS) is down at start.
+Exit 2 with a one-line reason when the options are wrong or the sources can't be read; 1 when GMS is down at start
+(Redis is read per call: while it is down, the tools answer "source unavailable"); 130 when interrupted.
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""``pareis replay FILE…``: publish DataHub file-format metadata to the change-log topics as GMS would."""
+"""``pareis replay FILE…``: publish DataHub file-format metadata to the change-log topics as GMS would.
+
+Exit codes: 0 published; 1 the broker or the schema registry unreachable (after ``kafka.connect_timeout_s``) or
+failing; 2 an unreadable file or a proposal that cannot be encoded.
+"""
 
 from __future__ import annotations
 
