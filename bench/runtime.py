@@ -53,6 +53,7 @@ from pareis.contracts.records import Message, OutRecord
 from pareis.datahub.translate.lineage import LINEAGE_ASPECTS
 from pareis.datahub.wire.codec import Decoder, Encoder, mcl_record
 from pareis.datahub.wire.registry import VendoredSchemaSource
+from pareis.errors import DecodeError
 from pareis.kafka.role import Delivery, Pipeline, Role
 from pareis.kafka.runner import RoleRunner
 from pareis.telemetry.health import Health
@@ -174,7 +175,7 @@ class Registry:
                     try:
                         writer = source.writer_schema(int(match.group(1)))
                         status, body = 200, {"schema": json.dumps(writer.json), "schemaType": "AVRO"}
-                    except Exception:
+                    except DecodeError:  # an id DataHub's internal registry does not have: 404
                         pass
                 data = json.dumps(body).encode()
                 self.send_response(status)

@@ -14,7 +14,7 @@ namespaces ``PAREIS_TEST_*`` (the test suite) and ``PAREIS_STACK_*`` (``deploy/l
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -70,7 +70,7 @@ def redact_properties(properties: Mapping[str, str]) -> dict[str, str]:
     }
 
 
-def _redacted(value: Any) -> Any:
+def _redacted(value: object) -> object:
     if isinstance(value, str):
         return redact_url(value)
     if isinstance(value, Mapping) and all(isinstance(v, str) for v in value.values()):
@@ -82,7 +82,7 @@ class Redacting(BaseModel):
     """Mixed into every settings model: its ``repr`` and dumps never show a secret (URL passwords and
     secret-looking client properties are redacted; tokens are ``SecretStr``)."""
 
-    def __repr_args__(self) -> Any:
+    def __repr_args__(self) -> Iterator[tuple[str | None, object]]:
         for name, value in super().__repr_args__():
             yield name, _redacted(value)
 
@@ -93,10 +93,11 @@ class Redacting(BaseModel):
 
 
 class Section(Redacting):
-    """A settings section: unknown keys are errors (a typo must not pass silently). Its ``repr`` and dumps never
-    show a secret: URL passwords and secret-looking client properties are redacted (tokens are ``SecretStr``)."""
+    """A settings section: unknown keys are errors (a typo must not pass silently), and it is frozen (settings
+    are read once, then only read: a variant is a ``model_copy(update=…)``). Its ``repr`` and dumps never show a
+    secret: URL passwords and secret-looking client properties are redacted (tokens are ``SecretStr``)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class Topics(Section):
@@ -143,8 +144,8 @@ class RoleTuning(Section):
 
 # The roles on an incident's path carry few messages and decide how soon an incident is visible: a short poll
 # timeout and commit interval (the exactly-once transaction is what makes outputs visible) bound their latency
-# (bench/RESULTS.md, Incident latency: p99 1.7 s with the throughput cadence, 0.14 s with this one). The lineage
-# role keeps the throughput cadence: it reads the whole versioned change log.
+# (bench/RESULTS.md, Incident latency). The lineage role keeps the throughput cadence: it reads the whole versioned
+# change log.
 _LATENCY = RoleTuning(batch_timeout_s=0.02, commit_interval_ms=50)
 
 
@@ -287,10 +288,10 @@ class TicketSettings(Section):
 
 
 class Settings(Redacting, BaseSettings):
-    """All of Pareis's settings. Build with :func:`load_settings`."""
+    """All of Pareis's settings. Build with :func:`load_settings`; frozen like every section."""
 
     model_config = SettingsConfigDict(
-        env_prefix="PAREIS_", env_nested_delimiter="__", extra="forbid", validate_default=True
+        env_prefix="PAREIS_", env_nested_delimiter="__", extra="forbid", validate_default=True, frozen=True
     )
 
     kafka: KafkaSettings = Field(default_factory=KafkaSettings)

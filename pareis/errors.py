@@ -1,7 +1,7 @@
-"""The three error classes every boundary translates into.
+"""The three error classes every boundary translates into, and the Kafka runtime's own fourth kind.
 
-Adapters (Kafka, Redis, DataHub, ticket APIs, decoders) catch their library's exceptions and raise one of these,
-so the runtime decides once what to do with a failure:
+Adapters (Kafka, Redis, DataHub, ticket APIs, decoders) catch their library's exceptions and raise one of the
+three, so the runtime decides once what to do with a failure:
 
 * :class:`Retriable` — the input is fine, a dependency is not (timeout, connection refused, 5xx, 429). Pause,
   back off, redo the same input. Never commit past it.
@@ -9,6 +9,10 @@ so the runtime decides once what to do with a failure:
   Dead-letter it with the reason and go on with the next input.
 * :class:`Fatal` — the process can't go on safely (fenced producer, bad configuration, auth revoked). Stop, so
   that the orchestrator restarts it from the last committed offsets.
+
+:class:`Abort` is none of them: not a failure of an input or of a dependency, but the Kafka runtime's word that the
+work since its last commit is void (a transaction aborted, an output not delivered, a commit refused because the
+group moved on). Redoing the same input (a retry) would not do: the runtime rewinds to the committed offsets.
 """
 
 from __future__ import annotations
@@ -37,6 +41,11 @@ class Poison(PareisError):
 
 class Fatal(PareisError):
     """The process must stop; it will be restarted from committed state."""
+
+
+class Abort(PareisError):
+    """The work since the last commit is void: drop it and redo it from the committed offsets (raised only by the
+    Kafka runtime's commit protocol, :mod:`pareis.kafka.checkpoint`; never by a handler)."""
 
 
 @dataclass(frozen=True)

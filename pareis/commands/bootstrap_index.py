@@ -14,24 +14,18 @@ unreadable file or a value the translation rejects (nothing after it is loaded).
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import typer
 from rich.console import Console
 
-from pareis.commands.common import MetadataOption, RedisOption, fail, plain
+from pareis.commands.common import DatahubOption, MetadataOption, RedisOption, TokenOption, fail, gms_token, plain
 
 err = Console(stderr=True)
 
 
 def bootstrap_index(
     metadata: MetadataOption = None,
-    datahub: Annotated[
-        str | None, typer.Option("--datahub", help="read the current metadata from DataHub GMS at this URL")
-    ] = None,
-    token: Annotated[
-        str | None, typer.Option("--token", envvar="DATAHUB_GMS_TOKEN", help="GMS access token (for --datahub)")
-    ] = None,
+    datahub: DatahubOption = None,
+    token: TokenOption = None,
     redis_url: RedisOption = None,
 ) -> None:
     """Load the Redis lineage index and run history (default: settings') from files or from DataHub GMS."""
@@ -52,7 +46,7 @@ def bootstrap_index(
         if datahub is not None:
             from pareis.datahub.gms.snapshot import GmsSnapshot
 
-            graph = datahub_graph(datahub, token)
+            graph = datahub_graph(datahub, gms_token(token))
             try:
                 snapshot = GmsSnapshot(graph)
                 loaded = load_changes(target.lineage, snapshot.all_changes())

@@ -43,7 +43,8 @@ DatahubOption = Annotated[
     str | None, typer.Option("--datahub", help="read the current metadata from DataHub GMS at this URL")
 ]
 TokenOption = Annotated[
-    str | None, typer.Option("--token", envvar="DATAHUB_GMS_TOKEN", help="GMS access token (for --datahub)")
+    str | None,
+    typer.Option("--token", help="GMS access token for --datahub (default: the setting PAREIS_DATAHUB__TOKEN)"),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="print the JSON contract instead of tables")]
 
@@ -94,6 +95,17 @@ def evaluating(command: str, *, dependency_code: int = EXIT_DEPENDENCY) -> Itera
         raise fail(command, str(exc) or type(exc).__name__, EXIT_CANNOT_EVALUATE) from exc
 
 
+def gms_token(token: str | None) -> str | None:
+    """The token for DataHub GMS: ``--token`` when given, else the setting ``datahub.token``
+    (``PAREIS_DATAHUB__TOKEN``), the same variable the roles' REST writes use."""
+    if token is not None:
+        return token
+    from pareis.config import load_settings
+
+    secret = load_settings().datahub.token
+    return secret.get_secret_value() if secret is not None else None
+
+
 @contextmanager
 def opened(
     metadata: Sequence[Path] | None = None,
@@ -105,6 +117,7 @@ def opened(
     inside the block have their store errors translated (:func:`pareis.compose.sources.reading`)."""
     from pareis.compose.sources import open_sources, reading
 
+    token = gms_token(token) if datahub_url is not None else None
     sources = open_sources(metadata=metadata or (), redis_url=redis_url, datahub_url=datahub_url, token=token)
     try:
         with reading():

@@ -4,6 +4,9 @@ Each step of the timeline is replayed as GMS would log it into the in-process br
 assertions, incidents and effects roles run over in-memory stores, DataHub writer and ticket tools until no input
 is left. The lifecycle is printed as it unfolds, then the protect table (reliability scores and ranked test gaps)
 and the churn model's evidence pack; the outputs land in a folder (see :mod:`pareis.demo.outputs`).
+
+Exit codes: 0 after the run (``--serve``: then serving until interrupted, 130); 2 an unreadable timeline file or an
+``--out`` folder that cannot be written.
 """
 
 from __future__ import annotations

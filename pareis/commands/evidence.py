@@ -15,7 +15,16 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from pareis.answers.sources import CannotEvaluate
-from pareis.commands.common import DatahubOption, MetadataOption, RedisOption, TokenOption, dump, evaluating, opened
+from pareis.commands.common import (
+    DatahubOption,
+    MetadataOption,
+    RedisOption,
+    TokenOption,
+    dump,
+    evaluating,
+    gms_token,
+    opened,
+)
 from pareis.commands.times import AtOption, at_ms_of
 
 if TYPE_CHECKING:
@@ -76,5 +85,5 @@ def evidence(
             from pareis.datahub.writes.evidence_doc import document_mcp, document_urn
 
             data = pack.to_json()
-            publish([document_mcp(data, markdown(data), load_settings().datahub)], publish_to, token)
+            publish([document_mcp(data, markdown(data), load_settings().datahub)], publish_to, gms_token(token))
             print(document_urn(pack.model))

@@ -1,8 +1,18 @@
 """The last line of defence of every command: any exception that escapes one becomes one line on stderr and an
 exit code, never a traceback (a traceback tells an operator nothing they can act on, and may print secrets).
 
-Exit codes: 2 the command cannot evaluate (bad input or settings, an unreadable file, a port in use); 1 a
-dependency failed (Redis, the broker, GMS, a ticket tool), or an unexpected error.
+The exit codes of ``pareis`` (each command's docstring says which of them it gives):
+
+* 0: an answer (the gate's GO), a load done; ``pareis run``: the roles stopped cleanly on SIGTERM/SIGINT;
+* 1: a dependency failed (Redis, the broker, GMS, a ticket tool) or an unexpected error; the gate's NO-GO;
+  ``pareis run``: a role failed (its orchestrator restarts it from the committed offsets);
+* 2: the command cannot evaluate (bad input, options or settings, an unknown URN, an unreadable file, a port in
+  use), and a usage error; ``pareis gate``: a dependency down too (a pipeline must not train then); ``pareis run``:
+  the roles did not stop within ``runtime.shutdown_grace_s`` of the signal, or a second Ctrl-C;
+* 130: interrupted (Ctrl-C); the servers (``serve``, ``mcp``, ``demo --serve``) end so when stopped, ``serve`` as
+  its signal says (130 SIGINT, 143 SIGTERM).
+
+Here: 2 for what cannot be evaluated, 1 for a dependency failure or an unexpected error.
 """
 
 from __future__ import annotations

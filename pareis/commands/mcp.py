@@ -7,8 +7,8 @@ JSON responses on ``http://HOST:PORT/mcp`` beside ``/healthz`` (:mod:`pareis.mcp
 needs ``--token-file`` (the bearer token clients send as ``Authorization: Bearer …``) and at least one
 ``--allowed-host`` (the Host names clients reach it by). Logs go to stderr.
 
-Exit 2 with a one-line reason when the options are wrong or the sources can't be opened; 1 when a dependency
-(Redis, GMS) is down at start.
+Exit 2 with a one-line reason when the options are wrong or the sources can't be read; 1 when GMS is down at start
+(Redis is read per call: while it is down, the tools answer "source unavailable"); 130 when interrupted.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from pareis.commands.common import DatahubOption, MetadataOption, RedisOption, TokenOption, evaluating
+from pareis.commands.common import DatahubOption, MetadataOption, RedisOption, TokenOption, evaluating, gms_token
 
 if TYPE_CHECKING:
     from pareis.answers.sources import Sources
@@ -55,7 +55,8 @@ def mcp(
         bearer = _read_token(token_file) if token_file is not None else None
         if http:
             check_exposure(host, bearer, allowed_hosts or ())
-        sources = open_sources(metadata=metadata or (), redis_url=redis_url, datahub_url=datahub_url, token=token)
+        gms = gms_token(token) if datahub_url is not None else None
+        sources = open_sources(metadata=metadata or (), redis_url=redis_url, datahub_url=datahub_url, token=gms)
     settle()  # what the server keeps is built: out of the collector's way (pareis.compose.heap)
     try:
         # Only once serving (not for a refusal): before the SDK configures logging, so that every log line, the

@@ -1,4 +1,8 @@
-"""``pareis replay FILE…``: publish DataHub file-format metadata to the change-log topics as GMS would."""
+"""``pareis replay FILE…``: publish DataHub file-format metadata to the change-log topics as GMS would.
+
+Exit codes: 0 published; 1 the broker or the schema registry unreachable (after ``kafka.connect_timeout_s``) or
+failing; 2 an unreadable file or a proposal that cannot be encoded.
+"""
 
 from __future__ import annotations
 
@@ -37,15 +41,11 @@ def replay(
     from pareis.compose import replay as wiring
     from pareis.config import load_settings
 
-    settings = load_settings()
-    if bootstrap_servers:
-        settings.kafka.bootstrap_servers = bootstrap_servers
-    if schema_registry:
-        settings.kafka.schema_registry_url = schema_registry
-    if versioned_topic:
-        settings.kafka.topics.mcl_versioned = versioned_topic
-    if timeseries_topic:
-        settings.kafka.topics.mcl_timeseries = timeseries_topic
+    # The options refine the settings' kafka section (the other keys keep their values from the environment).
+    topics = {"mcl_versioned": versioned_topic, "mcl_timeseries": timeseries_topic}
+    kafka = {"bootstrap_servers": bootstrap_servers, "schema_registry_url": schema_registry}
+    given = {k: v for k, v in kafka.items() if v} | {"topics": {k: v for k, v in topics.items() if v}}
+    settings = load_settings(kafka=given)
     try:
         sink = wiring.sink(settings, memory=memory)
         replayer = wiring.replayer(settings, sink, default_ms=at or int(time.time() * 1000), speed=speed)

@@ -5,6 +5,7 @@ role live) or ``--metadata FILE…`` (a static snapshot). Binding beyond loopbac
 first line is the token every page and API call must carry), unless a reverse proxy in front authenticates — then
 bind to loopback behind it. Exit 2 with a one-line reason for bad options, unreadable input or a port that can't be
 bound. A Redis that is down is not fatal: the server starts, ``/readyz`` answers 503 and pages 503 until it is back.
+Stopped, it ends as its signal says (130 SIGINT, 143 SIGTERM; :mod:`pareis.commands.failure` lists every code).
 """
 
 from __future__ import annotations

@@ -84,7 +84,7 @@ class AtLeastOnce(Checkpoint):
             self.consumer.commit(offsets=offsets, asynchronous=True)
         except KafkaException as exc:
             error = from_kafka_exception(exc, "commit")
-            if type(error) is not Retriable and not isinstance(error, CommitLost):
+            if not isinstance(error, Retriable | CommitLost):
                 raise error from exc
             log.warning("commit not sent; will retry", error=str(error))
             return
@@ -145,7 +145,7 @@ class AtLeastOnce(Checkpoint):
             self._committed(job.offsets, job.partitions, job.started)
             return
         error = from_kafka_error(job.error, "commit")
-        if type(error) is Retriable:
+        if isinstance(error, Retriable):
             now = time.monotonic()
             self._failing_since = self._failing_since or now
             if now - self._failing_since > self.deadline_s:

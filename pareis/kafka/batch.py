@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Generic, TypeVar
 
 import structlog
 
@@ -28,6 +28,7 @@ from pareis.kafka.role import Pipeline
 log = structlog.get_logger(__name__)
 
 PartitionKey = tuple[str, int]
+T = TypeVar("T")
 
 
 @dataclass
@@ -56,11 +57,11 @@ def _bump(counts: dict[PartitionKey, int], key: PartitionKey) -> None:
     counts[key] = counts.get(key, 0) + 1
 
 
-class BatchProcessor:
-    """Runs batches through ``pipeline`` for role ``role``; poison goes to ``dlq_topic``."""
+class BatchProcessor(Generic[T]):
+    """Runs batches through ``pipeline`` (decoding to ``T``) for role ``role``; poison goes to ``dlq_topic``."""
 
     def __init__(
-        self, role: str, pipeline: Pipeline[Any], dlq_topic: str, *, dlq_max_bytes: int = DEFAULT_MAX_BYTES
+        self, role: str, pipeline: Pipeline[T], dlq_topic: str, *, dlq_max_bytes: int = DEFAULT_MAX_BYTES
     ) -> None:
         self.role = role
         self.pipeline = pipeline
@@ -70,7 +71,7 @@ class BatchProcessor:
     def process(self, batch: Sequence[RawMessage]) -> BatchResult:
         """Decode, filter and handle ``batch``; raises only Retriable or Fatal (nothing has been produced)."""
         tally = Tally()
-        decoded: list[Message[Any]] = []
+        decoded: list[Message[T]] = []
         sources: list[RawMessage] = []
         dead: list[OutRecord] = []
         decode = self.pipeline.decode
@@ -82,9 +83,13 @@ class BatchProcessor:
                 continue
             try:
                 value = decode(raw)
-            except Exception as exc:
-                dead.append(self._dead_letter_or_raise("the decoder", raw, exc, tally))
+            except Poison as exc:
+                dead.append(self._dead(raw, exc, tally))
                 continue
+            except (Retriable, Fatal):
+                raise
+            except Exception as exc:  # the boundary: unclassified becomes Fatal (module docstring)
+                raise self._unclassified("the decoder", exc, str(raw.origin)) from exc
             if value is None:
                 _bump(tally.filtered, key)
                 continue
@@ -95,7 +100,7 @@ class BatchProcessor:
         return BatchResult(outputs, tally)
 
     def _handle(
-        self, decoded: list[Message[Any]], sources: list[RawMessage], dead: list[OutRecord], tally: Tally
+        self, decoded: list[Message[T]], sources: list[RawMessage], dead: list[OutRecord], tally: Tally
     ) -> list[OutRecord]:
         try:
             outputs = list(self.pipeline.handle(decoded))
@@ -105,7 +110,7 @@ class BatchProcessor:
             return self._handle_singly(decoded, sources, dead, tally)
         except (Retriable, Fatal):
             raise
-        except Exception as exc:
+        except Exception as exc:  # the boundary: unclassified becomes Fatal (module docstring)
             at = f"a batch of {len(decoded)} from {sources[0].origin}"
             raise self._unclassified("the handler", exc, at) from exc
         for message in decoded:
@@ -113,15 +118,19 @@ class BatchProcessor:
         return outputs
 
     def _handle_singly(
-        self, decoded: list[Message[Any]], sources: list[RawMessage], dead: list[OutRecord], tally: Tally
+        self, decoded: list[Message[T]], sources: list[RawMessage], dead: list[OutRecord], tally: Tally
     ) -> list[OutRecord]:
         outputs: list[OutRecord] = []
         for message, raw in zip(decoded, sources, strict=True):
             try:
                 outputs.extend(self.pipeline.handle([message]))
-            except Exception as exc:
-                dead.append(self._dead_letter_or_raise("the handler", raw, exc, tally))
+            except Poison as exc:
+                dead.append(self._dead(raw, exc, tally))
                 continue
+            except (Retriable, Fatal):
+                raise
+            except Exception as exc:  # the boundary: unclassified becomes Fatal (module docstring)
+                raise self._unclassified("the handler", exc, str(raw.origin)) from exc
             _bump(tally.handled, (message.topic, message.partition))
         return outputs
 
@@ -138,15 +147,6 @@ class BatchProcessor:
             error=str(exc),
         )
         return dead_letter(self.dlq_topic, raw, self.role, exc, max_bytes=self.dlq_max_bytes)
-
-    def _dead_letter_or_raise(self, where: str, raw: RawMessage, exc: Exception, tally: Tally) -> OutRecord:
-        """The dead letter of ``raw`` when ``exc`` is Poison; otherwise raise: Retriable and Fatal as they are,
-        anything else (unclassified) as Fatal."""
-        if isinstance(exc, Poison):
-            return self._dead(raw, exc, tally)
-        if isinstance(exc, Retriable | Fatal):
-            raise exc
-        raise self._unclassified(where, exc, str(raw.origin)) from exc
 
     def _unclassified(self, where: str, exc: Exception, at: str) -> Fatal:
         """The Fatal an unclassified error becomes, logged with its traceback."""

@@ -10,8 +10,9 @@ committed before the outputs of the same input are durable.
   the failed record is produced again before anything past its input is committed. On the hot path
   (:meth:`Checkpoint.commit_soon`) the flush and the delivery check are the same, but the offsets are committed
   asynchronously, one commit in flight at a time: the loop consumes on instead of waiting out the broker round
-  trip (~10 ms), and acts on the reply (offsets refused kept for the next commit, ``on_committed`` told, errors
-  raised, retriable ones up to ``deadline_s``) at a later call, when a poll has delivered it. Every other commit
+  trip (bench/RESULTS.md, Runtime), and acts on the reply (offsets refused kept for the next commit,
+  ``on_committed`` told, errors raised, retriable ones up to ``deadline_s``) at a later call, when a poll has
+  delivered it. Every other commit
   (idle, before a back-off, on revocation, on shutdown) is synchronous and supersedes one still in flight (it
   commits the same or later offsets, and the superseded reply is ignored), so what is committed last is never
   older than what was committed before.
@@ -186,8 +187,8 @@ class Checkpoint:
                 return call()
             except KafkaException as exc:
                 error = from_kafka_exception(exc, doing)
-                if type(error) is not Retriable or time.monotonic() + delay > deadline:
-                    if type(error) is Retriable:
+                if not isinstance(error, Retriable) or time.monotonic() + delay > deadline:
+                    if isinstance(error, Retriable):
                         raise Fatal(f"gave up after {self.deadline_s:.0f}s: {error}") from exc
                     raise error from exc
                 log.warning("kafka call failed; retrying", doing=doing, error=str(error), delay_s=delay)

@@ -10,7 +10,7 @@ import enum
 
 from confluent_kafka import KafkaError, KafkaException
 
-from pareis.errors import Fatal, PareisError, Retriable
+from pareis.errors import Abort, Fatal, PareisError, Retriable
 
 
 class Disposition(enum.Enum):
@@ -26,12 +26,13 @@ class Disposition(enum.Enum):
     """The client is unusable (fenced, unauthorised, fatal producer error): stop and restart from committed."""
 
 
-class AbortTransaction(Retriable):
+class AbortTransaction(Abort):
     """The open transaction must be aborted and its input redone from the committed offsets."""
 
 
-class CommitLost(Retriable):
-    """A commit failed because the group rebalanced; the input will be redelivered to its new owner."""
+class CommitLost(Abort):
+    """A commit failed because the group rebalanced; the input will be redelivered to its new owner (an
+    at-least-once role keeps the offsets for its next commit, an exactly-once role aborts its transaction)."""
 
 
 class ProducerFenced(Fatal):

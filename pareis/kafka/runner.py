@@ -254,7 +254,7 @@ class RoleRunner:
                     raise
                 try:
                     self._make_durable(self.inflight, result)
-                except Retriable as exc:
+                except (Retriable, AbortTransaction) as exc:
                     if self.role.delivery is Delivery.EXACTLY_ONCE:
                         # Part of this batch may be in the open transaction already, or the transaction failed
                         # (a produce refused in its error state): abort it all (a no-op when the commit already
@@ -328,11 +328,12 @@ class RoleRunner:
         m.count_produced(name, (record.topic for record in result.outputs))
 
     # --- back-pressure -----------------------------------------------------------------------------------------
-    def _back_off(self, exc: Retriable, attempt: int, beat: Any, *, holding: bool = True) -> bool:
+    def _back_off(self, exc: Retriable | AbortTransaction, attempt: int, beat: Any, *, holding: bool = True) -> bool:
         """Pause, wait while polling, and tell whether to retry (False: stopping, or nothing left to retry).
         ``holding``: the wait is for the in-flight batch, and ends early if a revocation takes all of it away."""
         run = self.settings.runtime.for_role(self.role.name)
-        delay = backoff_delay(attempt, run.backoff_initial_s, run.backoff_max_s, exc.retry_after)
+        hint = exc.retry_after if isinstance(exc, Retriable) else None
+        delay = backoff_delay(attempt, run.backoff_initial_s, run.backoff_max_s, hint)
         self.log.warning("retriable failure; backing off", error=str(exc), attempt=attempt, delay_s=delay)
         self.metrics.backoffs.labels(self.role.name).inc()
         self.intake.pause()

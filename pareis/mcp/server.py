@@ -10,7 +10,7 @@ open-world (they read Pareis's own sources and nothing else), with a typed resul
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
@@ -47,9 +47,7 @@ async def one_line_errors(ctx: ServerRequestContext[Any, Any], call_next: CallNe
     return result
 
 
-def build_server(
-    sources: Sources, *, tools: Callable[[Sources], Any] = Tools, middleware: Sequence[ServerMiddleware[Any]] = ()
-) -> MCPServer:
+def build_server(sources: Sources, *, middleware: Sequence[ServerMiddleware[Any]] = ()) -> MCPServer:
     """A server whose tools answer from ``sources`` (the caller opens and closes them); ``middleware`` runs
     outside the server's own (the benchmark times requests with it)."""
     server: MCPServer = MCPServer(
@@ -60,7 +58,7 @@ def build_server(
         version=__version__,
         middleware=[*middleware, one_line_errors],
     )
-    impl = tools(sources)
+    impl = Tools(sources)
     for entry in catalog.TOOLS:
         server.add_tool(
             getattr(impl, entry.name),

@@ -39,8 +39,8 @@ def window(items: Sequence[T], offset: int, max_results: int) -> list[T]:
     return list(items[offset : offset + max_results])
 
 
-def paging(total: int, returned: int, offset: int, max_results: int) -> dict[str, Any]:
-    """The paging fields of a list answer (DataHub's lineage tool's, in snake_case)."""
+def paging(total: int, returned: int, offset: int, max_results: int) -> results.Paging:
+    """The paging fields of a list answer."""
     return {
         "offset": offset,
         "max_results": max_results,

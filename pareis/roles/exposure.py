@@ -175,7 +175,7 @@ class MaintainerThread:
                 self.maintainer.step(int(self.clock() * 1000))
             except Retriable as exc:
                 log.warning("exposure index: step failed, retrying at the next tick: %s", exc)
-            except BaseException as exc:  # kept for check(): the role's own thread raises it
+            except BaseException as exc:  # noqa: BLE001 (the thread's boundary: kept, check() raises it as Fatal)
                 log.error("exposure index: maintainer stopped: %s: %s", type(exc).__name__, exc)
                 self.failed = exc
                 return

@@ -9,15 +9,14 @@ from __future__ import annotations
 import logging
 import re
 import sys
-from collections.abc import MutableMapping
-from typing import Any
 
 import structlog
+from structlog.typing import EventDict, WrappedLogger
 
 _URL_PASSWORD = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^:/@\s]*:)[^@\s/]+@")
 
 
-def redact_urls(_logger: object, _method: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+def redact_urls(_logger: WrappedLogger, _method: str, event: EventDict) -> EventDict:
     """A structlog processor: the password of every URL in a string value becomes ``**********`` (a Redis URL
     in an error message, a registry URL with credentials)."""
     for key, value in event.items():
@@ -43,7 +42,7 @@ class _StderrHandler(logging.Handler):
         try:
             sys.stderr.write(self.format(record) + "\n")
             sys.stderr.flush()
-        except Exception:  # logging's own contract: a failing handler reports through handleError, never raises
+        except Exception:  # noqa: BLE001 (logging's contract: a failing handler reports through handleError)
             self.handleError(record)
 
 

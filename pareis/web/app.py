@@ -23,7 +23,6 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from sse_starlette.sse import EventSourceResponse
@@ -51,7 +50,7 @@ def create_app(
     *,
     token: str | None = None,
     clock: Callable[[], int] = wall_clock_ms,
-    guard: contextlib.AbstractContextManager[Any] | None = None,
+    guard: contextlib.AbstractContextManager[object] | None = None,
     poll_s: float = 0.25,
     collapse_over: int | None = None,
     list_ttl_s: float = 30.0,
@@ -90,7 +89,7 @@ def create_app(
     seconds = Histogram("pareis_web_request_seconds", "Time to answer a request", ["route"], registry=registry)
     streams = Gauge("pareis_web_streams", "Open event streams", registry=registry)
 
-    def page(handler: Callable[[pages.Context, Request], Awaitable[Response]], name: str) -> Callable[..., Any]:
+    def page(handler: pages.Handler, name: str) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
             started = time.perf_counter()
             response = await handler(ctx, request)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -52,13 +52,17 @@ def environment() -> Environment:
     return env
 
 
+DOSSIERS = 16
+"""How many incident dossiers a server keeps; all are dropped whenever the list is recomputed."""
+
+
 @dataclass
 class Context:
     """What every handler needs: the sources, how to serialise access to them, the clock and the templates."""
 
     sources: Sources
     clock: Callable[[], int]
-    guard: contextlib.AbstractContextManager[Any] | None = None
+    guard: contextlib.AbstractContextManager[object] | None = None
     collapse_over: int | None = None
     token: Callable[[], str] = field(default=lambda: "")
     list_ttl_s: float = 30.0
@@ -98,6 +102,24 @@ class Context:
             except SourceUnavailable:
                 self._listed = (listed[0], time.monotonic(), listed[2])
 
+    async def dossier(self, urn: str) -> IncidentDossier:
+        """The dossier of incident ``urn``, kept (up to :data:`DOSSIERS`, the oldest dropped first) until the list is
+        recomputed; CannotEvaluate when the list has no such incident."""
+        from pareis.answers.dossier import dossier_of
+
+        cached = self._dossiers.get(urn)
+        if cached is not None and self.list_ttl_s > 0:
+            return cached[2]
+        summary = next((s for s in await self.incidents() if s.urn == urn), None)
+        if summary is None:
+            raise CannotEvaluate(f"no incident {urn} in the run history")
+        found = await self.ask(_reading(lambda: dossier_of(self.sources, summary, collapse_over=self.collapse_over)))
+        if len(self._dossiers) >= DOSSIERS:
+            self._dossiers.pop(min(self._dossiers, key=lambda u: self._dossiers[u][1]))
+        if self.list_ttl_s > 0:
+            self._dossiers[urn] = ("", time.monotonic(), found)
+        return found
+
     async def ask(self, question: Callable[[], T]) -> T:
         def guarded() -> T:
             if self.guard is None:
@@ -112,18 +134,21 @@ class Context:
         return HTMLResponse(page, http_status)
 
 
-def _json(obj: Any) -> Response:
+def _json(obj: object) -> Response:
     return Response(orjson.dumps(obj, option=orjson.OPT_SORT_KEYS), media_type="application/json")
 
 
-def answering(handler: Callable[[Context, Request], Any]) -> Callable[[Context, Request], Any]:
+Handler = Callable[[Context, Request], Awaitable[Response]]
+"""A page or API route over the shared :class:`Context`."""
+
+
+def answering(handler: Handler) -> Handler:
     """Turns CannotEvaluate into 404 and SourceUnavailable into 503, as HTML or JSON by the route."""
 
     async def wrapped(ctx: Context, request: Request) -> Response:
         api = request.url.path.startswith("/api/")
         try:
-            response: Response = await handler(ctx, request)
-            return response
+            return await handler(ctx, request)
         except CannotEvaluate as exc:
             status, reason = 404, str(exc)
         except SourceUnavailable as exc:
@@ -163,11 +188,11 @@ def _filters(request: Request) -> dict[str, str]:
     }
 
 
-def _shown(rows: list[Any], filters: dict[str, str]) -> list[Any]:
+def _shown(rows: list[IncidentSummary], filters: dict[str, str]) -> list[IncidentSummary]:
     return rows if filters["all"] else rows[:PAGE_ROWS]
 
 
-def _matching(rows: list[Any], filters: dict[str, str]) -> list[Any]:
+def _matching(rows: list[IncidentSummary], filters: dict[str, str]) -> list[IncidentSummary]:
     text = filters["q"].casefold()
     return [
         s
@@ -178,7 +203,7 @@ def _matching(rows: list[Any], filters: dict[str, str]) -> list[Any]:
     ]
 
 
-async def _incident_rows(ctx: Context, request: Request) -> tuple[list[Any], dict[str, str]]:
+async def _incident_rows(ctx: Context, request: Request) -> tuple[list[IncidentSummary], dict[str, str]]:
     rows = await ctx.incidents()
     filters = _filters(request)
     return _matching(rows, filters), filters
@@ -224,30 +249,9 @@ async def incidents_api(ctx: Context, request: Request) -> Response:
 # -- Incident ----------------------------------------------------------------------------------------------------
 
 
-DOSSIERS = 16
-"""How many incident dossiers a server keeps; all are dropped whenever the list is recomputed."""
-
-
-async def _dossier(ctx: Context, urn: str) -> IncidentDossier:
-    from pareis.answers.dossier import dossier_of
-
-    cached = ctx._dossiers.get(urn)
-    if cached is not None and ctx.list_ttl_s > 0:
-        return cached[2]
-    summary = next((s for s in await ctx.incidents() if s.urn == urn), None)
-    if summary is None:
-        raise CannotEvaluate(f"no incident {urn} in the run history")
-    found = await ctx.ask(_reading(lambda: dossier_of(ctx.sources, summary, collapse_over=ctx.collapse_over)))
-    if len(ctx._dossiers) >= DOSSIERS:
-        ctx._dossiers.pop(min(ctx._dossiers, key=lambda u: ctx._dossiers[u][1]))
-    if ctx.list_ttl_s > 0:
-        ctx._dossiers[urn] = ("", time.monotonic(), found)
-    return found
-
-
 @answering
 async def incident_page(ctx: Context, request: Request) -> Response:
-    d = await _dossier(ctx, request.path_params["urn"])
+    d = await ctx.dossier(request.path_params["urn"])
     facts = d.answer.facts
     answer = d.answer.to_json()
     retrain = dict(facts.retrain)
@@ -267,7 +271,7 @@ async def incident_page(ctx: Context, request: Request) -> Response:
 
 @answering
 async def incident_api(ctx: Context, request: Request) -> Response:
-    return _json((await _dossier(ctx, request.path_params["urn"])).to_json())
+    return _json((await ctx.dossier(request.path_params["urn"])).to_json())
 
 
 # -- Models ------------------------------------------------------------------------------------------------------
@@ -299,9 +303,7 @@ def _protect_answer(ctx: Context) -> dict[str, Any]:
     return {**answer.to_json(), "yaml": answer.yaml}
 
 
-def _whole_answer(
-    question: Callable[[Context], dict[str, Any]], name: str
-) -> tuple[Callable[[Context, Request], Any], Callable[[Context, Request], Any]]:
+def _whole_answer(question: Callable[[Context], dict[str, Any]], name: str) -> tuple[Handler, Handler]:
     """The page (``<name>.html`` over the answer) and its JSON twin of an answer that takes no argument."""
 
     @answering

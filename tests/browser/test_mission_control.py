@@ -11,8 +11,8 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from pareis.web.app import create_app
-from pareis.web.server import serving
 from tests.support.mission import INCIDENT_STEP, REPAIR_STEP, DemoState
+from tests.support.web import serving
 
 pytestmark = pytest.mark.browser
 Shot = Callable[[Page, str], Path]

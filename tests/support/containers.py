@@ -62,5 +62,5 @@ def docker_reachable() -> bool:
             return bool(client.ping())
         finally:
             client.close()
-    except Exception:  # no SDK, no socket, no permission, no answer: all mean "not reachable" here
+    except Exception:  # noqa: BLE001 (no SDK, no socket, no permission, no answer: all mean "not reachable")
         return False

@@ -278,7 +278,7 @@ def refusal(proposal: Received) -> str | None:
         return f"No schema for aspect {proposal.aspect_name}"
     try:
         value = cls.from_obj(post_json_transform(proposal.aspect))
-    except Exception as exc:  # avrogen raises assorted errors on a malformed object
+    except Exception as exc:  # noqa: BLE001 (avrogen raises assorted errors on a malformed object)
         return f"Failed to validate record with class {cls.RECORD_SCHEMA.fullname}: {type(exc).__name__}: {exc}"
     if not value.validate():
         return f"Failed to validate record with class {cls.RECORD_SCHEMA.fullname}"

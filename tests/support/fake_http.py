@@ -216,7 +216,7 @@ class FakeServer:
                 with self._state:
                     applied = self.authenticate(request) or self.handle(request)
             reply = applied if fault is None else fault.reply
-        except Exception as error:  # a bug in the fake must show as a 500, not a hung client
+        except Exception as error:  # noqa: BLE001 (a bug in the fake must show as a 500, not a hung client)
             reply = Reply.text(500, f"fake server error: {error!r}")
         if fault is not None and fault.lost:
             handler.close_connection = True

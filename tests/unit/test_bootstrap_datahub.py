@@ -105,6 +105,28 @@ def test_the_gate_reads_a_gms_with_its_dataset_operations(gms: FakeGmsReads) -> 
     assert json.loads(live.stdout)["checks"] == json.loads(offline.stdout)["checks"]
 
 
+def test_the_gms_token_is_one_setting_for_every_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--datahub`` reads carry the setting ``datahub.token`` (``PAREIS_DATAHUB__TOKEN``, what the roles' REST
+    writes use) when ``--token`` is not given; ``DATAHUB_GMS_TOKEN`` is not a second name for it."""
+    from typer.testing import CliRunner
+
+    from pareis import cli
+
+    if not any(c.name == "gate" for c in cli.app.registered_commands):
+        cli._register()
+    group = "urn:li:mlModelGroup:(urn:li:dataPlatform:mlflow,churn,PROD)"
+    with FakeGmsReads(token="s3cret") as gms:
+        args = ["gate", "--model", group, "--datahub", gms.url, "--at", "2025-10-09T00:00:00Z", "--json"]
+        monkeypatch.setenv("DATAHUB_GMS_TOKEN", "s3cret")
+        refused = CliRunner().invoke(cli.app, args)
+        monkeypatch.setenv("PAREIS_DATAHUB__TOKEN", "s3cret")
+        answered = CliRunner().invoke(cli.app, args)
+        given = CliRunner().invoke(cli.app, [*args, "--token", "wrong"])
+    assert refused.exit_code == 2 and "401" in refused.stderr, refused.stderr
+    assert answered.exit_code in (0, 1) and json.loads(answered.stdout)["model"] == group, answered.stderr
+    assert given.exit_code == 2 and "401" in given.stderr, "--token wins over the setting"
+
+
 def test_owners_emails_are_read_from_gms_users() -> None:
     """A bootstrapped index knows each user's emails (ingested, and set in DataHub's UI) as the change log has them."""
     alice, bob = "urn:li:corpuser:alice", "urn:li:corpuser:bob"

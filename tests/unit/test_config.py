@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import structlog.testing
+from pydantic import ValidationError
 
 from pareis.compose.roles import effects_pipeline
 from pareis.config import Settings, SettingsError, TicketSettings, load_settings
@@ -35,6 +36,25 @@ def test_role_overrides_refine_the_defaults_field_by_field(monkeypatch: pytest.M
     for field in cadence:
         assert getattr(runtime.for_role("assertions"), field) == getattr(defaults.for_role("assertions"), field)
     assert runtime.for_role("lineage").batch_size == 2000
+
+
+def test_settings_are_frozen_and_a_variant_is_a_copy() -> None:
+    settings = load_settings()
+    with pytest.raises(ValidationError, match="frozen"):
+        settings.kafka.topics.mcl_versioned = "elsewhere"
+    with pytest.raises(ValidationError, match="frozen"):
+        settings.redis_url = "redis://elsewhere:6379/0"
+    variant = settings.datahub.model_copy(update={"actor": "urn:li:corpuser:other"})
+    assert variant.actor == "urn:li:corpuser:other" and settings.datahub.actor == "urn:li:corpuser:pareis"
+
+
+def test_init_overrides_refine_a_section_key_by_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    # What `pareis replay --bootstrap-servers … --versioned-topic …` relies on: the other keys keep their values.
+    monkeypatch.setenv("PAREIS_KAFKA__TOPICS__MCP", "mcp-from-env")
+    monkeypatch.setenv("PAREIS_KAFKA__GROUP_PREFIX", "group-from-env")
+    kafka = load_settings(kafka={"bootstrap_servers": "b:9092", "topics": {"mcl_versioned": "versioned"}}).kafka
+    assert (kafka.bootstrap_servers, kafka.topics.mcl_versioned) == ("b:9092", "versioned")
+    assert (kafka.topics.mcp, kafka.group_prefix) == ("mcp-from-env", "group-from-env")
 
 
 def test_yaml_file_and_environment_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,7 +14,7 @@ import redis
 
 from pareis.compose.decoding import changelog_decoder
 from pareis.compose.roles import lineage_pipeline
-from pareis.config import DatahubSettings, Settings
+from pareis.config import DatahubSettings, KafkaSettings, Settings, Topics
 from pareis.contracts.records import Message, RawMessage
 from pareis.core.blast import blast_radius
 from pareis.core.graph import Query, Rel
@@ -247,8 +247,7 @@ def replayed_sample() -> MemoryBroker:
 
 
 def role_store(broker: MemoryBroker, batch_size: int, redo: bool = False) -> MemoryLineageStore:
-    settings = Settings()
-    settings.kafka.topics.mcl_timeseries = TOPICS["timeseries"]
+    settings = Settings(kafka=KafkaSettings(topics=Topics(mcl_timeseries=TOPICS["timeseries"])))
     store = MemoryLineageStore()
     pipeline: Pipeline[ChangeLog] = Pipeline(
         changelog_decoder(settings, LINEAGE_ASPECTS), LineageHandler(store, settings.datahub)

@@ -17,7 +17,7 @@ import structlog
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from pareis.contracts.records import OutRecord, RawMessage
-from pareis.errors import Fatal, Poison, Retriable
+from pareis.errors import Fatal, Poison
 from pareis.kafka import dlq
 from pareis.kafka.at_least_once import AtLeastOnce
 from pareis.kafka.checkpoint import DeliveryFailed
@@ -121,7 +121,7 @@ def test_at_least_once_commits_nothing_when_an_output_was_not_delivered() -> Non
     checkpoint = alo(calls, every=1)
     checkpoint.produce([RECORD])
     checkpoint.advance({("in", 0): 1}, 1)
-    with pytest.raises(Retriable):
+    with pytest.raises(DeliveryFailed):  # an abort (rewind and redo), not a retry of the same batch
         checkpoint.commit()
     assert "commit" not in calls.names()
 

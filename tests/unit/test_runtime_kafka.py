@@ -7,8 +7,9 @@ from confluent_kafka import KafkaError, KafkaException
 
 from consumers import assertions, effects, incidents, lineage
 from pareis.config import KafkaSettings, RuntimeSettings, Settings
-from pareis.errors import Fatal, Retriable
+from pareis.errors import Abort, Fatal, Poison, Retriable
 from pareis.kafka import clients
+from pareis.kafka.checkpoint import DeliveryFailed
 from pareis.kafka.classify import (
     AbortTransaction,
     CommitLost,
@@ -49,6 +50,14 @@ def err(code: int, *, fatal: bool = False, retriable: bool = False, abort: bool 
 def test_kafka_errors_are_classified_once(error: KafkaError, verdict: Disposition, translated: type) -> None:
     assert classify(error) is verdict
     assert type(from_kafka_error(error, "testing")) is translated
+
+
+@pytest.mark.parametrize("abort", [AbortTransaction, CommitLost, DeliveryFailed])
+def test_an_abort_is_its_own_kind_not_a_retry(abort: type[Abort]) -> None:
+    """A handler's or adapter's ``except Retriable`` (redo the same input after a back-off) must never take an
+    abort, whose uncommitted work is void: the runner rewinds to the committed offsets instead."""
+    assert issubclass(abort, Abort)
+    assert not issubclass(abort, Retriable | Poison | Fatal)
 
 
 def test_translate_exception_unwraps_kafka_exceptions_and_treats_others_as_fatal() -> None:

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import requests
+from datahub.cli.cli_utils import fixup_gms_url
 from datahub.configuration.common import ConfigurationError, OperationalError
 from datahub.emitter.rest_emitter import DataHubRestEmitter, EmitMode
 from datahub.utilities.urns.urn import Urn
@@ -52,8 +53,7 @@ class RestWriter:
     """A :class:`~pareis.datahub.writes.writer.DatahubWriter` that delivers proposals to GMS over HTTP.
 
     ``openapi``: force the OpenAPI (True) or Rest.li (False) endpoints; None lets the server's ``/config``
-    decide, as acryl's SDK does. Nothing connects until the first :meth:`write`. ``emitter`` replaces the
-    emitter built from the other arguments (tests).
+    decide, as acryl's SDK does. Nothing connects until the first :meth:`write`.
     """
 
     def __init__(
@@ -63,9 +63,10 @@ class RestWriter:
         *,
         openapi: bool | None = None,
         timeout_s: float = 30.0,
-        emitter: DataHubRestEmitter | None = None,
     ) -> None:
-        self._emitter = emitter or DataHubRestEmitter(
+        self._url = fixup_gms_url(gms_url)
+        """The URL as the emitter uses it (acryl's normalisation), for the reads the emitter does not wrap."""
+        self._emitter = DataHubRestEmitter(
             gms_server=gms_url,
             token=token,
             openapi_ingestion=openapi,
@@ -76,12 +77,12 @@ class RestWriter:
         self._connected = False
 
     @classmethod
-    def from_settings(cls, settings: DatahubSettings, **kwargs: Any) -> RestWriter:
+    def from_settings(cls, settings: DatahubSettings) -> RestWriter:
         """A writer for ``settings.gms_url`` with ``settings.token``; Fatal when no GMS URL is configured."""
         if not settings.gms_url:
             raise Fatal("datahub.write_path is rest but datahub.gms_url is not set")
         token = settings.token.get_secret_value() if settings.token else None
-        return cls(settings.gms_url, token, **kwargs)
+        return cls(settings.gms_url, token)
 
     def write(self, mcps: Sequence[Mcp]) -> tuple[OutRecord, ...]:
         """Send each proposal in order; raise at the first failure (earlier ones stay written)."""
@@ -103,9 +104,9 @@ class RestWriter:
         if not self._connected:
             self._connect()
         what = f"GET {aspect_name} of {entity_urn}"
-        url = f"{self._emitter._gms_server}/aspects/{Urn.url_encode(entity_urn)}?aspect={aspect_name}&version=0"
+        url = f"{self._url}/aspects/{Urn.url_encode(entity_urn)}?aspect={aspect_name}&version=0"
         try:
-            response = self._emitter._session.get(url)
+            response = self._emitter.session.get(url)
             if response.status_code == 404:
                 return None
             response.raise_for_status()
