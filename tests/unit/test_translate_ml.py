@@ -74,7 +74,12 @@ def test_mlflow_version_properties() -> None:
     )
     assert facts(MODEL, aspect) == Facts.of(
         {(Rel.VERSION_OF, MODEL, VERSION_SET)},
-        {Attr.VERSION_TAG: "3", Attr.VERSION_SORT_ID: "0000000003", Attr.VERSION_CREATED_MS: "1700000000000"},
+        {
+            Attr.VERSION_TAG: "3",
+            Attr.VERSION_SORT_ID: "0000000003",
+            Attr.VERSION_CREATED_MS: "1700000000000",
+            Attr.VERSION_ALIASES: '["champion"]',
+        },
     )
 
 
@@ -163,3 +168,15 @@ def test_ml_shapes_are_checked() -> None:
         )
     with pytest.raises(DecodeError, match=r"inputEdges\[0\].destinationUrn: expected a URN"):
         lineage_update(RUN, "dataProcessInstanceInput", "UPSERT", {"inputs": [], "inputEdges": [{}]}, Stamp(1, 0))
+
+
+def test_deployments_and_their_status_are_kept_as_given() -> None:
+    """A model's deployments are edges (the deployment may never be ingested); a deployment's status is kept as
+    given, a value DataHub does not define included (:mod:`pareis.core.serving` judges it)."""
+    endpoint = "urn:li:mlModelDeployment:(urn:li:dataPlatform:sagemaker,churn-endpoint,PROD)"
+    assert (Rel.DEPLOYED, MODEL, endpoint) in facts(MODEL, dh.MLModelPropertiesClass(deployments=[endpoint])).edges
+    status = facts(endpoint, dh.MLModelDeploymentPropertiesClass(status="IN_SERVICE"))
+    assert status.attrs == {Attr.DEPLOYMENT_STATUS: "IN_SERVICE"}
+    odd = lineage_update(endpoint, "mlModelDeploymentProperties", "UPSERT", {"status": "WARMING_UP"}, Stamp(1, 0))
+    assert odd is not None and odd.facts is not None
+    assert odd.facts.attrs == {Attr.DEPLOYMENT_STATUS: "WARMING_UP"}
