@@ -47,8 +47,9 @@ from pareis.contracts.records import Message, OutRecord, RawMessage
 from pareis.core import catalog
 from pareis.core.blast import blast_radius
 from pareis.core.graph import LineageView, Memo
-from pareis.core.inputs import analysis_inputs as incident_inputs
-from pareis.core.intents import AnalysisInputs, IncidentFacts, Intent, Open, Resolve, Update
+from pareis.core.analysis import AnalysisInputs
+from pareis.core.analysis import analysis_inputs as incident_inputs
+from pareis.core.intents import IncidentFacts, Intent, Open, Resolve, Update
 from pareis.core.keys import sibling_classes
 from pareis.core.lifecycle import IncidentState, history_floor
 from pareis.core.runs import ResultType

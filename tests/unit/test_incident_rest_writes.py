@@ -9,7 +9,8 @@ import pytest
 
 from pareis.config import DatahubSettings
 from pareis.contracts.records import Message
-from pareis.core.intents import AnalysisInputs, Intent, Open, Resolve, Update
+from pareis.core.analysis import AnalysisInputs
+from pareis.core.intents import Intent, Open, Resolve, Update
 from pareis.core.lifecycle import IncidentState, Signal, step
 from pareis.core.owners import Owner
 from pareis.datahub.writes.capabilities import PROBE_INCIDENT, probe_ml_incident_types

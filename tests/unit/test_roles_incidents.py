@@ -23,7 +23,7 @@ from pareis.core import catalog
 from pareis.core.graph import Adjacency, Attr, Outline, Query, Rel
 from pareis.core.impact import BlastRadius, ModelImpact
 from pareis.core.incident_urn import incident_urn
-from pareis.core.inputs import model_versions
+from pareis.core.analysis import model_versions
 from pareis.core.lifecycle import IncidentState, Published, Status, Tracked
 from pareis.core.runs import AssertionRun, ResultType
 from pareis.datahub.wire.codec import Decoder, Encoder
