@@ -1,19 +1,21 @@
 """Pareis's DataHub writes: the writer, chosen once from ``datahub.write_path``, and which role uses it.
 
-* ``kafka`` — a :class:`~pareis.datahub.writes.writer.KafkaWriter` in the incidents role: the proposals are records of
-  the role's own Kafka transaction, committed exactly once with the step that caused them;
-* ``rest`` — a :class:`~pareis.datahub.writes.rest.RestWriter` in the effects role: the incidents role emits
-  ``datahub.write`` effects instead, and the effects role delivers them (at-least-once, idempotent writes).
+* ``kafka`` — a :class:`~pareis.datahub.writes.writer.KafkaWriter` behind the incidents role's output port: the
+  proposals are records of the role's own Kafka transaction, committed exactly once with the step that caused them;
+* ``rest`` — a :class:`~pareis.datahub.writes.rest.RestWriter` in the effects role: the incidents role's output port
+  emits ``datahub.write`` effects instead, and the effects role delivers them (at-least-once, idempotent writes).
 
-This module is the only reader of ``write_path``; handlers are given a writer, or None.
+This module is the only reader of ``write_path``: the incidents role is given its output port
+(:func:`incidents_output`), the effects role a writer or None (:func:`effects_writer`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pareis.config import DatahubSettings, Settings
+from pareis.datahub.writes.writer import SerialWriter
+from pareis.roles.output import DatahubOutput, McpTopic, RestEffects, Written
 
 if TYPE_CHECKING:
     from datahub.emitter.mcp import MetadataChangeProposalWrapper
@@ -34,20 +36,21 @@ def datahub_writer(settings: Settings) -> DatahubWriter:
     return KafkaWriter.from_source(schema_source(settings), settings.kafka.topics.mcp)
 
 
-@dataclass(frozen=True)
-class DatahubRoute:
-    """Which role hands the proposals to the writer: exactly one of the two is set."""
+def incidents_output(settings: Settings, writer: DatahubWriter, datahub: DatahubSettings) -> DatahubOutput:
+    """The incidents role's output port (:mod:`pareis.roles.output`), writing with ``datahub`` (the settings with
+    capabilities decided): on ``rest``, ``datahub.write`` effects for the effects role; on ``kafka``, the MCP topic
+    in serial form when ``writer`` takes that (the Kafka writer), else ``writer`` itself (the in-memory one)."""
+    if settings.datahub.write_path == "rest":
+        return RestEffects(settings.kafka.topics.effects, datahub)
+    if isinstance(writer, SerialWriter):
+        return McpTopic(writer, datahub)
+    return Written(writer, datahub)
 
-    incidents: DatahubWriter | None
-    """The incidents role's writer (``kafka``); None: it emits ``datahub.write`` effects instead."""
-    effects: DatahubWriter | None
-    """The effects role's writer for ``datahub.write`` effects (``rest``); None: it has none to deliver."""
 
-    @classmethod
-    def of(cls, settings: Settings, writer: DatahubWriter) -> DatahubRoute:
-        if settings.datahub.write_path == "kafka":
-            return cls(incidents=writer, effects=None)
-        return cls(incidents=None, effects=writer)
+def effects_writer(settings: Settings, writer: DatahubWriter) -> DatahubWriter | None:
+    """The effects role's writer for ``datahub.write`` effects: ``writer`` on ``rest``; None on ``kafka`` (the
+    incidents role's transaction carries the proposals, the effects role has none to deliver)."""
+    return writer if settings.datahub.write_path == "rest" else None
 
 
 def start_up_mcps(settings: Settings) -> list[MetadataChangeProposalWrapper]:

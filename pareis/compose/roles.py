@@ -88,8 +88,9 @@ def assertions_pipeline(settings: Settings, ports: Ports | None = None) -> Pipel
 
 def incidents_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline[AnySignal]:
     """The incidents role over the lineage index, run history, incident store, step journal and watch index, with
-    the DataHub writer when the proposals travel in its transaction. Writes the start-up definitions first."""
-    from pareis.compose.datahub import DatahubRoute, with_capabilities, write_definitions
+    its DataHub output port (:func:`~pareis.compose.datahub.incidents_output`). Writes the start-up definitions
+    first."""
+    from pareis.compose.datahub import incidents_output, with_capabilities, write_definitions
     from pareis.roles import incidents
     from pareis.roles.incident_watch import IncidentWatch
     from pareis.roles.scores import ScorePublisher
@@ -102,7 +103,7 @@ def incidents_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeli
         runs=ports.runs,
         incidents=ports.incidents,
         journal=ports.journal,
-        writer=DatahubRoute.of(settings, ports.datahub).incidents,
+        output=incidents_output(settings, ports.datahub, datahub),
         datahub=datahub,
         effects_topic=settings.kafka.topics.effects,
         scores=ScorePublisher(ports.lineage, ports.runs, ports.scores, ports.exposure),
@@ -120,7 +121,7 @@ def incidents_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeli
 
 def effects_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline[Effect]:
     """The effects role over the ledger, the ticket tools and, when DataHub writes leave as effects, the writer."""
-    from pareis.compose.datahub import DatahubRoute
+    from pareis.compose.datahub import effects_writer
     from pareis.kafka.clients import instance_id
     from pareis.roles.effects import EffectsHandler, decode
     from pareis.tickets.delivery import TicketDelivery
@@ -129,7 +130,7 @@ def effects_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline
     if ports is None:  # a role's process: it must know where ticket effects go (the demo and tests pass ports)
         check_ticket_tools(settings.tickets)
     ports = _ports(settings, ports)
-    rest = DatahubRoute.of(settings, ports.datahub).effects
+    rest = effects_writer(settings, ports.datahub)
     budget = settings.tickets.delivery_budget_s
     # The claim's owner is the instance: a restarted instance (the same pod, the same static member) takes its own
     # claims back at once instead of waiting for them to lapse; another instance still waits.

@@ -19,8 +19,8 @@ from pareis.datahub.writes.incident_writes import intent_mcps
 from pareis.datahub.writes.rest import RestWriter
 from pareis.errors import Poison
 from pareis.roles.effects import EffectsHandler
-from pareis.roles.incidents import rest_effects
 from pareis.roles.messages import decode_effect, encode
+from pareis.roles.output import rest_effects
 from pareis.store.ledger import MemoryLedger
 from pareis.tickets.delivery import TicketDelivery
 from tests.support.fake_gms import INCIDENT_TYPES_MASTER, FakeGms
