@@ -42,7 +42,7 @@ unit: install
 	$(PYTEST) tests/unit -m "unit and not slow" -q -n auto --dist loadfile
 
 # $(wildcard): a folder with no tracked file yet (bench/) doesn't exist in a fresh clone, and ruff fails on it.
-LINT_DIRS := $(wildcard pareis consumers tests bench)
+LINT_DIRS := $(wildcard pareis tests bench)
 
 # The GitHub Actions workflows: actionlint (built through the Go module proxy, deploy/local/actionlint.sh) and zizmor.
 WORKFLOWS := .github/workflows/ci.yml deploy/ci/github/retrain-gate.yml

@@ -40,6 +40,7 @@ from pareis.datahub.writes.writer import KafkaWriter
 from pareis.roles.incident_watch import IncidentWatch
 from pareis.roles.incidents import IncidentsHandler
 from pareis.roles.messages import AnySignal, RunSignal
+from pareis.roles.output import McpTopic
 from pareis.roles.scores import ScorePublisher
 from pareis.store.exposure_redis import RedisExposureIndex
 from pareis.store.incidents_redis import RedisIncidentStore
@@ -76,13 +77,14 @@ def reset(client: redis.Redis, ts: list[il.Target], now: int) -> None:
 
 def handler(client: redis.Redis, scores: bool) -> IncidentsHandler:
     lineage, runs = RedisLineageStore(client), RedisRunHistory(client)
+    datahub = DatahubSettings().model_copy(update={"ml_incident_types": []})
     return IncidentsHandler(
         lineage=lineage,
         runs=runs,
         incidents=RedisIncidentStore(client),
         journal=RedisStepJournal(client, keep=3000),
-        writer=KafkaWriter.from_source(VendoredSchemaSource(), "MetadataChangeProposal_v1"),
-        datahub=DatahubSettings().model_copy(update={"ml_incident_types": []}),
+        output=McpTopic(KafkaWriter.from_source(VendoredSchemaSource(), "MetadataChangeProposal_v1"), datahub),
+        datahub=datahub,
         effects_topic="pareis.effects.v1",
         # The exposure index load_index published, as compose.roles.incidents_pipeline passes ports.exposure.
         scores=ScorePublisher(lineage, runs, RedisScoreLedger(client), RedisExposureIndex(client)) if scores else None,

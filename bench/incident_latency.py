@@ -767,13 +767,13 @@ def stalls(client: redis.Redis, result: RunResult, min_ms: int = 250) -> list[st
 
 
 def code_version() -> str:
-    """The commit of the working tree, and which files of ``pareis/`` and ``consumers/`` differ from it."""
+    """The commit of the working tree, and which files of ``pareis/`` differ from it."""
 
     def git(*argv: str) -> str:
         return subprocess.run(["git", *argv], cwd=REPO, capture_output=True, text=True, check=False).stdout
 
     head = git("rev-parse", "--short", "HEAD").strip()
-    dirty = git("status", "--porcelain", "--", "pareis", "consumers").split()[1::2]
+    dirty = git("status", "--porcelain", "--", "pareis").split()[1::2]
     return f"commit {head}" + (f" with uncommitted changes to {', '.join(dirty)}" if dirty else "")
 
 

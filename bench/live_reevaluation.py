@@ -235,6 +235,7 @@ def open_incidents(client: redis.Redis, poisoned: Sequence[Poisoned]) -> float:
     from pareis.roles.incident_watch import IncidentWatch
     from pareis.roles.incidents import IncidentsHandler
     from pareis.roles.messages import RunSignal
+    from pareis.roles.output import Written
     from pareis.store.incidents_redis import RedisIncidentStore
     from pareis.store.journal import MemoryStepJournal
     from pareis.store.runs_redis import RedisRunHistory
@@ -246,7 +247,7 @@ def open_incidents(client: redis.Redis, poisoned: Sequence[Poisoned]) -> float:
         runs=history,
         incidents=RedisIncidentStore(client),
         journal=MemoryStepJournal(),
-        writer=MemoryWriter(),
+        output=Written(MemoryWriter(), DatahubSettings()),
         datahub=DatahubSettings(),
         effects_topic="bench-live-setup",
         watch=IncidentWatch(RedisWatchStore(client), lineage),

@@ -11,6 +11,22 @@ import sys
 
 import typer
 
+# typer's own click: the classes its parser raises (typer re-exports Exit and Abort, not UsageError).
+from typer import Abort
+from typer._click.exceptions import NoArgsIsHelpError, UsageError
+
+from pareis.commands.analyze import analyze
+from pareis.commands.blast import blast
+from pareis.commands.bootstrap_index import bootstrap_index
+from pareis.commands.demo import demo
+from pareis.commands.evidence import evidence
+from pareis.commands.failure import EXIT_CANNOT_EVALUATE, report, usage
+from pareis.commands.gate import gate
+from pareis.commands.mcp import mcp
+from pareis.commands.protect import protect
+from pareis.commands.replay import replay
+from pareis.commands.serve import serve
+
 # Never print locals (they hold settings and tokens) nor a traceback: failures are one line (main()).
 app = typer.Typer(
     no_args_is_help=True,
@@ -31,6 +47,8 @@ def run(
     roles: list[str] = typer.Argument(..., help="lineage, assertions, incidents, effects, or all"),  # noqa: B008
 ) -> None:
     """Run consumer roles until SIGTERM/SIGINT (`all`: every role in one process, for local use)."""
+    # Imported here, not above, to keep `pareis --help` and the read commands fast: the roles' wiring loads the Kafka
+    # client, the stores and the DataHub writers.
     from pareis.compose import process
     from pareis.compose.roles import resolve_roles
     from pareis.config import load_settings
@@ -43,41 +61,22 @@ def run(
     raise typer.Exit(process.run(roles, settings))
 
 
-def _register() -> None:
-    from pareis.commands.analyze import analyze
-    from pareis.commands.blast import blast
-    from pareis.commands.bootstrap_index import bootstrap_index
-    from pareis.commands.demo import demo
-    from pareis.commands.evidence import evidence
-    from pareis.commands.gate import gate
-    from pareis.commands.mcp import mcp
-    from pareis.commands.protect import protect
-    from pareis.commands.replay import replay
-    from pareis.commands.serve import serve
-
-    app.command("analyze")(analyze)
-    app.command("blast")(blast)
-    app.command("bootstrap")(bootstrap_index)
-    app.command("demo")(demo)
-    app.command("gate")(gate)
-    app.command("evidence")(evidence)
-    app.command("protect")(protect)
-    app.command("mcp")(mcp)
-    app.command("replay")(replay)
-    app.command("serve")(serve)
+app.command("analyze")(analyze)
+app.command("blast")(blast)
+app.command("bootstrap")(bootstrap_index)
+app.command("demo")(demo)
+app.command("gate")(gate)
+app.command("evidence")(evidence)
+app.command("protect")(protect)
+app.command("mcp")(mcp)
+app.command("replay")(replay)
+app.command("serve")(serve)
 
 
 def main(argv: list[str] | None = None) -> None:
     """Run the command line; whatever escapes a command is one line on stderr and exit 2 or 1
     (:mod:`pareis.commands.failure`). A usage error (an unknown option or role, a missing argument) is one line
     too, exit 2; ``pareis`` with no arguments prints the help, exit 2."""
-    # typer's own click: the classes its parser raises (typer re-exports Exit and Abort, not UsageError).
-    from typer import Abort
-    from typer._click.exceptions import NoArgsIsHelpError, UsageError
-
-    from pareis.commands.failure import EXIT_CANNOT_EVALUATE, report, usage
-
-    _register()
     args = sys.argv[1:] if argv is None else argv
     command = next((a for a in args if not a.startswith("-")), None)
     try:

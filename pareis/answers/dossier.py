@@ -19,16 +19,18 @@ JSON (keys sorted)::
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from pareis.answers.graph import COLLAPSE_OVER, BlastGraph, blast_graph
 from pareis.answers.incidents import IncidentAnswer, IncidentSummary, incident_list
 from pareis.answers.sources import CannotEvaluate, Sources
-
-if TYPE_CHECKING:
-    from pareis.answers.graph import BlastGraph
-    from pareis.core.graph import Memo
-    from pareis.core.intents import IncidentFacts, Postmortem
-    from pareis.core.lifecycle import IncidentState
+from pareis.answers.timelines import class_timeline
+from pareis.core.analysis import incident_facts
+from pareis.core.graph import Memo
+from pareis.core.incident_text import postmortem
+from pareis.core.intents import Postmortem
+from pareis.core.lifecycle import IncidentState
+from pareis.core.window import incidents
 
 
 @dataclass(frozen=True)
@@ -66,41 +68,14 @@ def dossier(sources: Sources, urn: str, *, collapse_over: int | None = None) -> 
     return dossier_of(sources, summary, collapse_over=collapse_over)
 
 
-def facts_of(sources: Sources, summary: IncidentSummary) -> IncidentFacts:
-    """The analysis of the incident ``summary`` names (its own window, not necessarily the dataset's latest)."""
-    return _analysed(sources, summary)[0]
-
-
-def _analysed(sources: Sources, summary: IncidentSummary) -> tuple[IncidentFacts, Memo]:
-    """:func:`facts_of`, and the lineage view it read (what it read stays remembered for the blast graph)."""
-    from pareis.core.graph import Memo
-    from pareis.core.incident_urn import incident_urn
-    from pareis.core.inputs import analysis_inputs
-    from pareis.core.intents import analyse
-    from pareis.core.keys import canonical, sibling_classes
-    from pareis.core.window import incidents
-
-    view = Memo(sources.lineage)
-    members = sibling_classes(view, [summary.dataset])[summary.dataset]
-    key = canonical(members)
-    names = {a for member in members for a in sources.runs.assertions_of(member)}
-    timeline = tuple(sources.runs.timeline(names, None))
+def dossier_of(sources: Sources, summary: IncidentSummary, *, collapse_over: int | None = None) -> IncidentDossier:
+    """The dossier of an incident already found in the list."""
+    view = Memo(sources.lineage)  # what the analysis reads stays remembered for the blast graph
+    key, timeline = class_timeline(view, sources.runs, summary.dataset)
     window = next((w for w in incidents(timeline) if w.first_failure_ms == summary.first_failure_ms), None)
     if window is None:
         raise CannotEvaluate(f"incident {summary.urn} is no longer in the run history")
-    facts = analyse(
-        incident_urn(key, window.first_failure_ms), key, window, analysis_inputs(view, timeline, window.runs)
-    )
-    return facts, view
-
-
-def dossier_of(sources: Sources, summary: IncidentSummary, *, collapse_over: int | None = None) -> IncidentDossier:
-    """The dossier of an incident already found in the list."""
-    from pareis.answers.graph import COLLAPSE_OVER, blast_graph
-    from pareis.core.incident_text import postmortem
-
-    facts, view = _analysed(sources, summary)
-    window = facts.window
+    facts = incident_facts(view, key, timeline, window)
     live = None
     if sources.incidents is not None:
         state = sources.incidents.get(facts.dataset)

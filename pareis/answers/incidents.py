@@ -1,10 +1,9 @@
 """Incidents (DESIGN §2.2, §2.3, §3): the analysis of one, and the list of all that the run history describes.
 
-An incident is found as the incidents role finds it: a dataset's incident key is its sibling class's canonical
-member (:mod:`pareis.core.keys`), its runs are those of every assertion of the class, and its incidents are
-:func:`pareis.core.window.incidents` of them; each is analysed with the role's own inputs
-(:func:`pareis.core.inputs.analysis_inputs`) and :func:`pareis.core.intents.analyse`, so the read side predicts
-exactly the URN, blast radius and verdicts the running service writes.
+An incident is found as the incidents role finds it: a dataset's incident key and its runs are those of its sibling
+class (:mod:`pareis.answers.timelines`), and its incidents are :func:`pareis.core.window.incidents` of them; each is
+analysed with the role's own recipe (:func:`pareis.core.analysis.incident_facts`), so the read side predicts exactly
+the URN, blast radius and verdicts the running service writes.
 
 :class:`IncidentAnswer`'s JSON is ``pareis analyze --json``'s contract: the blast contract of ``pareis blast``
 plus (keys sorted)::
@@ -22,20 +21,22 @@ plus (keys sorted)::
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from pareis.answers.blast import known_dataset
 from pareis.answers.sources import CannotEvaluate, Sources
 from pareis.answers.tickets import TicketLink, ticket_links
-
-if TYPE_CHECKING:
-    from pareis.core.contamination import GroupContamination
-    from pareis.core.graph import Memo
-    from pareis.core.intents import IncidentFacts
-    from pareis.core.lifecycle import IncidentState
-    from pareis.core.runs import AssertionRun
-    from pareis.core.window import IncidentWindow
+from pareis.answers.timelines import class_timeline, failing_timelines
+from pareis.core import catalog
+from pareis.core.analysis import incident_facts
+from pareis.core.contamination import GroupContamination
+from pareis.core.graph import Memo
+from pareis.core.incident_urn import incident_urn
+from pareis.core.intents import IncidentFacts
+from pareis.core.lifecycle import IncidentState, Status
+from pareis.core.runs import ResultType
+from pareis.core.window import IncidentWindow, incidents
 
 
 @dataclass(frozen=True)
@@ -143,11 +144,6 @@ def group_json(group: GroupContamination) -> dict[str, Any]:
 def analysis(sources: Sources, *, assertion: str | None = None, dataset: str | None = None) -> IncidentAnswer:
     """The latest incident ``assertion`` failed in, or of ``dataset`` (exactly one): the open failing streak,
     else the most recent resolved one. CannotEvaluate when there is none."""
-    from pareis.answers.blast import known_dataset
-    from pareis.core import catalog
-    from pareis.core.graph import Memo
-    from pareis.core.runs import ResultType
-
     if (assertion is None) == (dataset is None):
         raise CannotEvaluate("give --assertion URN or --dataset URN (one of them)")
     view = Memo(sources.lineage)
@@ -162,13 +158,11 @@ def analysis(sources: Sources, *, assertion: str | None = None, dataset: str | N
     assert dataset is not None
     if assertion is None and not known_dataset(view, sources.runs, dataset):
         raise CannotEvaluate(f"unknown dataset {dataset} (not in the index)")
-    key, timeline = _class_timeline(view, sources, dataset, {assertion} if assertion else set())
-    from pareis.core.window import incidents
-
+    key, timeline = class_timeline(view, sources.runs, dataset, {assertion} if assertion else ())
     windows = [w for w in incidents(timeline) if assertion is None or assertion in w.assertions]
     if not windows:
         raise CannotEvaluate(f"no assertion of {dataset} ever failed")
-    facts = _facts(view, key, timeline, windows[-1])
+    facts = incident_facts(view, key, timeline, windows[-1])
     return IncidentAnswer(facts, assertion, ticket_links(sources, [facts.urn])[facts.urn])
 
 
@@ -189,34 +183,20 @@ def incident_list(sources: Sources) -> list[IncidentSummary]:
             dataclasses.replace(IncidentSummary.of(answer.facts), tickets=answer.tickets)
             for answer in incident_analyses(sources)
         ]
-    from pareis.core.graph import Memo
-    from pareis.core.incident_urn import incident_urn
-    from pareis.core.keys import canonical, sibling_classes
-    from pareis.core.window import incidents
-
     view = Memo(sources.lineage)
-    # The failing classes and their assertions, as the role finds them (pareis.answers.reach.candidates, without
-    # the datasets each assertion checks: the list needs no blast radius for what the store holds).
-    members = {canonical(group): group for group in sibling_classes(view, sources.runs.failed_datasets()).values()}
-    of = sources.runs.assertions_by_dataset(m for group in members.values() for m in group)
-    names = {key: {a for member in group for a in of[member]} for key, group in members.items()}
-    keys = sorted(members)
-    every = set().union(*names.values()) if keys else set()
-    by_assertion: dict[str, list[AssertionRun]] = {}
-    for r in sources.runs.timeline(every, None) if every else ():
-        by_assertion.setdefault(r.assertion, []).append(r)
+    # The failing classes and their runs, as the role finds them (without the datasets each assertion checks: the
+    # list needs no blast radius for what the store holds).
+    timelines = failing_timelines(view, sources.runs)
+    keys = sorted(timelines)
     stored = sources.incidents.get_many(keys)
-    found: list[tuple[str, tuple[AssertionRun, ...], IncidentWindow, str]] = []
-    for key in keys:
-        runs = [r for a in names[key] for r in by_assertion.get(a, ())]
-        timeline = tuple(sorted(runs, key=lambda r: (r.timestamp_ms, r.assertion)))  # the port's timeline order
-        found.extend((key, timeline, w, incident_urn(key, w.first_failure_ms)) for w in incidents(timeline))
+    found = [(key, w, incident_urn(key, w.first_failure_ms)) for key in keys for w in incidents(timelines[key])]
     links = ticket_links(sources, [urn for *_, urn in found])
     rows: list[IncidentSummary] = []
-    for key, timeline, window, urn in found:
+    for key, window, urn in found:
         kept = _published(stored[key], urn, window, links[urn])
         if kept is None:
-            kept = dataclasses.replace(IncidentSummary.of(_facts(view, key, timeline, window)), tickets=links[urn])
+            facts = incident_facts(view, key, timelines[key], window)
+            kept = dataclasses.replace(IncidentSummary.of(facts), tickets=links[urn])
         rows.append(kept)
     return sorted(rows, key=lambda s: (s.state != "ACTIVE", -s.first_failure_ms, s.urn))
 
@@ -230,7 +210,7 @@ def _published(
     """The list row of incident ``urn`` (with its ``tickets``) from what the incidents role published about it,
     when ``state`` is about that incident and its published window is ``window``; else None (analyse it)."""
     tracked = state.incident
-    if tracked is None or tracked.urn != urn or state.status.value != "ACTIVE" or not window.is_open:
+    if tracked is None or tracked.urn != urn or state.status is not Status.ACTIVE or not window.is_open:
         return None  # a resolved incident's published facts are as of its heal; the lineage may have moved since
     p = tracked.published
     failed_rows = window.failed_rows
@@ -262,38 +242,13 @@ def _published(
 def incident_analyses(sources: Sources) -> list[IncidentAnswer]:
     """The full analysis of every incident :func:`incident_list` lists, in its order (what ``get_incident`` and
     the model verdicts read: an incident that is not its dataset's latest is only reachable here)."""
-    from pareis.core.graph import Memo
-    from pareis.core.keys import canonical, sibling_classes
-    from pareis.core.window import incidents
-
     view = Memo(sources.lineage)
-    datasets = sources.runs.failed_datasets()  # only a dataset that failed can have an incident: one read, no scan
-    classes = sibling_classes(view, datasets)
-    keys = sorted({canonical(members) for members in classes.values()})
-    found: list[IncidentAnswer] = []
-    for key in keys:
-        _, timeline = _class_timeline(view, sources, key, set())
-        found.extend(IncidentAnswer(_facts(view, key, timeline, w)) for w in incidents(timeline))
+    timelines = failing_timelines(view, sources.runs)  # only a class with a FAILURE run can have an incident
+    found = [
+        IncidentAnswer(incident_facts(view, key, timelines[key], w))
+        for key in sorted(timelines)
+        for w in incidents(timelines[key])
+    ]
     links = ticket_links(sources, [a.facts.urn for a in found])
     found = [dataclasses.replace(a, tickets=links[a.facts.urn]) if links[a.facts.urn] else a for a in found]
     return sorted(found, key=lambda a: (not a.facts.window.is_open, -a.facts.window.first_failure_ms, a.facts.urn))
-
-
-def _class_timeline(
-    view: Memo, sources: Sources, dataset: str, extra: set[str]
-) -> tuple[str, tuple[AssertionRun, ...]]:
-    """The incident key of ``dataset`` and every run of its sibling class's assertions (plus ``extra``)."""
-    from pareis.core.keys import canonical, sibling_classes
-
-    members = sibling_classes(view, [dataset])[dataset]
-    names = {a for member in members for a in sources.runs.assertions_of(member)} | extra
-    return canonical(members), tuple(sources.runs.timeline(names, None))
-
-
-def _facts(view: Memo, key: str, timeline: Sequence[AssertionRun], window: IncidentWindow) -> IncidentFacts:
-    from pareis.core.incident_urn import incident_urn
-    from pareis.core.inputs import analysis_inputs
-    from pareis.core.intents import analyse
-
-    inputs = analysis_inputs(view, timeline, window.runs)
-    return analyse(incident_urn(key, window.first_failure_ms), key, window, inputs)

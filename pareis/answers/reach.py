@@ -2,10 +2,10 @@
 
 Incidents are found exactly as the incidents role (and :func:`pareis.answers.incidents.incident_list`) finds
 them: a dataset's incident key is its sibling class's canonical member (:mod:`pareis.core.keys`), its runs are
-those of every assertion of the class, its incidents are :func:`pareis.core.window.incidents` of them, and each is
-analysed with the role's inputs (:func:`pareis.core.inputs.analysis_inputs`) and
-:func:`pareis.core.intents.analyse`. Only runs at or before ``at`` are read, so an incident healed after ``at`` is
-active at ``at``; the lineage is the index's current state.
+those of every assertion of the class (:mod:`pareis.answers.timelines`), its incidents are
+:func:`pareis.core.window.incidents` of them, and each is analysed with the role's recipe
+(:func:`pareis.core.analysis.incident_facts`). Only runs at or before ``at`` are read, so an incident healed after
+``at`` is active at ``at``; the lineage is the index's current state.
 
 An incident *reaches* a version when its analysis gives that version a verdict: the version is in the blast
 radius, or it is a version of a group the blast radius reaches. The incidents role blocks every such version
@@ -24,12 +24,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from pareis.answers.timelines import class_timelines
 from pareis.answers.upstream import walk_up
+from pareis.core.analysis import incident_facts
 from pareis.core.gate_inputs import IncidentReach
 from pareis.core.graph import Memo, Query, Rel
-from pareis.core.incident_urn import incident_urn
-from pareis.core.inputs import analysis_inputs
-from pareis.core.intents import IncidentFacts, analyse
+from pareis.core.intents import IncidentFacts
 from pareis.core.keys import canonical, sibling_classes
 from pareis.core.window import incidents
 from pareis.store.runs import RunHistory
@@ -62,17 +62,10 @@ def candidates(view: Memo, runs: RunHistory) -> Candidates:
 
 def analysed(view: Memo, runs: RunHistory, at_ms: int, found: Candidates, keys: Iterable[str]) -> list[IncidentFacts]:
     """The analysis of every incident of the classes ``keys`` up to ``at_ms``, by key then first failure."""
-    kept = sorted(set(keys))
-    wanted = {a for key in kept for a in found.names[key]}
-    history = [r for r in runs.timeline(wanted, None) if r.timestamp_ms <= at_ms] if wanted else []
-    out: list[IncidentFacts] = []
-    for key in kept:
-        names = found.names[key]
-        timeline = tuple(r for r in history if r.assertion in names)
-        for window in incidents(timeline):
-            inputs = analysis_inputs(view, timeline, window.runs)
-            out.append(analyse(incident_urn(key, window.first_failure_ms), key, window, inputs))
-    return out
+    timelines = class_timelines(runs, {key: found.names[key] for key in keys}, at_ms)
+    return [
+        incident_facts(view, key, timelines[key], w) for key in sorted(timelines) for w in incidents(timelines[key])
+    ]
 
 
 def near(found: Candidates, ups: Mapping[object, set[str]], region: object) -> set[str]:

@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from pareis.answers.sources import CannotEvaluate
 from pareis.commands.blast import print_blast
 from pareis.commands.common import (
     DatahubOption,
@@ -30,6 +31,9 @@ from pareis.commands.common import (
     opened,
     shown,
 )
+
+# A command imports what it runs with inside its function: `pareis --help` imports every command module, and
+# stays fast only while they load no more than their options need (pareis/cli.py).
 
 
 def analyze(
@@ -48,7 +52,6 @@ def analyze(
     """Analyse a dataset's latest incident (blast radius, blind window, contaminated versions, safe rollbacks), or
     a model's verdicts across every incident."""
     from pareis.answers.incidents import analysis
-    from pareis.answers.sources import CannotEvaluate
     from pareis.answers.verdicts import model_verdicts
 
     with evaluating("analyze"):

@@ -29,6 +29,9 @@ from pareis.commands.common import (
 )
 from pareis.core.impact import ratio_text
 
+# A command imports what it runs with inside its function: `pareis --help` imports every command module, and
+# stays fast only while they load no more than their options need (pareis/cli.py).
+
 
 def blast(
     assertion: Annotated[str | None, typer.Option("--assertion", help="URN of the failing assertion")] = None,

@@ -18,6 +18,10 @@ import typer
 from rich.console import Console
 
 from pareis.commands.common import DatahubOption, MetadataOption, RedisOption, TokenOption, fail, gms_token, plain
+from pareis.errors import Fatal, Poison, Retriable
+
+# A command imports what it runs with inside its function: `pareis --help` imports every command module, and
+# stays fast only while they load no more than their options need (pareis/cli.py).
 
 err = Console(stderr=True)
 
@@ -29,11 +33,10 @@ def bootstrap_index(
     redis_url: RedisOption = None,
 ) -> None:
     """Load the Redis lineage index and run history (default: settings') from files or from DataHub GMS."""
-    from pareis.compose.datahub import datahub_graph
-    from pareis.compose.sources import redacted, redis_sources
+    from pareis.compose.sources import datahub_graph, redacted, redis_sources
     from pareis.config import load_settings
     from pareis.datahub.files.metadata_file import MetadataFileError
-    from pareis.errors import Fatal, Poison, Retriable
+    from pareis.datahub.gms.snapshot import GmsSnapshot
     from pareis.lineage_loader import Loaded, load_changes, load_files
 
     if bool(metadata) == (datahub is not None):
@@ -44,8 +47,6 @@ def bootstrap_index(
     loaded: Loaded
     try:
         if datahub is not None:
-            from pareis.datahub.gms.snapshot import GmsSnapshot
-
             graph = datahub_graph(datahub, gms_token(token))
             try:
                 snapshot = GmsSnapshot(graph)

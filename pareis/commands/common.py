@@ -18,9 +18,13 @@ from rich.text import Text
 
 from pareis.answers.render import dump
 from pareis.answers.sources import CannotEvaluate, SourceUnavailable
+from pareis.errors import Fatal, PareisError, Retriable
 
 if TYPE_CHECKING:
     from pareis.answers.sources import Sources
+
+# A command imports what it runs with inside its function: `pareis --help` imports every command module, and
+# stays fast only while they load no more than their options need (pareis/cli.py).
 
 __all__ = ["dump", "evaluating", "opened", "plain", "shown"]
 
@@ -83,8 +87,6 @@ def evaluating(command: str, *, dependency_code: int = EXIT_DEPENDENCY) -> Itera
 
     ``dependency_code`` is the exit code of a dependency failure (the gate answers 2 there: a pipeline must not
     train when the gate can't answer)."""
-    from pareis.errors import Fatal, PareisError, Retriable
-
     try:
         yield
     except CannotEvaluate as exc:

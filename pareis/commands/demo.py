@@ -32,6 +32,9 @@ if TYPE_CHECKING:
     from pareis.demo.gates import StepGate
     from pareis.demo.session import DemoSession, Step, StepOutcome
 
+# A command imports what it runs with inside its function: `pareis --help` imports every command module, and
+# stays fast only while they load no more than their options need (pareis/cli.py).
+
 ROOT = Path(__file__).resolve().parents[2]
 RECORDED = ROOT / "deploy" / "demo" / "recorded"
 SAMPLE = ROOT / "deploy" / "demo" / "sample" / "timeline.json"

@@ -30,6 +30,9 @@ from pareis.commands.times import AtOption, at_ms_of
 if TYPE_CHECKING:
     from pareis.answers.evidence import EvidencePack
 
+# A command imports what it runs with inside its function: `pareis --help` imports every command module, and
+# stays fast only while they load no more than their options need (pareis/cli.py).
+
 FORMATS = ("md", "html", "json")
 
 

@@ -36,14 +36,7 @@ def exit_code(error: BaseException) -> int:
         return EXIT_CANNOT_EVALUATE
     if isinstance(error, OSError):
         return EXIT_CANNOT_EVALUATE if error.errno != errno.ECONNREFUSED else EXIT_DEPENDENCY
-    try:
-        import redis
-
-        if isinstance(error, redis.RedisError):
-            return EXIT_DEPENDENCY
-    except ImportError:  # pragma: no cover - redis is a dependency
-        pass
-    return EXIT_DEPENDENCY
+    return EXIT_DEPENDENCY  # a Redis client's error among them: an unexpected error counts as a dependency's
 
 
 def reason(error: BaseException) -> str:

@@ -45,9 +45,13 @@ from pareis.commands.common import (
     opened,
     shown,
 )
+from pareis.errors import Fatal, PareisError, Retriable
 
 if TYPE_CHECKING:
     from pareis.answers.gate import GateAnswer
+
+# A command imports what it runs with inside its function: `pareis --help` imports every command module, and
+# stays fast only while they load no more than their options need (pareis/cli.py).
 
 STYLE = {"PASS": "green", "WARN": "yellow", "FAIL": "bold red", "GO": "bold green", "NO-GO": "bold red"}
 
@@ -67,7 +71,6 @@ def parse_at(value: str | None, now_ms: int | None = None) -> int:
 def _answering(model: str, fmt: Format, summary: Path | None) -> Iterator[None]:
     """Every reason the gate can't answer → exit 2, one line on stderr (and the JSON object with ``json``)."""
     from pareis.answers.gate import cannot_evaluate_json
-    from pareis.errors import Fatal, PareisError, Retriable
 
     try:
         yield

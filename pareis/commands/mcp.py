@@ -24,6 +24,9 @@ from pareis.commands.common import DatahubOption, MetadataOption, RedisOption, T
 if TYPE_CHECKING:
     from pareis.answers.sources import Sources
 
+# A command imports what it runs with inside its function: `pareis --help` imports every command module, and
+# stays fast only while they load no more than their options need (pareis/cli.py).
+
 DEFAULT_PORT = 9410
 
 

@@ -40,6 +40,9 @@ if TYPE_CHECKING:
     from pareis.answers.reliability import ProtectAnswer
     from pareis.core.reliability import Score
 
+# A command imports what it runs with inside its function: `pareis --help` imports every command module, and
+# stays fast only while they load no more than their options need (pareis/cli.py).
+
 
 class Format(StrEnum):
     text = "text"

@@ -16,6 +16,9 @@ from rich.console import Console
 from pareis.commands.common import fail, plain
 from pareis.errors import Fatal, Poison, Retriable
 
+# A command imports what it runs with inside its function: `pareis --help` imports every command module, and
+# stays fast only while they load no more than their options need (pareis/cli.py).
+
 err = Console(stderr=True)
 
 

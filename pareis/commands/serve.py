@@ -19,6 +19,9 @@ import typer
 
 from pareis.commands.common import MetadataOption, RedisOption, evaluating, fail
 
+# A command imports what it runs with inside its function: `pareis --help` imports every command module, and
+# stays fast only while they load no more than their options need (pareis/cli.py).
+
 LOOPBACK_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost"}
 
 

@@ -1,63 +1,61 @@
 """Pareis's DataHub writes: the writer, chosen once from ``datahub.write_path``, and which role uses it.
 
-* ``kafka`` — a :class:`~pareis.datahub.writes.writer.KafkaWriter` in the incidents role: the proposals are records of
-  the role's own Kafka transaction, committed exactly once with the step that caused them;
-* ``rest`` — a :class:`~pareis.datahub.writes.rest.RestWriter` in the effects role: the incidents role emits
-  ``datahub.write`` effects instead, and the effects role delivers them (at-least-once, idempotent writes).
+* ``kafka`` — a :class:`~pareis.datahub.writes.writer.KafkaWriter` behind the incidents role's output port: the
+  proposals are records of the role's own Kafka transaction, committed exactly once with the step that caused them;
+* ``rest`` — a :class:`~pareis.datahub.writes.rest.RestWriter` in the effects role: the incidents role's output port
+  emits ``datahub.write`` effects instead, and the effects role delivers them (at-least-once, idempotent writes).
 
-This module is the only reader of ``write_path``; handlers are given a writer, or None.
+This module is the only reader of ``write_path``: the incidents role is given its output port
+(:func:`incidents_output`), the effects role a writer or None (:func:`effects_writer`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+import structlog
+from datahub.emitter.mcp import MetadataChangeProposalWrapper
 
+from pareis.compose.decoding import schema_source
+from pareis.compose.replay import kafka_sink
 from pareis.config import DatahubSettings, Settings
+from pareis.contracts.agent import SKILL_PATH, TOOLS, skill_dir
+from pareis.datahub.writes.agent_registry import Skill, registry_mcps
+from pareis.datahub.writes.capabilities import probe_ml_incident_types
+from pareis.datahub.writes.definitions import definition_mcps
+from pareis.datahub.writes.rest import RestWriter
+from pareis.datahub.writes.writer import DatahubWriter, KafkaWriter, SerialWriter
+from pareis.roles.output import DatahubOutput, McpTopic, RestEffects, Written
 
-if TYPE_CHECKING:
-    from datahub.emitter.mcp import MetadataChangeProposalWrapper
-    from datahub.ingestion.graph.client import DataHubGraph
-
-    from pareis.datahub.writes.writer import DatahubWriter
+log = structlog.get_logger(__name__)
 
 
 def datahub_writer(settings: Settings) -> DatahubWriter:
     """The writer of ``settings.datahub.write_path``; Fatal for ``rest`` with no GMS URL. Connects on first write."""
     if settings.datahub.write_path == "rest":
-        from pareis.datahub.writes.rest import RestWriter
-
         return RestWriter.from_settings(settings.datahub)
-    from pareis.compose.decoding import schema_source
-    from pareis.datahub.writes.writer import KafkaWriter
-
     return KafkaWriter.from_source(schema_source(settings), settings.kafka.topics.mcp)
 
 
-@dataclass(frozen=True)
-class DatahubRoute:
-    """Which role hands the proposals to the writer: exactly one of the two is set."""
+def incidents_output(settings: Settings, writer: DatahubWriter, datahub: DatahubSettings) -> DatahubOutput:
+    """The incidents role's output port (:mod:`pareis.roles.output`), writing with ``datahub`` (the settings with
+    capabilities decided): on ``rest``, ``datahub.write`` effects for the effects role; on ``kafka``, the MCP topic
+    in serial form when ``writer`` takes that (the Kafka writer), else ``writer`` itself (the in-memory one)."""
+    if settings.datahub.write_path == "rest":
+        return RestEffects(settings.kafka.topics.effects, datahub)
+    if isinstance(writer, SerialWriter):
+        return McpTopic(writer, datahub)
+    return Written(writer, datahub)
 
-    incidents: DatahubWriter | None
-    """The incidents role's writer (``kafka``); None: it emits ``datahub.write`` effects instead."""
-    effects: DatahubWriter | None
-    """The effects role's writer for ``datahub.write`` effects (``rest``); None: it has none to deliver."""
 
-    @classmethod
-    def of(cls, settings: Settings, writer: DatahubWriter) -> DatahubRoute:
-        if settings.datahub.write_path == "kafka":
-            return cls(incidents=writer, effects=None)
-        return cls(incidents=None, effects=writer)
+def effects_writer(settings: Settings, writer: DatahubWriter) -> DatahubWriter | None:
+    """The effects role's writer for ``datahub.write`` effects: ``writer`` on ``rest``; None on ``kafka`` (the
+    incidents role's transaction carries the proposals, the effects role has none to deliver)."""
+    return writer if settings.datahub.write_path == "rest" else None
 
 
 def start_up_mcps(settings: Settings) -> list[MetadataChangeProposalWrapper]:
     """The start-up definitions (:func:`~pareis.datahub.writes.definitions.definition_mcps`) then Pareis's entry in
     DataHub's agent registry (:func:`~pareis.datahub.writes.agent_registry.registry_mcps`: its Agent Skill, the MCP
     server's tools, and the server itself when ``datahub.mcp_url`` is set)."""
-    from pareis.contracts.agent import SKILL_PATH, TOOLS, skill_dir
-    from pareis.datahub.writes.agent_registry import Skill, registry_mcps
-    from pareis.datahub.writes.definitions import definition_mcps
-
     skill = Skill.read(skill_dir() / "SKILL.md", path=SKILL_PATH)
     return [*definition_mcps(settings.datahub), *registry_mcps(settings.datahub, tools=TOOLS, skill=skill)]
 
@@ -68,8 +66,6 @@ def write_definitions(settings: Settings, writer: DatahubWriter) -> None:
     records = writer.write(start_up_mcps(settings))
     if not records:
         return
-    from pareis.compose.replay import kafka_sink
-
     sink = kafka_sink(settings)
     for record in records:
         assert record.value is not None
@@ -85,18 +81,6 @@ def with_capabilities(settings: Settings, writer: DatahubWriter) -> DatahubSetti
         return datahub
     types: list[str] = []
     if datahub.write_path == "rest":
-        import structlog
-
-        from pareis.datahub.writes.capabilities import probe_ml_incident_types
-
         types = probe_ml_incident_types(writer, datahub)
-        structlog.get_logger(__name__).info("GMS accepts incidents on", ml_entity_types=types or "no ML entity")
+        log.info("GMS accepts incidents on", ml_entity_types=types or "no ML entity")
     return datahub.model_copy(update={"ml_incident_types": types})
-
-
-def datahub_graph(url: str, token: str | None = None, *, retries: int = 2) -> DataHubGraph:
-    """acryl-datahub's ``DataHubGraph`` on GMS at ``url`` (for reads: ``pareis bootstrap --datahub``), retrying a
-    failed request ``retries`` times with acryl's backoff; the caller closes it. Connects on first use."""
-    from datahub.ingestion.graph.client import DatahubClientConfig, DataHubGraph
-
-    return DataHubGraph(DatahubClientConfig(server=url, token=token, timeout_sec=30, retry_max_times=retries))

@@ -3,24 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import TYPE_CHECKING
 
 from pareis.config import Settings
 from pareis.contracts.records import RawMessage
+from pareis.datahub.wire.changelog import ChangeLog
+from pareis.datahub.wire.codec import Decoder as Codec
+from pareis.datahub.wire.registry import SchemaSource, VendoredSchemaSource
+from pareis.datahub.wire.schema_registry import RegistrySchemaSource
+from pareis.datahub.writes.marks import is_own_write
 from pareis.errors import DecodeError
 from pareis.kafka.role import Decoder
-
-if TYPE_CHECKING:
-    from pareis.datahub.wire.changelog import ChangeLog
-    from pareis.datahub.wire.registry import SchemaSource
 
 
 def schema_source(settings: Settings, *, register: bool = False) -> SchemaSource:
     """The registry named in settings (``register``: registering subjects as DataHub's emitters do), else
     DataHub's internal-registry ids over the vendored schemas."""
-    from pareis.datahub.wire.registry import VendoredSchemaSource
-    from pareis.datahub.wire.schema_registry import RegistrySchemaSource
-
     url = settings.kafka.schema_registry_url
     if url:
         return RegistrySchemaSource.connect(url, auto_register=register)
@@ -39,9 +36,6 @@ def changelog_decoder(settings: Settings, aspects: Collection[str] | None = None
     ``codec.ROLE_CREATED``); the frames dropped and the errors raised are those of ``header`` +
     ``decode_mcl(previous=False)``.
     """
-    from pareis.datahub.wire.codec import Decoder as Codec
-    from pareis.datahub.writes.marks import is_own_write
-
     codec = Codec(schema_source(settings))
     wanted = frozenset(aspects) if aspects is not None else None
     datahub = settings.datahub

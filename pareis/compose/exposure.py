@@ -32,12 +32,16 @@ from dataclasses import dataclass, field
 from multiprocessing.process import BaseProcess
 from multiprocessing.queues import SimpleQueue
 from multiprocessing.synchronize import Event
-from typing import TYPE_CHECKING
 
+from pareis.compose.heap import settle
+from pareis.compose.ports import redis_client
+from pareis.config import Settings
 from pareis.errors import Fatal
-
-if TYPE_CHECKING:
-    from pareis.config import Settings
+from pareis.roles.exposure import ExposureMaintainer, MaintainerThread
+from pareis.store.exposure_redis import RedisExposureIndex
+from pareis.store.lineage_redis import RedisLineageStore
+from pareis.store.runs_redis import RedisRunHistory
+from pareis.telemetry.logging import configure_logging
 
 log = logging.getLogger(__name__)
 NAME = "exposure-maintainer"
@@ -120,14 +124,6 @@ class MaintainerProcess:
 
 def _child(settings: Settings, stop: Event, reasons: SimpleQueue[str], parent: int, tick_s: float) -> None:
     """The child's body: the stores on a client of its own, the maintainer's loop, its reason when it fails."""
-    from pareis.compose.heap import settle
-    from pareis.compose.ports import redis_client
-    from pareis.roles.exposure import ExposureMaintainer, MaintainerThread
-    from pareis.store.exposure_redis import RedisExposureIndex
-    from pareis.store.lineage_redis import RedisLineageStore
-    from pareis.store.runs_redis import RedisRunHistory
-    from pareis.telemetry.logging import configure_logging
-
     configure_logging(settings.log_level, settings.log_json)
     os.nice(NICENESS)
     threading.Thread(target=_orphaned, args=(parent,), name="parent-watch", daemon=True).start()

@@ -1,31 +1,44 @@
 """Every role's ports as one value, built in one of two ways: in process memory, or on Redis.
 
-A role's pipeline factory (:mod:`pareis.compose.roles`) takes a :class:`Ports` and uses the ports it needs; given
-none, it builds :meth:`Ports.on_redis` for itself (one Redis client per role, as the pods run them).
+A role's pipeline (:mod:`pareis.compose.roles`) takes a :class:`Ports` and uses the ports it needs: given ones (the
+demo, tests), or :meth:`Ports.on_redis` built by a role's own process (one Redis client per role, as the pods run
+them).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
+import redis
+
+from pareis.compose.datahub import datahub_writer
 from pareis.config import Settings
+from pareis.datahub.writes.writer import DatahubWriter, MemoryWriter
 from pareis.kafka.role import Check
 from pareis.store.exposure import ExposureIndex, MemoryExposureIndex
+from pareis.store.exposure_redis import RedisExposureIndex
+from pareis.store.incidents import IncidentStore
+from pareis.store.incidents_memory import MemoryIncidentStore
+from pareis.store.incidents_redis import RedisIncidentStore
+from pareis.store.journal import MemoryStepJournal, StepJournal
+from pareis.store.journal_redis import RedisStepJournal
+from pareis.store.ledger import EffectLedger, MemoryLedger
+from pareis.store.ledger_redis import RedisLedger
+from pareis.store.lineage import LineageStore
+from pareis.store.lineage_memory import MemoryLineageStore
+from pareis.store.lineage_redis import RedisLineageStore
+from pareis.store.redis_errors import translated
+from pareis.store.redis_policy import require_noeviction
+from pareis.store.runs import RunHistory
+from pareis.store.runs_memory import MemoryRunHistory
+from pareis.store.runs_redis import RedisRunHistory
 from pareis.store.scores import MemoryScoreLedger, ScoreLedger
+from pareis.store.scores_redis import RedisScoreLedger
 from pareis.store.watch import MemoryWatchStore, WatchStore
-
-if TYPE_CHECKING:
-    import redis
-
-    from pareis.datahub.writes.writer import DatahubWriter
-    from pareis.store.incidents import IncidentStore
-    from pareis.store.journal import StepJournal
-    from pareis.store.ledger import EffectLedger
-    from pareis.store.lineage import LineageStore
-    from pareis.store.runs import RunHistory
-    from pareis.tickets.port import Ticketer
+from pareis.store.watch_redis import RedisWatchStore
+from pareis.tickets.factory import ticketers_from_settings
+from pareis.tickets.port import Ticketer
 
 
 def _nothing() -> None:
@@ -66,13 +79,6 @@ class Ports:
     def in_memory(cls, ticketers: Sequence[Ticketer] = ()) -> Ports:
         """Fresh in-memory stores, a :class:`~pareis.datahub.writes.writer.MemoryWriter`, and ``ticketers`` (the demo,
         tests; run every role at once over them with :func:`pareis.compose.roles.embedded_runner`)."""
-        from pareis.datahub.writes.writer import MemoryWriter
-        from pareis.store.incidents_memory import MemoryIncidentStore
-        from pareis.store.journal import MemoryStepJournal
-        from pareis.store.ledger import MemoryLedger
-        from pareis.store.lineage_memory import MemoryLineageStore
-        from pareis.store.runs_memory import MemoryRunHistory
-
         return cls(
             MemoryLineageStore(),
             MemoryRunHistory(),
@@ -92,17 +98,6 @@ class Ports:
         errors (Retriable: unreachable, failing over; Fatal: credentials, server errors). A half-configured
         ticket tool or a REST path with no GMS URL is Fatal here, at start-up.
         """
-        from pareis.compose.datahub import datahub_writer
-        from pareis.store.exposure_redis import RedisExposureIndex
-        from pareis.store.incidents_redis import RedisIncidentStore
-        from pareis.store.journal_redis import RedisStepJournal
-        from pareis.store.ledger_redis import RedisLedger
-        from pareis.store.lineage_redis import RedisLineageStore
-        from pareis.store.runs_redis import RedisRunHistory
-        from pareis.store.scores_redis import RedisScoreLedger
-        from pareis.store.watch_redis import RedisWatchStore
-        from pareis.tickets.factory import ticketers_from_settings
-
         client = redis_client(settings.redis_url)
         tuning = settings.runtime.for_role("incidents")
         writer = datahub_writer(settings)
@@ -135,15 +130,12 @@ class Ports:
 
 def redis_client(url: str) -> redis.Redis:
     """A Redis client for Pareis's stores (bytes in and out, bounded timeouts); connects lazily."""
-    import redis
-
     return redis.Redis.from_url(url, socket_timeout=10, socket_connect_timeout=5, health_check_interval=30)
 
 
 def redis_preflight(client: redis.Redis) -> Callable[[], None]:
     """A role's start-up check of its Redis: refuse to start (Fatal) unless nothing can be evicted
     (:func:`~pareis.store.redis_policy.require_noeviction`); Retriable, naming the server, when unreachable."""
-    from pareis.store.redis_policy import require_noeviction
 
     def preflight() -> None:
         require_noeviction(client)
@@ -153,7 +145,6 @@ def redis_preflight(client: redis.Redis) -> Callable[[], None]:
 
 def redis_ping(client: redis.Redis) -> Check:
     """A readiness check: PING, with redis-py errors translated (Retriable/Fatal)."""
-    from pareis.store.redis_errors import translated
 
     def ping() -> None:
         with translated():

@@ -12,6 +12,8 @@ from types import FrameType
 import structlog
 from prometheus_client import gc_collector, process_collector
 
+from pareis.compose.heap import settle
+from pareis.compose.roles import resolve_roles
 from pareis.config import Settings, load_settings
 from pareis.kafka.role import Role
 from pareis.kafka.runner import RoleRunner
@@ -71,9 +73,6 @@ def run_roles(roles: Sequence[Role], settings: Settings, *, stop: threading.Even
 
 def run(names: Sequence[str], settings: Settings | None = None) -> int:
     """``pareis run``: configure logging, resolve ``names`` from the role registry and run them."""
-    from pareis.compose.heap import settle
-    from pareis.compose.roles import resolve_roles
-
     settings = settings or load_settings()
     configure_logging(settings.log_level, settings.log_json)
     roles = resolve_roles(names, settings)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pareis.answers.sources import SourceUnavailable
+from pareis.datahub.writes.rest import RestWriter
 from pareis.datahub.writes.writer import Mcp
 from pareis.errors import Fatal, Poison, Retriable
 
@@ -12,8 +13,6 @@ from pareis.errors import Fatal, Poison, Retriable
 def publish(mcps: Sequence[Mcp], gms_url: str, token: str | None = None) -> None:
     """Write ``mcps`` to the GMS at ``gms_url`` in order (acryl's REST emitter); SourceUnavailable when GMS is down
     or refuses them, with its reason."""
-    from pareis.datahub.writes.rest import RestWriter
-
     writer = RestWriter(gms_url, token)
     try:
         writer.write(mcps)

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
+from pareis.compose.decoding import schema_source
 from pareis.config import Settings
-
-if TYPE_CHECKING:
-    from pareis.datahub.gms.emulator import LoggedChange
-    from pareis.replay import Replayer, Sink
+from pareis.datahub.gms.emulator import ChangeLogEmulator, LoggedChange
+from pareis.datahub.wire.aspects import is_timeseries
+from pareis.datahub.wire.codec import Encoder
+from pareis.kafka.memory import MemoryBroker
+from pareis.kafka.publisher import KafkaPublisher
+from pareis.lineage_loader import check
+from pareis.replay import Replayer, Sink, proposal_clock
 
 
 def replayer(
@@ -26,13 +29,6 @@ def replayer(
 
     With a schema registry configured, the change-log subjects are registered as DataHub's emitters do.
     """
-    from pareis.compose.decoding import schema_source
-    from pareis.datahub.gms.emulator import ChangeLogEmulator
-    from pareis.datahub.wire.aspects import is_timeseries
-    from pareis.datahub.wire.codec import Encoder
-    from pareis.lineage_loader import check
-    from pareis.replay import Replayer, proposal_clock
-
     topics = settings.kafka.topics
     return Replayer(
         emulator=ChangeLogEmulator(is_timeseries),
@@ -51,11 +47,7 @@ def sink(settings: Settings, *, memory: bool = False) -> Sink:
     """Where ``pareis replay`` publishes: an in-process broker (``memory``), else :func:`kafka_sink` once its
     brokers answer (Fatal naming them after ``kafka.connect_timeout_s``)."""
     if memory:
-        from pareis.kafka.memory import MemoryBroker
-
         return MemoryBroker()
-    from pareis.kafka.publisher import KafkaPublisher
-
     publisher = KafkaPublisher(settings.kafka.bootstrap_servers, settings.kafka.properties)
     publisher.wait_for_brokers(settings.kafka.connect_timeout_s)
     return publisher
@@ -63,6 +55,4 @@ def sink(settings: Settings, *, memory: bool = False) -> Sink:
 
 def kafka_sink(settings: Settings) -> Sink:
     """A publisher to the configured brokers (idempotent, acks=all)."""
-    from pareis.kafka.publisher import KafkaPublisher
-
     return KafkaPublisher(settings.kafka.bootstrap_servers, settings.kafka.properties)

@@ -1,100 +1,106 @@
-"""The role registry — the one list of roles that ``pareis run``, the ``consumers.<role>`` entry modules and the
-embedded runner all read — and each role's pipeline over its :class:`~pareis.compose.ports.Ports`.
+"""The role registry — the one list of roles that ``pareis run`` and the embedded runner read — and each role's
+pipeline, built one of two explicit ways:
 
-A pipeline factory ``(settings, ports=None)`` builds over ``ports`` when given (in memory: the demo, tests), else
-over :meth:`Ports.on_redis <pareis.compose.ports.Ports.on_redis>` (what a role's process runs). A new role is one
-``_declare`` line below, a pipeline factory, and its handler in :mod:`pareis.roles`.
+* ``<role>_pipeline(settings, ports)`` over given :class:`~pareis.compose.ports.Ports` (in memory: the demo, tests,
+  the embedded runner); nothing runs beside the handler;
+* ``<role>_process(settings)``, a role's own process (``pareis run``): over :meth:`Ports.on_redis
+  <pareis.compose.ports.Ports.on_redis>`, with what only a real process has (the lineage role's exposure maintainer
+  in a child process, the effects role's check that it knows where ticket effects go).
+
+A new role is one :class:`~pareis.kafka.role.RoleSpec` in :data:`REGISTRY`, its two builders here, and its handler in
+:mod:`pareis.roles`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
+from pareis.compose.datahub import effects_writer, incidents_output, with_capabilities, write_definitions
+from pareis.compose.decoding import changelog_decoder
+from pareis.compose.exposure import MaintainerProcess
+from pareis.compose.ports import Ports
 from pareis.config import Settings
+from pareis.core.runs import OPERATION_ASPECT
+from pareis.datahub.translate.lineage import LINEAGE_ASPECTS
+from pareis.datahub.wire.changelog import ChangeLog
+from pareis.kafka.clients import instance_id
+from pareis.kafka.embedded import EmbeddedRunner
+from pareis.kafka.memory import MemoryBroker
 from pareis.kafka.role import Delivery, Pipeline, Role, RoleSpec
+from pareis.roles import effects, incidents
+from pareis.roles.assertions import ASPECT, AssertionsHandler, Observed, run_decoder
+from pareis.roles.incident_watch import IncidentWatch
+from pareis.roles.lineage import LineageHandler
+from pareis.roles.lineage_watch import LineageWatch
+from pareis.roles.messages import AnySignal, Effect
+from pareis.roles.scores import ScorePublisher
+from pareis.tickets.delivery import TicketDelivery
+from pareis.tickets.factory import check_ticket_tools
 
-if TYPE_CHECKING:
-    from pareis.compose.ports import Ports
-    from pareis.datahub.wire.changelog import ChangeLog
-    from pareis.kafka.embedded import EmbeddedRunner
-    from pareis.kafka.memory import MemoryBroker
-    from pareis.roles.assertions import Observed
-    from pareis.roles.messages import AnySignal, Effect
-
-PipelineFactory = Callable[[Settings, "Ports | None"], Pipeline[Any]]
-
-
-def _ports(settings: Settings, ports: Ports | None) -> Ports:
-    from pareis.compose.ports import Ports
-
-    return ports if ports is not None else Ports.on_redis(settings)
+OverPorts = Callable[[Settings, Ports], Pipeline[Any]]
+"""A role's pipeline over given ports."""
 
 
-def lineage_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline[ChangeLog]:
+def lineage_pipeline(settings: Settings, ports: Ports) -> Pipeline[ChangeLog]:
     """The lineage role: versioned change log → ``ports.lineage``, and lineage signals for the changes that touch
     an active incident (``ports.watch``) → ``pareis.signals.v1``.
 
     The decoder keeps only the aspects the lineage translation reads (filtered on the header, before the aspect
-    is decoded) and drops Pareis's own writes. The handler advances the exposure index's generation; in a role's
-    own process (no ``ports`` given: on Redis) the exposure maintainer (:mod:`pareis.roles.exposure`) runs beside it
-    in a child process (:mod:`pareis.compose.exposure`), started and stopped with the pipeline. Over given ports
-    (the demo, tests: in-memory stores a child process cannot see) nothing runs beside the handler.
+    is decoded) and drops Pareis's own writes. The handler advances the exposure index's generation; over given
+    ports (in-memory stores a child process cannot see) nothing keeps its snapshot: see :func:`lineage_process`.
     """
-    from pareis.compose.decoding import changelog_decoder
-    from pareis.compose.exposure import MaintainerProcess
-    from pareis.datahub.translate.lineage import LINEAGE_ASPECTS
-    from pareis.roles.lineage import LineageHandler
-    from pareis.roles.lineage_watch import LineageWatch
-
+    handler = _lineage_handler(settings, ports)
     decode = changelog_decoder(settings, LINEAGE_ASPECTS)
-    own = ports is None
-    ports = _ports(settings, ports)
-    topics = settings.kafka.topics
-    watch = LineageWatch(ports.watch, topics.signals)
-    handler = LineageHandler(ports.lineage, settings.datahub, topics.dlq, watch, exposure=ports.exposure)
-    if not own:
-        return Pipeline(decode, handler, checks=ports.checks, close=ports.close, start=ports.start)
-    maintainer = MaintainerProcess(settings)
-    built = ports
+    return Pipeline(decode, handler, checks=ports.checks, close=ports.close, start=ports.start)
 
-    handler.maintainer_check = maintainer.check  # the maintainer's failure stops the role (see MaintainerProcess)
+
+def lineage_process(settings: Settings) -> Pipeline[ChangeLog]:
+    """:func:`lineage_pipeline` on Redis, with the exposure maintainer (:mod:`pareis.roles.exposure`) beside it in a
+    child process (:mod:`pareis.compose.exposure`), started and stopped with the pipeline; its failure stops the
+    role (:class:`~pareis.compose.exposure.MaintainerProcess`)."""
+    ports = Ports.on_redis(settings)
+    maintainer = MaintainerProcess(settings)
+    handler = _lineage_handler(settings, ports)
+    handler.maintainer_check = maintainer.check
 
     def start() -> None:
-        built.start()
+        ports.start()
         maintainer.start()
 
     def close() -> None:
         try:
             maintainer.stop()
         finally:
-            built.close()
+            ports.close()
 
+    decode = changelog_decoder(settings, LINEAGE_ASPECTS)
     return Pipeline(decode, handler, checks=ports.checks, close=close, start=start)
 
 
-def assertions_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline[Observed]:
+def _lineage_handler(settings: Settings, ports: Ports) -> LineageHandler:
+    topics = settings.kafka.topics
+    watch = LineageWatch(ports.watch, topics.signals)
+    return LineageHandler(ports.lineage, settings.datahub, topics.dlq, watch, exposure=ports.exposure)
+
+
+def assertions_pipeline(settings: Settings, ports: Ports) -> Pipeline[Observed]:
     """The assertions role: run events → run history + signals (reads the lineage index for sibling classes);
     dataset ``operation`` aspects → the run history's change times (for the retrain gate)."""
-    from pareis.compose.decoding import changelog_decoder
-    from pareis.core.runs import OPERATION_ASPECT
-    from pareis.roles.assertions import ASPECT, AssertionsHandler, run_decoder
-
     decode = run_decoder(changelog_decoder(settings, {ASPECT, OPERATION_ASPECT}))
-    ports = _ports(settings, ports)
     handler = AssertionsHandler(ports.runs, ports.lineage, settings.kafka.topics.signals)
     return Pipeline(decode, handler, checks=ports.checks, close=ports.close, start=ports.start)
 
 
-def incidents_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline[AnySignal]:
-    """The incidents role over the lineage index, run history, incident store, step journal and watch index, with
-    the DataHub writer when the proposals travel in its transaction. Writes the start-up definitions first."""
-    from pareis.compose.datahub import DatahubRoute, with_capabilities, write_definitions
-    from pareis.roles import incidents
-    from pareis.roles.incident_watch import IncidentWatch
-    from pareis.roles.scores import ScorePublisher
+def assertions_process(settings: Settings) -> Pipeline[Observed]:
+    """:func:`assertions_pipeline` on Redis."""
+    return assertions_pipeline(settings, Ports.on_redis(settings))
 
-    ports = _ports(settings, ports)
+
+def incidents_pipeline(settings: Settings, ports: Ports) -> Pipeline[AnySignal]:
+    """The incidents role over the lineage index, run history, incident store, step journal and watch index, with
+    its DataHub output port (:func:`~pareis.compose.datahub.incidents_output`). Writes the start-up definitions
+    first."""
     write_definitions(settings, ports.datahub)
     datahub = with_capabilities(settings, ports.datahub)
     handler = incidents.IncidentsHandler(
@@ -102,7 +108,7 @@ def incidents_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeli
         runs=ports.runs,
         incidents=ports.incidents,
         journal=ports.journal,
-        writer=DatahubRoute.of(settings, ports.datahub).incidents,
+        output=incidents_output(settings, ports.datahub, datahub),
         datahub=datahub,
         effects_topic=settings.kafka.topics.effects,
         scores=ScorePublisher(ports.lineage, ports.runs, ports.scores, ports.exposure),
@@ -118,76 +124,72 @@ def incidents_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeli
     )
 
 
-def effects_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline[Effect]:
-    """The effects role over the ledger, the ticket tools and, when DataHub writes leave as effects, the writer."""
-    from pareis.compose.datahub import DatahubRoute
-    from pareis.kafka.clients import instance_id
-    from pareis.roles.effects import EffectsHandler, decode
-    from pareis.tickets.delivery import TicketDelivery
-    from pareis.tickets.factory import check_ticket_tools
+def incidents_process(settings: Settings) -> Pipeline[AnySignal]:
+    """:func:`incidents_pipeline` on Redis."""
+    return incidents_pipeline(settings, Ports.on_redis(settings))
 
-    if ports is None:  # a role's process: it must know where ticket effects go (the demo and tests pass ports)
-        check_ticket_tools(settings.tickets)
-    ports = _ports(settings, ports)
-    rest = DatahubRoute.of(settings, ports.datahub).effects
+
+def effects_pipeline(settings: Settings, ports: Ports) -> Pipeline[Effect]:
+    """The effects role over the ledger, the ticket tools and, when DataHub writes leave as effects, the writer."""
     budget = settings.tickets.delivery_budget_s
     # The claim's owner is the instance: a restarted instance (the same pod, the same static member) takes its own
     # claims back at once instead of waiting for them to lapse; another instance still waits.
     owner = f"effects/{instance_id(settings)}"
     tickets = TicketDelivery(ports.ticketers, ports.ledger, owner=owner)
-    handler = EffectsHandler(tickets, ports.ledger, rest, budget_s=budget)
-    return Pipeline(decode, handler, checks=ports.checks, close=ports.close, start=ports.start)
+    handler = effects.EffectsHandler(tickets, ports.ledger, effects_writer(settings, ports.datahub), budget_s=budget)
+    return Pipeline(effects.decode, handler, checks=ports.checks, close=ports.close, start=ports.start)
 
 
-def _declare(
-    pipeline: PipelineFactory,
-    name: str,
-    inputs: tuple[str, ...],
-    delivery: Delivery,
-    description: str,
-    outputs: tuple[str, ...] = (),
-) -> tuple[str, tuple[RoleSpec, PipelineFactory]]:
-    factory = f"{pipeline.__module__}:{pipeline.__name__}"
-    return name, (RoleSpec(name, inputs, delivery, factory, outputs, description), pipeline)
+def effects_process(settings: Settings) -> Pipeline[Effect]:
+    """:func:`effects_pipeline` on Redis, once the settings say where ticket effects go (Fatal otherwise:
+    :func:`~pareis.tickets.factory.check_ticket_tools`)."""
+    check_ticket_tools(settings.tickets)
+    return effects_pipeline(settings, Ports.on_redis(settings))
 
 
-REGISTRY: Final[Mapping[str, tuple[RoleSpec, PipelineFactory]]] = dict(
-    [
-        _declare(
-            lineage_pipeline,
-            "lineage",
-            inputs=("mcl_versioned",),
-            outputs=("signals",),
-            delivery=Delivery.AT_LEAST_ONCE,
-            description="MetadataChangeLog_Versioned_v1 → LineageStore (Redis) + pareis.signals.v1 (lineage changes)",
-        ),
-        _declare(
-            assertions_pipeline,
-            "assertions",
-            inputs=("mcl_timeseries",),
-            outputs=("signals",),
-            delivery=Delivery.AT_LEAST_ONCE,
-            description="MetadataChangeLog_Timeseries_v1 → RunHistory (Redis) + pareis.signals.v1",
-        ),
-        _declare(
-            incidents_pipeline,
-            "incidents",
-            inputs=("signals",),
-            outputs=("mcp", "effects"),
-            delivery=Delivery.EXACTLY_ONCE,
-            description="pareis.signals.v1 → IncidentStore (Redis) + MetadataChangeProposal_v1 + pareis.effects.v1",
-        ),
-        _declare(
-            effects_pipeline,
-            "effects",
-            inputs=("effects",),
-            delivery=Delivery.AT_LEAST_ONCE,
-            description="pareis.effects.v1 → Slack / Jira / Linear / DataHub REST",
-        ),
-    ]
+LINEAGE = RoleSpec(
+    "lineage",
+    inputs=("mcl_versioned",),
+    outputs=("signals",),
+    delivery=Delivery.AT_LEAST_ONCE,
+    process=lineage_process,
+    description="MetadataChangeLog_Versioned_v1 → LineageStore (Redis) + pareis.signals.v1 (lineage changes)",
 )
-"""Every role by name, in start order: its declaration (topics by settings field, delivery, the import path of
-its pipeline factory) and the factory itself."""
+ASSERTIONS = RoleSpec(
+    "assertions",
+    inputs=("mcl_timeseries",),
+    outputs=("signals",),
+    delivery=Delivery.AT_LEAST_ONCE,
+    process=assertions_process,
+    description="MetadataChangeLog_Timeseries_v1 → RunHistory (Redis) + pareis.signals.v1",
+)
+INCIDENTS = RoleSpec(
+    "incidents",
+    inputs=("signals",),
+    outputs=("mcp", "effects"),
+    delivery=Delivery.EXACTLY_ONCE,
+    process=incidents_process,
+    description="pareis.signals.v1 → IncidentStore (Redis) + MetadataChangeProposal_v1 + pareis.effects.v1",
+)
+EFFECTS = RoleSpec(
+    "effects",
+    inputs=("effects",),
+    delivery=Delivery.AT_LEAST_ONCE,
+    process=effects_process,
+    description="pareis.effects.v1 → Slack / Jira / Linear / DataHub REST",
+)
+
+REGISTRY: Final[Mapping[str, tuple[RoleSpec, OverPorts]]] = {
+    spec.name: (spec, pipeline)
+    for spec, pipeline in (
+        (LINEAGE, lineage_pipeline),
+        (ASSERTIONS, assertions_pipeline),
+        (INCIDENTS, incidents_pipeline),
+        (EFFECTS, effects_pipeline),
+    )
+}
+"""Every role by name, in start order: its declaration (topics by settings field, delivery, its own process's
+pipeline) and its pipeline over given ports."""
 
 ROLE_NAMES: Final = tuple(REGISTRY)
 
@@ -200,7 +202,7 @@ def role_spec(name: str) -> RoleSpec:
 
 
 def resolve_roles(names: Sequence[str], settings: Settings) -> list[Role]:
-    """The roles named (``all``: every role), resolved against ``settings``."""
+    """The roles named (``all``: every role), resolved against ``settings``, each to run in its own process's way."""
     wanted = list(ROLE_NAMES) if "all" in names else list(dict.fromkeys(names))
     return [role_spec(name).resolve(settings) for name in wanted]
 
@@ -216,8 +218,6 @@ def embedded_runner(
     settings: Settings, broker: MemoryBroker, ports: Ports, *, names: Sequence[str] = ROLE_NAMES, batch_size: int = 1
 ) -> EmbeddedRunner:
     """An :class:`~pareis.kafka.embedded.EmbeddedRunner` of ``names`` over ``broker`` and ``ports``."""
-    from pareis.kafka.embedded import EmbeddedRunner
-
     return EmbeddedRunner(
         broker, embedded_pipelines(settings, ports, names), dlq_topic=settings.kafka.topics.dlq, batch_size=batch_size
     )

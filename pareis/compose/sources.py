@@ -14,8 +14,21 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit, urlunsplit
 
 from pareis.answers.sources import CannotEvaluate, Sources, SourceUnavailable
+from pareis.datahub.files.metadata_file import MetadataFileError
+from pareis.errors import Fatal, Poison, Retriable
+from pareis.store.lineage_memory import MemoryLineageStore
+from pareis.store.runs_memory import MemoryRunHistory
+
+if TYPE_CHECKING:
+    from datahub.ingestion.graph.client import DataHubGraph
+
+# Each origin's adapters are imported when it is opened, inside its function: a read command (`pareis gate --redis`,
+# `pareis analyze --metadata`) then loads only its own — the Redis client and stores, acryl's DataHubGraph, or the
+# file loader and acryl's schema classes — as `pareis --help` loads none (pareis/cli.py).
 
 
 def open_sources(
@@ -67,9 +80,6 @@ def redis_sources(url: str) -> Sources:
 def reading() -> Iterator[None]:
     """Translate what reading sources can raise: bad input → CannotEvaluate, a dependency down →
     SourceUnavailable (Retriable and Fatal are the stores' and GMS's translated errors)."""
-    from pareis.datahub.files.metadata_file import MetadataFileError
-    from pareis.errors import Fatal, Poison, Retriable
-
     try:
         yield
     except (MetadataFileError, Poison) as exc:
@@ -80,8 +90,6 @@ def reading() -> Iterator[None]:
 
 def _file_sources(paths: list[str]) -> Sources:
     from pareis.lineage_loader import load_files
-    from pareis.store.lineage_memory import MemoryLineageStore
-    from pareis.store.runs_memory import MemoryRunHistory
 
     store, history = MemoryLineageStore(), MemoryRunHistory()
     loaded = load_files(store, paths)
@@ -93,11 +101,8 @@ def _file_sources(paths: list[str]) -> Sources:
 
 
 def _gms_sources(url: str, token: str | None) -> Sources:
-    from pareis.compose.datahub import datahub_graph
     from pareis.datahub.gms.snapshot import GmsSnapshot
     from pareis.lineage_loader import load_changes
-    from pareis.store.lineage_memory import MemoryLineageStore
-    from pareis.store.runs_memory import MemoryRunHistory
 
     store, history = MemoryLineageStore(), MemoryRunHistory()
     graph = datahub_graph(url, token)
@@ -115,11 +120,18 @@ def _gms_sources(url: str, token: str | None) -> Sources:
 
 def redacted(url: str) -> str:
     """``url`` without its password (URLs name where answers came from; credentials never leave)."""
-    from urllib.parse import urlsplit, urlunsplit
-
     parts = urlsplit(url)
     if parts.password is None:
         return url
     host = parts.hostname or ""
     netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
     return urlunsplit(parts._replace(netloc=netloc))
+
+
+def datahub_graph(url: str, token: str | None = None, *, retries: int = 2) -> DataHubGraph:
+    """acryl-datahub's ``DataHubGraph`` on GMS at ``url`` (for reads: ``--datahub`` sources, ``pareis bootstrap
+    --datahub``), retrying a failed request ``retries`` times with acryl's backoff; the caller closes it. Connects on
+    first use."""
+    from datahub.ingestion.graph.client import DatahubClientConfig, DataHubGraph
+
+    return DataHubGraph(DatahubClientConfig(server=url, token=token, timeout_sec=30, retry_max_times=retries))

@@ -5,27 +5,24 @@ to read anything back. Each has a deterministic ``effect_id`` (incident URN, kin
 downstream is idempotent, and a ``to_json`` view (lists sorted; encode with sorted keys) for logs, answers and
 the determinism tests. Intents never travel themselves: the incidents role turns each into DataHub proposals and
 one ticket effect, whose only wire format is ``pareis.effects.v1`` (:mod:`pareis.roles.messages`).
-:func:`analyse` turns an incident window and the analysis inputs into :class:`IncidentFacts`; the texts are
-rendered by :mod:`pareis.core.incident_text`.
+:func:`pareis.core.analysis.analyse` computes :class:`IncidentFacts`; the texts are rendered by
+:mod:`pareis.core.incident_text`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from pareis.core.contamination import GroupContamination, ModelVersion, Verdict, contamination
-from pareis.core.dimension import OTHER
-from pareis.core.impact import BlastRadius, ModelImpact, Severity
-from pareis.core.owners import IncidentOwners, Owner, incident_owners
-from pareis.core.runs import AssertionRun, ResultType
+from pareis.core.contamination import GroupContamination
+from pareis.core.impact import BlastRadius, Severity
+from pareis.core.owners import IncidentOwners
+from pareis.core.runs import ResultType
 from pareis.core.window import IncidentWindow
 
 TAG_AT_RISK = "urn:li:tag:pareis-at-risk"
-UNCLASSIFIED = OTHER
-"""The class of an assertion nothing classifies (:data:`pareis.core.dimension.OTHER`)."""
 
 
 class RetrainStatus(StrEnum):
@@ -33,27 +30,6 @@ class RetrainStatus(StrEnum):
 
     BLOCKED = "BLOCKED"
     OK = "OK"
-
-
-@dataclass(frozen=True)
-class AnalysisInputs:
-    """What the caller reads from its stores for one step of the state machine.
-
-    ``runs``: the dataset's assertion runs (see :func:`pareis.core.lifecycle.history_floor` for which).
-    ``blast``: the blast radius of each assertion of the dataset that may fail (computed by
-    :func:`pareis.core.blast.blast_radius`); an assertion missing here contributes nothing.
-    ``versions``: every known version of each affected model group (key: group URN, or the model URN for a
-    model in no group). ``failure_classes``: the data-quality dimension each assertion tests
-    (:mod:`pareis.core.dimension`: ``completeness``, ``freshness``, …), the incident's class of failure.
-    ``owners``: the owners of each assertee dataset (its siblings' included) and of each affected model (its
-    group's included), as :func:`pareis.core.owners.owners_by_entity` reads them; an entity missing has none.
-    """
-
-    runs: tuple[AssertionRun, ...]
-    blast: Mapping[str, BlastRadius] = field(default_factory=dict)
-    versions: Mapping[str, tuple[ModelVersion, ...]] = field(default_factory=dict)
-    failure_classes: Mapping[str, str] = field(default_factory=dict)
-    owners: Mapping[str, tuple[Owner, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -272,71 +248,3 @@ def _common(intent: Open | Update | Resolve) -> dict[str, Any]:
         "revision": intent.revision,
         "title": intent.title,
     }
-
-
-def analyse(urn: str, dataset: str, window: IncidentWindow, inputs: AnalysisInputs) -> IncidentFacts:
-    """The facts of ``window``: merged blast radius of its assertions, verdicts, retrain statuses, tags.
-
-    While the incident is open every evaluated version is BLOCKED; once healed only CONTAMINATED ones stay so.
-    """
-    radius = merge_blast((inputs.blast[a] for a in window.assertions if a in inputs.blast), window.failed_rows)
-    groups = contamination(radius.models, inputs.versions, window.last_success_ms, window.healed_ms)
-    retrain = tuple(
-        sorted((v.version.urn, _retrain(v.verdict, window.is_open)) for group in groups for v in group.versions)
-    )
-    at_risk = tuple(sorted({m.urn for m in radius.models} | set(radius.features)))
-    classes = sorted({inputs.failure_classes.get(a, UNCLASSIFIED) for a in window.assertions})
-    owned = {dataset, *(run.dataset for run in window.runs)}
-    return IncidentFacts(
-        urn=urn,
-        dataset=dataset,
-        window=window,
-        blast=radius,
-        contamination=groups,
-        retrain=retrain,
-        at_risk=at_risk,
-        failure_class="+".join(classes) if classes else UNCLASSIFIED,
-        owners=incident_owners(inputs.owners, owned, (m.urn for m in radius.models)),
-    )
-
-
-def merge_blast(radii: Iterable[BlastRadius], failed_rows: int | None) -> BlastRadius:
-    """The union of several blast radii; a model in several keeps the union of its poisoned features and the
-    coarser precision."""
-    parts = list(radii)
-    models: dict[str, ModelImpact] = {}
-    for part in parts:
-        for model in part.models:
-            seen = models.get(model.urn)
-            if seen is None:
-                models[model.urn] = model
-                continue
-            models[model.urn] = ModelImpact(
-                urn=model.urn,
-                group=seen.group or model.group,
-                poisoned_features=tuple(sorted(set(seen.poisoned_features) | set(model.poisoned_features))),
-                total_features=max(seen.total_features, model.total_features),
-                precision="table" if "table" in (seen.precision, model.precision) else "column",
-            )
-
-    def union(name: str) -> tuple[str, ...]:
-        return tuple(sorted({item for part in parts for item in getattr(part, name)}))
-
-    at_column = {f for part in parts for f in part.features if f not in part.table_features}
-    return BlastRadius(
-        failing_columns=union("failing_columns"),
-        origin_columns=union("origin_columns"),
-        columns=union("columns"),
-        datasets=union("datasets"),
-        features=union("features"),
-        models=tuple(models[urn] for urn in sorted(models)),
-        failed_rows=failed_rows,
-        table_features=tuple(f for f in union("table_features") if f not in at_column),
-        incomplete=union("incomplete"),
-    )
-
-
-def _retrain(verdict: Verdict, is_open: bool) -> RetrainStatus:
-    if is_open or verdict is Verdict.CONTAMINATED:
-        return RetrainStatus.BLOCKED
-    return RetrainStatus.OK

@@ -31,19 +31,10 @@ from enum import StrEnum
 from typing import Any
 
 from pareis.core import incident_text
+from pareis.core.analysis import AnalysisInputs, analyse
 from pareis.core.impact import Severity
-from pareis.core.incident_urn import datahub_guid, effect_id, incident_urn
-from pareis.core.intents import (
-    AnalysisInputs,
-    IncidentFacts,
-    Intent,
-    Open,
-    PriorFields,
-    Resolve,
-    RetrainStatus,
-    Update,
-    analyse,
-)
+from pareis.core.incident_urn import datahub_guid, effect_id
+from pareis.core.intents import IncidentFacts, Intent, Open, PriorFields, Resolve, RetrainStatus, Update
 from pareis.core.runs import AssertionRun
 from pareis.core.window import IncidentWindow, counting_runs, incidents
 
@@ -241,7 +232,7 @@ def step(
         current = next((w for w in windows if w.contains(tracked.key_ms)), None)
         if current is None:
             raise ValueError(f"the runs given for {state.dataset} miss the run that opened {tracked.urn}")
-        facts = analyse(tracked.urn, state.dataset, current, inputs)
+        facts = analyse(state.dataset, current, inputs, urn=tracked.urn)
         if current.is_open:
             tracked = _update(tracked, facts, now_ms, out)
             return IncidentState(state.dataset, status, floor, tracked), tuple(out)
@@ -256,12 +247,11 @@ def step(
     else:
         newer = list(windows)
     for window in newer:
-        urn = incident_urn(state.dataset, window.first_failure_ms)
-        revision = tracked.revision if tracked is not None and tracked.urn == urn else 0
+        facts = analyse(state.dataset, window, inputs)
+        revision = tracked.revision if tracked is not None and tracked.urn == facts.urn else 0
         if floor is not None:
             floor = min(floor, window.first_failure_ms)
-        facts = analyse(urn, state.dataset, window, inputs)
-        tracked = _open(urn, window.first_failure_ms, revision, facts, now_ms, out)
+        tracked = _open(window.first_failure_ms, revision, facts, now_ms, out)
         status = Status.ACTIVE
         if not window.is_open:
             tracked = _resolve(tracked, facts, now_ms, out)
@@ -295,12 +285,13 @@ def recheck(
     if not current.is_open:
         return state, (), None
     out: list[Intent] = []
-    facts = analyse(tracked.urn, state.dataset, current, inputs)
+    facts = analyse(state.dataset, current, inputs, urn=tracked.urn)
     tracked = _update(tracked, facts, now_ms, out, cause)
     return IncidentState(state.dataset, state.status, state.floor_ms, tracked), tuple(out), facts
 
 
-def _open(urn: str, key_ms: int, revision: int, facts: IncidentFacts, now_ms: int, out: list[Intent]) -> Tracked:
+def _open(key_ms: int, revision: int, facts: IncidentFacts, now_ms: int, out: list[Intent]) -> Tracked:
+    urn = facts.urn
     out.append(
         Open(
             effect_id=effect_id(urn, Open.kind, revision),

@@ -18,21 +18,19 @@ Contracts the runtime relies on:
   input before them will not be redone), e.g. to release what was kept for a redo. Its errors are logged, not
   raised: the next commit's call covers the same offsets again.
 
-Declarations (:class:`RoleSpec`) name topics by their settings field and a pipeline factory by import path, so a
-role module imports nothing heavy and nothing connects until the runtime builds the pipeline.
+Declarations (:class:`RoleSpec`) name topics by their settings field and hold the function that builds the role's
+pipeline in its own process; nothing connects until the runtime calls it.
 """
 
 from __future__ import annotations
 
 import enum
-import importlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from pareis.config import Settings
 from pareis.contracts.records import Message, OutRecord, RawMessage
-from pareis.errors import Fatal
 
 T = TypeVar("T")
 
@@ -83,17 +81,17 @@ class Role:
 
 @dataclass(frozen=True)
 class RoleSpec:
-    """A role as its entry module declares it.
+    """A role as the role registry (:mod:`pareis.compose.roles`) declares it.
 
     ``inputs``/``outputs`` are field names of :class:`pareis.config.Topics` (e.g. ``"mcl_versioned"``);
-    ``factory`` is ``"module:function"``, a ``(Settings) -> Pipeline`` imported only when the role starts.
-    The group id is ``<kafka.group_prefix>-<name>``.
+    ``process`` builds the role's pipeline in a process of its own (``pareis run``), called only when the role
+    starts. The group id is ``<kafka.group_prefix>-<name>``.
     """
 
     name: str
     inputs: tuple[str, ...]
     delivery: Delivery
-    factory: str
+    process: Callable[[Settings], Pipeline[Any]]
     outputs: tuple[str, ...] = ()
     description: str = ""
 
@@ -104,17 +102,6 @@ class RoleSpec:
             inputs=tuple(getattr(topics, t) for t in self.inputs),
             group=f"{settings.kafka.group_prefix}-{self.name}",
             delivery=self.delivery,
-            build=lambda: load_factory(self.factory)(settings),
+            build=lambda: self.process(settings),
             outputs=tuple(getattr(topics, t) for t in (*self.outputs, "dlq")),
         )
-
-
-def load_factory(path: str) -> Callable[[Settings], Pipeline[Any]]:
-    """Import ``"module:function"`` and return the function; Fatal when it is not there (not wired yet)."""
-    module, _, attr = path.partition(":")
-    if not attr:
-        raise Fatal(f"pipeline factory {path!r} is not 'module:function'")
-    factory: Callable[[Settings], Pipeline[Any]] | None = getattr(importlib.import_module(module), attr, None)
-    if factory is None:
-        raise Fatal(f"pipeline factory {path} does not exist (the role is declared but not wired yet)")
-    return factory

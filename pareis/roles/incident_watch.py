@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from pareis.core.analysis import AnalysisInputs
 from pareis.core.graph import LineageView, Memo, Query, Rel, memoised
-from pareis.core.intents import AnalysisInputs, IncidentFacts, Intent
+from pareis.core.intents import IncidentFacts, Intent
 from pareis.core.lifecycle import IncidentState, Status, recheck, step
 from pareis.core.watch import processes_of, watch_set
 from pareis.roles.messages import AnySignal, LineageSignal

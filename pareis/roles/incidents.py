@@ -17,10 +17,9 @@ Per signal (in offset order; several signals of one dataset in a batch chain in 
    so a replay writes the same bytes. A lineage signal (DESIGN §3, live re-evaluation) recomputes an ACTIVE
    incident instead and writes an Update when the answer changed (:mod:`pareis.roles.incident_watch`); with a
    ``watch``, the watch sets of the incidents the batch analysed are written before the journal.
-4. **Outputs**, per intent: the DataHub proposals of :func:`~pareis.datahub.writes.incident_writes.intent_mcps` —
-   through the DataHub writer (``MetadataChangeProposal_v1`` records) when the role has one (``write_path`` is
-   ``kafka``; built straight in serial form, :mod:`pareis.datahub.writes.incident_serial`, when the writer takes that:
-   the same bytes), else as ``datahub.write`` effects (``rest``) — then one ticket effect (open / comment / close).
+4. **Outputs**, per intent: the records of its DataHub writes, from the role's output port
+   (:mod:`pareis.roles.output`: the MCP topic, ``datahub.write`` effects, or a writer that takes them), then one
+   ticket effect (open / comment / close).
 
 The batch's journal entries (each dataset's, from its first signal in the batch on) and stored states are read
 first, one round trip each (:meth:`~pareis.store.journal.StepJournal.entries_of`,
@@ -44,31 +43,29 @@ from typing import cast
 
 from pareis.config import DatahubSettings
 from pareis.contracts.records import Message, OutRecord, RawMessage
-from pareis.core import catalog
+from pareis.core import analysis, catalog
+from pareis.core.analysis import AnalysisInputs
 from pareis.core.blast import blast_radius
 from pareis.core.graph import LineageView, Memo
-from pareis.core.inputs import analysis_inputs as incident_inputs
-from pareis.core.intents import AnalysisInputs, IncidentFacts, Intent, Open, Resolve, Update
+from pareis.core.intents import IncidentFacts, Intent, Open, Update
 from pareis.core.keys import sibling_classes
 from pareis.core.lifecycle import IncidentState, history_floor
 from pareis.core.runs import ResultType
-from pareis.datahub.writes.incident_serial import intent_serial
-from pareis.datahub.writes.incident_writes import incident_link, intent_mcps
-from pareis.datahub.writes.writer import DatahubWriter, Mcp, SerialWriter
+from pareis.datahub.writes.incident_writes import incident_link
 from pareis.errors import Fatal
 from pareis.roles.incident_watch import IncidentWatch, advance, wants_inputs
 from pareis.roles.messages import (
     AnySignal,
-    DatahubWrite,
     Effect,
     RunSignal,
     TicketClose,
     TicketComment,
     TicketOpen,
     decode_signal,
-    encode,
+    effect_record,
 )
-from pareis.roles.scores import ScorePublisher, ScoreWrite, score_mcps, score_serial
+from pareis.roles.output import DatahubOutput
+from pareis.roles.scores import ScorePublisher
 from pareis.store.incidents import IncidentStore
 from pareis.store.journal import JournalEntry, Position, StepJournal
 from pareis.store.runs import RunHistory
@@ -100,7 +97,7 @@ def analysis_inputs(view: LineageView, runs: RunHistory, state: IncidentState, s
         # so that its window sees the runs before it (its blind window) rather than only the floor's seeds.
         floor = run.timestamp_ms
     timeline = runs.timeline(assertions, floor)
-    return incident_inputs(view, timeline, (*timeline, run) if run is not None else timeline)
+    return analysis.analysis_inputs(view, timeline, (*timeline, run) if run is not None else timeline)
 
 
 def walk_together(view: Memo, batch: Sequence[Message[AnySignal]]) -> None:
@@ -126,7 +123,6 @@ def ticket_effect(intent: Intent, settings: DatahubSettings) -> Effect:
         return TicketOpen(effect_id, ticket)
     if isinstance(intent, Update):
         return TicketComment(effect_id, facts.urn, intent.comment)
-    assert isinstance(intent, Resolve)
     return TicketClose(effect_id, facts.urn, intent.postmortem.text)
 
 
@@ -144,10 +140,9 @@ class Step:
 class IncidentsHandler:
     """The role's handler over its ports.
 
-    ``writer`` takes the proposals (a :class:`~pareis.datahub.writes.writer.KafkaWriter` returns the records to produce;
-    an in-memory writer keeps them); None (``write_path`` is ``rest``, as :mod:`pareis.compose.datahub` routes it):
-    the proposals leave as ``datahub.write`` effects on ``effects_topic``. ``scores``, when given, adds the
-    reliability-score patches the batch's runs cause (:mod:`pareis.roles.scores`) after the incidents' outputs.
+    ``output`` gives the records of the DataHub writes (:mod:`pareis.roles.output`); the ticket effects go to
+    ``effects_topic``. ``scores``, when given, adds the reliability-score patches the batch's runs cause
+    (:mod:`pareis.roles.scores`) after the incidents' outputs.
     """
 
     def __init__(
@@ -157,7 +152,7 @@ class IncidentsHandler:
         runs: RunHistory,
         incidents: IncidentStore,
         journal: StepJournal,
-        writer: DatahubWriter | None,
+        output: DatahubOutput,
         datahub: DatahubSettings,
         effects_topic: str,
         scores: ScorePublisher | None = None,
@@ -169,9 +164,7 @@ class IncidentsHandler:
         self._runs = runs
         self._incidents = incidents
         self._journal = journal
-        self._writer = writer
-        # A writer that takes proposals in serial form gets them built without acryl's classes (the same bytes).
-        self._serial = writer if isinstance(writer, SerialWriter) else None
+        self._output = output
         self._datahub = datahub
         self._effects = effects_topic
 
@@ -215,7 +208,7 @@ class IncidentsHandler:
         self._incidents.put_many(changed.values())
         if self._scores is not None:  # reliability scores changed by these runs (pareis.roles.scores)
             runs = [cast("Message[RunSignal]", m) for m in batch if isinstance(m.value, RunSignal)]
-            out.extend(self._score_outputs(self._scores.writes(runs, view)))
+            out.extend(self._output.scores(self._scores.writes(runs, view)))
         return out
 
     def _chain(
@@ -282,47 +275,5 @@ class IncidentsHandler:
         for (topic, partition), below in sorted(offsets.items()):
             self._journal.release(topic, partition, below)
 
-    def _score_outputs(self, writes: Sequence[ScoreWrite]) -> list[OutRecord]:
-        if self._serial is not None:  # Kafka: built without acryl's classes, the same bytes
-            return list(self._serial.write_serial(score_serial(writes, self._datahub)))
-        mcps = score_mcps(writes, self._datahub)
-        if self._writer is not None:
-            return list(self._writer.write(mcps))
-        return [
-            self._effect(DatahubWrite(w.effect_id, w.cause, mcp.to_obj())) for w, mcp in zip(writes, mcps, strict=True)
-        ]
-
     def _outputs(self, intent: Intent) -> list[OutRecord]:
-        out: list[OutRecord] = []
-        if self._serial is not None:  # Kafka: a proposal replaces the aspect unread (keeps no edits)
-            out.extend(self._serial.write_serial(intent_serial(intent, self._datahub, keeps_edits=False)))
-            out.append(self._effect(ticket_effect(intent, self._datahub)))
-            return out
-        # Only the REST path reads incidentInfo back before writing it, and so keeps what people edited.
-        mcps = intent_mcps(intent, self._datahub, keeps_edits=self._writer is None)
-        if self._writer is not None:
-            out.extend(self._writer.write(mcps))
-        else:
-            out.extend(self._effect(w) for w in rest_effects(intent, mcps))
-        out.append(self._effect(ticket_effect(intent, self._datahub)))
-        return out
-
-    def _effect(self, effect: Effect) -> OutRecord:
-        return OutRecord(self._effects, effect.incident.encode("utf-8"), encode(effect))
-
-
-def rest_effects(intent: Intent, mcps: Sequence[Mcp]) -> list[DatahubWrite]:
-    """One ``datahub.write`` effect per proposal, in write order; ids ``<intent effect id>/datahub/<index>``.
-
-    The ``incidentInfo`` of an Update or Resolve carries the intent's :class:`~pareis.core.intents.PriorFields`
-    (``keep``), so the effects role keeps what people edited since (:mod:`pareis.datahub.writes.incident_merge`)."""
-    prior = intent.prior if isinstance(intent, Update | Resolve) else None
-    return [
-        DatahubWrite(
-            f"{intent.effect_id}/datahub/{i}",
-            intent.facts.urn,
-            mcp.to_obj(),
-            prior if mcp.aspectName == "incidentInfo" else None,
-        )
-        for i, mcp in enumerate(mcps)
-    ]
+        return [*self._output.intent(intent), effect_record(self._effects, ticket_effect(intent, self._datahub))]

@@ -27,6 +27,7 @@ from typing import Any, TypeAlias
 
 import orjson
 
+from pareis.contracts.records import OutRecord
 from pareis.core.impact import Severity
 from pareis.core.intents import PriorFields
 from pareis.core.lifecycle import Signal
@@ -192,6 +193,11 @@ def _common(effect: Effect) -> dict[str, Any]:
 def encode(message: AnySignal | Effect) -> bytes:
     """The message's bytes: orjson, keys sorted."""
     return orjson.dumps(message.to_json(), option=orjson.OPT_SORT_KEYS)
+
+
+def effect_record(topic: str, effect: Effect) -> OutRecord:
+    """The record of ``effect`` on ``topic`` (``pareis.effects.v1``), keyed by its incident."""
+    return OutRecord(topic, effect.incident.encode("utf-8"), encode(effect))
 
 
 # --- decoding ----------------------------------------------------------------------------------------------------

@@ -210,8 +210,6 @@ def test_siblings_link_each_dbt_node_to_its_warehouse_table(records: list[tuple[
 def test_pareis_analyze_still_says_what_the_manifest_recorded(manifest: dict[str, Any]) -> None:
     from pareis import cli
 
-    if not any(c.name == "analyze" for c in cli.app.registered_commands):
-        cli._register()
     files = [arg for s in manifest["steps"] for arg in ("--metadata", str(RECORDED / s["file"]))]
     result = CliRunner().invoke(cli.app, ["analyze", *files, "--dataset", RAW_DBT, "--json"])
     assert result.exit_code == 0, result.output
@@ -232,8 +230,6 @@ def test_every_role_runs_the_recording_without_a_dead_letter(manifest: dict[str,
     step, resolves it on the repair, and rejects nothing the real connectors wrote."""
     from pareis import cli
 
-    if not any(c.name == "demo" for c in cli.app.registered_commands):
-        cli._register()
     files = [arg for s in manifest["steps"] for arg in ("--timeline", str(RECORDED / s["file"]))]
     result = CliRunner().invoke(cli.app, ["demo", *files, "--out", str(tmp_path)], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output

@@ -141,8 +141,6 @@ def test_role_on_replayed_sample_equals_the_loaded_index(
 def cli_blast(*args: str | list[str]) -> dict[str, Any]:
     from pareis import cli
 
-    if not any(c.name == "blast" for c in cli.app.registered_commands):
-        cli._register()
     flat = [a for arg in args for a in ([arg] if isinstance(arg, str) else arg)]
     result = CliRunner().invoke(cli.app, ["blast", *flat, "--json"])
     assert result.exit_code == 0, result.stderr
@@ -153,8 +151,6 @@ def cli_blast(*args: str | list[str]) -> dict[str, Any]:
 def cli(*args: str) -> Any:
     from pareis import cli as pareis_cli
 
-    if not any(c.name == "bootstrap" for c in pareis_cli.app.registered_commands):
-        pareis_cli._register()
     return CliRunner().invoke(pareis_cli.app, list(args))
 
 

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -14,6 +15,7 @@ import redis
 from pareis.compose import roles
 from pareis.config import Settings, TicketSettings
 from pareis.errors import Fatal
+from pareis.kafka.role import Pipeline
 from pareis.store.redis_policy import require_noeviction
 from tests.support.roles import free_port, wait_until
 
@@ -66,13 +68,13 @@ def test_noeviction_is_accepted(redis_server: Callable[[str], str]) -> None:
 
 
 # (The incidents role shares the same preflight; building it writes DataHub definitions to Kafka first.)
-@pytest.mark.parametrize("factory", ["lineage", "assertions", "effects"])
+@pytest.mark.parametrize("process", [roles.lineage_process, roles.assertions_process, roles.effects_process])
 def test_every_role_on_redis_checks_the_policy_before_it_starts(
-    redis_server: Callable[[str], str], factory: str
+    redis_server: Callable[[str], str], process: Callable[[Settings], Pipeline[Any]]
 ) -> None:
     url = redis_server("allkeys-lru")
     settings = Settings(redis_url=url, tickets=TicketSettings(no_tools=True))
-    pipeline = getattr(roles, f"{factory}_pipeline")(settings)
+    pipeline = process(settings)
     try:
         with pytest.raises(Fatal, match="allkeys-lru"):
             pipeline.start()

@@ -16,7 +16,7 @@ from tests.support.installed import DECODE, TOPIC, URN, compiled_modules, is_ext
 
 ROOT = Path(__file__).resolve().parents[2]
 UV = Path(sys.executable).with_name("uv")
-SOURCES = ("pareis", "consumers", "schemas", "skills", "pyproject.toml", "setup.py", "MANIFEST.in", "README.md")
+SOURCES = ("pareis", "schemas", "skills", "pyproject.toml", "setup.py", "MANIFEST.in", "README.md")
 
 
 def run(*command: str | Path, cwd: Path) -> str:

@@ -4,8 +4,8 @@ what no golden has (a failing run, a run input, a second model version, a soft d
 
 :func:`load` reads files into an in-memory index and run history exactly as ``--metadata`` does
 (:func:`pareis.lineage_loader.load_files`); :func:`incident` analyses a dataset's latest incident the way the
-incidents role does (:func:`pareis.roles.incidents.analysis_inputs`' rules: blast radius per failing assertion,
-every version of each affected group, failure classes), without any surface.
+incidents role does (:func:`pareis.core.analysis.incident_facts`: blast radius per failing assertion, every version
+of each affected group, failure classes, owners), without any surface.
 """
 
 from __future__ import annotations
@@ -14,13 +14,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pareis.core import catalog
-from pareis.core.blast import blast_radius
+from pareis.core.analysis import incident_facts
 from pareis.core.graph import Memo
-from pareis.core.impact import BlastRadius
-from pareis.core.incident_urn import incident_urn
-from pareis.core.inputs import model_versions
-from pareis.core.intents import AnalysisInputs, IncidentFacts, analyse
+from pareis.core.intents import IncidentFacts
 from pareis.core.keys import canonical, sibling_classes
 from pareis.core.runs import AssertionRun
 from pareis.core.window import incidents
@@ -72,23 +68,10 @@ def load(*paths: Path, hooks: bool = True) -> Metadata:
 
 def incident(metadata: Metadata, dataset: str, assertions: Iterable[str] | None = None) -> IncidentFacts:
     """The latest incident of ``dataset``'s sibling class (the runs of its assertions, or only of ``assertions``),
-    keyed and analysed as the incidents role does."""
+    keyed and analysed as the incidents role does (:func:`pareis.core.analysis.incident_facts`)."""
     wanted = None if assertions is None else set(assertions)
     view = Memo(metadata.store)
     members = sibling_classes(view, [dataset])[dataset]
-    runs = tuple(r for r in metadata.runs if r.dataset in members and (wanted is None or r.assertion in wanted))
-    window = incidents(runs)[-1]
-    defs = catalog.assertions(view, window.assertions)
-    assertees = {r.assertion: r.dataset for r in runs}
-    blast: dict[str, BlastRadius] = {
-        a: blast_radius(view, assertions=[a]) if a in defs else blast_radius(view, datasets=[assertees[a]])
-        for a in window.assertions
-    }
-    inputs = AnalysisInputs(
-        runs=runs,
-        blast=blast,
-        versions=model_versions(view, blast.values()),
-        failure_classes=catalog.failure_classes(defs),
-    )
-    key = canonical(members)
-    return analyse(incident_urn(key, window.first_failure_ms), key, window, inputs)
+    runs = [r for r in metadata.runs if r.dataset in members and (wanted is None or r.assertion in wanted)]
+    timeline = tuple(sorted(runs, key=lambda r: (r.timestamp_ms, r.assertion)))  # the run history's order
+    return incident_facts(view, canonical(members), timeline, incidents(timeline)[-1])

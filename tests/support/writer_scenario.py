@@ -12,9 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pareis.config import DatahubSettings
+from pareis.core.analysis import AnalysisInputs
 from pareis.core.contamination import ModelVersion
 from pareis.core.impact import BlastRadius, ModelImpact
-from pareis.core.intents import AnalysisInputs, Intent, Open, Resolve, Update
+from pareis.core.intents import Intent, Open, Resolve, Update
 from pareis.core.lifecycle import IncidentState, Signal, step
 from pareis.core.runs import AssertionRun, ResultType
 

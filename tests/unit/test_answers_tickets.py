@@ -132,8 +132,6 @@ def _cli(sources: Sources, monkeypatch: pytest.MonkeyPatch, *args: str) -> str:
     from pareis.compose import sources as compose
 
     monkeypatch.setattr(compose, "open_sources", lambda **kwargs: sources)
-    if not any(c.name == "analyze" for c in pareis_cli.app.registered_commands):
-        pareis_cli._register()
     result = CliRunner().invoke(pareis_cli.app, ["analyze", "--metadata", str(RECORDED), *args], env={"COLUMNS": "300"})
     assert result.exit_code == 0, result.stderr
     return result.stdout

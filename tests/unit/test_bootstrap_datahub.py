@@ -10,7 +10,7 @@ from urllib.parse import unquote
 
 import pytest
 
-from pareis.compose.datahub import datahub_graph
+from pareis.compose.sources import datahub_graph
 from pareis.core.blast import blast_radius
 from pareis.core.graph import Memo
 from pareis.core.owners import email_of
@@ -94,8 +94,6 @@ def test_the_gate_reads_a_gms_with_its_dataset_operations(gms: FakeGmsReads) -> 
     with open_sources(datahub_url=gms.url) as sources:
         assert sources.runs.last_operation(datasets[0], 10_000) == 1_500
         assert sources.runs.last_operation(datasets[1], 10_000) is None
-    if not any(c.name == "gate" for c in cli.app.registered_commands):
-        cli._register()
     group = "urn:li:mlModelGroup:(urn:li:dataPlatform:mlflow,churn,PROD)"
     at = "2025-10-09T00:00:00Z"
     runner = CliRunner()

@@ -86,8 +86,6 @@ def contamination() -> list[dict[str, Any]]:
 def run(*args: str) -> Any:
     from pareis import cli
 
-    if not any(c.name == "analyze" for c in cli.app.registered_commands):
-        cli._register()
     return CliRunner().invoke(cli.app, ["analyze", *args])
 
 
@@ -102,8 +100,6 @@ def analyze_json(*args: str) -> dict[str, Any]:
 def blast_json(*args: str) -> dict[str, Any]:
     from pareis import cli
 
-    if not any(c.name == "blast" for c in cli.app.registered_commands):
-        cli._register()
     result = CliRunner().invoke(cli.app, ["blast", *args, "--json"])
     assert result.exit_code == 0, result.stderr
     parsed: dict[str, Any] = json.loads(result.stdout)

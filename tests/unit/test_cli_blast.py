@@ -72,8 +72,6 @@ def impact(name: str, grp: str, poisoned: list[str], total: int, ratio: float, s
 def run(*args: str) -> Any:
     from pareis import cli
 
-    if not any(c.name == "blast" for c in cli.app.registered_commands):
-        cli._register()
     return CliRunner().invoke(cli.app, ["blast", *args])
 
 

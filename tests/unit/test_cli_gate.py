@@ -33,8 +33,6 @@ LTV_1 = sc.version("ltv_1")
 def invoke(*args: str) -> Any:
     from pareis import cli
 
-    if not any(c.name == "gate" for c in cli.app.registered_commands):
-        cli._register()
     return CliRunner().invoke(cli.app, ["gate", *args])
 
 

@@ -30,8 +30,6 @@ WEIRD = "urn:li:dataset:(urn:li:dataPlatform:postgres,shop.urn:li:chart:\x1b[31m
 def cli(*args: str) -> Any:
     from pareis import cli as entry
 
-    if not any(c.name == "blast" for c in entry.app.registered_commands):
-        entry._register()
     return CliRunner().invoke(entry.app, list(args), env={"COLUMNS": "400"})
 
 

@@ -9,7 +9,7 @@ import pytest
 import structlog.testing
 from pydantic import ValidationError
 
-from pareis.compose.roles import effects_pipeline
+from pareis.compose.roles import effects_process
 from pareis.config import Settings, SettingsError, TicketSettings, load_settings
 from pareis.errors import Fatal
 from pareis.telemetry.logging import configure_logging
@@ -132,7 +132,7 @@ def test_no_ticket_tool_must_be_explicit_and_the_tools_are_logged() -> None:
     with pytest.raises(Fatal, match="PAREIS_TICKETS__NO_TOOLS"):
         check_ticket_tools(TicketSettings())
     with pytest.raises(Fatal, match="no ticket tool"):
-        effects_pipeline(Settings())
+        effects_process(Settings())
     with structlog.testing.capture_logs() as logs:
         assert check_ticket_tools(TicketSettings(no_tools=True)) == []
         check_ticket_tools(TicketSettings(slack={"token": "xoxb-1", "channel": "C1"}))  # type: ignore[arg-type]

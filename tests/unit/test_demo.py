@@ -8,12 +8,11 @@ from pathlib import Path
 from datahub.ingestion.source.file import read_metadata_file
 from typer.testing import CliRunner
 
-from pareis.cli import _register, app
+from pareis.cli import app
 from tests.support import sample
 
 
 def test_demo_prints_the_lifecycle_and_writes_its_outputs(tmp_path: Path) -> None:
-    _register()
     out = tmp_path / "out"
     result = CliRunner().invoke(
         app, ["demo", "--timeline", str(sample.TIMELINE), "--out", str(out)], env={"COLUMNS": "200"}

@@ -184,9 +184,8 @@ def test_an_unknown_model_cannot_be_evaluated(recorded: Sources) -> None:
 
 
 def cli(*args: str) -> Any:
-    from pareis.cli import _register, app
+    from pareis.cli import app
 
-    _register()
     return CliRunner().invoke(app, list(args))
 
 

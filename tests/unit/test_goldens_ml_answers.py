@@ -35,6 +35,7 @@ from pareis.datahub.wire.registry import VendoredSchemaSource
 from pareis.datahub.writes.writer import KafkaWriter
 from pareis.roles.incidents import IncidentsHandler
 from pareis.roles.messages import RunSignal
+from pareis.roles.output import McpTopic
 from pareis.store.incidents_memory import MemoryIncidentStore
 from pareis.store.journal import MemoryStepJournal
 from pareis.store.runs_memory import MemoryRunHistory
@@ -104,7 +105,7 @@ def test_live_the_next_signal_untags_a_model_deleted_during_the_incident() -> No
         runs=runs,
         incidents=incidents,
         journal=MemoryStepJournal(),
-        writer=KafkaWriter(Encoder(VendoredSchemaSource(), mcp_topic), mcp_topic),
+        output=McpTopic(KafkaWriter(Encoder(VendoredSchemaSource(), mcp_topic), mcp_topic), DatahubSettings()),
         datahub=DatahubSettings(),
         effects_topic="pareis.effects.v1",
     )

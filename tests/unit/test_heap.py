@@ -30,8 +30,8 @@ def test_pareis_run_settles_once_its_roles_are_built(restored: None, monkeypatch
     from pareis.config import Settings
 
     order: list[str] = []
-    monkeypatch.setattr("pareis.compose.roles.resolve_roles", lambda names, settings: order.append("built") or [])
-    monkeypatch.setattr(heap, "settle", lambda: order.append("settled"))
+    monkeypatch.setattr(process, "resolve_roles", lambda names, settings: order.append("built") or [])
+    monkeypatch.setattr(process, "settle", lambda: order.append("settled"))
     monkeypatch.setattr(process, "run_roles", lambda roles, settings: order.append("ran") or 0)
     assert process.run(["lineage"], Settings()) == 0
     assert order == ["built", "settled", "ran"]

@@ -31,8 +31,7 @@ def lint_imports(tree: Path) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     copy = tmp_path_factory.mktemp("tree")
-    for name in ("pareis", "consumers"):
-        shutil.copytree(ROOT / name, copy / name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "pareis", copy / "pareis", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", copy / "pyproject.toml")
     return copy
 

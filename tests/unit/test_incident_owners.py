@@ -16,8 +16,9 @@ from datahub.metadata.schema_classes import (
     OwnershipTypeClass,
 )
 
+from pareis.core.analysis import AnalysisInputs
 from pareis.core.graph import Attr, Memo
-from pareis.core.intents import AnalysisInputs, Intent, Open, Update
+from pareis.core.intents import Intent, Open, Update
 from pareis.core.lifecycle import IncidentState, Signal, step
 from pareis.core.owners import IncidentOwners, Owner, owners_by_entity
 from pareis.datahub.writes.incident_writes import intent_mcps

@@ -9,7 +9,8 @@ import pytest
 
 from pareis.config import DatahubSettings
 from pareis.contracts.records import Message
-from pareis.core.intents import AnalysisInputs, Intent, Open, Resolve, Update
+from pareis.core.analysis import AnalysisInputs
+from pareis.core.intents import Intent, Open, Resolve, Update
 from pareis.core.lifecycle import IncidentState, Signal, step
 from pareis.core.owners import Owner
 from pareis.datahub.writes.capabilities import PROBE_INCIDENT, probe_ml_incident_types
@@ -18,8 +19,8 @@ from pareis.datahub.writes.incident_writes import intent_mcps
 from pareis.datahub.writes.rest import RestWriter
 from pareis.errors import Poison
 from pareis.roles.effects import EffectsHandler
-from pareis.roles.incidents import rest_effects
 from pareis.roles.messages import decode_effect, encode
+from pareis.roles.output import rest_effects
 from pareis.store.ledger import MemoryLedger
 from pareis.tickets.delivery import TicketDelivery
 from tests.support.fake_gms import INCIDENT_TYPES_MASTER, FakeGms

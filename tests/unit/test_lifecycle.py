@@ -7,10 +7,11 @@ from dataclasses import dataclass, field, replace
 
 import pytest
 
+from pareis.core.analysis import AnalysisInputs
 from pareis.core.contamination import ModelVersion, Verdict
 from pareis.core.impact import BlastRadius, ModelImpact, Severity
 from pareis.core.incident_urn import effect_id, incident_urn
-from pareis.core.intents import TAG_AT_RISK, AnalysisInputs, Intent, Open, Resolve, RetrainStatus, Update
+from pareis.core.intents import TAG_AT_RISK, Intent, Open, Resolve, RetrainStatus, Update
 from pareis.core.lifecycle import IncidentState, Signal, Status, history_floor, step
 from pareis.core.runs import AssertionRun, ResultType
 from pareis.store.runs_memory import MemoryRunHistory

@@ -13,7 +13,7 @@ import pytest
 import redis
 
 from pareis.compose.decoding import changelog_decoder
-from pareis.compose.roles import lineage_pipeline
+from pareis.compose.roles import lineage_process, role_spec
 from pareis.config import DatahubSettings, KafkaSettings, Settings, Topics
 from pareis.contracts.records import Message, RawMessage
 from pareis.core.blast import blast_radius
@@ -182,7 +182,7 @@ def _at(c: ChangeLog, offset: int) -> ChangeLog:
 
 def test_redis_unreachable_is_retriable_for_the_handler_and_the_readiness_check() -> None:
     settings = Settings(redis_url="redis://127.0.0.1:1/0")
-    pipeline = lineage_pipeline(settings)
+    pipeline = lineage_process(settings)
     try:
         with pytest.raises(Retriable):
             list(pipeline.handle(batch(change(lineage_aspect()))))
@@ -205,13 +205,11 @@ def test_a_redis_server_error_is_fatal() -> None:
 
 
 def test_the_pipeline_decodes_only_lineage_aspects() -> None:
-    pipeline = lineage_pipeline(Settings(redis_url="redis://127.0.0.1:1/0"))
+    pipeline = lineage_process(Settings(redis_url="redis://127.0.0.1:1/0"))
     pipeline.close()
     assert isinstance(pipeline.handle, LineageHandler)
     assert set(pipeline.checks) == {"redis"}
-    from consumers.lineage import ROLE
-
-    assert ROLE.factory == "pareis.compose.roles:lineage_pipeline"
+    assert role_spec("lineage").process is lineage_process
     decode = pipeline.decode
     assert decode(lineage_raw("upstreamLineage")) is not None
     assert decode(lineage_raw("editableDatasetProperties")) is None, "filtered on the header"

@@ -164,8 +164,6 @@ def test_binding_beyond_loopback_needs_a_token_and_allowed_hosts(
 def cli(*args: str) -> Any:
     from pareis import cli as pareis_cli
 
-    if not any(c.name == "mcp" for c in pareis_cli.app.registered_commands):
-        pareis_cli._register()
     return CliRunner().invoke(pareis_cli.app, ["mcp", *args])
 
 

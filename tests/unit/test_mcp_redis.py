@@ -22,8 +22,6 @@ from tests.support.recorded import RAW, RECORDED, mlflow, recorded_sources
 def loaded(redis_url: str) -> Iterator[Sources]:
     from pareis import cli as pareis_cli
 
-    if not any(c.name == "bootstrap" for c in pareis_cli.app.registered_commands):
-        pareis_cli._register()
     result = CliRunner().invoke(pareis_cli.app, ["bootstrap", "--metadata", str(RECORDED), "--redis", redis_url])
     assert result.exit_code == 0, result.stderr
     with open_sources(redis_url=redis_url) as sources:

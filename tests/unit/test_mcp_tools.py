@@ -47,8 +47,6 @@ def cli(sources: Sources, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     from pareis.compose import sources as compose
 
     monkeypatch.setattr(compose, "open_sources", lambda **kwargs: sources)
-    if not any(c.name == "blast" for c in pareis_cli.app.registered_commands):
-        pareis_cli._register()
 
     def run(command: str, *args: str, codes: tuple[int, ...] = (0,)) -> dict[str, Any]:
         result = CliRunner().invoke(pareis_cli.app, [command, "--metadata", str(RECORDED), *args, "--json"])
@@ -184,8 +182,6 @@ def test_the_evidence_pack_tool_and_resource_are_pareis_evidence(
 
     churn = mlflow("mlModelGroup", "churn")
     monkeypatch.setattr(compose, "open_sources", lambda **kwargs: sources)
-    if not any(c.name == "evidence" for c in pareis_cli.app.registered_commands):
-        pareis_cli._register()
     args = ["evidence", "--model", churn, "--metadata", str(RECORDED), "--at", AT, "--out", str(tmp_path)]
     result = CliRunner().invoke(pareis_cli.app, [*args, "--format", "md,json"])
     assert result.exit_code == 0, result.stderr

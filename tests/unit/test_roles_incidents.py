@@ -17,13 +17,14 @@ from typing import Any
 import orjson
 import pytest
 
-from pareis.config import DatahubSettings
+from pareis.compose.datahub import incidents_output
+from pareis.config import DatahubSettings, Settings
 from pareis.contracts.records import Message, OutRecord
 from pareis.core import catalog
+from pareis.core.analysis import model_versions
 from pareis.core.graph import Adjacency, Attr, Outline, Query, Rel
 from pareis.core.impact import BlastRadius, ModelImpact
 from pareis.core.incident_urn import incident_urn
-from pareis.core.inputs import model_versions
 from pareis.core.lifecycle import IncidentState, Published, Status, Tracked
 from pareis.core.runs import AssertionRun, ResultType
 from pareis.datahub.wire.codec import Decoder, Encoder
@@ -81,12 +82,13 @@ class Harness:
         self.journal = MemoryStepJournal()
         self.settings = DatahubSettings(write_path=write_path)  # type: ignore[arg-type]
         self.writer = writer if writer is not None else KafkaWriter(Encoder(VendoredSchemaSource(), MCP), MCP)
+        self.output = incidents_output(Settings(datahub=self.settings), self.writer, self.settings)  # the route
         self.handler = IncidentsHandler(
             lineage=lineage,
             runs=self.runs,
             incidents=self.incidents,
             journal=self.journal,
-            writer=self.writer if write_path == "kafka" else None,  # the route pareis.compose.datahub chooses
+            output=self.output,
             datahub=self.settings,
             effects_topic=EFFECTS,
         )
@@ -419,7 +421,7 @@ def test_a_batch_walks_its_failures_together_and_answers_as_each_alone(
         view = CountingView(store)
         h = Harness(store)
         h.handler = IncidentsHandler(
-            lineage=view, runs=h.runs, incidents=h.incidents, journal=h.journal, writer=h.writer,
+            lineage=view, runs=h.runs, incidents=h.incidents, journal=h.journal, output=h.output,
             datahub=h.settings, effects_topic=EFFECTS,
         )  # fmt: skip
         batch = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
-from consumers import assertions, effects, incidents, lineage
+from pareis.compose.roles import REGISTRY, incidents_process, lineage_process, role_spec
 from pareis.config import KafkaSettings, RuntimeSettings, Settings
 from pareis.errors import Abort, Fatal, Poison, Retriable
 from pareis.kafka import clients
@@ -19,7 +19,7 @@ from pareis.kafka.classify import (
     from_kafka_error,
     from_kafka_exception,
 )
-from pareis.kafka.role import Delivery, Pipeline, Role, RoleSpec, load_factory
+from pareis.kafka.role import Delivery, Pipeline, Role, RoleSpec
 from pareis.kafka.runner import backoff_delay
 
 
@@ -115,8 +115,7 @@ def test_instance_id_defaults_to_the_host_name() -> None:
 
 def test_role_declarations_resolve_against_settings() -> None:
     settings = Settings(kafka=KafkaSettings(group_prefix="px"))
-    specs = (lineage.ROLE, assertions.ROLE, incidents.ROLE, effects.ROLE)
-    resolved = {spec.name: spec.resolve(settings) for spec in specs}
+    resolved = {name: role_spec(name).resolve(settings) for name in ("lineage", "assertions", "incidents", "effects")}
     assert resolved["lineage"].inputs == ("MetadataChangeLog_Versioned_v1",)
     assert resolved["lineage"].group == "px-lineage"
     assert resolved["assertions"].inputs == ("MetadataChangeLog_Timeseries_v1",)
@@ -125,13 +124,23 @@ def test_role_declarations_resolve_against_settings() -> None:
     assert resolved["effects"].inputs == ("pareis.effects.v1",)
 
 
-def test_a_missing_pipeline_factory_is_fatal_when_the_role_starts() -> None:
-    spec = RoleSpec("x", ("signals",), Delivery.AT_LEAST_ONCE, factory="pareis.kafka.role:no_such_factory")
-    resolved = spec.resolve(Settings())  # declaring and resolving import nothing
-    with pytest.raises(Fatal, match="not wired yet"):
-        resolved.build()
-    with pytest.raises(Fatal):
-        load_factory("no-colon")
+def test_a_role_is_wired_by_reference_and_resolving_it_builds_nothing() -> None:
+    """The registry holds the builders themselves (grep and an IDE follow them); a resolved role calls its own
+    process's builder only when it starts."""
+    assert role_spec("lineage").process is lineage_process
+    assert role_spec("incidents").process is incidents_process
+    assert [name for name, (spec, _) in REGISTRY.items() if spec.name != name] == []
+    built: list[Settings] = []
+
+    def process(settings: Settings) -> Pipeline[bytes]:
+        built.append(settings)
+        return Pipeline(lambda m: m.value, lambda b: ())
+
+    settings = Settings()
+    resolved = RoleSpec("x", ("signals",), Delivery.AT_LEAST_ONCE, process).resolve(settings)
+    assert built == []
+    resolved.build()
+    assert built == [settings]
 
 
 @pytest.mark.parametrize(

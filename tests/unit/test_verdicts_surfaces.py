@@ -56,8 +56,6 @@ def _surfaces(sources: Sources, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[s
     from pareis.compose import sources as compose
 
     monkeypatch.setattr(compose, "open_sources", lambda **kwargs: sources)
-    if not any(c.name == "analyze" for c in pareis_cli.app.registered_commands):
-        pareis_cli._register()
     server = build_server(sources)
     groups = _models_api(sources)
 

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from pareis.answers.dossier import dossier
 from pareis.answers.incidents import incident_list
-from pareis.cli import _register, app
+from pareis.cli import app
 from pareis.compose.sources import open_sources
 from pareis.core.gate import CHECK_IDS
 from pareis.web.app import create_app
@@ -159,7 +159,6 @@ def test_the_follower_numbers_changes_and_catches_up_late_streams() -> None:
 
 
 def test_serve_refuses_to_bind_beyond_loopback_without_a_token(tmp_path: Path) -> None:
-    _register()
     runner = CliRunner()
     files = ["--metadata", "deploy/demo/recorded/01-history-load.json"]
     result = runner.invoke(app, ["serve", *files, "--host", "0.0.0.0"])

@@ -72,7 +72,7 @@ COMPLETE_RUNS = {"or": [{"and": [{"field": "status", "values": ["COMPLETE"], "co
 
 @dataclass
 class GmsSnapshot:
-    """Reads of ``graph`` (built and closed by the caller, see :func:`pareis.compose.datahub.datahub_graph`)."""
+    """Reads of ``graph`` (built and closed by the caller, see :func:`pareis.compose.sources.datahub_graph`)."""
 
     graph: DataHubGraph
     page_size: int = 1000

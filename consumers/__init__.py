@@ -1,1 +1,0 @@
-"""Thin entry modules, one per role: lineage, assertions, incidents, effects."""

@@ -1,0 +1,180 @@
+"""The incident analysis (DESIGN §2.2, §2.3, §3): window, blast radius, verdicts, rollback and owners of one
+incident — the one recipe the incidents role and every read surface share, so that ``pareis analyze``, Mission
+Control and the MCP tools predict exactly what the running service writes.
+
+Two stages, so that the state machine stays a function of values:
+
+* :func:`analysis_inputs` reads the lineage view for a key's runs: the blast radius of each failing assertion,
+  every version of each affected model group, the failure classes and the owners (:class:`AnalysisInputs`);
+* :func:`analyse` turns one incident window and those inputs into :class:`~pareis.core.intents.IncidentFacts`
+  (no reading). :func:`pareis.core.lifecycle.step` calls it with the inputs the incidents role read.
+
+:func:`incident_facts` is both for one incident of a key's timeline: what the read side asks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from pareis.core import catalog
+from pareis.core.blast import blast_radius
+from pareis.core.contamination import ModelVersion, Verdict, contamination
+from pareis.core.dimension import OTHER
+from pareis.core.graph import LineageView
+from pareis.core.impact import BlastRadius, ModelImpact
+from pareis.core.incident_urn import incident_urn
+from pareis.core.intents import IncidentFacts, RetrainStatus
+from pareis.core.owners import Owner, incident_owners, owners_by_entity
+from pareis.core.runs import AssertionRun, ResultType
+from pareis.core.window import IncidentWindow
+
+UNCLASSIFIED = OTHER
+"""The class of an assertion nothing classifies (:data:`pareis.core.dimension.OTHER`)."""
+
+
+@dataclass(frozen=True)
+class AnalysisInputs:
+    """What the analysis reads besides the window, for one step of the state machine.
+
+    ``runs``: the key's assertion runs (see :func:`pareis.core.lifecycle.history_floor` for which).
+    ``blast``: the blast radius of each assertion of the key that may fail (computed by
+    :func:`pareis.core.blast.blast_radius`); an assertion missing here contributes nothing.
+    ``versions``: every known version of each affected model group (key: group URN, or the model URN for a
+    model in no group). ``failure_classes``: the data-quality dimension each assertion tests
+    (:mod:`pareis.core.dimension`: ``completeness``, ``freshness``, …), the incident's class of failure.
+    ``owners``: the owners of each assertee dataset (its siblings' included) and of each affected model (its
+    group's included), as :func:`pareis.core.owners.owners_by_entity` reads them; an entity missing has none.
+    """
+
+    runs: tuple[AssertionRun, ...]
+    blast: Mapping[str, BlastRadius] = field(default_factory=dict)
+    versions: Mapping[str, tuple[ModelVersion, ...]] = field(default_factory=dict)
+    failure_classes: Mapping[str, str] = field(default_factory=dict)
+    owners: Mapping[str, tuple[Owner, ...]] = field(default_factory=dict)
+
+
+def incident_facts(
+    view: LineageView, key: str, timeline: Sequence[AssertionRun], window: IncidentWindow
+) -> IncidentFacts:
+    """The analysis of ``window``, one incident of the incident key ``key`` whose runs are ``timeline`` (every run
+    of the key's sibling class's assertions), under its URN ``incident_urn(key, first failure)``.
+
+    ``view`` should be a :class:`~pareis.core.graph.Memo` so that one analysis asks the index each question once.
+    """
+    return analyse(key, window, analysis_inputs(view, timeline, window.runs))
+
+
+def analysis_inputs(
+    view: LineageView, timeline: Sequence[AssertionRun], failing: Iterable[AssertionRun]
+) -> AnalysisInputs:
+    """The inputs of :func:`analyse` for ``timeline``: the blast radius of every assertion with a FAILURE among
+    ``failing`` (an assertion whose definition is not indexed yet covers the whole datasets it failed on), the
+    versions of the affected models' groups, the assertion types as failure classes, and the owners of the
+    assertee datasets and affected models (:mod:`pareis.core.owners`).
+
+    ``view`` should be a :class:`~pareis.core.graph.Memo` so that one analysis asks the index each question once.
+    """
+    assertees: dict[str, set[str]] = {}
+    for run in failing:
+        if run.result is ResultType.FAILURE:
+            assertees.setdefault(run.assertion, set()).add(run.dataset)
+    defs = catalog.assertions(view, assertees)
+    blast: dict[str, BlastRadius] = {}
+    for assertion in sorted(assertees):
+        if assertion in defs:
+            blast[assertion] = blast_radius(view, assertions=[assertion])
+        else:
+            blast[assertion] = blast_radius(view, datasets=sorted(assertees[assertion]))
+    models = {m.urn: m.group for radius in blast.values() for m in radius.models}
+    datasets = {run.dataset for run in timeline} | {d for ds in assertees.values() for d in ds}
+    return AnalysisInputs(
+        runs=tuple(timeline),
+        blast=blast,
+        versions=model_versions(view, blast.values()),
+        failure_classes=catalog.failure_classes(defs),
+        owners=owners_by_entity(view, sorted(datasets), models),
+    )
+
+
+def model_versions(view: LineageView, radii: Iterable[BlastRadius]) -> dict[str, tuple[ModelVersion, ...]]:
+    """Every known version of each affected model's group (key: the group, or the model itself when it has
+    none), with training times as DESIGN §2.3 defines them."""
+    models = {m.urn: m.group for radius in radii for m in radius.models}
+    versions = dict(catalog.versions_by_group(view, {g for g in models.values() if g}))
+    solo = sorted(urn for urn, group in models.items() if not group)
+    found = catalog.model_versions(view, solo)
+    versions.update({urn: (found[urn],) for urn in solo})
+    return versions
+
+
+def analyse(key: str, window: IncidentWindow, inputs: AnalysisInputs, *, urn: str | None = None) -> IncidentFacts:
+    """The facts of ``window``, an incident of ``key``: merged blast radius of its assertions, verdicts, retrain
+    statuses, tags, owners.
+
+    ``urn``: the incident's URN, ``incident_urn(key, window.first_failure_ms)`` unless given — an incident already
+    opened keeps the URN it was opened with when later runs move its first failure earlier
+    (:func:`pareis.core.lifecycle.step`). While the incident is open every evaluated version is BLOCKED; once healed
+    only CONTAMINATED ones stay so.
+    """
+    radius = merge_blast((inputs.blast[a] for a in window.assertions if a in inputs.blast), window.failed_rows)
+    groups = contamination(radius.models, inputs.versions, window.last_success_ms, window.healed_ms)
+    retrain = tuple(
+        sorted((v.version.urn, _retrain(v.verdict, window.is_open)) for group in groups for v in group.versions)
+    )
+    at_risk = tuple(sorted({m.urn for m in radius.models} | set(radius.features)))
+    classes = sorted({inputs.failure_classes.get(a, UNCLASSIFIED) for a in window.assertions})
+    owned = {key, *(run.dataset for run in window.runs)}
+    return IncidentFacts(
+        urn=urn if urn is not None else incident_urn(key, window.first_failure_ms),
+        dataset=key,
+        window=window,
+        blast=radius,
+        contamination=groups,
+        retrain=retrain,
+        at_risk=at_risk,
+        failure_class="+".join(classes) if classes else UNCLASSIFIED,
+        owners=incident_owners(inputs.owners, owned, (m.urn for m in radius.models)),
+    )
+
+
+def merge_blast(radii: Iterable[BlastRadius], failed_rows: int | None) -> BlastRadius:
+    """The union of several blast radii; a model in several keeps the union of its poisoned features and the
+    coarser precision."""
+    parts = list(radii)
+    models: dict[str, ModelImpact] = {}
+    for part in parts:
+        for model in part.models:
+            seen = models.get(model.urn)
+            if seen is None:
+                models[model.urn] = model
+                continue
+            models[model.urn] = ModelImpact(
+                urn=model.urn,
+                group=seen.group or model.group,
+                poisoned_features=tuple(sorted(set(seen.poisoned_features) | set(model.poisoned_features))),
+                total_features=max(seen.total_features, model.total_features),
+                precision="table" if "table" in (seen.precision, model.precision) else "column",
+            )
+
+    def union(name: str) -> tuple[str, ...]:
+        return tuple(sorted({item for part in parts for item in getattr(part, name)}))
+
+    at_column = {f for part in parts for f in part.features if f not in part.table_features}
+    return BlastRadius(
+        failing_columns=union("failing_columns"),
+        origin_columns=union("origin_columns"),
+        columns=union("columns"),
+        datasets=union("datasets"),
+        features=union("features"),
+        models=tuple(models[urn] for urn in sorted(models)),
+        failed_rows=failed_rows,
+        table_features=tuple(f for f in union("table_features") if f not in at_column),
+        incomplete=union("incomplete"),
+    )
+
+
+def _retrain(verdict: Verdict, is_open: bool) -> RetrainStatus:
+    if is_open or verdict is Verdict.CONTAMINATED:
+        return RetrainStatus.BLOCKED
+    return RetrainStatus.OK
