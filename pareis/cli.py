@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> None:
     except UsageError as error:
         path = error.ctx.command_path if error.ctx is not None else "pareis"
         sys.exit(usage(command, error.format_message(), path))
-    except Exception as error:  # typer re-raises what a command raised: report it, never a traceback
+    except Exception as error:  # noqa: BLE001 - the CLI's last boundary: typer re-raises what a command raised; report it in one line (classified by commands.failure), never a traceback
         sys.exit(report(command, error))
     sys.exit(code if isinstance(code, int) else 0)
 

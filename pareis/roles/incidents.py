@@ -225,7 +225,7 @@ class IncidentsHandler:
         for message in messages:
             try:
                 step, state = self._step(view, message, replay, state)
-            except Exception as exc:  # raised in the batch's order by the caller
+            except Exception as exc:  # noqa: BLE001 - not handled here: re-raised in the batch's order by the caller
                 steps.append(exc)
                 break
             steps.append(step)

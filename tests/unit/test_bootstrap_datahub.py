@@ -110,8 +110,6 @@ def test_the_gms_token_is_one_setting_for_every_command(monkeypatch: pytest.Monk
 
     from pareis import cli
 
-    if not any(c.name == "gate" for c in cli.app.registered_commands):
-        cli._register()
     group = "urn:li:mlModelGroup:(urn:li:dataPlatform:mlflow,churn,PROD)"
     with FakeGmsReads(token="s3cret") as gms:
         args = ["gate", "--model", group, "--datahub", gms.url, "--at", "2025-10-09T00:00:00Z", "--json"]
