@@ -57,6 +57,11 @@ def wall_clock_ms() -> int:
     return int(time.time() * 1000)
 
 
+def fixed_clock(at_ms: int) -> Callable[[], int]:
+    """A clock that always reads ``at_ms`` (``serve --at``, a snapshot's newest time)."""
+    return lambda: at_ms
+
+
 def create_app(
     sources: Sources,
     *,
