@@ -36,10 +36,10 @@ def listed_verdicts(sources: Sources, rows: Sequence[IncidentSummary]) -> dict[s
         stored = sources.incidents.get_many(sorted({r.dataset for r in active}))
         for r in active:
             state = stored.get(r.dataset)
-            tracked = state.incident if state is not None else None
-            if tracked is not None and tracked.urn == r.urn and state is not None and state.status.value == "ACTIVE":
-                if tracked.published.contamination or not r.models:
-                    published[r.urn] = tracked.published
+            tracked = state.incident if state is not None and state.status.value == "ACTIVE" else None
+            # An incident stored before Published held verdicts has none: analysed, unless no model is affected.
+            if tracked is not None and tracked.urn == r.urn and (tracked.published.contamination or not r.models):
+                published[r.urn] = tracked.published
     view = Memo(sources.lineage)
     out = _from_published(view, published)
     for r in rows:

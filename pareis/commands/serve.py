@@ -7,8 +7,9 @@ assertion run, dataset change or model training: :func:`pareis.answers.newest.ne
 against today would find every run stale. Every page says which.
 
 Binding beyond loopback needs ``--token-file`` (the file's first line is the token every page and API call must
-carry), unless a reverse proxy in front authenticates — then bind to loopback behind it. Exit 2 with a one-line reason for bad options, unreadable input or a port that can't be
-bound. A Redis that is down is not fatal: the server starts, ``/readyz`` answers 503 and pages 503 until it is back.
+carry), unless a reverse proxy in front authenticates — then bind to loopback behind it. Exit 2 with a one-line
+reason for bad options (an unreadable ``--at`` too), unreadable input or a port that can't be bound. A Redis that
+is down is not fatal: the server starts, ``/readyz`` answers 503 and pages 503 until it is back.
 """
 
 from __future__ import annotations

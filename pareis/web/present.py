@@ -210,7 +210,9 @@ def next_step(rec: Mapping[str, Any]) -> str:
     if action == "PROMOTE" and target:
         return f"Promote {target} to serve {group} now."
     if action == "RETRAIN":
-        return f"Retrain {group} on clean data as soon as the retrain gate says GO; no clean version exists to switch to."
+        return (
+            f"Retrain {group} on clean data as soon as the retrain gate says GO; no clean version exists to switch to."
+        )
     spare = [short(u) for u in rec.get("do_not_promote", ())]
     if spare:
         return f"Nothing to switch for {group}; make sure nobody promotes {', '.join(spare)}."

@@ -3,9 +3,8 @@
 Chromium is the system one (``deploy/local/browser.sh`` installs it; ``make test`` runs that first), launched by
 path: Playwright's own browser download can't work on these machines. A missing browser FAILS the tests, it never
 skips them. Every page a test opens records console errors and uncaught exceptions, and the test fails when there is
-any it did not declare (:meth:`Screen.allow`). Pages are opened at the two sizes an on-call engineer reads them at:
-a laptop (1440×900) and a phone (390×844). :func:`axe_violations` runs axe-core (vendored in ``vendor/`` by
-``deploy/web/vendor.sh``) on the page. Screenshots go to ``$PAREIS_TEST_ARTIFACTS`` (default
+any it did not declare (:meth:`tests.support.chromium.Screen.allow`). Pages are opened at the two sizes an on-call
+engineer reads them at: a laptop (1440×900) and a phone (390×844). Screenshots go to ``$PAREIS_TEST_ARTIFACTS`` (default
 ``.stack/artifacts/browser``); with ``PAREIS_TEST_UPDATE_SCREENSHOTS=1`` they are copied to ``docs/screenshots/``
 too (the README's pictures).
 """
@@ -13,23 +12,19 @@ too (the README's pictures).
 from __future__ import annotations
 
 import os
-import re
 import shutil
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.support.chromium import CHROMIUM_FLAGS
+from tests.support.chromium import CHROMIUM_FLAGS, SIZES, Screen, open_screen
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page, Playwright
 
 ROOT = Path(__file__).resolve().parents[2]
-AXE = Path(__file__).with_name("vendor") / "axe.min.js"
-SIZES = {"desktop": (1440, 900), "phone": (390, 844)}
 
 
 def chromium_path() -> str:
@@ -55,35 +50,6 @@ def browser(playwright: Playwright) -> Iterator[Browser]:
     browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
     yield browser
     browser.close()
-
-
-@dataclass
-class Screen:
-    """A page at one size, and the console errors it reported; ``allow(pattern)`` declares the ones a test expects
-    (a 404 page's own status, a stream the test broke)."""
-
-    page: Page
-    name: str
-    width: int
-    height: int
-    errors: list[str] = field(default_factory=list)
-    allowed: list[re.Pattern[str]] = field(default_factory=list)
-
-    def allow(self, pattern: str) -> None:
-        self.allowed.append(re.compile(pattern))
-
-    def unexpected(self) -> list[str]:
-        return [e for e in self.errors if not any(p.search(e) for p in self.allowed)]
-
-
-def open_screen(browser: Browser, name: str) -> tuple[Any, Screen]:
-    width, height = SIZES[name]
-    context = browser.new_context(viewport={"width": width, "height": height})
-    page = context.new_page()
-    screen = Screen(page, name, width, height)
-    page.on("console", lambda m: screen.errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
-    page.on("pageerror", lambda e: screen.errors.append(f"page error: {e}"))
-    return context, screen
 
 
 @pytest.fixture(params=sorted(SIZES))
@@ -137,18 +103,3 @@ def screenshot(artifacts: Path) -> Callable[[Page, str], Path]:
         return path
 
     return take
-
-
-def axe_violations(page: Page) -> list[dict[str, Any]]:
-    """axe-core's serious and critical violations on the page as it is now (WCAG 2.0–2.2 A and AA rules and axe's
-    best practices), each as ``{id, impact, help, nodes: [target…]}``."""
-    if not page.evaluate("typeof window.axe !== 'undefined'"):
-        page.add_script_tag(path=str(AXE))
-    found: list[dict[str, Any]] = page.evaluate(
-        """async () => {
-          const r = await axe.run(document, {resultTypes: ['violations']});
-          return r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
-            .map(v => ({id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map(n => n.target.join(' '))}));
-        }"""
-    )
-    return found

@@ -16,7 +16,7 @@ from playwright.sync_api import Locator, Page, expect
 
 from pareis.web.app import create_app
 from pareis.web.server import serving
-from tests.browser.conftest import Screen, axe_violations
+from tests.support.chromium import Screen, axe_violations
 from tests.support.mission import INCIDENT_STEP, LONG_GROUP, REPAIR_STEP, DemoState, long_names
 
 pytestmark = pytest.mark.browser
@@ -45,8 +45,8 @@ def on_first_screen(screen: Screen, locator: Locator) -> None:
     expect(element).to_be_visible()
     box = element.bounding_box()
     assert box is not None
-    inside = 0 <= box["x"] and box["x"] + box["width"] <= screen.width + 0.5
-    inside = inside and 0 <= box["y"] and box["y"] + box["height"] <= screen.height + 0.5
+    inside = box["x"] >= 0 and box["x"] + box["width"] <= screen.width + 0.5
+    inside = inside and box["y"] >= 0 and box["y"] + box["height"] <= screen.height + 0.5
     assert inside, f"{element.inner_text()[:80]!r} is at {box}, outside the first {screen.width}×{screen.height}"
 
 
@@ -135,8 +135,13 @@ def test_the_incident_page_opens_on_the_decision(
     assert models == ["churn_1", "churn_2", "churn_3", "ltv_1", "ltv_2", "ltv_3"]
     text = page.locator("[data-testid=graph-text]")  # the graph as a list: for screen readers, open on a phone
     expect(text).to_contain_text("transactions (dbt).unit_price")
-    expect(text.locator("ol.layers > li")).to_have_count(int(page.evaluate("new Set(JSON.parse("
-        "document.getElementById('blast-data').textContent).nodes.map(n => n.layer)).size")))
+    expect(text.locator("ol.layers > li")).to_have_count(
+        int(
+            page.evaluate(
+                "new Set(JSON.parse(document.getElementById('blast-data').textContent).nodes.map(n => n.layer)).size"
+            )
+        )
+    )
     contaminated = page.locator("svg.timeline g[data-verdict='CONTAMINATED']")
     expect(contaminated).to_have_count(2)
     titles = sorted(t.split(" trained")[0] for t in contaminated.locator("title").all_text_contents())
@@ -255,7 +260,7 @@ def test_a_bad_filter_is_shown_not_ignored(desktop: Screen, during: tuple[DemoSt
 
 
 def test_a_dataset_urn_leads_to_its_incident(page: Page, during: tuple[DemoState, str]) -> None:
-    state, url = during
+    _, url = during
     dbt_twin = "urn:li:dataset:(urn:li:dataPlatform:dbt,retail.raw.transactions,PROD)"  # a sibling of the key
     page.goto(f"{url}/incidents/{quote(dbt_twin, safe='')}")
     page.wait_for_url("**/incidents/urn%3Ali%3Aincident%3A*")
@@ -308,7 +313,9 @@ def test_a_resolve_shows_on_an_open_incident_page(screen: Screen, artifacts: Pat
 
 
 def test_a_page_says_it_is_stale_once_the_server_is_gone(desktop: Screen, screenshot: Shot) -> None:
-    desktop.allow(r"EventSource|ERR_CONNECTION_REFUSED|ERR_INCOMPLETE_CHUNKED_ENCODING|\[object Event\]")  # htmx logs the broken stream
+    desktop.allow(
+        r"EventSource|ERR_CONNECTION_REFUSED|ERR_INCOMPLETE_CHUNKED_ENCODING|\[object Event\]"
+    )  # htmx logs the broken stream
     page = desktop.page
     state = DemoState(INCIDENT_STEP)
     with serving(create_app(state.sources, clock=state.clock, guard=state.lock)) as url:

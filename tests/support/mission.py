@@ -54,10 +54,14 @@ class DemoState:
 
 # -- Long dbt-style names: what makes pages too wide when nothing wraps -------------------------------------------
 
-LONG_RAW = "raw_ingestion_landing_zone.salesforce_marketing_cloud_export.email_campaign_engagement_events_unfiltered_snapshot"
+LONG_RAW = (
+    "raw_ingestion_landing_zone.salesforce_marketing_cloud_export.email_campaign_engagement_events_unfiltered_snapshot"
+)
 LONG_STG = "analytics_production.dbt_marketing_attribution_staging.stg_multi_touch_attribution_sessions_by_channel_v2"
 LONG_COLUMN = "customer_lifetime_value_prediction_input_feature_normalised_by_cohort_and_acquisition_region"
-LONG_GROUP = "urn:li:mlModelGroup:(urn:li:dataPlatform:mlflow,customer_lifetime_value_propensity_gradient_boosted_ensemble,PROD)"
+LONG_GROUP = (
+    "urn:li:mlModelGroup:(urn:li:dataPlatform:mlflow,customer_lifetime_value_propensity_gradient_boosted_ensemble,PROD)"
+)
 LONG_T0 = 1_760_000_000_000
 HOUR_MS = 3_600_000
 
@@ -81,7 +85,11 @@ def long_names() -> tuple[Sources, int]:
         g.put(
             model(name),
             "mlModelProperties",
-            {"mlFeatures": [feat(LONG_COLUMN)], "groups": [LONG_GROUP], "created": {"time": LONG_T0 + v * 10 * HOUR_MS}},
+            {
+                "mlFeatures": [feat(LONG_COLUMN)],
+                "groups": [LONG_GROUP],
+                "created": {"time": LONG_T0 + v * 10 * HOUR_MS},
+            },
         )
     g.assertion(LONG_RAW, c(LONG_RAW, LONG_COLUMN))
     runs = MemoryRunHistory()

@@ -50,7 +50,10 @@ def test_the_newest_time_of_files_is_their_latest_run_change_or_training() -> No
     assert newest_ms(recording) == 1_759_903_200_000  # 2025-10-08 06:00 UTC: the clean retrain, the last step
     golden = open_sources(metadata=["tests/data/datahub-goldens/dbt__dbt_test_events_golden.json"])
     assert newest_ms(golden) == max(
-        r.timestamp_ms for d in golden.runs.datasets() for a in golden.runs.assertions_of(d) for r in golden.runs.runs(a)
+        r.timestamp_ms
+        for d in golden.runs.datasets()
+        for a in golden.runs.assertions_of(d)
+        for r in golden.runs.runs(a)
     )
     empty = open_sources(metadata=["tests/data/datahub-goldens/excel__excel_file_test_golden.json"])
     assert newest_ms(empty) is None

@@ -48,7 +48,7 @@ def test_the_incident_page_leads_with_the_decision_per_group(client: TestClient,
     panel = page[decision : page.index('id="facts-h"')]
     assert "roll back to churn_2, the newest clean version." in panel
     assert "<b>Next step:</b> Roll churn back to churn_2 now; retrain only once the retrain gate says GO." in panel
-    assert "churn_3 <span class=\"sub\">(presumed: newest version)</span>" in " ".join(panel.split())
+    assert 'churn_3 <span class="sub">(presumed: newest version)</span>' in " ".join(panel.split())
     assert panel.count('hx-get="/fragments/gate?model=') == 2  # the gate per group, fetched apart
     assert panel.count("none recorded in DataHub") == 2  # the demo's models have no owners
     assert "urn:li:" not in re.sub(r'(data-group|hx-get)="[^"]*"', "", panel)  # sentences name short names
@@ -62,7 +62,7 @@ def test_the_list_counts_contaminated_versions_apart_from_those_at_risk() -> Non
         assert re.findall(r'data-action="([A-Z_]+)"><span class="action', during) == ["ROLL_BACK", "ROLL_BACK"]
         state.advance(RETRAINED_STEP)  # healed, then churn_4 and ltv_4 trained on repaired data
         after = c.get("/incidents?all=1").text
-    row = after[after.index("<tr class=\"incident resolved"):]
+    row = after[after.index('<tr class="incident resolved') :]
     # In the blast radius now: 8 versions; the two trained after the heal never saw the bad data.
     assert 'data-contaminated="2" data-at-risk="6"' in row
     assert "churn_4" not in row.split('data-testid="row-models"')[1].split("</td>")[0]
@@ -73,7 +73,9 @@ def test_the_list_counts_contaminated_versions_apart_from_those_at_risk() -> Non
 def test_what_is_not_there_is_a_styled_page_that_says_what(client: TestClient) -> None:
     page = client.get("/no/such/page")
     assert page.status_code == 404 and "text/html" in page.headers["content-type"]
-    assert "There is no page at /no/such/page." in page.text and 'href="/incidents">Back to the incident list' in page.text
+    assert (
+        "There is no page at /no/such/page." in page.text and 'href="/incidents">Back to the incident list' in page.text
+    )
     assert client.post("/incidents").status_code == 405
     assert client.get("/api/nothing").json() == {"error": "There is no page at /api/nothing."}
     long = "urn:li:dataset:(urn:li:dataPlatform:dbt," + "x" * 5000 + ",PROD)"
@@ -129,7 +131,7 @@ def test_a_reliability_component_without_data_reads_unknown() -> None:
     score = {"urn": "urn:li:dataset:(urn:li:dataPlatform:dbt,a.b,PROD)", "score": None, "components": [component]}
     answer = {"evaluated_at_ms": 0, "datasets": [score], "models": [], "gaps": [], "yaml": ""}
     html = environment().get_template("protect.html").render(answer=answer, origin="test", at_ms=0, page="protect")
-    assert '<b>unknown</b>' in html and "pass_rate unknown × 0.3" in html and "pass_rate 0" not in html
+    assert "<b>unknown</b>" in html and "pass_rate unknown × 0.3" in html and "pass_rate 0" not in html
 
 
 def test_a_live_re_fetch_of_the_same_content_carries_the_same_digest(client: TestClient, demo: DemoState) -> None:
