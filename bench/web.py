@@ -11,6 +11,9 @@ store, with ``--incidents`` (1,000) column assertions: one on a dataset of the l
 10,000 columns at this scale) and the rest on datasets of the 10-dataset trees. Each assertion has a SUCCESS run
 and then a FAILURE run a day later, so the run history holds that many ACTIVE incidents. Sources are the in-memory
 stores (the answers layer over Redis adds its store latency; see the blast benchmark for that ratio).
+The pages are the decision-first ones of issue 33: each list row carries its groups' decisions and its
+contaminated and at-risk versions, the incident page leads with the decision per group; the retrain gate, which
+the pages fetch apart (``/fragments/gate``), is not timed.
 
 **Server time.** Requests go through the ASGI app in process (Starlette's test client: routing, the answers,
 templates, no sockets), timed per request. Baseline: the answer alone, called directly —
@@ -325,11 +328,15 @@ def report(args: argparse.Namespace, facts: dict[str, Any]) -> str:
         "- Reading: the cold list reads what the incidents role published (`IncidentStore.get_many`, one read), "
         "the ticket refs (`LedgerValues.get_many`, one read) and the run history of the failing classes (two "
         "batched reads) and analyses only what the store does not hold, so it costs per incident key — sibling "
-        "classes, each key's windows, decoding the stored states — but no blast radius; the page adds templating "
-        "(100 rows shown). Warm, the list is computed once per change of the incident store. The incident page is "
+        "classes, each key's windows, decoding the stored states — but no blast radius; the page adds the verdicts "
+        "of the 100 rows shown (`pareis.answers.listed_verdicts`: what the incidents role published, their "
+        "versions read from the index in one batch) with each row's decision, and templating. Warm, the list and "
+        "the shown rows' verdicts are computed once per change of the incident store. The incident page is "
         "bounded by its own analysis — the blast radius, cold — and the blast graph, drawn by dataset past 150 "
-        "columns and by schema past 150 datasets, which keeps its bytes and drawing small; in the browser, most of "
-        "the time to first render is loading the page and parsing the vendored scripts, not drawing.",
+        "columns and by schema past 150 datasets, which keeps its bytes and drawing small; its decision per group "
+        "is computed from the analysis, and each group's retrain gate is fetched apart (`/fragments/gate`, not "
+        "timed here: on this graph, without an exposure index, one gate takes tens of seconds); in the browser, "
+        "most of the time to first render is loading the page and parsing the vendored scripts, not drawing.",
         "",
     ]
     return "\n".join(lines)

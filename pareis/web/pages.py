@@ -236,12 +236,17 @@ async def incident_api(ctx: Context, request: Request) -> Response:
 @answering
 async def gate_fragment(ctx: Context, request: Request) -> Response:
     """``/fragments/gate?model=URN[&view=full]``: one group's retrain gate, as the decision panel (the decision and
-    the failing checks in words) or the Models page (``full``: every check) shows it."""
+    the failing checks in words) or the Models page (``full``: every check as well) shows it. A source that is
+    down is said in the fragment itself (a page swaps in only a 200)."""
     model = request.query_params.get("model", "")
     if not model:
         raise BadFilter("model is required: the URN of a model group or version")
     full = request.query_params.get("view") == "full"
-    return ctx.html("gate.html", gate=await ctx.gate(model), model=model, full=full)
+    try:
+        answer = await ctx.gate(model)
+    except SourceUnavailable as exc:
+        answer = {"decision": "UNAVAILABLE", "reason": f"a source is unavailable: {exc}", "checks": []}
+    return ctx.html("gate.html", gate=answer, model=model, full=full)
 
 
 # -- Models ------------------------------------------------------------------------------------------------------
@@ -253,11 +258,16 @@ def _models(ctx: Context) -> dict[str, Any]:
     return models(ctx.sources).to_json()
 
 
-@answering
-async def models_page(ctx: Context, request: Request) -> Response:
-    token = ctx.token()
-    answer = await ctx.ask(translated(lambda: _models(ctx)))
-    return ctx.html("models.html", answer=answer, token=token, here=_here(request), page="models")
+def _whole_page(question: Callable[[Context], dict[str, Any]], name: str) -> Callable[[Context, Request], Any]:
+    """The page ``<name>.html`` over an answer that takes no argument."""
+
+    @answering
+    async def html(ctx: Context, request: Request) -> Response:
+        token = ctx.token()
+        answer = await ctx.ask(translated(lambda: question(ctx)))
+        return ctx.html(f"{name}.html", answer=answer, token=token, here=_here(request), page=name)
+
+    return html
 
 
 @answering
@@ -279,12 +289,9 @@ def _protect(ctx: Context) -> dict[str, Any]:
 
 
 @answering
-async def protect_page(ctx: Context, request: Request) -> Response:
-    token = ctx.token()
-    answer = await ctx.ask(translated(lambda: _protect(ctx)))
-    return ctx.html("protect.html", answer=answer, token=token, here=_here(request), page="protect")
-
-
-@answering
 async def protect_api(ctx: Context, request: Request) -> Response:
     return _json(await ctx.ask(translated(lambda: _protect(ctx))))
+
+
+models_page = _whole_page(_models, "models")
+protect_page = _whole_page(_protect, "protect")

@@ -71,12 +71,9 @@ def desktop(browser: Browser) -> Iterator[Screen]:
 
 
 @pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    """A fresh desktop page (1440×900) that fails the test on any console error or uncaught exception."""
-    context, s = open_screen(browser, "desktop")
-    yield s.page
-    context.close()
-    assert s.unexpected() == [], "the browser reported errors"
+def page(desktop: Screen) -> Page:
+    """:func:`desktop`'s page: a fresh 1440×900 page that fails the test on any console error."""
+    return desktop.page
 
 
 @pytest.fixture(scope="session")

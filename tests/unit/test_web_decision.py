@@ -153,3 +153,16 @@ def test_sentences_name_entities_by_their_short_names() -> None:
     assert next_step(promote) == "Promote churn_4 to serve churn now."
     spare = {"group": GROUPS[0], "action": "NONE", "target": None, "do_not_promote": [CONTAMINATED[0]]}
     assert next_step(spare) == "Nothing to switch for churn; make sure nobody promotes churn_3."
+
+
+def test_a_source_that_is_down_is_said_on_the_page_and_in_the_gate() -> None:
+    from pareis.compose.sources import open_sources
+
+    sources = open_sources(redis_url="redis://127.0.0.1:1/0")
+    with TestClient(create_app(sources)) as c:
+        page = c.get("/incidents")
+        assert page.status_code == 503 and '<h1 id="error-h">Unavailable</h1>' in page.text
+        gate = c.get(f"/fragments/gate?model={quote(GROUPS[0], safe='')}")  # swapped into its page: a 200
+        assert gate.status_code == 200 and 'data-decision="UNAVAILABLE"' in gate.text
+        assert "a source is unavailable" in gate.text
+    sources.close()
