@@ -177,7 +177,10 @@ def stand_in_recommendations(
     out = []
     for g in contamination:
         versions = [
-            VersionFacts(ModelVersion(v["urn"], g["group"], v["version"], v["trained_at_ms"])) for v in g["versions"]
+            VersionFacts(
+                ModelVersion(v["urn"], g["group"] if g["group"] != v["urn"] else None, v["version"], v["trained_at_ms"])
+            )
+            for v in g["versions"]
         ]
         reach = Reach(incident, last_success_ms, healed_ms, blast & {v["urn"] for v in g["versions"]})
         out.append(recommend(g["group"], versions, [reach], at_ms).to_json())
