@@ -5,9 +5,10 @@ one (a lock that an in-process writer — ``pareis demo --serve``, the tests —
 stores), with store errors translated by the composition root (Retriable/Fatal → SourceUnavailable).
 
 Kept between requests, all dropped together whenever the incident list is recomputed (:meth:`Context.refresh`):
-the incident list, the dossiers of the last :data:`DOSSIERS` incidents opened, the verdicts of the listed incidents
-and the retrain gates asked for. The gate is evaluated at most :data:`GATES_AT_ONCE` at a time: on a large graph one
-takes seconds, and the pages ask for it apart from the page (``/fragments/gate``), so it must not take every worker.
+the incident list, the dossiers of the last :data:`DOSSIERS` incidents opened and what their page shows of them,
+what the list shows of each listed incident (from its verdicts) and the retrain gates asked for. The gate is
+evaluated at most :data:`GATES_AT_ONCE` at a time: on a large graph one takes seconds, and the pages ask for it
+apart from the page (``/fragments/gate``), so it must not take every worker.
 """
 
 from __future__ import annotations
@@ -86,7 +87,8 @@ class Context:
     env: Environment = field(default_factory=environment)
     listed: tuple[float, list[IncidentSummary]] | None = None
     dossiers: dict[str, tuple[float, IncidentDossier]] = field(default_factory=dict)
-    verdicts: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    views: dict[str, dict[str, Any]] = field(default_factory=dict)
+    rows: dict[str, dict[str, Any]] = field(default_factory=dict)
     gates: dict[str, dict[str, Any]] = field(default_factory=dict)
     gating: asyncio.Semaphore | None = None
 
@@ -119,7 +121,8 @@ class Context:
         if self.keeps:
             self.listed = (time.monotonic(), rows)
             self.dossiers.clear()
-            self.verdicts.clear()
+            self.views.clear()
+            self.rows.clear()
             self.gates.clear()
         return rows
 
@@ -148,19 +151,40 @@ class Context:
         found = await self.ask(translated(lambda: dossier_of(self.sources, summary, collapse_over=self.collapse_over)))
         if self.keeps:
             if len(self.dossiers) >= DOSSIERS:
-                self.dossiers.pop(min(self.dossiers, key=lambda u: self.dossiers[u][0]))
+                oldest = min(self.dossiers, key=lambda u: self.dossiers[u][0])
+                self.dossiers.pop(oldest)
+                self.views.pop(oldest, None)
             self.dossiers[urn] = (time.monotonic(), found)
         return found
 
-    async def listed_verdicts(self, rows: Sequence[IncidentSummary]) -> dict[str, list[dict[str, Any]]]:
-        """The contamination JSON of each of ``rows`` (:mod:`pareis.answers.listed_verdicts`), kept per incident."""
+    async def view(self, urn: str, show: Callable[[IncidentDossier, int], dict[str, Any]]) -> dict[str, Any]:
+        """What a page shows of incident ``urn``: ``show(dossier, clock)``, kept as long as its dossier is (what the
+        incident page derives from a large dossier — its JSON, decisions, the graph as text — costs milliseconds
+        per request otherwise)."""
+        kept = self.views.get(urn)
+        if kept is not None and self.keeps and urn in self.dossiers:
+            return kept
+        shown = show(await self.dossier(urn), self.clock())
+        if self.keeps and urn in self.dossiers:
+            self.views[urn] = shown
+        return shown
+
+    async def shown_rows(
+        self,
+        rows: Sequence[IncidentSummary],
+        show: Callable[[IncidentSummary, list[dict[str, Any]], int], dict[str, Any]],
+    ) -> dict[str, dict[str, Any]]:
+        """What the list shows of each of ``rows``: ``show(row, its verdicts, clock)`` (the verdicts:
+        :mod:`pareis.answers.listed_verdicts`, read for the rows not kept yet in one call), kept per incident."""
         from pareis.answers.listed_verdicts import listed_verdicts
 
-        missing = [r for r in rows if r.urn not in self.verdicts]
+        missing = [r for r in rows if r.urn not in self.rows]
         found = await self.ask(translated(lambda: listed_verdicts(self.sources, missing))) if missing else {}
+        at_ms = self.clock()
+        shown = {r.urn: show(r, found[r.urn], at_ms) for r in missing}
         if self.keeps:
-            self.verdicts.update(found)
-        return {r.urn: found[r.urn] if r.urn in found else self.verdicts[r.urn] for r in rows}
+            self.rows.update(shown)
+        return {r.urn: shown[r.urn] if r.urn in shown else self.rows[r.urn] for r in rows}
 
     async def gate(self, model: str) -> dict[str, Any]:
         """The retrain gate's JSON for ``model`` at the clock (:func:`pareis.answers.gate.gate`; the exit-2 form when

@@ -17,7 +17,7 @@ graph it takes seconds, and the decision above it must not wait.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from starlette.exceptions import HTTPException
@@ -28,6 +28,9 @@ from pareis.answers.incidents import IncidentSummary
 from pareis.answers.sources import CannotEvaluate, SourceUnavailable
 from pareis.web import present
 from pareis.web.context import Context, translated
+
+if TYPE_CHECKING:
+    from pareis.answers.dossier import IncidentDossier
 
 SEVERITIES = ("HIGH", "MEDIUM", "LOW", "NONE")
 STATES = ("ACTIVE", "RESOLVED")
@@ -121,18 +124,7 @@ async def _table(ctx: Context, request: Request) -> dict[str, Any]:
     filters, errors = _filters(request)
     rows = _matching(await ctx.incidents(), filters)
     shown = rows if filters["all"] else rows[:PAGE_ROWS]
-    verdicts = await ctx.listed_verdicts(shown)
-    at_ms = ctx.clock()
-    board = {}
-    for s in shown:
-        groups = verdicts[s.urn]
-        board[s.urn] = {
-            "recommendations": present.stand_in_recommendations(
-                s.urn, groups, s.models, s.last_success_ms, s.healed_ms, at_ms
-            ),
-            "contaminated": present.contaminated(groups),
-            "at_risk": present.at_risk(s.models, groups, s.healed_ms),
-        }
+    board = await ctx.shown_rows(shown, _row_view)
     return {
         "rows": shown,
         "board": board,
@@ -140,7 +132,19 @@ async def _table(ctx: Context, request: Request) -> dict[str, Any]:
         "filters": filters,
         "errors": errors,
         "query": request.url.query,
-        "now_ms": at_ms,
+        "now_ms": ctx.clock(),
+    }
+
+
+def _row_view(s: IncidentSummary, groups: list[dict[str, Any]], at_ms: int) -> dict[str, Any]:
+    """What the list shows of one incident beyond its summary: the decision per affected group, its contaminated
+    versions and, apart, the versions it put at risk."""
+    return {
+        "recommendations": present.stand_in_recommendations(
+            s.urn, groups, s.models, s.last_success_ms, s.healed_ms, at_ms
+        ),
+        "contaminated": present.contaminated(groups),
+        "at_risk": present.at_risk(s.models, groups, s.healed_ms),
     }
 
 
@@ -198,28 +202,29 @@ async def incident_page(ctx: Context, request: Request) -> Response:
     urn = request.path_params["urn"]
     if (incident := await _incident_of(ctx, urn)) is not None:
         return _redirect(request, incident)
-    d = await ctx.dossier(urn)
+    shown = await ctx.view(urn, _incident_view)
+    return ctx.html("incident.html", **shown, token=token, here=_here(request), page="incidents")
+
+
+def _incident_view(d: IncidentDossier, at_ms: int) -> dict[str, Any]:
+    """What the incident page shows of a dossier: the decision per group first, then the facts and the evidence."""
     facts = d.answer.facts
     answer = d.answer.to_json()
     w = facts.window
     recommendations = present.stand_in_recommendations(
-        d.summary.urn, answer["contamination"], d.summary.models, w.last_success_ms, w.healed_ms, ctx.clock()
+        d.summary.urn, answer["contamination"], d.summary.models, w.last_success_ms, w.healed_ms, at_ms
     )
-    return ctx.html(
-        "incident.html",
-        d=d,
-        s=d.summary,
-        facts=facts,
-        answer=answer,
-        decisions=present.decisions(recommendations, answer["owners"]["models"]),
-        retrain={u: status.value for u, status in facts.retrain},
-        graph_json=orjson.dumps(d.graph.to_json()).decode(),
-        layers=present.layers(d.graph),
-        timeline=present.timeline(facts),
-        token=token,
-        here=_here(request),
-        page="incidents",
-    )
+    return {
+        "d": d,
+        "s": d.summary,
+        "facts": facts,
+        "answer": answer,
+        "decisions": present.decisions(recommendations, answer["owners"]["models"]),
+        "retrain": {u: status.value for u, status in facts.retrain},
+        "graph_json": orjson.dumps(d.graph.to_json()).decode(),
+        "layers": present.layers(d.graph),
+        "timeline": present.timeline(facts),
+    }
 
 
 @answering

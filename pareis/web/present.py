@@ -5,6 +5,7 @@ Presentation only — every fact shown comes from an answer unchanged, except th
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -22,8 +23,10 @@ if TYPE_CHECKING:
     from pareis.core.intents import IncidentFacts
 
 
+@functools.lru_cache(maxsize=65_536)
 def short(urn: str | None) -> str:
-    """The readable name of an entity (:func:`pareis.core.names.short_name`, the one rule); ``—`` for None."""
+    """The readable name of an entity (:func:`pareis.core.names.short_name`, the one rule); ``—`` for None. Kept:
+    a page names the same groups and versions hundreds of times, and the rule reads a URN character by character."""
     return short_name(urn)
 
 
@@ -268,6 +271,11 @@ class GraphNode:
     role: str
     severity: str | None
     feeds: tuple[str, ...]
+    more: int = 0  # nodes it feeds beyond those named
+
+
+FEEDS_NAMED = 8
+"""How many of the nodes one node feeds the text names (the rest are counted)."""
 
 
 def layers(graph: BlastGraph) -> list[tuple[str, list[GraphNode]]]:
@@ -280,7 +288,8 @@ def layers(graph: BlastGraph) -> list[tuple[str, list[GraphNode]]]:
             feeds.setdefault(e.source, []).append(label[e.target])
     out: dict[int, list[GraphNode]] = {}
     for n in graph.nodes:
-        node = GraphNode(label[n.id], n.kind, n.role, n.severity, tuple(sorted(set(feeds.get(n.id, ())))))
+        fed = sorted(set(feeds.get(n.id, ())))
+        node = GraphNode(label[n.id], n.kind, n.role, n.severity, tuple(fed[:FEEDS_NAMED]), len(fed[FEEDS_NAMED:]))
         out.setdefault(n.layer, []).append(node)
     return [(_layer_title(nodes), nodes) for _, nodes in sorted(out.items())]
 
