@@ -166,3 +166,20 @@ def test_a_source_that_is_down_is_said_on_the_page_and_in_the_gate() -> None:
         assert gate.status_code == 200 and 'data-decision="UNAVAILABLE"' in gate.text
         assert "a source is unavailable" in gate.text
     sources.close()
+
+
+def test_serve_judges_files_at_their_newest_time_unless_told(monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    import pareis.web.server as server
+
+    served: list[tuple[int, bool]] = []
+    monkeypatch.setattr(server, "run_app", lambda sources, **kw: served.append((kw["clock"](), kw["clock_fixed"])))
+    with socket.socket() as probe:  # a port nobody uses
+        probe.bind(("127.0.0.1", 0))
+        port = str(probe.getsockname()[1])
+    _register()
+    files = ["--metadata", "deploy/demo/recorded", "--port", port]
+    assert CliRunner().invoke(app, ["serve", *files]).exit_code == 0
+    assert CliRunner().invoke(app, ["serve", *files, "--at", "2025-10-06T06:30:00Z"]).exit_code == 0
+    assert served == [(1_759_903_200_000, True), (1_759_732_200_000, True)]  # the newest time; the one given
