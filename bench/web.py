@@ -11,6 +11,9 @@ store, with ``--incidents`` (1,000) column assertions: one on a dataset of the l
 10,000 columns at this scale) and the rest on datasets of the 10-dataset trees. Each assertion has a SUCCESS run
 and then a FAILURE run a day later, so the run history holds that many ACTIVE incidents. Sources are the in-memory
 stores (the answers layer over Redis adds its store latency; see the blast benchmark for that ratio).
+The pages are the decision-first ones of issue 33: each list row carries its groups' decisions and its
+contaminated and at-risk versions, the incident page leads with the decision per group; the retrain gate, which
+the pages fetch apart (``/fragments/gate``), is not timed.
 
 **Server time.** Requests go through the ASGI app in process (Starlette's test client: routing, the answers,
 templates, no sockets), timed per request. Baseline: the answer alone, called directly —
@@ -207,6 +210,25 @@ def serve_times(sources: Sources, large: IncidentSummary, requests: int, ttl: fl
     }
 
 
+def gate_times(sources: Sources, large: IncidentSummary, runs: int) -> dict[str, Any]:
+    """Server time of ``/fragments/gate`` for the large incident's first affected group, cold (the gate answer is
+    evaluated anew each time: a fresh app per request), ``runs`` times."""
+    from starlette.testclient import TestClient
+
+    from pareis.answers.dossier import dossier_of
+    from pareis.web.app import create_app
+
+    group = dossier_of(sources, large).answer.facts.contamination[0].group
+    out = []
+    for _ in range(runs):
+        with TestClient(create_app(sources, list_ttl_s=0)) as client:
+            started = time.perf_counter()
+            response = client.get(f"/fragments/gate?model={quote(group, safe='')}")
+            out.append(time.perf_counter() - started)
+            assert response.status_code == 200 and "data-decision=" in response.text, response.text[:300]
+    return summary(out)
+
+
 def browser_times(sources: Sources, large: IncidentSummary, runs: int) -> list[tuple[float, float, int, float, float]]:
     """(ms to first render since navigation, ms drawing alone, nodes drawn, ms to the HTML's last byte, ms to
     DOMContentLoaded) per run; the first run of a fresh browser is included (it is what a newcomer sees)."""
@@ -215,8 +237,8 @@ def browser_times(sources: Sources, large: IncidentSummary, runs: int) -> list[t
     from playwright.sync_api import sync_playwright
 
     from pareis.web.app import create_app
-    from pareis.web.server import serving
     from tests.support.chromium import CHROMIUM_FLAGS
+    from tests.support.web import serving
 
     out = []
     with serving(create_app(sources)) as url, sync_playwright() as p:
@@ -226,6 +248,9 @@ def browser_times(sources: Sources, large: IncidentSummary, runs: int) -> list[t
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_FLAGS)
         for _ in range(runs):
             page = browser.new_page(viewport={"width": 1400, "height": 900})
+            # The retrain gates the page fetches apart (tens of seconds each on this graph) are answered empty: they
+            # would run on in the server's threads through the next runs and take their CPU (timed apart, below).
+            page.route("**/fragments/gate*", lambda route: route.fulfill(status=200, body="", content_type="text/html"))
             page.goto(path, timeout=120_000)
             page.wait_for_selector("#blast[data-rendered=true]", timeout=60_000)
             rendered, drawn, nodes, html, dom = page.evaluate(
@@ -274,6 +299,14 @@ def report(args: argparse.Namespace, facts: dict[str, Any]) -> str:
         f"{warm['incident']['n']} | {warm['incident']['p50'] / base['dossier']['p50']:.2f}× | "
         f"{warm['incident_bytes']:,} |",
         f"| `/api/incidents/{{urn}}` (JSON twin) | — | — | — | — | — | {warm['api_bytes']:,} |",
+    ]
+    if facts.get("gate"):
+        gate = facts["gate"]
+        lines.append(
+            f"| `/fragments/gate` of the large incident's first group, cold (fetched apart by the page) | "
+            f"fragment | {ms(gate['p50'])} | {ms(gate['p99'])} | {gate['n']} | — | — |"
+        )
+    lines += [
         "",
     ]
     if facts.get("browser"):
@@ -303,7 +336,8 @@ def report(args: argparse.Namespace, facts: dict[str, Any]) -> str:
     recomputed_p50 = base["recomputed"]["p50"]
     lines += [
         f"- Command: `.venv/bin/python bench/web.py --scale {args.scale} --incidents {args.incidents} "
-        f"--requests {args.requests} --browser-runs {args.browser_runs} --seed {args.seed}`",
+        f"--requests {args.requests} --browser-runs {args.browser_runs} --gate-runs {args.gate_runs} "
+        f"--seed {args.seed}`",
         f"- Machine: {cpu_model()}, 2 cores shared with other work (load average {facts['load'][0]:.1f} at start, "
         f"{facts['load'][1]:.1f} at the end); Python {platform.python_version()}; in-memory stores (incidents, "
         f"runs, lineage, the effect ledger with three ticket refs per incident); index build "
@@ -325,11 +359,15 @@ def report(args: argparse.Namespace, facts: dict[str, Any]) -> str:
         "- Reading: the cold list reads what the incidents role published (`IncidentStore.get_many`, one read), "
         "the ticket refs (`LedgerValues.get_many`, one read) and the run history of the failing classes (two "
         "batched reads) and analyses only what the store does not hold, so it costs per incident key — sibling "
-        "classes, each key's windows, decoding the stored states — but no blast radius; the page adds templating "
-        "(100 rows shown). Warm, the list is computed once per change of the incident store. The incident page is "
+        "classes, each key's windows, decoding the stored states — but no blast radius; the page adds the verdicts "
+        "of the 100 rows shown (`pareis.answers.listed_verdicts`: what the incidents role published, their "
+        "versions read from the index in one batch) with each row's decision, and templating. Warm, the list and "
+        "the shown rows' verdicts are computed once per change of the incident store. The incident page is "
         "bounded by its own analysis — the blast radius, cold — and the blast graph, drawn by dataset past 150 "
-        "columns and by schema past 150 datasets, which keeps its bytes and drawing small; in the browser, most of "
-        "the time to first render is loading the page and parsing the vendored scripts, not drawing.",
+        "columns and by schema past 150 datasets, which keeps its bytes and drawing small; its decision per group "
+        "is computed from the analysis, and each group's retrain gate is fetched apart (`/fragments/gate`, not "
+        "timed here: on this graph, without an exposure index, one gate takes tens of seconds); in the browser, "
+        "most of the time to first render is loading the page and parsing the vendored scripts, not drawing.",
         "",
     ]
     return "\n".join(lines)
@@ -341,6 +379,7 @@ def main() -> None:
     parser.add_argument("--incidents", type=int, default=1000)
     parser.add_argument("--requests", type=int, default=30, help="requests per page (the incident page: a third)")
     parser.add_argument("--browser-runs", type=int, default=3, help="0: skip the browser")
+    parser.add_argument("--gate-runs", type=int, default=1, help="cold gate fragments to time (0: skip)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--write-results", action="store_true")
     args = parser.parse_args()
@@ -376,6 +415,9 @@ def main() -> None:
     print("  the pages, warm …", file=sys.stderr)
     facts["warm"] = serve_times(sources, large, args.requests, ttl=3600.0)
     print(json.dumps({k: v for k, v in facts.items()}, default=str), file=sys.stderr)  # kept if the browser fails
+    if args.gate_runs:
+        print("  a gate fragment …", file=sys.stderr)
+        facts["gate"] = gate_times(sources, large, args.gate_runs)
     if args.browser_runs:
         print("  the browser …", file=sys.stderr)
         facts["browser"] = browser_times(sources, large, args.browser_runs)

@@ -28,7 +28,7 @@ from pareis.answers.timelines import class_timeline
 from pareis.core.analysis import incident_facts
 from pareis.core.graph import Memo
 from pareis.core.incident_text import postmortem
-from pareis.core.intents import Postmortem
+from pareis.core.intents import IncidentFacts, Postmortem
 from pareis.core.lifecycle import IncidentState
 from pareis.core.window import incidents
 
@@ -68,14 +68,25 @@ def dossier(sources: Sources, urn: str, *, collapse_over: int | None = None) -> 
     return dossier_of(sources, summary, collapse_over=collapse_over)
 
 
-def dossier_of(sources: Sources, summary: IncidentSummary, *, collapse_over: int | None = None) -> IncidentDossier:
-    """The dossier of an incident already found in the list."""
-    view = Memo(sources.lineage)  # what the analysis reads stays remembered for the blast graph
+def facts_of(sources: Sources, summary: IncidentSummary) -> IncidentFacts:
+    """The analysis of the incident ``summary`` names (its own window, not necessarily the dataset's latest)."""
+    return _analysed(sources, summary)[0]
+
+
+def _analysed(sources: Sources, summary: IncidentSummary) -> tuple[IncidentFacts, Memo]:
+    """:func:`facts_of`, and the view it read (what the analysis reads stays remembered for the blast graph)."""
+    view = Memo(sources.lineage)
     key, timeline = class_timeline(view, sources.runs, summary.dataset)
     window = next((w for w in incidents(timeline) if w.first_failure_ms == summary.first_failure_ms), None)
     if window is None:
         raise CannotEvaluate(f"incident {summary.urn} is no longer in the run history")
-    facts = incident_facts(view, key, timeline, window)
+    return incident_facts(view, key, timeline, window), view
+
+
+def dossier_of(sources: Sources, summary: IncidentSummary, *, collapse_over: int | None = None) -> IncidentDossier:
+    """The dossier of an incident already found in the list."""
+    facts, view = _analysed(sources, summary)
+    window = facts.window
     live = None
     if sources.incidents is not None:
         state = sources.incidents.get(facts.dataset)

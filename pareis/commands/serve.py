@@ -1,11 +1,16 @@
 """``pareis serve``: Mission Control, the read-only web dashboard (:mod:`pareis.web`), until SIGINT/SIGTERM.
 
 Reads ``--redis URL`` (the live index, run history and incident state the roles keep: pages follow the incidents
-role live) or ``--metadata FILE…`` (a static snapshot). Binding beyond loopback needs ``--token-file`` (the file's
-first line is the token every page and API call must carry), unless a reverse proxy in front authenticates — then
-bind to loopback behind it. Exit 2 with a one-line reason for bad options, unreadable input or a port that can't be
-bound. A Redis that is down is not fatal: the server starts, ``/readyz`` answers 503 and pages 503 until it is back.
-Stopped, it ends as its signal says (130 SIGINT, 143 SIGTERM; :mod:`pareis.commands.failure` lists every code).
+role live) or ``--metadata FILE…`` (a static snapshot). The retrain gate and reliability are evaluated at ``--at
+TIME`` when given; else, over Redis, at the wall clock, and over files at the newest time they record (the latest
+assertion run, dataset change or model training: :func:`pareis.answers.newest.newest_ms`) — old files judged
+against today would find every run stale. Every page says which.
+
+Binding beyond loopback needs ``--token-file`` (the file's first line is the token every page and API call must
+carry), unless a reverse proxy in front authenticates — then bind to loopback behind it. Exit 2 with a one-line
+reason for bad options (an unreadable ``--at`` too), unreadable input or a port that can't be bound. A Redis that
+is down is not fatal: the server starts, ``/readyz`` answers 503 and pages 503 until it is back. Stopped, it ends as
+its signal says (130 SIGINT, 143 SIGTERM; :mod:`pareis.commands.failure` lists every code).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Annotated
 import typer
 
 from pareis.commands.common import MetadataOption, RedisOption, evaluating, fail
+from pareis.commands.times import AtOption, at_ms_of
 
 # A command imports what it runs with inside its function: `pareis --help` imports every command module, and
 # stays fast only while they load no more than their options need (pareis/cli.py).
@@ -65,10 +71,12 @@ def serve(
     token_file: Annotated[
         Path | None, typer.Option("--token-file", help="file whose first line is the access token")
     ] = None,
+    at: AtOption = None,
 ) -> None:
     """Serve Mission Control: incidents, blast graphs, timelines, verdicts, models, protect — live from Redis."""
     from pareis.compose.heap import settle
-    from pareis.compose.sources import open_sources
+    from pareis.compose.sources import open_sources, reading
+    from pareis.web.app import fixed_clock, wall_clock_ms
     from pareis.web.server import run_app
 
     token = None
@@ -79,10 +87,17 @@ def serve(
             raise fail("serve", f"binding {host} (beyond loopback) needs --token-file, or a reverse proxy's auth", 2)
         if not 0 < port < 65536:
             raise ValueError(f"--port {port} is not a TCP port")
+        given = at_ms_of(at) if at is not None else None
         check_port(host, port)
         sources = open_sources(metadata=metadata or (), redis_url=redis_url)
+        if given is None and sources.incidents is None:  # files: judged at the newest time they record
+            from pareis.answers.newest import newest_ms
+
+            with reading():
+                given = newest_ms(sources)
     settle()  # what the server keeps is built: out of the collector's way (pareis.compose.heap)
+    clock = wall_clock_ms if given is None else fixed_clock(given)
     try:
-        run_app(sources, host=host, port=port, token=token)
+        run_app(sources, host=host, port=port, token=token, clock=clock, clock_fixed=given is not None)
     finally:
         sources.close()

@@ -1,195 +1,113 @@
-"""The pages and their JSON twins: each handler asks one answer (``pareis.answers.*``) and renders it — as HTML from a
-template, or under ``/api/…`` as the answer's own ``to_json()`` (the same JSON the CLI's ``--json`` prints).
+"""The pages and their JSON twins: each handler asks one answer (``pareis.answers.*``, through
+:class:`~pareis.web.context.Context`) and renders it — as HTML from a template, or under ``/api/…`` as the answer's
+own ``to_json()`` (the same JSON the CLI's ``--json`` prints).
 
-Answers are blocking calls; they run in a worker thread, inside the app's ``guard`` when it has one (a lock that an
-in-process writer — ``pareis demo --serve``, the tests — holds while it changes in-memory stores). An answer that
-can't be given is a 404 page (:class:`~pareis.answers.sources.CannotEvaluate`) or a 503
-(:class:`~pareis.answers.sources.SourceUnavailable`), never a traceback.
+An answer that can't be given is a 404 page (:class:`~pareis.answers.sources.CannotEvaluate`), a 503
+(:class:`~pareis.answers.sources.SourceUnavailable`) or, for a filter value the page does not know, a 400 that says
+which — never a traceback, never a silently ignored parameter. A dataset or assertion URN where an incident URN is
+expected leads to that dataset's (that assertion's) incident: the active one, else the latest.
 
 The retrain gate (``pareis.answers.gate``, per model group) and reliability (``pareis.answers.reliability``:
 ``pareis protect`` over every model) are rendered from their JSON; each is evaluated at the app's clock (the wall
-clock for ``pareis serve``, the demo's final simulated time for ``pareis demo --serve``).
+clock for ``pareis serve``; ``--at``, or the newest time in the files for ``serve --metadata``; the demo's final
+simulated time for ``pareis demo --serve``). On a page the gate is fetched apart (``/fragments/gate``): on a large
+graph it takes seconds, and the decision above it must not wait.
 """
 
 from __future__ import annotations
 
-import contextlib
-import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import orjson
-from jinja2 import Environment, FileSystemLoader, select_autoescape
-from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from pareis.answers.incidents import IncidentSummary
-from pareis.answers.sources import CannotEvaluate, Sources, SourceUnavailable
+from pareis.answers.sources import CannotEvaluate, SourceUnavailable
 from pareis.web import present
+from pareis.web.context import Context, translated
 
 if TYPE_CHECKING:
     from pareis.answers.dossier import IncidentDossier
 
-T = TypeVar("T")
-HERE = Path(__file__).parent
 SEVERITIES = ("HIGH", "MEDIUM", "LOW", "NONE")
 STATES = ("ACTIVE", "RESOLVED")
+PAGE_ROWS = 100
+"""Rows the Incidents page shows before "show all": active incidents come first, so they are what is shown."""
 
 
-def environment() -> Environment:
-    env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"]))
-    env.filters.update(
-        short=present.short,
-        named=present.named,
-        when=present.when,
-        duration=present.duration,
-        link=present.link,
-        tickets=present.tickets,
-    )
-    return env
+class BadFilter(ValueError):
+    """A query parameter with a value the page does not know (the message says which, and what it accepts)."""
 
 
-DOSSIERS = 16
-"""How many incident dossiers a server keeps; all are dropped whenever the list is recomputed."""
-
-
-@dataclass
-class Context:
-    """What every handler needs: the sources, how to serialise access to them, the clock and the templates."""
-
-    sources: Sources
-    clock: Callable[[], int]
-    guard: contextlib.AbstractContextManager[object] | None = None
-    collapse_over: int | None = None
-    token: Callable[[], str] = field(default=lambda: "")
-    list_ttl_s: float = 30.0
-    env: Environment = field(default_factory=environment)
-    _listed: tuple[str, float, list[IncidentSummary]] | None = None
-    _dossiers: dict[str, tuple[str, float, IncidentDossier]] = field(default_factory=dict)
-
-    async def incidents(self) -> list[IncidentSummary]:
-        """:func:`~pareis.answers.incidents.incident_list`, answered from memory once computed: the live follower
-        recomputes it when the incident store's change token moves (:meth:`refresh`, before it tells the pages) and
-        when it is older than ``list_ttl_s`` (:meth:`expire`). The list still reads the whole run history (and
-        analyses every incident the incident store does not hold), so pages and live re-fetches between two changes
-        share one computation, and a slow recomputation never holds a page up. ``list_ttl_s`` 0: computed for every
-        request (nothing kept)."""
-        listed = self._listed
-        if listed is not None and self.list_ttl_s > 0:
-            return listed[2]
-        return await self.refresh()
-
-    async def refresh(self) -> list[IncidentSummary]:
-        """Recompute the incident list now and keep it (and drop the dossiers: they may have changed too)."""
-        from pareis.answers.incidents import incident_list
-
-        rows = await self.ask(_reading(lambda: incident_list(self.sources)))
-        if self.list_ttl_s > 0:
-            self._listed = ("", time.monotonic(), rows)
-            self._dossiers.clear()
-        return rows
-
-    async def expire(self) -> None:
-        """Refresh the list when it is older than ``list_ttl_s`` (what the change token can't see: lineage changes
-        to resolved incidents); a source that went away keeps the last list."""
-        listed = self._listed
-        if listed is not None and time.monotonic() - listed[1] >= self.list_ttl_s:
-            try:
-                await self.refresh()
-            except SourceUnavailable:
-                self._listed = (listed[0], time.monotonic(), listed[2])
-
-    async def dossier(self, urn: str) -> IncidentDossier:
-        """The dossier of incident ``urn``, kept (up to :data:`DOSSIERS`, the oldest dropped first) until the list is
-        recomputed; CannotEvaluate when the list has no such incident."""
-        from pareis.answers.dossier import dossier_of
-
-        cached = self._dossiers.get(urn)
-        if cached is not None and self.list_ttl_s > 0:
-            return cached[2]
-        summary = next((s for s in await self.incidents() if s.urn == urn), None)
-        if summary is None:
-            raise CannotEvaluate(f"no incident {urn} in the run history")
-        found = await self.ask(_reading(lambda: dossier_of(self.sources, summary, collapse_over=self.collapse_over)))
-        if len(self._dossiers) >= DOSSIERS:
-            self._dossiers.pop(min(self._dossiers, key=lambda u: self._dossiers[u][1]))
-        if self.list_ttl_s > 0:
-            self._dossiers[urn] = ("", time.monotonic(), found)
-        return found
-
-    async def ask(self, question: Callable[[], T]) -> T:
-        def guarded() -> T:
-            if self.guard is None:
-                return question()
-            with self.guard:
-                return question()
-
-        return await run_in_threadpool(guarded)
-
-    def html(self, template: str, http_status: int = 200, **values: Any) -> HTMLResponse:
-        page = self.env.get_template(template).render(origin=self.sources.origin, **values)
-        return HTMLResponse(page, http_status)
+def _here(request: Request) -> str:
+    """The page's own address: what its live re-fetch asks for."""
+    return request.url.path + (f"?{request.url.query}" if request.url.query else "")
 
 
 def _json(obj: object) -> Response:
     return Response(orjson.dumps(obj, option=orjson.OPT_SORT_KEYS), media_type="application/json")
 
 
+def _error(ctx: Context, request: Request, status: int, reason: str) -> Response:
+    if request.url.path.startswith("/api/"):
+        return JSONResponse({"error": reason}, status)
+    return ctx.html("error.html", status, reason=reason, status=status, page="")
+
+
 Handler = Callable[[Context, Request], Awaitable[Response]]
-"""A page or API route over the shared :class:`Context`."""
+"""A page or API route over the shared :class:`~pareis.web.context.Context`."""
 
 
 def answering(handler: Handler) -> Handler:
-    """Turns CannotEvaluate into 404 and SourceUnavailable into 503, as HTML or JSON by the route."""
+    """Turns CannotEvaluate into 404, BadFilter into 400 and SourceUnavailable into 503, as HTML or JSON by route."""
 
     async def wrapped(ctx: Context, request: Request) -> Response:
-        api = request.url.path.startswith("/api/")
         try:
             return await handler(ctx, request)
         except CannotEvaluate as exc:
             status, reason = 404, str(exc)
+        except BadFilter as exc:
+            status, reason = 400, str(exc)
         except SourceUnavailable as exc:
             status, reason = 503, f"a source is unavailable: {exc}"
-        if api:
-            return JSONResponse({"error": reason}, status)
-        return ctx.html("error.html", status, reason=reason, status=status, page="")
+        return _error(ctx, request, status, reason)
 
     return wrapped
 
 
-def _reading(question: Callable[[], T]) -> Callable[[], T]:
-    """``question`` with store errors translated by the composition root (Retriable/Fatal → SourceUnavailable)."""
-    from pareis.compose.sources import reading
-
-    def read() -> T:
-        with reading():
-            return question()
-
-    return read
+async def not_found(ctx: Context, request: Request, exc: HTTPException) -> Response:
+    """Starlette's own 404 and 405 (no such route, a method other than GET) as a page that says what was asked."""
+    if exc.status_code == 404:
+        reason = f"There is no page at {request.url.path}."
+    else:
+        reason = f"{request.method} is not answered here: Mission Control only reads (GET)."
+    return _error(ctx, request, exc.status_code, reason)
 
 
 # -- Incidents ---------------------------------------------------------------------------------------------------
 
 
-PAGE_ROWS = 100
-"""Rows the Incidents page shows before "show all": active incidents come first, so they are what is shown."""
-
-
-def _filters(request: Request) -> dict[str, str]:
+def _filters(request: Request) -> tuple[dict[str, str], list[str]]:
+    """The list's filters, and one sentence per value it does not know (that filter is then not applied)."""
     q = request.query_params
-    return {
-        "state": q.get("state", "") if q.get("state", "") in STATES else "",
-        "severity": q.get("severity", "") if q.get("severity", "") in SEVERITIES else "",
+    filters = {
+        "state": q.get("state", "").strip().upper(),
+        "severity": q.get("severity", "").strip().upper(),
         "q": q.get("q", "").strip(),
-        "all": "1" if q.get("all") == "1" else "",
+        "all": q.get("all", ""),
     }
-
-
-def _shown(rows: list[IncidentSummary], filters: dict[str, str]) -> list[IncidentSummary]:
-    return rows if filters["all"] else rows[:PAGE_ROWS]
+    errors = []
+    for name, allowed in (("state", STATES), ("severity", SEVERITIES)):
+        if filters[name] and filters[name] not in allowed:
+            errors.append(f"{name} {q.get(name)!r} is not one of {', '.join(allowed)}: not applied")
+            filters[name] = ""
+    if filters["all"] not in ("", "1"):
+        errors.append(f"all {filters['all']!r} is not 1: not applied")
+        filters["all"] = ""
+    return filters, errors
 
 
 def _matching(rows: list[IncidentSummary], filters: dict[str, str]) -> list[IncidentSummary]:
@@ -203,120 +121,185 @@ def _matching(rows: list[IncidentSummary], filters: dict[str, str]) -> list[Inci
     ]
 
 
-async def _incident_rows(ctx: Context, request: Request) -> tuple[list[IncidentSummary], dict[str, str]]:
-    rows = await ctx.incidents()
-    filters = _filters(request)
-    return _matching(rows, filters), filters
+async def _table(ctx: Context, request: Request) -> dict[str, Any]:
+    """What the incident table shows: the matching rows (the first :data:`PAGE_ROWS` unless ``all``), each with the
+    decision per affected group, its contaminated versions and the versions it put at risk."""
+    filters, errors = _filters(request)
+    rows = _matching(await ctx.incidents(), filters)
+    shown = rows if filters["all"] else rows[:PAGE_ROWS]
+    board = await ctx.shown_rows(shown, _row_view)
+    return {
+        "rows": shown,
+        "board": board,
+        "total": len(rows),
+        "filters": filters,
+        "errors": errors,
+        "query": request.url.query,
+        "now_ms": ctx.clock(),
+    }
+
+
+def _row_view(s: IncidentSummary, groups: list[dict[str, Any]], at_ms: int) -> dict[str, Any]:
+    """What the list shows of one incident beyond its summary: the decision per affected group, its contaminated
+    versions and, apart, the versions it put at risk."""
+    return {
+        "recommendations": present.stand_in_recommendations(
+            s.urn, groups, s.models, s.last_success_ms, s.healed_ms, at_ms
+        ),
+        "contaminated": present.contaminated(groups),
+        "at_risk": present.at_risk(s.models, groups, s.healed_ms),
+    }
 
 
 @answering
 async def incidents_page(ctx: Context, request: Request) -> Response:
     token = ctx.token()  # read before the answer: a change after this point still reaches the page
-    rows, filters = await _incident_rows(ctx, request)
+    table = await _table(ctx, request)
+    status = 400 if table["errors"] else 200
     return ctx.html(
-        "incidents.html",
-        rows=_shown(rows, filters),
-        total=len(rows),
-        filters=filters,
-        query=request.url.query,
-        token=token,
-        now_ms=ctx.clock(),
-        severities=SEVERITIES,
-        states=STATES,
-        page="incidents",
+        "incidents.html", status, **table, token=token, severities=SEVERITIES, states=STATES, page="incidents"
     )
 
 
 @answering
 async def incidents_table(ctx: Context, request: Request) -> Response:
-    rows, filters = await _incident_rows(ctx, request)
-    return ctx.html(
-        "incidents_table.html",
-        rows=_shown(rows, filters),
-        total=len(rows),
-        filters=filters,
-        query=request.url.query,
-        now_ms=ctx.clock(),
-    )
+    table = await _table(ctx, request)
+    return ctx.html("incidents_table.html", 400 if table["errors"] else 200, **table)
 
 
 @answering
 async def incidents_api(ctx: Context, request: Request) -> Response:
-    rows, _ = await _incident_rows(ctx, request)
-    return _json([s.to_json() for s in rows])
+    filters, errors = _filters(request)
+    if errors:
+        raise BadFilter("; ".join(errors))
+    return _json([s.to_json() for s in _matching(await ctx.incidents(), filters)])
 
 
 # -- Incident ----------------------------------------------------------------------------------------------------
 
 
+async def _incident_of(ctx: Context, urn: str) -> str | None:
+    """The incident a dataset or assertion URN stands for (its active one, else its latest; CannotEvaluate when it
+    has none); None for any other URN (taken as an incident URN)."""
+    if not urn.startswith(("urn:li:dataset:", "urn:li:assertion:")):
+        return None
+    rows = await ctx.incidents()
+    listed = next((s.urn for s in rows if urn == s.dataset or urn in s.assertions), None)
+    if listed is not None:
+        return listed
+    from pareis.answers.incidents import analysis  # a sibling of the incident's key, or an assertion not listed
+
+    kind = "dataset" if urn.startswith("urn:li:dataset:") else "assertion"
+    found = await ctx.ask(translated(lambda: analysis(ctx.sources, **{kind: urn})))
+    return found.facts.urn
+
+
+def _redirect(request: Request, urn: str) -> Response:
+    prefix = "/api/incidents/" if request.url.path.startswith("/api/") else "/incidents/"
+    return RedirectResponse(prefix + present.link(urn), 303)
+
+
 @answering
 async def incident_page(ctx: Context, request: Request) -> Response:
-    d = await ctx.dossier(request.path_params["urn"])
+    token = ctx.token()
+    urn = request.path_params["urn"]
+    if (incident := await _incident_of(ctx, urn)) is not None:
+        return _redirect(request, incident)
+    shown = await ctx.view(urn, _incident_view)
+    return ctx.html("incident.html", **shown, token=token, here=_here(request), page="incidents")
+
+
+def _incident_view(d: IncidentDossier, at_ms: int) -> dict[str, Any]:
+    """What the incident page shows of a dossier: the decision per group first, then the facts and the evidence."""
     facts = d.answer.facts
     answer = d.answer.to_json()
-    retrain = dict(facts.retrain)
-    return ctx.html(
-        "incident.html",
-        d=d,
-        s=d.summary,
-        facts=facts,
-        answer=answer,
-        retrain={urn: status.value for urn, status in retrain.items()},
-        graph_json=orjson.dumps(d.graph.to_json()).decode(),
-        timeline=present.timeline(facts),
-        now_ms=ctx.clock(),
-        page="incidents",
+    w = facts.window
+    recommendations = present.stand_in_recommendations(
+        d.summary.urn, answer["contamination"], d.summary.models, w.last_success_ms, w.healed_ms, at_ms
     )
+    return {
+        "d": d,
+        "s": d.summary,
+        "facts": facts,
+        "answer": answer,
+        "decisions": present.decisions(recommendations, answer["owners"]["models"]),
+        "retrain": {u: status.value for u, status in facts.retrain},
+        "graph_json": orjson.dumps(d.graph.to_json()).decode(),
+        "layers": present.layers(d.graph),
+        "timeline": present.timeline(facts),
+    }
 
 
 @answering
 async def incident_api(ctx: Context, request: Request) -> Response:
-    return _json((await ctx.dossier(request.path_params["urn"])).to_json())
+    urn = request.path_params["urn"]
+    if (incident := await _incident_of(ctx, urn)) is not None:
+        return _redirect(request, incident)
+    return _json((await ctx.dossier(urn)).to_json())
+
+
+# -- The retrain gate, apart -------------------------------------------------------------------------------------
+
+
+@answering
+async def gate_fragment(ctx: Context, request: Request) -> Response:
+    """``/fragments/gate?model=URN[&view=full]``: one group's retrain gate, as the decision panel (the decision and
+    the failing checks in words) or the Models page (``full``: every check as well) shows it. A source that is
+    down is said in the fragment itself (a page swaps in only a 200)."""
+    model = request.query_params.get("model", "")
+    if not model:
+        raise BadFilter("model is required: the URN of a model group or version")
+    full = request.query_params.get("view") == "full"
+    try:
+        answer = await ctx.gate(model)
+    except SourceUnavailable as exc:
+        answer = {"decision": "UNAVAILABLE", "reason": f"a source is unavailable: {exc}", "checks": []}
+    return ctx.html("gate.html", gate=answer, model=model, full=full)
 
 
 # -- Models ------------------------------------------------------------------------------------------------------
 
 
-def _models_answer(ctx: Context) -> dict[str, Any]:
-    from pareis.answers.gate import cannot_evaluate_json, gate
+def _models(ctx: Context) -> dict[str, Any]:
     from pareis.answers.models import models
 
-    answer = models(ctx.sources).to_json()
+    return models(ctx.sources).to_json()
+
+
+def _whole_page(question: Callable[[Context], dict[str, Any]], name: str) -> Handler:
+    """The page ``<name>.html`` over an answer that takes no argument."""
+
+    @answering
+    async def html(ctx: Context, request: Request) -> Response:
+        token = ctx.token()
+        answer = await ctx.ask(translated(lambda: question(ctx)))
+        return ctx.html(f"{name}.html", answer=answer, token=token, here=_here(request), page=name)
+
+    return html
+
+
+@answering
+async def models_api(ctx: Context, request: Request) -> Response:
+    answer = await ctx.ask(translated(lambda: _models(ctx)))
     at_ms = ctx.clock()
-    gates: dict[str, Any] = {}
-    for group in answer["groups"]:
-        model = group["model"]
-        try:
-            gates[model] = gate(ctx.sources, model=model, at_ms=at_ms).to_json()
-        except CannotEvaluate as exc:
-            gates[model] = {**cannot_evaluate_json(model, str(exc)), "checks": []}
-    return {"evaluated_at_ms": at_ms, "gates": gates, **answer}
+    gates = {group["model"]: await ctx.gate(group["model"]) for group in answer["groups"]}
+    return _json({"evaluated_at_ms": at_ms, "gates": gates, **answer})
 
 
 # -- Protect -----------------------------------------------------------------------------------------------------
 
 
-def _protect_answer(ctx: Context) -> dict[str, Any]:
+def _protect(ctx: Context) -> dict[str, Any]:
     from pareis.answers.reliability import protect
 
     answer = protect(ctx.sources, at_ms=ctx.clock())
     return {**answer.to_json(), "yaml": answer.yaml}
 
 
-def _whole_answer(question: Callable[[Context], dict[str, Any]], name: str) -> tuple[Handler, Handler]:
-    """The page (``<name>.html`` over the answer) and its JSON twin of an answer that takes no argument."""
-
-    @answering
-    async def html(ctx: Context, request: Request) -> Response:
-        answer = await ctx.ask(_reading(lambda: question(ctx)))
-        return ctx.html(f"{name}.html", answer=answer, page=name)
-
-    @answering
-    async def api(ctx: Context, request: Request) -> Response:
-        return _json(await ctx.ask(_reading(lambda: question(ctx))))
-
-    return html, api
+@answering
+async def protect_api(ctx: Context, request: Request) -> Response:
+    return _json(await ctx.ask(translated(lambda: _protect(ctx))))
 
 
-models_page, models_api = _whole_answer(_models_answer, "models")
-protect_page, protect_api = _whole_answer(_protect_answer, "protect")
+models_page = _whole_page(_models, "models")
+protect_page = _whole_page(_protect, "protect")

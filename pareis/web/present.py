@@ -1,34 +1,33 @@
-"""How answers look on a page: short names, times, durations and the timeline's geometry. Presentation only — every
-fact shown comes from an answer unchanged."""
+"""How answers look on a page: short names, times, durations, the timeline's geometry and the decision panel.
+Presentation only — every fact shown comes from an answer unchanged, except the one stand-in marked below
+(:func:`stand_in_recommendations`)."""
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from markupsafe import Markup, escape
 
-if TYPE_CHECKING:
-    from collections.abc import Sequence
+from pareis.core.names import short_name
 
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+
+    from pareis.answers.graph import BlastGraph
     from pareis.answers.tickets import TicketLink
     from pareis.core.intents import IncidentFacts
 
 
+@functools.lru_cache(maxsize=65_536)
 def short(urn: str | None) -> str:
-    """The readable tail of a URN: the name inside ``(platform,name,ENV)``, a feature's name, else after the last
-    colon."""
-    if not urn:
-        return "—"
-    if urn.endswith(")") and "," in urn:
-        inner = urn[urn.index("(") + 1 : -1]
-        parts = inner.split(",")
-        if urn.startswith(("urn:li:schemaField", "urn:li:mlFeature")):
-            return parts[-1]
-        return parts[1] if len(parts) > 2 else parts[-1]
-    return urn.rsplit(":", 1)[-1]
+    """The readable name of an entity (:func:`pareis.core.names.short_name`, the one rule); ``—`` for None. Kept:
+    a page names the same groups and versions hundreds of times, and the rule reads a URN character by character."""
+    return short_name(urn)
 
 
 def named(urn: str | None) -> str:
@@ -104,6 +103,12 @@ class Timeline:
     rows: tuple[str, ...]  # row labels: "data", then each model group
     ticks: tuple[tuple[float, str], ...]
 
+    @property
+    def events(self) -> list[str]:
+        """The marks as sentences in time order: the timeline as text (screen readers, phones)."""
+        ordered = sorted(self.marks, key=lambda m: (m.at_ms, m.row, m.label))
+        return [f"{when(m.at_ms)}: {m.label}" if m.row == 0 else m.title for m in ordered]
+
 
 WIDTH = 1000.0
 
@@ -149,3 +154,168 @@ def timeline(facts: IncidentFacts) -> Timeline:
     fmt = "%Y-%m-%d" if step >= 2 * 86_400_000 else "%m-%d %H:%M"
     ticks = tuple((x(t), _format(t, fmt)) for t in range(lo + step // 2, hi, step))
     return Timeline(tuple(marks), blind, failing, ("data", *(short(g.group) for g in groups)), ticks)
+
+
+# -- The decision panel (DESIGN §4: the recommendation per group first, then the gate, the owners, the next step) --
+
+
+def stand_in_recommendations(
+    incident: str,
+    contamination: Sequence[Mapping[str, Any]],
+    in_blast: Iterable[str],
+    last_success_ms: int | None,
+    healed_ms: int | None,
+    at_ms: int,
+) -> list[dict[str, Any]]:
+    """STAND-IN, to be replaced by the answers layer's recommendation (DESIGN §2.3, ``recommend()``): one
+    ``Recommendation.to_json()`` per affected group of one incident, from what its analysis knows — the group's
+    versions and verdicts (``contamination``: the analysis's JSON), the model versions in its blast radius and its
+    window — through the core's own rule (:func:`pareis.core.serving.recommend`), so no rule is copied here. What it
+    cannot know yet: deployments and serving aliases (every group's newest version is *presumed* serving:
+    ``serving_known`` false) and the other incidents that reached the group (only this one counts)."""
+    from pareis.core.contamination import ModelVersion
+    from pareis.core.serving import Reach, VersionFacts, recommend
+
+    blast = frozenset(in_blast)
+    out = []
+    for g in contamination:
+        versions = [
+            VersionFacts(
+                ModelVersion(v["urn"], g["group"] if g["group"] != v["urn"] else None, v["version"], v["trained_at_ms"])
+            )
+            for v in g["versions"]
+        ]
+        reach = Reach(incident, last_success_ms, healed_ms, blast & {v["urn"] for v in g["versions"]})
+        out.append(recommend(g["group"], versions, [reach], at_ms).to_json())
+    return out
+
+
+def decisions(
+    recommendations: Iterable[Mapping[str, Any]], owners: Mapping[str, Sequence[Mapping[str, Any]]]
+) -> list[dict[str, Any]]:
+    """The decision panel's entries: each recommendation (``Recommendation.to_json()``), plus ``owners`` (of the
+    group's versions, from the analysis's ``owners.models``; deduplicated, by URN) and ``next_step`` (one sentence).
+    The retrain gate of each group is fetched apart (``/fragments/gate``): it can take seconds on a large graph."""
+    out = []
+    for rec in recommendations:
+        versions = {rec["group"], *(s["urn"] for s in rec["serving"]), *(v["urn"] for v in rec["contaminated"])}
+        if rec["target"]:
+            versions.add(rec["target"]["urn"])
+        found = {o["urn"]: o for model, given in owners.items() if model in versions for o in given}
+        out.append({**rec, "owners": [found[u] for u in sorted(found)], "next_step": next_step(rec)})
+    return out
+
+
+def next_step(rec: Mapping[str, Any]) -> str:
+    """What to do first about one group, in one sentence (from its recommendation alone)."""
+    group = short(rec["group"])
+    target = short(rec["target"]["urn"]) if rec["target"] else None
+    action = rec["action"]
+    if action == "ROLL_BACK" and target:
+        return f"Roll {group} back to {target} now; retrain only once the retrain gate says GO."
+    if action == "PROMOTE" and target:
+        return f"Promote {target} to serve {group} now."
+    if action == "RETRAIN":
+        return (
+            f"Retrain {group} on clean data as soon as the retrain gate says GO; no clean version exists to switch to."
+        )
+    spare = [short(u) for u in rec.get("do_not_promote", ())]
+    if spare:
+        return f"Nothing to switch for {group}; make sure nobody promotes {', '.join(spare)}."
+    return f"Nothing to do for {group}."
+
+
+ACTIONS = {"ROLL_BACK": "Roll back", "PROMOTE": "Promote", "RETRAIN": "Retrain", "NONE": "No switch"}
+"""An action as its badge reads."""
+
+
+def action(value: str) -> str:
+    return ACTIONS.get(value, value)
+
+
+def check_name(check_id: str) -> str:
+    """A gate check's id in words (``no_active_incident`` → ``no active incident``)."""
+    return check_id.replace("_", " ")
+
+
+def at_risk(models: Iterable[str], contamination: Sequence[Mapping[str, Any]], healed_ms: int | None) -> list[str]:
+    """The model versions an incident put at risk: those in its blast radius (``models``) except versions trained
+    after its heal (they were trained on repaired data and never served the bad data)."""
+    if healed_ms is None:
+        return sorted(models)
+    later = {
+        v["urn"]
+        for g in contamination
+        for v in g["versions"]
+        if v["trained_at_ms"] is not None and v["trained_at_ms"] > healed_ms
+    }
+    return sorted(set(models) - later)
+
+
+def contaminated(contamination: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Every CONTAMINATED version of an incident's groups, by URN."""
+    return sorted(v["urn"] for g in contamination for v in g["versions"] if v["verdict"] == "CONTAMINATED")
+
+
+def unknown(value: object) -> object:
+    """``unknown`` for a value without data (None: DESIGN §2.5, a component without data is unknown, not 0)."""
+    return "unknown" if value is None else value
+
+
+@dataclass(frozen=True)
+class GraphNode:
+    """One node of the blast graph as text: its label, kind, role, severity (models) and the nodes it feeds."""
+
+    label: str
+    kind: str
+    role: str
+    severity: str | None
+    feeds: tuple[str, ...]
+    more: int = 0  # nodes it feeds beyond those named
+
+
+FEEDS_NAMED = 8
+"""How many of the nodes one node feeds the text names (the rest are counted)."""
+
+
+def layers(graph: BlastGraph) -> list[tuple[str, list[GraphNode]]]:
+    """The blast graph as text, layer by layer (what a screen reader reads, and a phone shows instead of the
+    drawing): each layer named by what it holds, each node with the labels of the nodes it feeds."""
+    label = {n.id: _node_label(n.label, n.kind, n.count) for n in graph.nodes}
+    feeds: dict[str, list[str]] = {}
+    for e in graph.edges:
+        if e.rel != "sibling":
+            feeds.setdefault(e.source, []).append(label[e.target])
+    out: dict[int, list[GraphNode]] = {}
+    for n in graph.nodes:
+        fed = sorted(set(feeds.get(n.id, ())))
+        node = GraphNode(label[n.id], n.kind, n.role, n.severity, tuple(fed[:FEEDS_NAMED]), len(fed[FEEDS_NAMED:]))
+        out.setdefault(n.layer, []).append(node)
+    return [(_layer_title(nodes), nodes) for _, nodes in sorted(out.items())]
+
+
+def _node_label(label: str, kind: str, count: int) -> str:
+    return f"{label} ({count:,} columns)" if kind in ("dataset", "schema") else label
+
+
+def _layer_title(nodes: Sequence[GraphNode]) -> str:
+    kinds = {n.kind for n in nodes}
+    roles = {n.role for n in nodes}
+    if kinds == {"model"}:
+        return "models"
+    if kinds == {"feature"}:
+        return "features"
+    if roles == {"failing"}:
+        return "failing"
+    if "origin" in roles and roles <= {"origin", "failing"}:
+        return "origin"
+    return "downstream"
+
+
+_URN = re.compile(r"urn:li:[A-Za-z]+:(?:\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)|[^\s,;()]*[^\s,;().])")
+
+
+def shorten_urns(text: str | None) -> str:
+    """``text`` with every URN in it replaced by its short name (DESIGN §4: sentences name entities by their short
+    names; the full URNs stay in the JSON)."""
+    return _URN.sub(lambda m: short(m.group(0)), text or "")

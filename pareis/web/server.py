@@ -11,6 +11,7 @@ from starlette.types import ASGIApp
 
 from pareis.answers.sources import Sources
 from pareis.web.app import create_app, wall_clock_ms
+from pareis.web.present import when
 
 
 def uvicorn_config(app: ASGIApp, host: str, port: int) -> uvicorn.Config:
@@ -30,9 +31,12 @@ def run_app(
     clock: Callable[[], int] = wall_clock_ms,
     guard: contextlib.AbstractContextManager[object] | None = None,
     announce: Callable[[str], None] = print,
+    clock_fixed: bool = False,
 ) -> None:
     """Serve ``sources`` on ``host:port`` until interrupted: uvicorn stops gracefully on SIGINT or SIGTERM, then
-    re-raises the signal, so the process ends as interrupted (status 130 or 143)."""
-    app = create_app(sources, token=token, clock=clock, guard=guard)
-    announce(f"Mission Control on http://{host}:{port}/ ({sources.origin}); Ctrl-C stops it")
+    re-raises the signal, so the process ends as interrupted (status 130 or 143). ``clock_fixed``: ``clock`` is a
+    given time (``--at``, a snapshot's newest time), which the pages state."""
+    app = create_app(sources, token=token, clock=clock, guard=guard, clock_fixed=clock_fixed)
+    at = f", evaluated at {when(clock())}" if clock_fixed else ""
+    announce(f"Mission Control on http://{host}:{port}/ ({sources.origin}{at}); Ctrl-C stops it")
     uvicorn.Server(uvicorn_config(app, host, port)).run()

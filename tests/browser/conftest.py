@@ -3,8 +3,10 @@
 Chromium is the system one (``deploy/local/browser.sh`` installs it; ``make test`` runs that first), launched by
 path: Playwright's own browser download can't work on these machines. A missing browser FAILS the tests, it never
 skips them. Every page a test opens records console errors and uncaught exceptions, and the test fails when there is
-any. Screenshots go to ``$PAREIS_TEST_ARTIFACTS`` (default ``.stack/artifacts/browser``); with
-``PAREIS_TEST_UPDATE_SCREENSHOTS=1`` they are copied to ``docs/screenshots/`` too (the README's pictures).
+any it did not declare (:meth:`tests.support.chromium.Screen.allow`). Pages are opened at the two sizes an on-call
+engineer reads them at: a laptop (1440×900) and a phone (390×844). Screenshots go to ``$PAREIS_TEST_ARTIFACTS`` (default
+``.stack/artifacts/browser``); with ``PAREIS_TEST_UPDATE_SCREENSHOTS=1`` they are copied to ``docs/screenshots/``
+too (the README's pictures).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.support.chromium import CHROMIUM_FLAGS
+from tests.support.chromium import CHROMIUM_FLAGS, SIZES, Screen, open_screen
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page, Playwright
@@ -50,17 +52,28 @@ def browser(playwright: Playwright) -> Iterator[Browser]:
     browser.close()
 
 
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    """A fresh page (1400×900) that fails the test on any console error or uncaught exception."""
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("console", lambda m: errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
-    yield page
+@pytest.fixture(params=sorted(SIZES))
+def screen(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Screen]:
+    """A fresh page at each size (``desktop``, ``phone``) that fails the test on an undeclared console error."""
+    context, s = open_screen(browser, request.param)
+    yield s
     context.close()
-    assert errors == [], "the browser reported errors"
+    assert s.unexpected() == [], "the browser reported errors"
+
+
+@pytest.fixture
+def desktop(browser: Browser) -> Iterator[Screen]:
+    """:func:`screen` at the desktop size only."""
+    context, s = open_screen(browser, "desktop")
+    yield s
+    context.close()
+    assert s.unexpected() == [], "the browser reported errors"
+
+
+@pytest.fixture
+def page(desktop: Screen) -> Page:
+    """:func:`desktop`'s page: a fresh 1440×900 page that fails the test on any console error."""
+    return desktop.page
 
 
 @pytest.fixture(scope="session")
@@ -72,11 +85,14 @@ def artifacts() -> Path:
 
 @pytest.fixture
 def screenshot(artifacts: Path) -> Callable[[Page, str], Path]:
-    """``screenshot(page, name)``: a full-page PNG in the artifacts (and docs/screenshots/ when updating)."""
+    """``screenshot(page, name)``: a PNG of the first screen (what is read without scrolling: the test this page is
+    made for), copied to docs/screenshots/ when updating; the whole page as ``NAME-full.png`` in the artifacts."""
 
     def take(page: Page, name: str) -> Path:
         path = artifacts / f"{name}.png"
-        page.screenshot(path=str(path), full_page=True)
+        page.evaluate("window.scrollTo(0, 0)")
+        page.screenshot(path=str(path))
+        page.screenshot(path=str(artifacts / f"{name}-full.png"), full_page=True)
         if os.environ.get("PAREIS_TEST_UPDATE_SCREENSHOTS") == "1":
             docs = ROOT / "docs" / "screenshots"
             docs.mkdir(parents=True, exist_ok=True)

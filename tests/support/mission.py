@@ -50,3 +50,49 @@ class DemoState:
             for step in self.steps[len(self.done) : stop + 1]:
                 self.session.run(step)
                 self.done.append(step)
+
+
+# -- Long dbt-style names: what makes pages too wide when nothing wraps -------------------------------------------
+
+LONG_RAW = (
+    "raw_ingestion_landing_zone.salesforce_marketing_cloud_export.email_campaign_engagement_events_unfiltered_snapshot"
+)
+LONG_STG = "analytics_production.dbt_marketing_attribution_staging.stg_multi_touch_attribution_sessions_by_channel_v2"
+LONG_COLUMN = "customer_lifetime_value_prediction_input_feature_normalised_by_cohort_and_acquisition_region"
+LONG_GROUP = (
+    "urn:li:mlModelGroup:(urn:li:dataPlatform:mlflow,customer_lifetime_value_propensity_gradient_boosted_ensemble,PROD)"
+)
+LONG_T0 = 1_760_000_000_000
+HOUR_MS = 3_600_000
+
+
+def long_names() -> tuple[Sources, int]:
+    """A lineage index and run history whose every name is long (a raw table, a dbt staging model, a column, a
+    feature, a model group of three versions), with an ACTIVE incident on the raw table's column: the sources (with
+    an empty incident store, so pages follow changes) and the time to evaluate at."""
+    from pareis.core.runs import AssertionRun, ResultType
+    from pareis.store.incidents_memory import MemoryIncidentStore
+    from pareis.store.lineage_memory import MemoryLineageStore
+    from pareis.store.runs_memory import MemoryRunHistory
+    from tests.support.graphs import ASSERTION, Graph, c, ds, feat, model
+
+    g = Graph(MemoryLineageStore())
+    g.schema(LONG_RAW, LONG_COLUMN, "id").schema(LONG_STG, LONG_COLUMN, "id")
+    g.lineage(LONG_STG, [LONG_RAW], ([c(LONG_RAW, LONG_COLUMN)], [c(LONG_STG, LONG_COLUMN)]))
+    g.feature(LONG_COLUMN, c(LONG_STG, LONG_COLUMN))
+    for v in (1, 2, 3):
+        name = f"customer_lifetime_value_propensity_gradient_boosted_ensemble_version_{v}"
+        g.put(
+            model(name),
+            "mlModelProperties",
+            {
+                "mlFeatures": [feat(LONG_COLUMN)],
+                "groups": [LONG_GROUP],
+                "created": {"time": LONG_T0 + v * 10 * HOUR_MS},
+            },
+        )
+    g.assertion(LONG_RAW, c(LONG_RAW, LONG_COLUMN))
+    runs = MemoryRunHistory()
+    runs.record(AssertionRun(ASSERTION, LONG_T0 + 15 * HOUR_MS, ResultType.SUCCESS, ds(LONG_RAW)))
+    runs.record(AssertionRun(ASSERTION, LONG_T0 + 35 * HOUR_MS, ResultType.FAILURE, ds(LONG_RAW), failed_rows=1234))
+    return Sources(g.store, runs, MemoryIncidentStore(), origin="long names (in memory)"), LONG_T0 + 36 * HOUR_MS

@@ -122,7 +122,7 @@ def test_replay_validates_every_file_before_publishing(files: dict[str, Path]) -
     ("args", "says"),
     [
         (["run", "nosuchrole"], "pareis run: Invalid value: unknown role 'nosuchrole'"),
-        (["serve", "--bad"], "pareis serve: No such option: --bad (see pareis serve --help)"),
+        (["serve", "--nonsense"], "pareis serve: No such option: --nonsense (see pareis serve --help)"),
         (["gate"], "pareis gate: Missing option '--model'."),
         (["protect", "--max-gaps", "-1"], "pareis protect: Invalid value for '--max-gaps'"),
         (["nosuchcmd"], "No such command 'nosuchcmd'. (see pareis --help)"),

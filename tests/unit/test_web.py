@@ -81,14 +81,22 @@ def test_the_models_page_shows_verdicts_and_the_gate_says_no_go(client: TestClie
     assert page.status_code == 200
     for urn in CONTAMINATED:
         assert re.search(rf'data-version="{re.escape(urn)}">.*?CONTAMINATED', page.text, re.S)
-    assert page.text.count('data-testid="gate-decision">NO-GO<') == 2
-    assert len(re.findall(r'<tr data-check="no_active_incident" data-status="FAIL">', page.text)) == 2
+    slots = re.findall(r'hx-get="(/fragments/gate\?model=[^"]+)"', page.text)  # each gate is fetched apart
+    assert len(slots) == 2
+    for slot in slots:
+        fragment = client.get(slot.replace("&amp;", "&")).text
+        assert 'data-testid="gate-decision">NO-GO<' in fragment
+        assert len(re.findall(r'<tr data-check="[a-z_]+" data-status="[A-Z]+">', fragment)) == len(CHECK_IDS)
+        assert '<tr data-check="no_active_incident" data-status="FAIL">' in fragment
+        assert '<li data-check="no_active_incident"><b>no active incident</b>: 1 active incident(s) on ' in fragment
+        assert "urn:li:dataset" not in fragment.split("<details")[0]  # sentences name short names (DESIGN §4)
     answer = client.get("/api/models").json()
     assert {g["model"].split(",")[1] for g in answer["groups"]} >= {"churn", "ltv"}
     for group in GROUPS:  # the gate's own answer, at the demo's clock
         expected = gate(demo.sources, model=group, at_ms=demo.clock()).to_json()
         assert answer["gates"][group] == json.loads(json.dumps(expected))
         assert [c["id"] for c in answer["gates"][group]["checks"]] == list(CHECK_IDS)
+    assert client.get("/fragments/gate").status_code == 400  # no model: said, not guessed
 
 
 def test_protect_shows_scores_gaps_and_the_dbt_yaml(client: TestClient, demo: DemoState) -> None:
