@@ -27,6 +27,7 @@ from pareis.core.incident_urn import incident_urn
 from pareis.core.intents import IncidentFacts, RetrainStatus
 from pareis.core.owners import Owner, incident_owners, owners_by_entity
 from pareis.core.runs import AssertionRun, ResultType
+from pareis.core.serving import DEFAULT_SERVING_ALIASES, Reach, VersionFacts, recommend
 from pareis.core.window import IncidentWindow
 
 UNCLASSIFIED = OTHER
@@ -45,6 +46,10 @@ class AnalysisInputs:
     (:mod:`pareis.core.dimension`: ``completeness``, ``freshness``, …), the incident's class of failure.
     ``owners``: the owners of each assertee dataset (its siblings' included) and of each affected model (its
     group's included), as :func:`pareis.core.owners.owners_by_entity` reads them; an entity missing has none.
+    ``serving``: what says whether each of those versions serves (:func:`pareis.core.catalog.serving_facts`; a
+    version missing here has no deployment and no alias), and ``serving_aliases`` the aliases that mean serving.
+    ``reaches``: the other incidents that reached the affected groups (their blind windows and blast radii), for a
+    recommendation over every incident (DESIGN §2.3); the incident analysed adds its own.
     """
 
     runs: tuple[AssertionRun, ...]
@@ -52,21 +57,31 @@ class AnalysisInputs:
     versions: Mapping[str, tuple[ModelVersion, ...]] = field(default_factory=dict)
     failure_classes: Mapping[str, str] = field(default_factory=dict)
     owners: Mapping[str, tuple[Owner, ...]] = field(default_factory=dict)
+    serving: Mapping[str, VersionFacts] = field(default_factory=dict)
+    serving_aliases: tuple[str, ...] = DEFAULT_SERVING_ALIASES
+    reaches: tuple[Reach, ...] = ()
 
 
 def incident_facts(
-    view: LineageView, key: str, timeline: Sequence[AssertionRun], window: IncidentWindow
+    view: LineageView,
+    key: str,
+    timeline: Sequence[AssertionRun],
+    window: IncidentWindow,
+    serving_aliases: tuple[str, ...] = DEFAULT_SERVING_ALIASES,
 ) -> IncidentFacts:
     """The analysis of ``window``, one incident of the incident key ``key`` whose runs are ``timeline`` (every run
     of the key's sibling class's assertions), under its URN ``incident_urn(key, first failure)``.
 
     ``view`` should be a :class:`~pareis.core.graph.Memo` so that one analysis asks the index each question once.
     """
-    return analyse(key, window, analysis_inputs(view, timeline, window.runs))
+    return analyse(key, window, analysis_inputs(view, timeline, window.runs, serving_aliases))
 
 
 def analysis_inputs(
-    view: LineageView, timeline: Sequence[AssertionRun], failing: Iterable[AssertionRun]
+    view: LineageView,
+    timeline: Sequence[AssertionRun],
+    failing: Iterable[AssertionRun],
+    serving_aliases: tuple[str, ...] = DEFAULT_SERVING_ALIASES,
 ) -> AnalysisInputs:
     """The inputs of :func:`analyse` for ``timeline``: the blast radius of every assertion with a FAILURE among
     ``failing`` (an assertion whose definition is not indexed yet covers the whole datasets it failed on), the
@@ -88,12 +103,15 @@ def analysis_inputs(
             blast[assertion] = blast_radius(view, datasets=sorted(assertees[assertion]))
     models = {m.urn: m.group for radius in blast.values() for m in radius.models}
     datasets = {run.dataset for run in timeline} | {d for ds in assertees.values() for d in ds}
+    versions = model_versions(view, blast.values())
     return AnalysisInputs(
         runs=tuple(timeline),
         blast=blast,
-        versions=model_versions(view, blast.values()),
+        versions=versions,
         failure_classes=catalog.failure_classes(defs),
         owners=owners_by_entity(view, sorted(datasets), models),
+        serving=catalog.serving_facts(view, (v for vs in versions.values() for v in vs)),
+        serving_aliases=serving_aliases,
     )
 
 
@@ -125,8 +143,20 @@ def analyse(key: str, window: IncidentWindow, inputs: AnalysisInputs, *, urn: st
     at_risk = tuple(sorted({m.urn for m in radius.models} | set(radius.features)))
     classes = sorted({inputs.failure_classes.get(a, UNCLASSIFIED) for a in window.assertions})
     owned = {key, *(run.dataset for run in window.runs)}
+    urn = urn if urn is not None else incident_urn(key, window.first_failure_ms)
+    own = Reach(urn, window.last_success_ms, window.healed_ms, frozenset(m.urn for m in radius.models))
+    decisions = tuple(
+        recommend(
+            g.group,
+            [inputs.serving.get(v.version.urn) or VersionFacts(v.version) for v in g.versions],
+            [own, *(r for r in inputs.reaches if r.incident != urn)],
+            None,
+            inputs.serving_aliases,
+        )
+        for g in groups
+    )
     return IncidentFacts(
-        urn=urn if urn is not None else incident_urn(key, window.first_failure_ms),
+        urn=urn,
         dataset=key,
         window=window,
         blast=radius,
@@ -135,6 +165,7 @@ def analyse(key: str, window: IncidentWindow, inputs: AnalysisInputs, *, urn: st
         at_risk=at_risk,
         failure_class="+".join(classes) if classes else UNCLASSIFIED,
         owners=incident_owners(inputs.owners, owned, (m.urn for m in radius.models)),
+        decisions=decisions,
     )
 
 

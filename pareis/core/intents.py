@@ -20,6 +20,7 @@ from pareis.core.contamination import GroupContamination
 from pareis.core.impact import BlastRadius, Severity
 from pareis.core.owners import IncidentOwners
 from pareis.core.runs import ResultType
+from pareis.core.serving import Recommendation
 from pareis.core.window import IncidentWindow
 
 TAG_AT_RISK = "urn:li:tag:pareis-at-risk"
@@ -45,6 +46,8 @@ class IncidentFacts:
     at_risk: tuple[str, ...]
     failure_class: str
     owners: IncidentOwners = field(default_factory=IncidentOwners)
+    decisions: tuple[Recommendation, ...] = ()
+    """The recommendation per affected group (DESIGN §2.3), in group order: what a person does now."""
 
     @property
     def severity(self) -> Severity:
@@ -80,6 +83,7 @@ class IncidentFacts:
             "blast": self.blast.to_json(),
             "contamination": [g.to_json() for g in self.contamination],
             "dataset": self.dataset,
+            "decisions": [d.to_json() for d in self.decisions],
             "failure_class": self.failure_class,
             "incident": self.urn,
             "owners": self.owners.to_json(),

@@ -183,14 +183,17 @@ def recommend(
     group: str,
     versions: Sequence[VersionFacts],
     reaches: Sequence[Reach],
-    at_ms: int,
+    at_ms: int | None,
     serving_aliases: Collection[str] = DEFAULT_SERVING_ALIASES,
     label: Mapping[str, str] | None = None,
 ) -> Recommendation:
     """The recommendation for ``group`` at ``at_ms`` (module docstring). Versions trained after ``at_ms`` do not
-    exist yet; a version with an unknown training time is kept (it may serve) but is never a target. ``label``
-    names versions in the reason (default: the version label, else the URN's name)."""
-    present = [f for f in versions if f.version.trained_at_ms is None or f.version.trained_at_ms <= at_ms]
+    exist yet (None: every version given exists); a version with an unknown training time is kept (it may serve)
+    but is never a target. ``label`` names versions in the reason (default: the version label, else the URN's
+    name)."""
+    present = [
+        f for f in versions if at_ms is None or f.version.trained_at_ms is None or f.version.trained_at_ms <= at_ms
+    ]
     verdicts = combined_verdicts([f.version for f in present], reaches)
     live = [f for f in present if not f.removed]
     contaminated = tuple(sorted((f.version for f in live if verdicts[f.version.urn] is Verdict.CONTAMINATED), key=age))

@@ -83,7 +83,9 @@ def test_the_recipe_names_an_incident_by_its_key_and_first_failure_unless_it_was
     assert facts.blast.models, "the recording's incident reaches models"
     opened = incident_urn(key, window.first_failure_ms + 1)
     kept = analyse(key, window, analysis_inputs(view, timeline, window.runs), urn=opened)
-    assert kept.urn == opened and kept.to_json() | {"incident": facts.urn} == facts.to_json()
+    assert kept.urn == opened
+    assert kept.to_json() | {"incident": facts.urn, "decisions": None} == facts.to_json() | {"decisions": None}
+    assert {tuple(d.incidents) for d in kept.decisions} == {(opened,)}, "the decision names the incident by its URN"
 
 
 def test_the_composition_root_hands_the_incidents_role_one_output_per_write_path() -> None:
