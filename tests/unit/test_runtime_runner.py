@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -138,6 +139,9 @@ class Consumer:
     def close(self) -> None:
         return None
 
+    def list_topics(self, timeout: float) -> Any:
+        return SimpleNamespace(topics={TOPIC: None})
+
 
 class Producer:
     def __init__(self, log: Log) -> None:
@@ -189,6 +193,7 @@ def test_nothing_is_committed_past_a_dead_letter_until_it_is_delivered(
     )
     monkeypatch.setattr(runner_module.clients, "new_producer", lambda config, on_error: Producer(log))
     monkeypatch.setattr(runner_module.clients, "wait_for_brokers", lambda *args, **kwargs: None)
+    monkeypatch.setattr(runner_module.RoleRunner, "_ensure_topics", lambda self: None)
     settings = Settings(
         kafka=KafkaSettings(topics=Topics(dlq=DLQ)),
         runtime=RuntimeSettings(batch_size=2, batch_timeout_s=0.01, commit_every=cadence[0],
@@ -281,6 +286,7 @@ def run_exactly_once_until_committed(
     )
     monkeypatch.setattr(runner_module.clients, "new_producer", new_producer)
     monkeypatch.setattr(runner_module.clients, "wait_for_brokers", lambda *args, **kwargs: None)
+    monkeypatch.setattr(runner_module.RoleRunner, "_ensure_topics", lambda self: None)
     settings = Settings(
         kafka=KafkaSettings(topics=Topics(dlq=DLQ)),
         runtime=RuntimeSettings(batch_size=2, batch_timeout_s=0.01, commit_every=2, commit_interval_ms=600_000,
