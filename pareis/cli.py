@@ -54,6 +54,7 @@ def _register() -> None:
     from pareis.commands.protect import protect
     from pareis.commands.replay import replay
     from pareis.commands.serve import serve
+    from pareis.commands.topics import topics
 
     app.command("analyze")(analyze)
     app.command("blast")(blast)
@@ -65,6 +66,7 @@ def _register() -> None:
     app.command("mcp")(mcp)
     app.command("replay")(replay)
     app.command("serve")(serve)
+    app.add_typer(topics)
 
 
 def main(argv: list[str] | None = None) -> None:

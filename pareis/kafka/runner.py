@@ -161,6 +161,7 @@ class RoleRunner:
                 role.inputs,
                 stop=self.stop,
                 beat=self.heartbeat.beat,
+                log=self.log,
             )
         except BaseException:
             pipeline.close()
@@ -461,7 +462,8 @@ class RoleRunner:
         while True:
             self.heartbeat.beat()
             try:
-                topics.ensure(admin, specs, create=kafka.create_topics, timeout_s=kafka.call_timeout_s)
+                outcomes = topics.ensure(admin, specs, create=kafka.create_topics, timeout_s=kafka.call_timeout_s)
+                topics.report(outcomes, self.log)
                 return
             except Retriable as exc:
                 if time.monotonic() > deadline or self.stop.is_set():

@@ -25,15 +25,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import structlog
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from pareis.config import OWNED_TOPICS, Settings
 from pareis.errors import Fatal, Retriable
 from pareis.kafka.classify import error_of, from_kafka_error
-
-log = structlog.get_logger(__name__)
 
 _NOT_ALLOWED = frozenset(
     {
@@ -107,21 +104,30 @@ def ensure(
     created = _create(admin, missing, timeout_s) if missing else set()
     if created != {spec.name for spec in missing}:
         existing = _partitions(admin, timeout_s)  # created meanwhile by another role: read what it has
-    outcomes = []
-    for spec in specs:
-        partitions = spec.partitions if spec.name in created else existing.get(spec.name, spec.partitions)
-        outcome = Outcome(spec, spec.name in created, partitions)
-        outcomes.append(outcome)
+    return [
+        Outcome(
+            spec,
+            spec.name in created,
+            spec.partitions if spec.name in created else existing.get(spec.name, spec.partitions),
+        )
+        for spec in specs
+    ]
+
+
+def report(outcomes: Iterable[Outcome], log: Any) -> None:
+    """Log what :func:`ensure` did that an operator should know: each topic created, each with fewer partitions
+    than configured."""
+    for outcome in outcomes:
+        spec = outcome.spec
         if outcome.created:
             log.info("created topic", topic=spec.name, partitions=spec.partitions, configs=dict(spec.configs))
-        elif partitions < spec.partitions:
+        elif outcome.partitions < spec.partitions:
             log.warning(
                 "topic has fewer partitions than configured; the roles reading it scale to that many instances only",
                 topic=spec.name,
-                partitions=partitions,
+                partitions=outcome.partitions,
                 configured=spec.partitions,
             )
-    return outcomes
 
 
 def wait_for(
@@ -130,6 +136,7 @@ def wait_for(
     *,
     stop: threading.Event,
     beat: Callable[[], None],
+    log: Any,
     timeout_s: float = 10.0,
     every_s: float = _LOOK_EVERY_S,
 ) -> bool:
