@@ -2,7 +2,8 @@
 
 It keeps Kafka's observable semantics that Pareis relies on: topics with partitions, records partitioned by key
 (the same key always lands in the same partition), per-partition order and offsets, and the producer's size
-limit (a record over ``max_message_bytes``, librdkafka's ``message.max.bytes``, is refused: :class:`RecordTooLarge`).
+limit (a record a role produces over ``max_message_bytes``, librdkafka's ``message.max.bytes``, is refused:
+:class:`RecordTooLarge`).
 It does not import confluent_kafka, so it runs where no broker is reachable.
 """
 
@@ -64,19 +65,23 @@ class MemoryBroker:
         value: bytes | None,
         headers: Mapping[str, bytes] | None = None,
     ) -> Record:
-        """Append one record and return it with its partition and offset; :class:`RecordTooLarge` when it is over
-        ``max_message_bytes``."""
+        """Append one record as a role's producer does, and return it with its partition and offset;
+        :class:`RecordTooLarge` when it is over ``max_message_bytes``."""
         if not fits(OutRecord(topic, key, value, tuple((headers or {}).items())), self.max_message_bytes):
             raise RecordTooLarge(f"a record to {topic} is over the producer's limit ({self.max_message_bytes} bytes)")
+        return self._store(topic, key, value, headers)
+
+    def publish(self, topic: str, key: bytes | None, value: bytes, headers: Mapping[str, bytes] | None = None) -> None:
+        """The replay sink contract: an append that is durable at once, as GMS writes the change log. Not bound by
+        ``max_message_bytes``: DataHub's producer and topics take records of several MB."""
+        self._store(topic, key, value, headers)
+
+    def _store(self, topic: str, key: bytes | None, value: bytes | None, headers: Mapping[str, bytes] | None) -> Record:
         partition = self.partition_for(topic, key)
         log = self._logs[topic][partition]
         record = Record(topic, partition, len(log), key, value, tuple(sorted((headers or {}).items())))
         log.append(record)
         return record
-
-    def publish(self, topic: str, key: bytes | None, value: bytes, headers: Mapping[str, bytes] | None = None) -> None:
-        """The replay sink contract: an append that is durable at once."""
-        self.append(topic, key, value, headers)
 
     def flush(self) -> None:
         """Nothing is ever pending in memory."""
