@@ -139,11 +139,12 @@ class KafkaSettings(Section):
     dlq_max_bytes: int = Field(default=900_000, ge=1024)
     """Upper bound of a dead letter (key, value and headers); a larger poison message keeps as much of its value
     as fits, marked truncated. Keep it below the DLQ topic's ``max.message.bytes`` (1 MB by default)."""
-    call_timeout_s: float = Field(default=10.0, gt=0)
-    """The timeout a role gives each blocking Kafka call (a transactional call, reading committed offsets), retried
-    while its errors are retriable. Pareis enforces it itself: a call still blocked 5 s past it (librdkafka does
-    not always honour it: after a broker restart a transactional call can block for ever) makes the role not
-    ready and exits the process (1), so that it restarts from its committed offsets (:mod:`pareis.kafka.watchdog`)."""
+    call_timeout_s: float = Field(default=5.0, gt=0)
+    """The timeout a role gives each transactional call (and the admin calls at start-up), retried while its errors
+    are retriable (a slow broker costs a retry, never the role). Pareis enforces it itself: a call still blocked a
+    few seconds past it (librdkafka does not always honour it: after a broker restart a transactional call can block
+    for ever) makes the role not alive, not ready, and exits the process (1) so that it restarts from its committed
+    offsets (:mod:`pareis.kafka.watchdog`); so it also bounds how long such a wedge lasts."""
     create_topics: bool = True
     """Each role creates the topics Pareis owns (``signals``, ``effects``, ``dlq``, ``gate``) that it reads or
     writes when they are missing, at start-up, as Kafka Streams creates its internal topics. false: it only checks

@@ -48,13 +48,19 @@ from pareis.kafka.classify import AbortTransaction, ProducerFenced, from_kafka_e
 from pareis.kafka.exactly_once import ExactlyOnce
 from pareis.kafka.intake import COMMITTED_TIMEOUT_S, Intake, keys
 from pareis.kafka.role import Delivery, Pipeline, Role
-from pareis.kafka.watchdog import EXIT_BLOCKED, Watchdog, exit_process, limit
+from pareis.kafka.watchdog import EXIT_BLOCKED, Watchdog, bounded, exit_process, limit
 from pareis.telemetry.health import Call, Health, Heartbeat
 from pareis.telemetry.metrics import RuntimeMetrics
 
 _LAG_EVERY_S = 2.0
 _POLL_S = 0.25
 """The longest poll while backing off (the loop beats between polls)."""
+_PRODUCER_CALLS = frozenset(
+    {"init_transactions", "send_offsets_to_transaction", "commit_transaction", "abort_transaction", "flush"}
+)
+"""The loop's calls on the producer: blocked in one of them (and in no consumer call), the consumer can still be
+closed from another thread (:meth:`RoleRunner._blocked`)."""
+_LEAVE_S = 3.0
 _RENEWALS = 3
 """New producers an exactly-once role starts after a fencing without a commit in between, before it stops."""
 
@@ -155,13 +161,14 @@ class RoleRunner:
         producer = clients.new_producer(self._producer_config, self._on_client_error)
         try:  # name an unreachable broker within seconds, give up after connect_timeout_s (exit 1)
             clients.wait_for_brokers(self.consumer, kafka.bootstrap_servers, kafka.connect_timeout_s, stop=self.stop)
-            self._ensure_topics()
+            created = self._ensure_topics()
             present = topics.wait_for(
                 lambda timeout_s: self.consumer.list_topics(timeout=timeout_s),
                 role.inputs,
                 stop=self.stop,
                 beat=self.heartbeat.beat,
                 log=self.log,
+                created=created,
             )
         except BaseException:
             pipeline.close()
@@ -449,14 +456,14 @@ class RoleRunner:
             self.intake.rewind()
 
     # --- topics ------------------------------------------------------------------------------------------------
-    def _ensure_topics(self) -> None:
+    def _ensure_topics(self) -> set[str]:
         """Create (or, with ``kafka.create_topics`` off, check) the topics Pareis owns that this role reads or writes
-        (:func:`pareis.kafka.topics.ensure`); a cluster that does not answer is asked again up to
-        ``kafka.connect_timeout_s``."""
+        (:func:`pareis.kafka.topics.ensure`), and return the names of those created; a cluster that does not answer
+        is asked again up to ``kafka.connect_timeout_s``."""
         kafka = self.settings.kafka
         specs = topics.owned(self.settings, {*self.role.inputs, *self.role.outputs})
         if not specs:
-            return
+            return set()
         admin = clients.new_admin(self.settings)
         deadline = time.monotonic() + kafka.connect_timeout_s
         while True:
@@ -464,7 +471,7 @@ class RoleRunner:
             try:
                 outcomes = topics.ensure(admin, specs, create=kafka.create_topics, timeout_s=kafka.call_timeout_s)
                 topics.report(outcomes, self.log)
-                return
+                return {outcome.spec.name for outcome in outcomes if outcome.created}
             except Retriable as exc:
                 if time.monotonic() > deadline or self.stop.is_set():
                     raise Fatal(f"topics not ensured within {kafka.connect_timeout_s:.0f}s: {exc}") from exc
@@ -474,7 +481,12 @@ class RoleRunner:
     # --- the watchdog ------------------------------------------------------------------------------------------
     def _blocked(self, call: Call, late_s: float) -> None:
         """The watchdog's report (from its own thread): the loop is blocked in a Kafka call past its deadline. The
-        heartbeat already fails liveness and readiness; one line says why, and the process exits."""
+        heartbeat already fails liveness and readiness; one line says why, and the process exits.
+
+        When the blocked call is the producer's and not made inside a poll, the consumer first leaves the group
+        (bounded by :data:`_LEAVE_S`; it commits nothing: the role is failed), so that the restarted instance gets
+        the partitions at once instead of after this member's session times out."""
+        self.failed = True
         self.health.gate(f"{self.role.name}.joined", False)
         self.log.error(
             "kafka call blocked past its deadline; exiting so that the role restarts from its committed offsets",
@@ -482,6 +494,8 @@ class RoleRunner:
             deadline_s=round(call.limit_s, 1),
             blocked_s=round(call.limit_s + late_s, 1),
         )
+        if self._intake is not None and _PRODUCER_CALLS.issuperset(call.within()):
+            bounded(self.consumer.close, _LEAVE_S, f"leave-{self.role.name}")
         self._exit_process(EXIT_BLOCKED)
 
     # --- errors ----------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -137,12 +137,14 @@ def wait_for(
     stop: threading.Event,
     beat: Callable[[], None],
     log: Any,
+    created: Collection[str] = (),
     timeout_s: float = 10.0,
     every_s: float = _LOOK_EVERY_S,
 ) -> bool:
     """Return True once every topic of ``topics`` exists (``list_topics(timeout)`` is a client's metadata
-    request), False when ``stop`` was set first. Each missing topic is logged once (``waiting for topic``)."""
-    told: set[str] = set()
+    request), False when ``stop`` was set first. Each missing topic is logged once (``waiting for topic``), but
+    those just ``created`` (they may take a moment to show in this client's metadata)."""
+    told: set[str] = set(created)
     while True:
         beat()
         try:
@@ -152,7 +154,7 @@ def wait_for(
             present = set()
         missing = [topic for topic in topics if topic not in present]
         if not missing:
-            for topic in sorted(told):
+            for topic in sorted(told - set(created)):
                 log.info("topic appeared", topic=topic)
             return True
         for topic in missing:

@@ -23,9 +23,9 @@ from collections.abc import Callable
 
 from pareis.telemetry.health import Call, Heartbeat
 
-GRACE_S = 5.0
+GRACE_S = 2.0
 """How long past its own timeout a call may still return before it counts as blocked (librdkafka's timeouts are
-honoured to within a few hundred milliseconds when they are honoured at all)."""
+honoured to within milliseconds when they are honoured at all; the rest is room for a loaded machine)."""
 CHECK_EVERY_S = 0.5
 EXIT_BLOCKED = 1
 """The exit code of a process whose Kafka client blocked: the same as a Fatal's (restart from committed offsets)."""
@@ -34,6 +34,15 @@ EXIT_BLOCKED = 1
 def limit(timeout_s: float) -> float:
     """The limit of a call given ``timeout_s``: what it may take before the watchdog acts."""
     return timeout_s + GRACE_S
+
+
+def bounded(call: Callable[[], object], seconds: float, name: str) -> bool:
+    """Run ``call`` on a daemon thread of its own and wait at most ``seconds`` for it; whether it returned (a call
+    still blocked is left behind: the process is about to exit)."""
+    thread = threading.Thread(target=call, name=name, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    return not thread.is_alive()
 
 
 def exit_process(code: int = EXIT_BLOCKED) -> None:

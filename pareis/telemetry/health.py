@@ -30,6 +30,17 @@ class Call:
     what: str
     limit_s: float
     deadline: float
+    outer: Call | None = None
+    """The call this one was made in (a rebalance callback's commit inside a poll), if any."""
+
+    def within(self) -> list[str]:
+        """What this call and every call it was made in are, innermost first."""
+        found: list[str] = []
+        call: Call | None = self
+        while call is not None:
+            found.append(call.what)
+            call = call.outer
+        return found
 
 
 @dataclass
@@ -89,7 +100,7 @@ class Calling:
         heartbeat = self._heartbeat
         self._outer = heartbeat.call
         self._started = heartbeat.clock()
-        heartbeat.call = Call(self._what, self._limit_s, self._started + self._limit_s)
+        heartbeat.call = Call(self._what, self._limit_s, self._started + self._limit_s, self._outer)
 
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
@@ -97,7 +108,7 @@ class Calling:
         heartbeat = self._heartbeat
         outer = self._outer
         if outer is not None:
-            outer = Call(outer.what, outer.limit_s, outer.deadline + heartbeat.clock() - self._started)
+            outer = Call(outer.what, outer.limit_s, outer.deadline + heartbeat.clock() - self._started, outer.outer)
         heartbeat.call = outer
         heartbeat.beat()
 

@@ -193,7 +193,7 @@ def test_nothing_is_committed_past_a_dead_letter_until_it_is_delivered(
     )
     monkeypatch.setattr(runner_module.clients, "new_producer", lambda config, on_error: Producer(log))
     monkeypatch.setattr(runner_module.clients, "wait_for_brokers", lambda *args, **kwargs: None)
-    monkeypatch.setattr(runner_module.RoleRunner, "_ensure_topics", lambda self: None)
+    monkeypatch.setattr(runner_module.RoleRunner, "_ensure_topics", lambda self: set())
     settings = Settings(
         kafka=KafkaSettings(topics=Topics(dlq=DLQ)),
         runtime=RuntimeSettings(batch_size=2, batch_timeout_s=0.01, commit_every=cadence[0],
@@ -286,7 +286,7 @@ def run_exactly_once_until_committed(
     )
     monkeypatch.setattr(runner_module.clients, "new_producer", new_producer)
     monkeypatch.setattr(runner_module.clients, "wait_for_brokers", lambda *args, **kwargs: None)
-    monkeypatch.setattr(runner_module.RoleRunner, "_ensure_topics", lambda self: None)
+    monkeypatch.setattr(runner_module.RoleRunner, "_ensure_topics", lambda self: set())
     settings = Settings(
         kafka=KafkaSettings(topics=Topics(dlq=DLQ)),
         runtime=RuntimeSettings(batch_size=2, batch_timeout_s=0.01, commit_every=2, commit_interval_ms=600_000,
