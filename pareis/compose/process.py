@@ -98,6 +98,8 @@ def create_topics(settings: Settings) -> list[str]:
 def _install_signal_handlers(stop: threading.Event, grace_s: float) -> None:
     if threading.current_thread() is not threading.main_thread():
         return  # embedded (tests): the caller owns stop
+    # `kill -USR1 <pid>` writes every thread's stack to stderr, without a lock: where a wedged role is stuck.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
         name = signal.Signals(signum).name

@@ -14,6 +14,7 @@ ports), so stopping it disturbs no other test.
 from __future__ import annotations
 
 import json
+import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -150,12 +151,15 @@ def test_the_incidents_role_commits_again_within_30s_of_a_broker_restart(
             broker.up()
             back = time.monotonic()
             since, restarts = commits(), len(exits)
-            wait_until(
-                lambda: committing(since, restarts),
-                RECOVERY_S,
-                f"the role committing again after the restart\n{role.log_tail()}",
-                every_s=0.2,
-            )
+            try:
+                wait_until(lambda: committing(since, restarts), RECOVERY_S, "the role committing again", every_s=0.2)
+            except AssertionError as exc:
+                if role.proc is not None and role.proc.poll() is None:
+                    role.proc.send_signal(signal.SIGUSR1)  # its stacks into its log
+                    time.sleep(1)  # the dump is written by the process's own signal handler
+                raise AssertionError(
+                    f"no commit {RECOVERY_S:.0f}s after the broker came back\n{role.log_tail(80)}"
+                ) from exc
             recovered_s = time.monotonic() - back
         # SIGTERM stops it within the shutdown budget: cleanly, or (a call blocked in the last commit) through the
         # watchdog.
