@@ -58,7 +58,7 @@ class TopicSpec:
         """``name (N partitions, replication factor R, configs k=v)`` for a line an operator acts on."""
         factor = "the broker's default" if self.replication_factor == -1 else str(self.replication_factor)
         configs = "".join(f", {k}={v}" for k, v in sorted(self.configs.items()))
-        return f"{self.name} ({self.partitions} partitions, replication factor {factor}{configs})"
+        return f"{self.name} ({_partitions_of(self.partitions)}, replication factor {factor}{configs})"
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ class Outcome:
             return f"created {self.spec.describe()}"
         fewer = self.partitions < self.spec.partitions
         note = f"; {self.spec.partitions} configured, never changed" if fewer else ""
-        return f"exists {self.spec.name} ({self.partitions} partitions{note})"
+        return f"exists {self.spec.name} ({_partitions_of(self.partitions)}{note})"
 
 
 def owned(settings: Settings, topics: Iterable[str] | None = None) -> list[TopicSpec]:
@@ -207,6 +207,10 @@ def _create(admin: AdminClient, specs: Sequence[TopicSpec], timeout_s: float) ->
         spec, err = refused[0]
         raise from_kafka_error(err, f"creating topic {spec.name}")
     return created
+
+
+def _partitions_of(count: int) -> str:
+    return f"{count} partition{'' if count == 1 else 's'}"
 
 
 def _must_create(specs: Sequence[TopicSpec], why: str) -> str:

@@ -133,7 +133,7 @@ class Health:
         self._checked: tuple[float, dict[str, str]] | None = None
 
     def loop(self, name: str, max_silence_s: float) -> Heartbeat:
-        heartbeat = Heartbeat(max_silence_s)
+        heartbeat = Heartbeat(max_silence_s, self._clock)
         with self._lock:
             self._loops[name] = heartbeat
         return heartbeat
