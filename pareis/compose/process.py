@@ -57,7 +57,7 @@ def run_roles(roles: Sequence[Role], settings: Settings, *, stop: threading.Even
     def run_one(role: Role) -> None:
         try:
             RoleRunner(role, settings, metrics=metrics, health=health, stop=stop).run()
-        except BaseException as exc:
+        except BaseException as exc:  # noqa: BLE001, RUF100 - the role's thread ends here: its failure stops the process
             failures.append(exc)
             log.error("role failed", role=role.name, error_class=type(exc).__name__, error=str(exc))
             stop.set()

@@ -92,9 +92,13 @@ class BatchProcessor:
                 continue
             try:
                 value = decode(raw)
-            except Exception as exc:
-                dead.append(self._dead_letter_or_raise("the decoder", raw, exc, tally))
+            except Poison as exc:
+                dead.append(self._dead(raw, exc, tally))
                 continue
+            except (Retriable, Fatal):
+                raise
+            except Exception as exc:
+                raise self._unclassified("the decoder", exc, str(raw.origin)) from exc
             if value is None:
                 _bump(tally.filtered, key)
                 continue
@@ -140,9 +144,13 @@ class BatchProcessor:
                         f"an output to {too_large.topic} of {size(too_large)} bytes is over the producer's limit "
                         f"(message.max.bytes {self.max_output_bytes})"
                     )
-            except Exception as exc:
-                dead.append(self._dead_letter_or_raise("the handler", raw, exc, tally))
+            except Poison as exc:
+                dead.append(self._dead(raw, exc, tally))
                 continue
+            except (Retriable, Fatal):
+                raise
+            except Exception as exc:
+                raise self._unclassified("the handler", exc, str(raw.origin)) from exc
             outputs.extend(produced)
             _bump(tally.handled, (message.topic, message.partition))
         return outputs
@@ -165,15 +173,6 @@ class BatchProcessor:
             error=str(exc),
         )
         return dead_letter(self.dlq_topic, raw, self.role, exc, max_bytes=self.dlq_max_bytes)
-
-    def _dead_letter_or_raise(self, where: str, raw: RawMessage, exc: Exception, tally: Tally) -> OutRecord:
-        """The dead letter of ``raw`` when ``exc`` is Poison; otherwise raise: Retriable and Fatal as they are,
-        anything else (unclassified) as Fatal."""
-        if isinstance(exc, Poison):
-            return self._dead(raw, exc, tally)
-        if isinstance(exc, Retriable | Fatal):
-            raise exc
-        raise self._unclassified(where, exc, str(raw.origin)) from exc
 
     def _unclassified(self, where: str, exc: Exception, at: str) -> Fatal:
         """The Fatal an unclassified error becomes, logged with its traceback."""

@@ -118,7 +118,8 @@ def library_logger() -> logging.Logger:
 def quiet(err: KafkaError) -> bool:
     """Whether a non-fatal client error is one librdkafka has already logged (through :func:`library_logger`):
     a broker connection failing. Logging it again would say everything twice."""
-    return err.code() in (KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._RESOLVE)
+    # librdkafka's local error codes are public API, spelled with a leading underscore.
+    return err.code() in (KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._RESOLVE)  # noqa: SLF001, RUF100
 
 
 def wait_for_brokers(

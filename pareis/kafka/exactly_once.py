@@ -101,7 +101,7 @@ class ExactlyOnce(Checkpoint):
         runner aborts it and redoes from the committed offsets. If the producer itself is unusable, the abort
         says so (Fatal)."""
         err = error_of(exc)
-        if err is not None and err.code() == KafkaError._STATE:
+        if err is not None and err.code() == KafkaError._STATE:  # noqa: SLF001, RUF100 - librdkafka's local code, public
             return AbortTransaction(f"kafka producing to {topic}: the transaction failed: {err.str()}")
         return super()._produce_failed(exc, topic)
 

@@ -78,7 +78,7 @@ class Intake:
             self.seek(TopicPartition(raw.topic, raw.partition, raw.offset))
 
     def _consume_error(self, err: KafkaError) -> None:
-        if err.code() == KafkaError._PARTITION_EOF:
+        if err.code() == KafkaError._PARTITION_EOF:  # noqa: SLF001, RUF100 - librdkafka's local code, public
             return
         self.metrics.errors.labels(self.name, f"kafka:{err.name()}").inc()
         if err.fatal():

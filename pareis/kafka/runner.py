@@ -154,7 +154,7 @@ class RoleRunner:
             max_output_bytes=clients.message_max_bytes(self.settings),
         )
         consumer = clients.new_consumer(
-            clients.consumer_config(self.settings, role), self._on_client_error, self._on_commit_result
+            clients.consumer_config(self.settings, role), self._on_client_error, self._deferring(self._on_commit_result)
         )
         self._intake = Intake(consumer, role.name, self.metrics, self.log)
         self._producer_config = clients.producer_config(self.settings, role)
@@ -195,7 +195,10 @@ class RoleRunner:
             self._checkpoint = AtLeastOnce(self.consumer, producer, **common)
         self.log.info("starting", inputs=role.inputs, group=role.group, delivery=str(role.delivery))
         self.consumer.subscribe(
-            list(role.inputs), on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost
+            list(role.inputs),
+            on_assign=self._deferring(self._on_assign),
+            on_revoke=self._deferring(self._on_revoke),
+            on_lost=self._deferring(self._on_lost),
         )
         try:
             self._loop(processor, self.heartbeat.beat)
@@ -273,7 +276,7 @@ class RoleRunner:
                 if self.failed:
                     self.checkpoint.pending.clear()
                 self.checkpoint.close()
-        except Exception as exc:  # closing must go on: the consumer still has to leave the group
+        except Exception as exc:  # noqa: BLE001, RUF100 - closing goes on whatever failed: the consumer must leave the group
             self.log.warning("closing the producer failed", error=str(exc))
         try:
             if self._intake is not None:
@@ -404,50 +407,53 @@ class RoleRunner:
         return False
 
     # --- rebalancing -------------------------------------------------------------------------------------------
+    def _deferring(self, callback: Callable[..., None]) -> Callable[..., None]:
+        """``callback`` as the consumer calls it (during a poll, from C): whatever it raises is kept, and raised by
+        the loop after the poll (:meth:`_raise_deferred`)."""
+
+        def call(*args: Any) -> None:
+            try:
+                callback(*args)
+            except BaseException as exc:  # noqa: BLE001, RUF100 - raised again by the loop, never lost
+                self.client_error = exc
+
+        return call
+
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        try:
-            self.intake.assign(partitions)
-            self.health.gate(f"{self.role.name}.joined", True)
-        except BaseException as exc:
-            self.client_error = exc
+        self.intake.assign(partitions)
+        self.health.gate(f"{self.role.name}.joined", True)
 
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        try:
-            revoked = keys(partitions)
-            self.inflight = [m for m in self.inflight if (m.topic, m.partition) not in revoked]
-            if not self.failed:
-                try:
-                    self._commit()
-                except AbortTransaction:
-                    self.rewind_needed = True
-                except ProducerFenced as exc:  # the loop starts a new producer; the revocation goes on
-                    self.client_error = exc
-            self.checkpoint.forget(revoked)
-            self.intake.release("revoked", partitions)
-        except BaseException as exc:
-            self.client_error = exc
+        revoked = keys(partitions)
+        self.inflight = [m for m in self.inflight if (m.topic, m.partition) not in revoked]
+        if not self.failed:
+            try:
+                self._commit()
+            except AbortTransaction:
+                self.rewind_needed = True
+            except ProducerFenced as exc:  # the loop starts a new producer; the revocation goes on
+                self.client_error = exc
+        self.checkpoint.forget(revoked)
+        self.intake.release("revoked", partitions)
 
     def _on_lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        lost = keys(partitions)
+        # The group moved on without this member (its session expired: a pause, a stall): whatever it did since
+        # its last commit belongs to the new owner. Abort, never commit it (the broker would refuse the stale
+        # generation's offsets anyway), and rewind what is still assigned.
+        self.log.warning(
+            "partitions lost; dropping uncommitted work",
+            partitions=sorted(lost),
+            uncommitted=self.checkpoint.uncommitted,
+        )
+        self.inflight = [m for m in self.inflight if (m.topic, m.partition) not in lost]
         try:
-            lost = keys(partitions)
-            # The group moved on without this member (its session expired: a pause, a stall): whatever it did
-            # since its last commit belongs to the new owner. Abort, never commit it (the broker would refuse the
-            # stale generation's offsets anyway), and rewind what is still assigned.
-            self.log.warning(
-                "partitions lost; dropping uncommitted work",
-                partitions=sorted(lost),
-                uncommitted=self.checkpoint.uncommitted,
-            )
-            self.inflight = [m for m in self.inflight if (m.topic, m.partition) not in lost]
-            try:
-                self.checkpoint.abort()
-            except ProducerFenced as exc:  # its transaction was aborted already; the loop starts a new producer
-                self.checkpoint.pending.clear()
-                self.client_error = exc
-            self.rewind_needed = True
-            self.intake.release("lost", partitions)
-        except BaseException as exc:
+            self.checkpoint.abort()
+        except ProducerFenced as exc:  # its transaction was aborted already; the loop starts a new producer
+            self.checkpoint.pending.clear()
             self.client_error = exc
+        self.rewind_needed = True
+        self.intake.release("lost", partitions)
 
     def _rewind(self) -> None:
         """Seek every assigned partition back to its committed offset (after an abort)."""
@@ -506,11 +512,8 @@ class RoleRunner:
             self.log.warning("kafka client error", error=err.str(), code=err.name())
 
     def _on_commit_result(self, err: KafkaError | None, partitions: list[TopicPartition]) -> None:
-        try:
-            if self._checkpoint is not None:
-                self._checkpoint.commit_result(err, partitions)
-        except BaseException as exc:
-            self.client_error = exc
+        if self._checkpoint is not None:
+            self._checkpoint.commit_result(err, partitions)
 
     def _raise_deferred(self) -> None:
         if self.client_error is not None:

@@ -209,7 +209,7 @@ class Health:
                 try:
                     check()
                     results[name] = "ok"
-                except Exception as exc:  # a probe reports any failure; it never raises
+                except Exception as exc:  # noqa: BLE001, RUF100 - a probe reports any failure; it never raises
                     results[name] = f"{type(exc).__name__}: {exc}"
             self._checked = (self._clock(), results)
             return results
