@@ -9,9 +9,6 @@ was auto-created with one partition. Now each role creates the topics Pareis own
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import time
 import uuid
 from collections import Counter
@@ -24,7 +21,7 @@ from confluent_kafka.admin import AdminClient
 from pareis.config import Topics
 from pareis.datahub.wire.codec import Decoder
 from pareis.datahub.wire.registry import VendoredSchemaSource
-from tests.support.live import ROOT, RoleProc, read_committed, stack_env
+from tests.support.live import ROOT, RoleProc, log_events, pareis, read_committed, stack_env
 from tests.support.roles import wait_until
 from tests.support.stack import delete_topics
 
@@ -89,15 +86,7 @@ def test_run_all_then_replay_on_fresh_topics_raises_the_first_incident_within_30
         wait_until(lambda: waiting() == datahub, 60, f"the roles waiting for DataHub's topics\n{runner.log_tail()}")
 
         started = time.monotonic()
-        replay = subprocess.run(
-            [sys.executable, "-m", "pareis.cli", "replay", *(str(p) for p in sorted(RECORDED.glob("*.json")))],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        replay = pareis(["replay", *(str(p) for p in sorted(RECORDED.glob("*.json")))], env)
         assert replay.returncode == 0, f"pareis replay: {replay.stdout}{replay.stderr}"
         wait_until(
             lambda: incident_infos(kafka_bootstrap, kafka_admin, fresh_topics["mcp"]) > 0,
@@ -121,9 +110,3 @@ def test_run_all_then_replay_on_fresh_topics_raises_the_first_incident_within_30
         fresh_topics[n] for n in ("signals", "effects", "dlq")
     }
     print(f"first incident {first_incident_s:.1f}s after the replay started")
-
-
-def log_events(path: Path, name: str) -> list[dict[str, str]]:
-    """The JSON log lines of ``path`` whose event is ``name``."""
-    lines = path.read_text(errors="replace").splitlines()
-    return [e for e in (json.loads(line) for line in lines if line.startswith("{")) if e.get("event") == name]

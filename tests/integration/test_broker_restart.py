@@ -13,14 +13,12 @@ ports), so stopping it disturbs no other test.
 
 from __future__ import annotations
 
-import json
 import signal
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 import redis
 from confluent_kafka import Producer
@@ -29,7 +27,7 @@ from pareis.core.runs import AssertionRun, ResultType
 from pareis.roles.messages import RunSignal, encode
 from pareis.store.runs_redis import RedisRunHistory
 from tests.support.broker import ThrowawayBroker
-from tests.support.live import RoleProc, stack_env
+from tests.support.live import RoleProc, log_events, stack_env
 from tests.support.roles import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -85,11 +83,6 @@ class Load:
         self.thread.join(60)
 
 
-def log_events(path: Path, name: str) -> list[dict[str, object]]:
-    lines = path.read_text(errors="replace").splitlines()
-    return [e for e in (json.loads(line) for line in lines if line.startswith("{")) if e.get("event") == name]
-
-
 def test_the_incidents_role_commits_again_within_30s_of_a_broker_restart(
     broker: ThrowawayBroker, new_group: str, redis_url: str, tmp_path: Path
 ) -> None:
@@ -123,14 +116,8 @@ def test_the_incidents_role_commits_again_within_30s_of_a_broker_restart(
         return role
 
     def commits() -> float:
-        """Transactions the current process has committed (its ``pareis_commit_duration_seconds`` count; 0 while its
-        endpoint is not up)."""
-        try:
-            text = httpx.get(f"http://127.0.0.1:{role.port}/metrics", timeout=5).text
-        except httpx.TransportError:
-            return 0.0
-        found = (line for line in text.splitlines() if line.startswith("pareis_commit_duration_seconds_count{"))
-        return sum(float(line.rsplit(" ", 1)[1]) for line in found)
+        """Transactions the current process has committed (0 while its endpoint is not up)."""
+        return role.metric("pareis_commit_duration_seconds_count")
 
     def committing(since: float, restarts: int) -> bool:
         """The role is ready and has committed transactions past ``since`` — or, started again since ``restarts``
@@ -177,5 +164,5 @@ def test_the_incidents_role_commits_again_within_30s_of_a_broker_restart(
         if code != 0 or log != exits[-1][1]:
             assert code == 1, f"exit {code}; see {log}"
             (line,) = log_events(log, BLOCKED)
-            assert line["call"] and line["blocked_s"] >= line["deadline_s"]  # type: ignore[operator]
+            assert line["call"] and line["blocked_s"] >= line["deadline_s"]
     print(f"committing again {recovered_s:.1f}s after the broker came back; exits {[code for code, _ in exits]}")

@@ -6,16 +6,14 @@ dead-lettered with the reason, truncated to the dead-letter bound, and the runs 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 from confluent_kafka import Producer
 
 from pareis.contracts.records import header
-from pareis.datahub.wire.codec import Encoder, mcl_record
-from pareis.datahub.wire.registry import VendoredSchemaSource
 from pareis.kafka import dlq
 from pareis.roles.messages import decode_signal
+from tests.support.frames import run_event
 from tests.support.live import RoleProc, read_committed, stack_env
 from tests.support.roles import caught_up, wait_until
 from tests.support.stack import NewTopic
@@ -27,20 +25,6 @@ ASSERTION = "urn:li:assertion:not_null_order_id"
 DATAHUB_MAX_BYTES = "5242880"  # DataHub's change-log topics take records of up to 5 MB
 
 
-def run_event(topic: str, ts: int, run_id: str) -> bytes:
-    aspect: dict[str, Any] = {
-        "timestampMillis": ts,
-        "runId": run_id,
-        "asserteeUrn": DATASET,
-        "assertionUrn": ASSERTION,
-        "status": "COMPLETE",
-        "result": {"type": "FAILURE", "nativeResults": {"failures": "3"}},
-    }
-    created = {"time": ts, "actor": "urn:li:corpuser:datahub"}
-    record = mcl_record(entity_urn=ASSERTION, aspect_name="assertionRunEvent", aspect=aspect, created=created)
-    return Encoder(VendoredSchemaSource(), topic).encode_mcl(record)
-
-
 def test_a_2mb_run_id_dead_letters_its_run_event_and_the_assertions_role_goes_on(
     kafka_bootstrap: str, new_topic: NewTopic, new_group: str, redis_url: str, tmp_path: Path
 ) -> None:
@@ -49,9 +33,8 @@ def test_a_2mb_run_id_dead_letters_its_run_event_and_the_assertions_role_goes_on
         "signals": new_topic(1),
         "dlq": new_topic(1),
     }
-    values = [
-        run_event(topics["mcl_timeseries"], 1_000 * i, rid) for i, rid in enumerate(["r-0", "r" * 2_000_000, "r-2"])
-    ]
+    runs = enumerate(["r-0", "r" * 2_000_000, "r-2"])
+    values = [run_event(topics["mcl_timeseries"], ASSERTION, DATASET, 1_000 * i, rid) for i, rid in runs]
     producer = Producer({"bootstrap.servers": kafka_bootstrap, "message.max.bytes": DATAHUB_MAX_BYTES})
     for value in values:
         producer.produce(topics["mcl_timeseries"], value, ASSERTION.encode())

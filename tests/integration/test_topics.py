@@ -5,7 +5,6 @@ missing one stops with one line naming what to create."""
 from __future__ import annotations
 
 import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +13,7 @@ import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource
 
 from pareis.config import OWNED_TOPICS
-from tests.support.live import ROOT, RoleProc, stack_env
+from tests.support.live import RoleProc, pareis, stack_env
 from tests.support.stack import delete_topics
 
 pytestmark = pytest.mark.integration
@@ -31,15 +30,7 @@ def owned(kafka_admin: AdminClient) -> Iterator[dict[str, str]]:
 
 
 def topics_create(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pareis.cli", "topics", "create"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return pareis(["topics", "create"], env)
 
 
 def test_topics_create_makes_the_owned_topics_as_configured_and_never_changes_them(

@@ -7,16 +7,12 @@ Through the assertions role's real pipeline over the in-memory broker, which ref
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from pareis.compose.ports import Ports
 from pareis.compose.roles import embedded_runner
 from pareis.config import Settings
 from pareis.contracts.records import header
-from pareis.datahub.wire.codec import Encoder, mcl_record
-from pareis.datahub.wire.registry import VendoredSchemaSource
 from pareis.kafka.dlq import (
     DEFAULT_MAX_BYTES,
     ERROR_CLASS,
@@ -28,28 +24,11 @@ from pareis.kafka.dlq import (
 )
 from pareis.kafka.memory import MemoryBroker, RecordTooLarge
 from pareis.roles.messages import decode_signal
+from tests.support.frames import run_event
 
 DATASET = "urn:li:dataset:(urn:li:dataPlatform:postgres,shop.orders,PROD)"
 ASSERTION = "urn:li:assertion:not_null_order_id"
 HUGE_RUN_ID = "r" * 2_000_000
-
-
-def run_event(ts: int, run_id: str) -> bytes:
-    aspect: dict[str, Any] = {
-        "timestampMillis": ts,
-        "runId": run_id,
-        "asserteeUrn": DATASET,
-        "assertionUrn": ASSERTION,
-        "status": "COMPLETE",
-        "result": {"type": "FAILURE", "nativeResults": {"failures": "3"}},
-    }
-    record = mcl_record(
-        entity_urn=ASSERTION,
-        aspect_name="assertionRunEvent",
-        aspect=aspect,
-        created={"time": ts, "actor": "urn:li:corpuser:datahub"},
-    )
-    return Encoder(VendoredSchemaSource(), Settings().kafka.topics.mcl_timeseries).encode_mcl(record)
 
 
 def test_the_memory_broker_refuses_an_output_over_the_producers_limit_not_the_change_log() -> None:
@@ -67,7 +46,8 @@ def test_a_run_whose_signal_is_too_large_is_dead_lettered_and_the_role_goes_on(b
     topics = settings.kafka.topics
     broker = MemoryBroker()
     for offset, run_id in enumerate(["r-1", HUGE_RUN_ID, "r-3"]):
-        broker.publish(topics.mcl_timeseries, ASSERTION.encode(), run_event(1_000 * (offset + 1), run_id))
+        event = run_event(topics.mcl_timeseries, ASSERTION, DATASET, 1_000 * (offset + 1), run_id)
+        broker.publish(topics.mcl_timeseries, ASSERTION.encode(), event)
     with embedded_runner(settings, broker, Ports.in_memory(), names=["assertions"], batch_size=batch_size) as runner:
         report = runner.run()["assertions"]
 
