@@ -454,6 +454,7 @@ class RoleRunner:
             self.client_error = exc
         self.rewind_needed = True
         self.intake.release("lost", partitions)
+        self.health.gate(f"{self.role.name}.joined", False)  # out of the group until the next assignment
 
     def _rewind(self) -> None:
         """Seek every assigned partition back to its committed offset (after an abort)."""
