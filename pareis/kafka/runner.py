@@ -161,7 +161,8 @@ class RoleRunner:
         producer = clients.new_producer(self._producer_config, self._on_client_error)
         try:  # name an unreachable broker within seconds, give up after connect_timeout_s (exit 1)
             clients.wait_for_brokers(self.consumer, kafka.bootstrap_servers, kafka.connect_timeout_s, stop=self.stop)
-            created = self._ensure_topics()
+            owned = topics.owned(self.settings, {*role.inputs, *role.outputs})
+            created = topics.prepare(self.settings, owned, stop=self.stop, beat=self.heartbeat.beat, log=self.log)
             present = topics.wait_for(
                 lambda timeout_s: self.consumer.list_topics(timeout=timeout_s),
                 role.inputs,
@@ -276,11 +277,12 @@ class RoleRunner:
                 if self.failed:
                     self.checkpoint.pending.clear()
                 self.checkpoint.close()
-        except Exception as exc:  # noqa: BLE001, RUF100 - closing goes on whatever failed: the consumer must leave the group
+        except Exception as exc:  # noqa: BLE001, RUF100 - closing goes on: the consumer must still leave the group
             self.log.warning("closing the producer failed", error=str(exc))
         try:
             if self._intake is not None:
-                with self.heartbeat.calling("closing the consumer", limit(self.settings.kafka.call_timeout_s)):
+                # Leaving the group takes at most the shutdown budget (a SIGTERM's grace timer ends it first).
+                with self.heartbeat.calling("closing the consumer", limit(self.settings.runtime.shutdown_grace_s)):
                     self.consumer.close()
         finally:
             self.health.gate(f"{self.role.name}.joined", False)
@@ -461,29 +463,6 @@ class RoleRunner:
         self.rewind_needed = False
         with self.heartbeat.calling("reading committed offsets", limit(COMMITTED_TIMEOUT_S)):
             self.intake.rewind()
-
-    # --- topics ------------------------------------------------------------------------------------------------
-    def _ensure_topics(self) -> set[str]:
-        """Create (or, with ``kafka.create_topics`` off, check) the topics Pareis owns that this role reads or writes
-        (:func:`pareis.kafka.topics.ensure`), and return the names of those created; a cluster that does not answer
-        is asked again up to ``kafka.connect_timeout_s``."""
-        kafka = self.settings.kafka
-        specs = topics.owned(self.settings, {*self.role.inputs, *self.role.outputs})
-        if not specs:
-            return set()
-        admin = clients.new_admin(self.settings)
-        deadline = time.monotonic() + kafka.connect_timeout_s
-        while True:
-            self.heartbeat.beat()
-            try:
-                outcomes = topics.ensure(admin, specs, create=kafka.create_topics, timeout_s=kafka.call_timeout_s)
-                topics.report(outcomes, self.log)
-                return {outcome.spec.name for outcome in outcomes if outcome.created}
-            except Retriable as exc:
-                if time.monotonic() > deadline or self.stop.is_set():
-                    raise Fatal(f"topics not ensured within {kafka.connect_timeout_s:.0f}s: {exc}") from exc
-                self.log.warning("topics not ensured; asking again", error=str(exc))
-                self.stop.wait(1.0)
 
     # --- the watchdog ------------------------------------------------------------------------------------------
     def _blocked(self, call: Call, late_s: float) -> None:

@@ -30,6 +30,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from pareis.config import OWNED_TOPICS, Settings
 from pareis.errors import Fatal, Retriable
+from pareis.kafka import clients
 from pareis.kafka.classify import error_of, from_kafka_error
 
 _NOT_ALLOWED = frozenset(
@@ -128,6 +129,31 @@ def report(outcomes: Iterable[Outcome], log: Any) -> None:
                 partitions=outcome.partitions,
                 configured=spec.partitions,
             )
+
+
+def prepare(
+    settings: Settings, specs: Sequence[TopicSpec], *, stop: threading.Event, beat: Callable[[], None], log: Any
+) -> set[str]:
+    """A role's start-up: :func:`ensure` ``specs`` (create them unless ``kafka.create_topics`` is off), log what an
+    operator should know (:func:`report`), and return the names of the topics created. A cluster that does not
+    answer is asked again every second up to ``kafka.connect_timeout_s``, then Fatal."""
+    if not specs:
+        return set()
+    kafka = settings.kafka
+    admin = clients.new_admin(settings)
+    deadline = time.monotonic() + kafka.connect_timeout_s
+    while True:
+        beat()
+        try:
+            outcomes = ensure(admin, specs, create=kafka.create_topics, timeout_s=kafka.call_timeout_s)
+        except Retriable as exc:
+            if time.monotonic() > deadline or stop.is_set():
+                raise Fatal(f"topics not ensured within {kafka.connect_timeout_s:.0f}s: {exc}") from exc
+            log.warning("topics not ensured; asking again", error=str(exc))
+            stop.wait(_LOOK_EVERY_S)
+            continue
+        report(outcomes, log)
+        return {outcome.spec.name for outcome in outcomes if outcome.created}
 
 
 def wait_for(

@@ -195,7 +195,7 @@ def test_nothing_is_committed_past_a_dead_letter_until_it_is_delivered(
     )
     monkeypatch.setattr(runner_module.clients, "new_producer", lambda config, on_error: Producer(log))
     monkeypatch.setattr(runner_module.clients, "wait_for_brokers", lambda *args, **kwargs: None)
-    monkeypatch.setattr(runner_module.RoleRunner, "_ensure_topics", lambda self: set())
+    monkeypatch.setattr(runner_module.topics, "prepare", lambda *args, **kwargs: set())
     settings = Settings(
         kafka=KafkaSettings(topics=Topics(dlq=DLQ)),
         runtime=RuntimeSettings(batch_size=2, batch_timeout_s=0.01, commit_every=cadence[0],
@@ -288,7 +288,7 @@ def run_exactly_once_until_committed(
     )
     monkeypatch.setattr(runner_module.clients, "new_producer", new_producer)
     monkeypatch.setattr(runner_module.clients, "wait_for_brokers", lambda *args, **kwargs: None)
-    monkeypatch.setattr(runner_module.RoleRunner, "_ensure_topics", lambda self: set())
+    monkeypatch.setattr(runner_module.topics, "prepare", lambda *args, **kwargs: set())
     settings = Settings(
         kafka=KafkaSettings(topics=Topics(dlq=DLQ)),
         runtime=RuntimeSettings(batch_size=2, batch_timeout_s=0.01, commit_every=2, commit_interval_ms=600_000,
@@ -388,7 +388,7 @@ def test_a_transactional_call_blocked_past_its_deadline_fails_health_leaves_the_
     )
     monkeypatch.setattr(runner_module.clients, "new_producer", lambda config, on_error: Wedged(log, 0))
     monkeypatch.setattr(runner_module.clients, "wait_for_brokers", lambda *args, **kwargs: None)
-    monkeypatch.setattr(runner_module.RoleRunner, "_ensure_topics", lambda self: set())
+    monkeypatch.setattr(runner_module.topics, "prepare", lambda *args, **kwargs: set())
     settings = Settings(
         kafka=KafkaSettings(topics=Topics(dlq=DLQ), call_timeout_s=0.3),
         runtime=RuntimeSettings(batch_size=2, batch_timeout_s=0.01, commit_every=2, roles={}),
