@@ -26,6 +26,7 @@ from pareis.commands.mcp import mcp
 from pareis.commands.protect import protect
 from pareis.commands.replay import replay
 from pareis.commands.serve import serve
+from pareis.commands.topics import topics
 
 # Never print locals (they hold settings and tokens) nor a traceback: failures are one line (main()).
 app = typer.Typer(
@@ -71,6 +72,7 @@ app.command("protect")(protect)
 app.command("mcp")(mcp)
 app.command("replay")(replay)
 app.command("serve")(serve)
+app.add_typer(topics)
 
 
 def main(argv: list[str] | None = None) -> None:

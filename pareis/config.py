@@ -110,6 +110,16 @@ class Topics(Section):
     signals: str = "pareis.signals.v1"
     effects: str = "pareis.effects.v1"
     dlq: str = "pareis.dlq.v1"
+    gate: str = "pareis.gate.v1"
+    """The retrain gate's decisions (DESIGN §1): key = model URN, compacted."""
+
+
+OWNED_TOPICS = ("signals", "effects", "dlq", "gate")
+"""The :class:`Topics` fields Pareis owns (creates, with ``kafka.topic_*``); the others are DataHub's."""
+
+
+def _default_topic_configs() -> dict[str, dict[str, str]]:
+    return {"gate": {"cleanup.policy": "compact"}}  # a decision per model: the latest one is what counts
 
 
 class KafkaSettings(Section):
@@ -130,6 +140,44 @@ class KafkaSettings(Section):
     dlq_max_bytes: int = Field(default=900_000, ge=1024)
     """Upper bound of a dead letter (key, value and headers); a larger poison message keeps as much of its value
     as fits, marked truncated. Keep it below the DLQ topic's ``max.message.bytes`` (1 MB by default)."""
+    call_timeout_s: float = Field(default=5.0, gt=0)
+    """The timeout a role gives each transactional call (and the admin calls at start-up), retried while its errors
+    are retriable (a slow broker costs a retry, never the role). Pareis enforces it itself: a call still blocked a
+    few seconds past it (librdkafka does not always honour it: after a broker restart a transactional call can block
+    for ever) makes the role not alive, not ready, and exits the process (1) so that it restarts from its committed
+    offsets (:mod:`pareis.kafka.watchdog`); so it also bounds how long such a wedge lasts."""
+    create_topics: bool = True
+    """Each role creates the topics Pareis owns (``signals``, ``effects``, ``dlq``, ``gate``) that it reads or
+    writes when they are missing, at start-up, as Kafka Streams creates its internal topics. false: it only checks
+    that they exist and stops, naming those to create, when one does not (``pareis topics create`` creates them,
+    e.g. in the chart's pre-install Job)."""
+    topic_partitions: int = Field(default=6, ge=1)
+    """Partitions of each topic Pareis creates: the most instances a role reading it can scale to. An existing
+    topic with fewer is logged at start-up, never changed."""
+    replication_factor: int = -1
+    """Replication factor of each topic Pareis creates; -1: the broker's ``default.replication.factor``."""
+    topic_configs: dict[str, dict[str, str]] = Field(default_factory=_default_topic_configs)
+    """Topic configs (``retention.ms``, ``min.insync.replicas``, …) of each topic Pareis creates, by its field in
+    ``topics`` (``signals``, ``effects``, ``dlq``, ``gate``); merged over the defaults (``gate``:
+    ``cleanup.policy=compact``)."""
+
+    @field_validator("replication_factor")
+    @classmethod
+    def _a_factor(cls, factor: int) -> int:
+        if factor != -1 and factor < 1:
+            raise ValueError("must be -1 (the broker's default) or at least 1")
+        return factor
+
+    @field_validator("topic_configs", mode="after")
+    @classmethod
+    def _over_default_configs(cls, configs: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+        unknown = sorted(set(configs) - set(OWNED_TOPICS))
+        if unknown:
+            raise ValueError(f"unknown topic(s) {', '.join(unknown)}; Pareis owns {', '.join(OWNED_TOPICS)}")
+        merged = _default_topic_configs()
+        for name, config in configs.items():
+            merged[name] = {**merged.get(name, {}), **config}
+        return merged
 
 
 class RoleTuning(Section):

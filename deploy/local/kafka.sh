@@ -5,16 +5,20 @@
 # Jars come from Maven Central through deploy/local/kafka/pom.xml (cached in .stack/kafka/libs, re-copied when
 # the pom changes); the broker runs on the machine's Java 17+. Data in .stack/kafka/data, log in
 # .stack/logs/kafka.log, pid in .stack/kafka/kafka.pid. Ready = a Metadata request lists the broker.
+#
+# A second, throwaway broker (a test that stops and starts its own, tests/support/broker.py) is the same script
+# with PAREIS_STACK_DIR (its state and log), PAREIS_STACK_KAFKA_PORT / PAREIS_STACK_KAFKA_CONTROLLER_PORT (its
+# ports) and PAREIS_STACK_KAFKA_LIBS (the jar cache to use, e.g. the local stack's) set.
 set -euo pipefail
 # shellcheck source=deploy/local/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 SERVICE=kafka
 HOST=127.0.0.1
-PORT=9092
-CONTROLLER_PORT=9093
+PORT="${PAREIS_STACK_KAFKA_PORT:-9092}"
+CONTROLLER_PORT="${PAREIS_STACK_KAFKA_CONTROLLER_PORT:-9093}"
 KAFKA_DIR="$STACK_DIR/kafka"
-LIBS="$KAFKA_DIR/libs"
+LIBS="${PAREIS_STACK_KAFKA_LIBS:-$KAFKA_DIR/libs}"
 DATA="$KAFKA_DIR/data"
 PROPS="$KAFKA_DIR/server.properties"
 PIDFILE="$KAFKA_DIR/kafka.pid"

@@ -1,8 +1,10 @@
 """Running roles in this process: one thread per role until SIGTERM/SIGINT or a failure, with one telemetry
-endpoint per process (``/metrics``, ``/healthz``, ``/readyz``)."""
+endpoint per process (``/metrics``, ``/healthz``, ``/readyz``); and creating the topics Pareis owns
+(``pareis topics create``)."""
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import signal
 import threading
@@ -15,6 +17,7 @@ from prometheus_client import gc_collector, process_collector
 from pareis.compose.heap import settle
 from pareis.compose.roles import resolve_roles
 from pareis.config import Settings, load_settings
+from pareis.kafka import clients, topics
 from pareis.kafka.role import Role
 from pareis.kafka.runner import RoleRunner
 from pareis.telemetry.health import Health
@@ -24,6 +27,7 @@ from pareis.telemetry.metrics import RuntimeMetrics
 
 EXIT_FATAL = 1
 EXIT_GRACE_EXCEEDED = 2
+_BACKSTOP_S = 3.0
 
 log = structlog.get_logger(__name__)
 
@@ -80,9 +84,21 @@ def run(names: Sequence[str], settings: Settings | None = None) -> int:
     return run_roles(roles, settings)
 
 
+def create_topics(settings: Settings) -> list[str]:
+    """``pareis topics create``: create every topic Pareis owns that is missing (:func:`pareis.kafka.topics.ensure`,
+    whatever ``kafka.create_topics`` says: this is the command an operator or the chart's Job runs for it); one line
+    per topic. Fatal naming the topics when they may not be created; Retriable when the cluster does not answer."""
+    kafka = settings.kafka
+    admin = clients.new_admin(settings)
+    outcomes = topics.ensure(admin, topics.owned(settings), timeout_s=kafka.connect_timeout_s)
+    return [outcome.line() for outcome in outcomes]
+
+
 def _install_signal_handlers(stop: threading.Event, grace_s: float) -> None:
     if threading.current_thread() is not threading.main_thread():
         return  # embedded (tests): the caller owns stop
+    # `kill -USR1 <pid>` writes every thread's stack to stderr, without a lock: where a wedged role is stuck.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
         name = signal.Signals(signum).name
@@ -98,6 +114,10 @@ def _install_signal_handlers(stop: threading.Event, grace_s: float) -> None:
         watchdog = threading.Timer(grace_s, _grace_exceeded, args=(grace_s,))
         watchdog.daemon = True
         watchdog.start()
+        # The backstop, a thread of the interpreter's own that needs no lock: should a client call block while
+        # holding the GIL, neither the timer above nor any Python thread could run; this one still dumps every
+        # thread's stack to stderr and exits (1) shortly after the grace period.
+        faulthandler.dump_traceback_later(grace_s + _BACKSTOP_S, exit=True)
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)

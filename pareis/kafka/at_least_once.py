@@ -13,6 +13,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, Topi
 from pareis.errors import Fatal, Retriable
 from pareis.kafka.checkpoint import Checkpoint, DeliveryFailed, PartitionKey, log
 from pareis.kafka.classify import CommitLost, Disposition, classify, from_kafka_error, from_kafka_exception
+from pareis.kafka.watchdog import limit
 
 
 @dataclass
@@ -56,7 +57,11 @@ class AtLeastOnce(Checkpoint):
         if not self.pending:
             return
         try:
-            done = self._retrying(lambda: self.consumer.commit(offsets=self._offsets(), asynchronous=False), "commit")
+            offsets = self._offsets()
+            # librdkafka bounds a synchronous commit by socket.timeout.ms (60 s by default) itself.
+            done = self._retrying(
+                lambda _: self.consumer.commit(offsets=offsets, asynchronous=False), "commit", bound_s=self.deadline_s
+            )
         except CommitLost as lost:
             # The group is rebalancing: keep the offsets and commit them after the next poll; the ones of
             # partitions that get revoked are dropped by forget(), and their new owner redoes that input.
@@ -118,7 +123,8 @@ class AtLeastOnce(Checkpoint):
 
     # --- helpers ---------------------------------------------------------------------------------------------
     def _flush(self) -> None:
-        remaining = self.producer.flush(self.deadline_s)
+        with self.heartbeat.calling("flush", limit(self.deadline_s)):
+            remaining = self.producer.flush(self.deadline_s)
         if remaining:
             raise Retriable(f"{remaining} output records not delivered within {self.deadline_s:.0f}s")
         if self._delivery_errors:

@@ -5,6 +5,9 @@ Failure rules (the runtime's half of the handler contract in :mod:`pareis.kafka.
 * decoder raises Poison (e.g. DecodeError) → that message is dead-lettered;
 * handler raises Poison for the batch → the batch is handled again one message at a time, and each message that
   still raises Poison is dead-lettered;
+* handler returns an output over the producer's limit (``max_output_bytes``, the producer's ``message.max.bytes``:
+  it could never be produced) → the batch is handled again one message at a time, and each message with such an
+  output is dead-lettered (:class:`~pareis.kafka.dlq.OutputTooLarge`, none of its outputs produced);
 * Retriable and Fatal propagate unchanged: the caller backs off and redoes the whole batch, or stops;
 * anything else, from the decoder or the handler, is a bug or an untranslated library error, not bad input: it
   becomes :class:`~pareis.errors.Fatal` (logged with its traceback), so the role stops and restarts from its
@@ -22,7 +25,7 @@ import structlog
 
 from pareis.contracts.records import Message, OutRecord, RawMessage
 from pareis.errors import Fatal, Poison, Retriable
-from pareis.kafka.dlq import DEFAULT_MAX_BYTES, dead_letter
+from pareis.kafka.dlq import DEFAULT_MAX_BYTES, MESSAGE_MAX_BYTES, OutputTooLarge, dead_letter, fits, size
 from pareis.kafka.role import Pipeline
 
 log = structlog.get_logger(__name__)
@@ -61,12 +64,19 @@ class BatchProcessor(Generic[T]):
     """Runs batches through ``pipeline`` (decoding to ``T``) for role ``role``; poison goes to ``dlq_topic``."""
 
     def __init__(
-        self, role: str, pipeline: Pipeline[T], dlq_topic: str, *, dlq_max_bytes: int = DEFAULT_MAX_BYTES
+        self,
+        role: str,
+        pipeline: Pipeline[T],
+        dlq_topic: str,
+        *,
+        dlq_max_bytes: int = DEFAULT_MAX_BYTES,
+        max_output_bytes: int = MESSAGE_MAX_BYTES,
     ) -> None:
         self.role = role
         self.pipeline = pipeline
         self.dlq_topic = dlq_topic
         self.dlq_max_bytes = dlq_max_bytes
+        self.max_output_bytes = max_output_bytes
 
     def process(self, batch: Sequence[RawMessage]) -> BatchResult:
         """Decode, filter and handle ``batch``; raises only Retriable or Fatal (nothing has been produced)."""
@@ -113,6 +123,11 @@ class BatchProcessor(Generic[T]):
         except Exception as exc:  # the boundary: unclassified becomes Fatal (module docstring)
             at = f"a batch of {len(decoded)} from {sources[0].origin}"
             raise self._unclassified("the handler", exc, at) from exc
+        if self._too_large(outputs) is not None:
+            log.warning(
+                "an output is over the producer's limit; isolating its input", role=self.role, size=len(decoded)
+            )
+            return self._handle_singly(decoded, sources, dead, tally)
         for message in decoded:
             _bump(tally.handled, (message.topic, message.partition))
         return outputs
@@ -123,7 +138,13 @@ class BatchProcessor(Generic[T]):
         outputs: list[OutRecord] = []
         for message, raw in zip(decoded, sources, strict=True):
             try:
-                outputs.extend(self.pipeline.handle([message]))
+                produced = list(self.pipeline.handle([message]))
+                too_large = self._too_large(produced)
+                if too_large is not None:
+                    raise OutputTooLarge(
+                        f"an output to {too_large.topic} of {size(too_large)} bytes is over the producer's limit "
+                        f"(message.max.bytes {self.max_output_bytes})"
+                    )
             except Poison as exc:
                 dead.append(self._dead(raw, exc, tally))
                 continue
@@ -131,8 +152,14 @@ class BatchProcessor(Generic[T]):
                 raise
             except Exception as exc:  # the boundary: unclassified becomes Fatal (module docstring)
                 raise self._unclassified("the handler", exc, str(raw.origin)) from exc
+            outputs.extend(produced)
             _bump(tally.handled, (message.topic, message.partition))
         return outputs
+
+    def _too_large(self, outputs: Sequence[OutRecord]) -> OutRecord | None:
+        """The first of ``outputs`` the producer would refuse as too large, if any."""
+        limit = self.max_output_bytes
+        return next((record for record in outputs if not fits(record, limit)), None)
 
     def _dead(self, raw: RawMessage, exc: Poison, tally: Tally) -> OutRecord:
         tally.error(exc)

@@ -27,7 +27,9 @@ committing per batch would cap throughput (and at-least-once takes even that wai
 what a crash redoes is bounded by ``commit_every`` either way.
 
 Retriable errors of a commit or transaction call are retried here with a capped back-off (it is safe to call
-them again), up to ``deadline_s``; then, or on a fatal error, :class:`~pareis.errors.Fatal` is raised.
+them again), up to ``deadline_s``; then, or on a fatal error, :class:`~pareis.errors.Fatal` is raised. Each attempt
+is given ``call_timeout_s`` at most, and runs inside the loop's heartbeat with that limit
+(:mod:`pareis.kafka.watchdog`): a call that does not return by then is a wedged client, not a slow broker.
 """
 
 from __future__ import annotations
@@ -48,10 +50,13 @@ from pareis.kafka.classify import (
     error_of,
     from_kafka_exception,
 )
+from pareis.kafka.watchdog import limit
+from pareis.telemetry.health import Heartbeat
 
 log = structlog.get_logger(__name__)
 
 R = TypeVar("R")
+_CLOSE_FLUSH_S = 10.0
 PartitionKey = tuple[str, int]
 Observer = Callable[[float], None]
 
@@ -77,6 +82,8 @@ class Checkpoint:
         commit_every: int = 1,
         commit_interval_s: float = 0.0,
         deadline_s: float = 60.0,
+        call_timeout_s: float = 10.0,
+        heartbeat: Heartbeat | None = None,
         stop: threading.Event | None = None,
         on_commit: Observer = _ignore,
         on_committed: Callable[[Mapping[PartitionKey, int]], None] = lambda _: None,
@@ -87,6 +94,9 @@ class Checkpoint:
         self.commit_interval_s = commit_interval_s
         self.since = time.monotonic()
         self.deadline_s = deadline_s
+        self.call_timeout_s = call_timeout_s
+        self.heartbeat = heartbeat or Heartbeat(float("inf"))
+        """The loop's heartbeat: every blocking call runs inside it with its limit (:mod:`pareis.kafka.watchdog`)."""
         self.stop = stop or threading.Event()
         self.on_commit = on_commit
         self.on_committed = on_committed
@@ -156,7 +166,8 @@ class Checkpoint:
             self.pending.pop(key, None)
 
     def close(self) -> None:
-        self.producer.flush(10)
+        with self.heartbeat.calling("flush", limit(_CLOSE_FLUSH_S)):
+            self.producer.flush(_CLOSE_FLUSH_S)
 
     # --- helpers ---------------------------------------------------------------------------------------------
     def _delivered(self, err: KafkaError | None, msg: Message) -> None:
@@ -178,13 +189,17 @@ class Checkpoint:
     def _offsets(self) -> list[TopicPartition]:
         return [TopicPartition(t, p, o) for (t, p), o in sorted(self.pending.items())]
 
-    def _retrying(self, call: Callable[[], R], doing: str) -> R:
-        """``call()``, retried while its errors are retriable, up to the deadline."""
+    def _retrying(self, call: Callable[[float], R], doing: str, *, bound_s: float | None = None) -> R:
+        """``call(timeout_s)``, retried while its errors are retriable, up to the deadline; each attempt is given
+        ``call_timeout_s`` (less when the deadline is nearer) and must return within its limit. ``bound_s``: the
+        call takes no timeout, librdkafka bounds it by that much itself."""
         deadline = time.monotonic() + self.deadline_s
         delay = 0.05
         while True:
+            timeout_s = max(0.1, min(self.call_timeout_s, deadline - time.monotonic()))
             try:
-                return call()
+                with self.heartbeat.calling(doing, limit(bound_s if bound_s is not None else timeout_s)):
+                    return call(timeout_s)
             except KafkaException as exc:
                 error = from_kafka_exception(exc, doing)
                 if not isinstance(error, Retriable) or time.monotonic() + delay > deadline:

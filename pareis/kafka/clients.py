@@ -1,4 +1,4 @@
-"""Kafka client construction: the consumer, the (transactional) producer and topic administration of a role.
+"""Kafka client construction: the consumer, the (transactional) producer and the admin client of a role.
 
 Configuration is derived from :class:`pareis.config.Settings` here and nowhere else; ``kafka.properties`` (security,
 SASL, tuning) is applied to every client last, so operators can override any default.
@@ -15,11 +15,11 @@ from typing import Any
 
 import structlog
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient
 
 from pareis.config import Settings
 from pareis.errors import Fatal
-from pareis.kafka.classify import Disposition, classify, from_kafka_error
+from pareis.kafka.dlq import MESSAGE_MAX_BYTES
 from pareis.kafka.role import Delivery, Role
 
 ErrorCallback = Callable[[KafkaError], None]
@@ -118,6 +118,7 @@ def library_logger() -> logging.Logger:
 def quiet(err: KafkaError) -> bool:
     """Whether a non-fatal client error is one librdkafka has already logged (through :func:`library_logger`):
     a broker connection failing. Logging it again would say everything twice."""
+    # librdkafka's local error codes are public API, spelled with a leading underscore.
     return err.code() in (KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._RESOLVE)
 
 
@@ -159,19 +160,13 @@ def wait_for_brokers(
             raise Fatal(f"kafka brokers unreachable at {bootstrap_servers} for {timeout_s:.0f}s: {error}")
 
 
-def ensure_topics(settings: Settings, topics: Mapping[str, int], timeout_s: float = 30.0) -> None:
-    """Create the missing topics among ``topics`` (name → partitions); existing ones are left as they are."""
-    admin = AdminClient({**_base(settings), **settings.kafka.properties})
-    futures = admin.create_topics(
-        [NewTopic(name, num_partitions=parts) for name, parts in topics.items()], request_timeout=timeout_s
-    )
-    for name, future in futures.items():
-        try:
-            future.result(timeout_s)
-        except Exception as exc:  # confluent wraps every admin error in KafkaException
-            err = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
-            if err is not None and err.code() == KafkaError.TOPIC_ALREADY_EXISTS:
-                continue
-            if err is not None and classify(err) is not Disposition.FATAL:
-                raise from_kafka_error(err, f"creating topic {name}") from exc
-            raise Fatal(f"cannot create topic {name}: {exc}") from exc
+def message_max_bytes(settings: Settings) -> int:
+    """The largest record a role's producer sends: ``message.max.bytes`` from ``kafka.properties``, else
+    librdkafka's default."""
+    return int(settings.kafka.properties.get("message.max.bytes", MESSAGE_MAX_BYTES))
+
+
+def new_admin(settings: Settings) -> AdminClient:
+    """An admin client (topic administration) on the cluster the settings name, with ``kafka.properties``."""
+    config: dict[str, Any] = {**_base(settings), **settings.kafka.properties, "logger": _LIBRDKAFKA_LOG}
+    return AdminClient(config)

@@ -22,9 +22,9 @@ class ExactlyOnce(Checkpoint):
         super().__init__(consumer, producer, **kwargs)
         self.in_transaction = False
 
-    def init(self, timeout_s: float = 30.0) -> None:
+    def init(self) -> None:
         """Register the transactional id, fencing any older instance with the same id."""
-        self._retrying(lambda: self.producer.init_transactions(timeout_s), "init_transactions")
+        self._retrying(self.producer.init_transactions, "init_transactions")
 
     def begin(self) -> None:
         if not self.in_transaction:
@@ -50,13 +50,12 @@ class ExactlyOnce(Checkpoint):
         try:
             if self.pending:
                 offsets = self._offsets()
+                group = self.consumer.consumer_group_metadata()
                 self._retrying(
-                    lambda: self.producer.send_offsets_to_transaction(
-                        offsets, self.consumer.consumer_group_metadata(), self.deadline_s
-                    ),
+                    lambda timeout_s: self.producer.send_offsets_to_transaction(offsets, group, timeout_s),
                     "send_offsets_to_transaction",
                 )
-            self._retrying(lambda: self.producer.commit_transaction(self.deadline_s), "commit_transaction")
+            self._retrying(self.producer.commit_transaction, "commit_transaction")
         except (AbortTransaction, CommitLost) as exc:
             log.warning("transaction must be aborted", error=str(exc))
             self.abort()
@@ -78,7 +77,7 @@ class ExactlyOnce(Checkpoint):
         self._delivery_errors.clear()
         if self.in_transaction:
             self.in_transaction = False
-            self._retrying(lambda: self.producer.abort_transaction(self.deadline_s), "abort_transaction")
+            self._retrying(self.producer.abort_transaction, "abort_transaction")
             log.info("transaction aborted", uncommitted=dropped)
 
     def renew(self, producer: Producer) -> None:
@@ -102,7 +101,7 @@ class ExactlyOnce(Checkpoint):
         runner aborts it and redoes from the committed offsets. If the producer itself is unusable, the abort
         says so (Fatal)."""
         err = error_of(exc)
-        if err is not None and err.code() == KafkaError._STATE:
+        if err is not None and err.code() == KafkaError._STATE:  # librdkafka's local code (public API)
             return AbortTransaction(f"kafka producing to {topic}: the transaction failed: {err.str()}")
         return super()._produce_failed(exc, topic)
 

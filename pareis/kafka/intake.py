@@ -24,6 +24,9 @@ from pareis.kafka.batch import PartitionKey
 from pareis.kafka.classify import from_kafka_error, from_kafka_exception
 from pareis.telemetry.metrics import RuntimeMetrics
 
+COMMITTED_TIMEOUT_S = 30.0
+"""How long reading the committed offsets (a rewind) may take."""
+
 
 def to_raw(message: Any) -> RawMessage:
     """A confluent_kafka message as a :class:`RawMessage`."""
@@ -75,7 +78,7 @@ class Intake:
             self.seek(TopicPartition(raw.topic, raw.partition, raw.offset))
 
     def _consume_error(self, err: KafkaError) -> None:
-        if err.code() == KafkaError._PARTITION_EOF:
+        if err.code() == KafkaError._PARTITION_EOF:  # librdkafka's local code (public API)
             return
         self.metrics.errors.labels(self.name, f"kafka:{err.name()}").inc()
         if err.fatal():
@@ -129,7 +132,7 @@ class Intake:
         if not assignment:
             return
         try:
-            committed = self.consumer.committed(assignment, timeout=30)
+            committed = self.consumer.committed(assignment, timeout=COMMITTED_TIMEOUT_S)
         except KafkaException as exc:
             raise from_kafka_exception(exc, "reading committed offsets") from exc
         for tp in committed:

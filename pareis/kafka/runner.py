@@ -16,6 +16,12 @@ Guarantees:
   aborted (the group coordinator refuses the stale generation's offsets anyway) and the role rewinds and rejoins;
   an exactly-once role whose producer wakes up fenced (its transaction aborted by the coordinator after
   ``transaction.timeout.ms``) goes on with a new producer, a bounded number of times;
+* every blocking Kafka call the loop makes has a deadline Pareis enforces itself (:mod:`pareis.kafka.watchdog`):
+  past it the role is not alive and not ready at once, and the process exits (1) with one log line, so that it
+  restarts from its committed offsets;
+* before it joins its group, the role creates the topics Pareis owns that it reads or writes, and waits for an
+  input topic that does not exist yet (:mod:`pareis.kafka.topics`);
+* an output over the producer's limit dead-letters its input (:mod:`pareis.kafka.batch`);
 * :meth:`RoleRunner.run` returns after ``stop`` is set, once the in-flight batch is finished or abandoned, work
   done is committed and the consumer has left the group; it raises :class:`~pareis.errors.Fatal` when the role
   cannot go on (nothing more is committed then).
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import structlog
@@ -33,18 +40,27 @@ from confluent_kafka import Consumer, KafkaError, TopicPartition
 from pareis.config import Settings
 from pareis.contracts.records import RawMessage
 from pareis.errors import Fatal, PareisError, Retriable
-from pareis.kafka import clients
+from pareis.kafka import clients, topics
 from pareis.kafka.at_least_once import AtLeastOnce
 from pareis.kafka.batch import BatchProcessor, BatchResult, PartitionKey
 from pareis.kafka.checkpoint import Checkpoint, DeliveryFailed
 from pareis.kafka.classify import AbortTransaction, ProducerFenced, from_kafka_error
 from pareis.kafka.exactly_once import ExactlyOnce
-from pareis.kafka.intake import Intake, keys
+from pareis.kafka.intake import COMMITTED_TIMEOUT_S, Intake, keys
 from pareis.kafka.role import Delivery, Pipeline, Role
-from pareis.telemetry.health import Health
+from pareis.kafka.watchdog import EXIT_BLOCKED, Watchdog, bounded, exit_process, limit
+from pareis.telemetry.health import Call, Health, Heartbeat
 from pareis.telemetry.metrics import RuntimeMetrics
 
 _LAG_EVERY_S = 2.0
+_POLL_S = 0.25
+"""The longest poll while backing off (the loop beats between polls)."""
+_PRODUCER_CALLS = frozenset(
+    {"init_transactions", "send_offsets_to_transaction", "commit_transaction", "abort_transaction", "flush"}
+)
+"""The loop's calls on the producer: blocked in one of them (and in no consumer call), the consumer can still be
+closed from another thread (:meth:`RoleRunner._blocked`)."""
+_LEAVE_S = 3.0
 _RENEWALS = 3
 """New producers an exactly-once role starts after a fencing without a commit in between, before it stops."""
 
@@ -56,7 +72,8 @@ def backoff_delay(attempt: int, initial_s: float, max_s: float, hint_s: float | 
 
 
 class RoleRunner:
-    """Runs ``role`` with ``settings`` until ``stop`` is set."""
+    """Runs ``role`` with ``settings`` until ``stop`` is set; ``exit_process(code)`` is what the watchdog calls when
+    a Kafka call blocks past its deadline (by default: exit the process at once)."""
 
     def __init__(
         self,
@@ -66,6 +83,7 @@ class RoleRunner:
         metrics: RuntimeMetrics,
         health: Health,
         stop: threading.Event,
+        exit_process: Callable[[int], None] = exit_process,
     ) -> None:
         self.role = role
         self.settings = settings
@@ -85,6 +103,10 @@ class RoleRunner:
         self._producer_config: dict[str, Any] = {}
         self._intake: Intake | None = None
         self._checkpoint: Checkpoint | None = None
+        self._exit_process = exit_process
+        self.heartbeat = Heartbeat(float("inf"))
+        """The loop's heartbeat (registered with ``health`` by :meth:`run`): every blocking Kafka call runs inside it
+        with its deadline."""
 
     @property
     def intake(self) -> Intake:
@@ -113,24 +135,55 @@ class RoleRunner:
         for name, check in pipeline.checks.items():
             self.health.check(f"{role.name}.{name}", check)
         self.health.gate(f"{role.name}.joined", False)
-        heartbeat = self.health.loop(role.name, run.max_poll_interval_ms / 1000)
+        self.heartbeat = self.health.loop(role.name, run.max_poll_interval_ms / 1000)
+        watchdog = Watchdog(role.name, self.heartbeat, self._blocked).start()
+        try:
+            self._run(pipeline)
+        finally:
+            watchdog.stop()
+
+    def _run(self, pipeline: Pipeline[Any]) -> None:
+        run = self.settings.runtime.for_role(self.role.name)
+        role = self.role
         kafka = self.settings.kafka
-        processor = BatchProcessor(role.name, pipeline, kafka.topics.dlq, dlq_max_bytes=kafka.dlq_max_bytes)
+        processor = BatchProcessor(
+            role.name,
+            pipeline,
+            kafka.topics.dlq,
+            dlq_max_bytes=kafka.dlq_max_bytes,
+            max_output_bytes=clients.message_max_bytes(self.settings),
+        )
         consumer = clients.new_consumer(
-            clients.consumer_config(self.settings, role), self._on_client_error, self._on_commit_result
+            clients.consumer_config(self.settings, role), self._on_client_error, self._deferring(self._on_commit_result)
         )
         self._intake = Intake(consumer, role.name, self.metrics, self.log)
         self._producer_config = clients.producer_config(self.settings, role)
         producer = clients.new_producer(self._producer_config, self._on_client_error)
         try:  # name an unreachable broker within seconds, give up after connect_timeout_s (exit 1)
             clients.wait_for_brokers(self.consumer, kafka.bootstrap_servers, kafka.connect_timeout_s, stop=self.stop)
+            owned = topics.owned(self.settings, {*role.inputs, *role.outputs})
+            created = topics.prepare(self.settings, owned, stop=self.stop, beat=self.heartbeat.beat, log=self.log)
+            present = topics.wait_for(
+                lambda timeout_s: self.consumer.list_topics(timeout=timeout_s),
+                role.inputs,
+                stop=self.stop,
+                beat=self.heartbeat.beat,
+                log=self.log,
+                created=created,
+            )
         except BaseException:
             pipeline.close()
             raise
+        if not present:  # stopped while waiting for an input topic
+            self._close(pipeline)
+            self.log.info("stopped")
+            return
         commit_seconds = self.metrics.commit_seconds.labels(role.name)
         common: dict[str, Any] = {
             "commit_every": run.commit_every,
             "commit_interval_s": run.commit_interval_ms / 1000,
+            "call_timeout_s": kafka.call_timeout_s,
+            "heartbeat": self.heartbeat,
             "stop": self.stop,
             "on_commit": commit_seconds.observe,
             "on_committed": self._committed_hook(pipeline),
@@ -143,10 +196,13 @@ class RoleRunner:
             self._checkpoint = AtLeastOnce(self.consumer, producer, **common)
         self.log.info("starting", inputs=role.inputs, group=role.group, delivery=str(role.delivery))
         self.consumer.subscribe(
-            list(role.inputs), on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost
+            list(role.inputs),
+            on_assign=self._deferring(self._on_assign),
+            on_revoke=self._deferring(self._on_revoke),
+            on_lost=self._deferring(self._on_lost),
         )
         try:
-            self._loop(processor, heartbeat.beat)
+            self._loop(processor, self.heartbeat.beat)
         except BaseException as exc:
             self.failed = True
             self.log.error("stopping after a fatal error", error_class=type(exc).__name__, error=str(exc))
@@ -173,7 +229,8 @@ class RoleRunner:
         self._raise_deferred()
         if self.rewind_needed:
             self._rewind()
-        messages = self.consumer.consume(size, timeout_s)
+        with self.heartbeat.calling("consume", limit(timeout_s)):
+            messages = self.consumer.consume(size, timeout_s)
         self._raise_deferred()
         batch = self.intake.admit(messages)
         if batch:
@@ -220,11 +277,13 @@ class RoleRunner:
                 if self.failed:
                     self.checkpoint.pending.clear()
                 self.checkpoint.close()
-        except Exception as exc:  # closing must go on: the consumer still has to leave the group
+        except Exception as exc:  # noqa: BLE001 - closing goes on: the consumer must still leave the group
             self.log.warning("closing the producer failed", error=str(exc))
         try:
             if self._intake is not None:
-                self.consumer.close()
+                # Leaving the group takes at most the shutdown budget (a SIGTERM's grace timer ends it first).
+                with self.heartbeat.calling("closing the consumer", limit(self.settings.runtime.shutdown_grace_s)):
+                    self.consumer.close()
         finally:
             self.health.gate(f"{self.role.name}.joined", False)
             self.health.forget_loop(self.role.name)
@@ -343,61 +402,88 @@ class RoleRunner:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return True
-            message = self.consumer.poll(min(0.25, remaining))
+            timeout_s = min(_POLL_S, remaining)
+            with self.heartbeat.calling("poll", limit(timeout_s)):
+                message = self.consumer.poll(timeout_s)
             self._raise_deferred()
             self.intake.put_back(message)
         return False
 
     # --- rebalancing -------------------------------------------------------------------------------------------
+    def _deferring(self, callback: Callable[..., None]) -> Callable[..., None]:
+        """``callback`` as the consumer calls it (during a poll, from C): whatever it raises is kept, and raised by
+        the loop after the poll (:meth:`_raise_deferred`)."""
+
+        def call(*args: Any) -> None:
+            try:
+                callback(*args)
+            except BaseException as exc:  # noqa: BLE001 - raised again by the loop, never lost
+                self.client_error = exc
+
+        return call
+
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        try:
-            self.intake.assign(partitions)
-            self.health.gate(f"{self.role.name}.joined", True)
-        except BaseException as exc:
-            self.client_error = exc
+        self.intake.assign(partitions)
+        self.health.gate(f"{self.role.name}.joined", True)
 
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        try:
-            revoked = keys(partitions)
-            self.inflight = [m for m in self.inflight if (m.topic, m.partition) not in revoked]
-            if not self.failed:
-                try:
-                    self._commit()
-                except AbortTransaction:
-                    self.rewind_needed = True
-                except ProducerFenced as exc:  # the loop starts a new producer; the revocation goes on
-                    self.client_error = exc
-            self.checkpoint.forget(revoked)
-            self.intake.release("revoked", partitions)
-        except BaseException as exc:
-            self.client_error = exc
+        revoked = keys(partitions)
+        self.inflight = [m for m in self.inflight if (m.topic, m.partition) not in revoked]
+        if not self.failed:
+            try:
+                self._commit()
+            except AbortTransaction:
+                self.rewind_needed = True
+            except ProducerFenced as exc:  # the loop starts a new producer; the revocation goes on
+                self.client_error = exc
+        self.checkpoint.forget(revoked)
+        self.intake.release("revoked", partitions)
 
     def _on_lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        lost = keys(partitions)
+        # The group moved on without this member (its session expired: a pause, a stall): whatever it did since
+        # its last commit belongs to the new owner. Abort, never commit it (the broker would refuse the stale
+        # generation's offsets anyway), and rewind what is still assigned.
+        self.log.warning(
+            "partitions lost; dropping uncommitted work",
+            partitions=sorted(lost),
+            uncommitted=self.checkpoint.uncommitted,
+        )
+        self.inflight = [m for m in self.inflight if (m.topic, m.partition) not in lost]
         try:
-            lost = keys(partitions)
-            # The group moved on without this member (its session expired: a pause, a stall): whatever it did
-            # since its last commit belongs to the new owner. Abort, never commit it (the broker would refuse the
-            # stale generation's offsets anyway), and rewind what is still assigned.
-            self.log.warning(
-                "partitions lost; dropping uncommitted work",
-                partitions=sorted(lost),
-                uncommitted=self.checkpoint.uncommitted,
-            )
-            self.inflight = [m for m in self.inflight if (m.topic, m.partition) not in lost]
-            try:
-                self.checkpoint.abort()
-            except ProducerFenced as exc:  # its transaction was aborted already; the loop starts a new producer
-                self.checkpoint.pending.clear()
-                self.client_error = exc
-            self.rewind_needed = True
-            self.intake.release("lost", partitions)
-        except BaseException as exc:
+            self.checkpoint.abort()
+        except ProducerFenced as exc:  # its transaction was aborted already; the loop starts a new producer
+            self.checkpoint.pending.clear()
             self.client_error = exc
+        self.rewind_needed = True
+        self.intake.release("lost", partitions)
+        self.health.gate(f"{self.role.name}.joined", False)  # out of the group until the next assignment
 
     def _rewind(self) -> None:
         """Seek every assigned partition back to its committed offset (after an abort)."""
         self.rewind_needed = False
-        self.intake.rewind()
+        with self.heartbeat.calling("reading committed offsets", limit(COMMITTED_TIMEOUT_S)):
+            self.intake.rewind()
+
+    # --- the watchdog ------------------------------------------------------------------------------------------
+    def _blocked(self, call: Call, late_s: float) -> None:
+        """The watchdog's report (from its own thread): the loop is blocked in a Kafka call past its deadline. The
+        heartbeat already fails liveness and readiness; one line says why, and the process exits.
+
+        When the blocked call is the producer's and not made inside a poll, the consumer first leaves the group
+        (bounded by :data:`_LEAVE_S`; it commits nothing: the role is failed), so that the restarted instance gets
+        the partitions at once instead of after this member's session times out."""
+        self.failed = True
+        self.health.gate(f"{self.role.name}.joined", False)
+        self.log.error(
+            "kafka call blocked past its deadline; exiting so that the role restarts from its committed offsets",
+            call=call.what,
+            deadline_s=round(call.limit_s, 1),
+            blocked_s=round(call.limit_s + late_s, 1),
+        )
+        if self._intake is not None and _PRODUCER_CALLS.issuperset(call.within()):
+            bounded(self.consumer.close, _LEAVE_S, f"leave-{self.role.name}")
+        self._exit_process(EXIT_BLOCKED)
 
     # --- errors ----------------------------------------------------------------------------------------
     def _on_client_error(self, err: KafkaError) -> None:
@@ -407,11 +493,8 @@ class RoleRunner:
             self.log.warning("kafka client error", error=err.str(), code=err.name())
 
     def _on_commit_result(self, err: KafkaError | None, partitions: list[TopicPartition]) -> None:
-        try:
-            if self._checkpoint is not None:
-                self._checkpoint.commit_result(err, partitions)
-        except BaseException as exc:
-            self.client_error = exc
+        if self._checkpoint is not None:
+            self._checkpoint.commit_result(err, partitions)
 
     def _raise_deferred(self) -> None:
         if self.client_error is not None:

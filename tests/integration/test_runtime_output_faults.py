@@ -27,7 +27,7 @@ from tests.support.roles import (
     read_topic,
     wait_until,
 )
-from tests.support.stack import create_topic
+from tests.support.stack import create_topic, delete_topics
 
 pytestmark = pytest.mark.integration
 
@@ -44,13 +44,17 @@ def test_a_dead_letter_that_cannot_be_delivered_blocks_the_commit_until_its_topi
     # Offset 0 is poison; batches of two with a commit due every four messages: the poison's dead letter (batch 1)
     # fails delivery while batch 2 is being made durable, the case that used to commit past it.
     records = [(b"k", b"\x07 not an MCL")] + [(b"k", good(i)) for i in range(7)]
-    produce(kafka_bootstrap, source, records)
     args = (
         *("--input", source, "--output", output, "--dlq", later_topic, "--group", new_group),
         *("--batch-size", "2", "--commit-every", "4", "--commit-interval-ms", "600000"),
-        *MISSING_TOPICS_STAY_MISSING,  # the DLQ topic is missing
+        *MISSING_TOPICS_STAY_MISSING,  # the DLQ topic, once deleted, stays missing
     )
     with RoleProcess("datahub", tmp_path, *args) as role:
+        # The role creates its DLQ topic at start-up (a topic Pareis owns); it is gone when the poison arrives.
+        role.wait_ready()
+        assert later_topic in kafka_admin.list_topics(timeout=10).topics
+        delete_topics(kafka_admin, [later_topic])
+        produce(kafka_bootstrap, source, records)
         wait_until(lambda: role.metric("pareis_errors_total") >= 3, 60, "three failed deliveries of the dead letter")
         assert committed(kafka_bootstrap, new_group, source, 1)[0] < 1, "nothing committed past the poison"
         create_topic(kafka_admin, later_topic, 1, {})

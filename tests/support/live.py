@@ -2,6 +2,8 @@
 
 * :class:`RoleProc` — ``pareis run <role>`` (``all`` for every role) as a subprocess configured by ``PAREIS_*``
   variables, with its own telemetry port (readiness) and log file; kill, restart, SIGTERM.
+* :func:`log_events` — the JSON log lines of a role's log file with a given event.
+* :func:`pareis` — a ``pareis`` command run to its end with given settings, its output captured.
 * :func:`role_env` — this process's environment without any ``PAREIS_*`` variable, plus the given settings;
   :func:`ticket_env` — the settings pointing the three ticket tools at the fake servers of :func:`ticket_servers`.
 * :func:`role_topics` / :func:`stack_env` — a fresh topic for each topic setting the roles read or write (and a
@@ -80,12 +82,17 @@ class RoleProc:
     def handled(self) -> float:
         """Messages this process has handled so far (its ``pareis_messages_handled`` counters summed; 0 while its
         telemetry is not up). A batch counts once it is in the open transaction, before its commit."""
+        return self.metric("pareis_messages_handled_total")
+
+    def metric(self, name: str) -> float:
+        """Every series of metric ``name`` (a counter's ``_total``, a histogram's ``_count``) of this process summed;
+        0 while its telemetry is not up."""
         try:
             text = httpx.get(f"http://127.0.0.1:{self.port}/metrics", timeout=5).text
         except httpx.TransportError:
             return 0.0
-        counters = (line for line in text.splitlines() if line.startswith("pareis_messages_handled_total{"))
-        return sum(float(line.rsplit(" ", 1)[1]) for line in counters)
+        series = (line for line in text.splitlines() if line.startswith(name + "{"))
+        return sum(float(line.rsplit(" ", 1)[1]) for line in series)
 
     def kill(self) -> None:
         assert self.proc is not None
@@ -104,6 +111,25 @@ class RoleProc:
         except OSError:
             return f"(no log at {self.log_path})"
         return f"---- last {lines} lines of {self.log_path} ----\n" + "\n".join(text.splitlines()[-lines:])
+
+
+def pareis(args: list[str], env: Mapping[str, str], timeout_s: float = 120) -> subprocess.CompletedProcess[str]:
+    """``pareis ARGS…`` run to its end with ``env`` (e.g. :func:`stack_env`'s), its output captured."""
+    return subprocess.run(
+        [sys.executable, "-m", "pareis.cli", *args],
+        cwd=ROOT,
+        env=dict(env),
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        check=False,
+    )
+
+
+def log_events(path: Path, name: str) -> list[dict[str, Any]]:
+    """The JSON lines of the log at ``path`` whose event is ``name``."""
+    lines = path.read_text(errors="replace").splitlines()
+    return [e for e in (json.loads(line) for line in lines if line.startswith("{")) if e.get("event") == name]
 
 
 def private_db(url: str, db: int) -> str:

@@ -372,11 +372,11 @@ def _admin(bootstrap: str) -> AdminClient:
     return AdminClient({"bootstrap.servers": bootstrap})
 
 
-def committed(bootstrap: str, group: str, topic: str, partitions: int) -> dict[int, int]:
+def committed(bootstrap: str, group: str, topic: str, partitions: int, timeout_s: float = 30) -> dict[int, int]:
     """The group's committed offset per partition (-1001 when none)."""
     admin = _admin(bootstrap)
     request = ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p) for p in range(partitions)])
-    result = admin.list_consumer_group_offsets([request])[group].result(30)
+    result = admin.list_consumer_group_offsets([request], request_timeout=timeout_s)[group].result(timeout_s)
     return {tp.partition: tp.offset for tp in result.topic_partitions}
 
 

@@ -106,6 +106,53 @@ def test_an_existing_secret_replaces_the_chart_secret(helm: str, tmp_path: Path)
         assert container["envFrom"] == [{"secretRef": {"name": "pareis-creds"}}]
 
 
+HOOK = {
+    "helm.sh/hook": "pre-install,pre-upgrade",
+    "helm.sh/hook-delete-policy": "before-hook-creation,hook-succeeded",
+}
+
+
+def test_a_pre_install_job_creates_the_topics_pareis_owns_before_any_role(
+    helm: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 34: `pareis topics create` as a pre-install/pre-upgrade hook, with the configured partitions,
+    replication and configs. Hooks run before the release's objects exist: it brings its own settings and
+    credentials (deleted once it succeeded) and runs as an account that exists."""
+    secrets = {"PAREIS_REDIS_URL": "redis://redis:6379/0", "PAREIS_KAFKA__PROPERTIES": '{"sasl.password": "x"}'}
+    values = {"config": {"kafka": {"topic_partitions": 12, "replication_factor": 3}}, "secrets": {"env": secrets}}
+    docs = render(helm, tmp_path, values)
+    job = of_kind(docs, "Job")["rel-pareis-topics"]
+    assert {k: v for k, v in job["metadata"]["annotations"].items() if k in HOOK} == HOOK
+    assert job["metadata"]["annotations"]["helm.sh/hook-weight"] == "0"
+    pod = job["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["args"] == ["topics", "create"]
+    assert pod["restartPolicy"] == "Never" and pod["serviceAccountName"] == "default"
+    assert pod["automountServiceAccountToken"] is False
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True and pod["securityContext"]["runAsNonRoot"]
+    assert container["envFrom"] == [{"secretRef": {"name": "rel-pareis-topics"}}]
+    copy = of_kind(docs, "Secret")["rel-pareis-topics"]
+    assert copy["stringData"] == of_kind(docs, "Secret")["rel-pareis"]["stringData"] == secrets
+    configmap = of_kind(docs, "ConfigMap")["rel-pareis-topics"]
+    for hooked in (copy, configmap):
+        assert hooked["metadata"]["annotations"]["helm.sh/hook-weight"] == "-5", "before the Job"
+    assert {"name": "config", "configMap": {"name": "rel-pareis-topics"}} in pod["volumes"]
+    file = tmp_path / "config.yaml"
+    file.write_text(configmap["data"]["config.yaml"])
+    monkeypatch.setenv("PAREIS_CONFIG_FILE", str(file))
+    kafka = load_settings().kafka
+    assert (kafka.topic_partitions, kafka.replication_factor, kafka.create_topics) == (12, 3, True)
+    assert kafka.topics.gate == "pareis.gate.v1" and kafka.topic_configs["gate"] == {"cleanup.policy": "compact"}
+
+
+def test_the_topics_job_takes_an_existing_secret_and_can_be_turned_off(helm: str, tmp_path: Path) -> None:
+    docs = render(helm, tmp_path, {"secrets": {"create": False, "existingSecret": "pareis-creds"}})
+    (container,) = of_kind(docs, "Job")["rel-pareis-topics"]["spec"]["template"]["spec"]["containers"]
+    assert container["envFrom"] == [{"secretRef": {"name": "pareis-creds"}}]
+    docs = render(helm, tmp_path, {"topics": {"create": False}})
+    assert of_kind(docs, "Job") == {} and "rel-pareis-topics" not in of_kind(docs, "ConfigMap")
+
+
 def test_hpa_per_role_on_consumer_lag_and_a_pdb_per_role(helm: str, tmp_path: Path) -> None:
     docs = render(helm, tmp_path)
     hpas = of_kind(docs, "HorizontalPodAutoscaler")

@@ -5,8 +5,10 @@ never a commit past an input whose outputs were not delivered (issue 11, points 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -16,6 +18,7 @@ from pareis.config import KafkaSettings, RuntimeSettings, Settings, Topics
 from pareis.contracts.records import Message, OutRecord, RawMessage
 from pareis.errors import DecodeError
 from pareis.kafka import runner as runner_module
+from pareis.kafka import watchdog as watchdog_module
 from pareis.kafka.role import Delivery, Pipeline, Role
 from pareis.kafka.runner import RoleRunner
 from pareis.telemetry.health import Health
@@ -138,6 +141,9 @@ class Consumer:
     def close(self) -> None:
         return None
 
+    def list_topics(self, timeout: float) -> Any:
+        return SimpleNamespace(topics={TOPIC: None})
+
 
 class Producer:
     def __init__(self, log: Log) -> None:
@@ -189,6 +195,7 @@ def test_nothing_is_committed_past_a_dead_letter_until_it_is_delivered(
     )
     monkeypatch.setattr(runner_module.clients, "new_producer", lambda config, on_error: Producer(log))
     monkeypatch.setattr(runner_module.clients, "wait_for_brokers", lambda *args, **kwargs: None)
+    monkeypatch.setattr(runner_module.topics, "prepare", lambda *args, **kwargs: set())
     settings = Settings(
         kafka=KafkaSettings(topics=Topics(dlq=DLQ)),
         runtime=RuntimeSettings(batch_size=2, batch_timeout_s=0.01, commit_every=cadence[0],
@@ -281,6 +288,7 @@ def run_exactly_once_until_committed(
     )
     monkeypatch.setattr(runner_module.clients, "new_producer", new_producer)
     monkeypatch.setattr(runner_module.clients, "wait_for_brokers", lambda *args, **kwargs: None)
+    monkeypatch.setattr(runner_module.topics, "prepare", lambda *args, **kwargs: set())
     settings = Settings(
         kafka=KafkaSettings(topics=Topics(dlq=DLQ)),
         runtime=RuntimeSettings(batch_size=2, batch_timeout_s=0.01, commit_every=2, commit_interval_ms=600_000,
@@ -351,3 +359,61 @@ def test_a_fenced_producer_is_replaced_and_the_uncommitted_input_redone(monkeypa
     run_exactly_once_until_committed(monkeypatch, log, new_producer)
     assert len(producers) == 2 and 0 in log.seeks, "a new producer, and the input redone from the committed offset"
     assert sorted(v for t, v in log.delivered if t == OUT) == [f"good-{i}".encode() for i in range(6)]
+
+
+def test_a_transactional_call_blocked_past_its_deadline_fails_health_leaves_the_group_and_exits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 34: after a broker restart librdkafka's ``send_offsets_to_transaction`` blocked for ever, whatever the
+    timeout given. The call gets ``kafka.call_timeout_s``; past it and the watchdog's grace the role is neither
+    alive nor ready, its consumer leaves the group (so that its restart is assigned at once) and the process exits
+    (1)."""
+    monkeypatch.setattr(watchdog_module, "GRACE_S", 0.2)
+    log = Log([b"good-0", b"good-1"], failing_dlq_deliveries=0)
+    release, exited, left = threading.Event(), threading.Event(), threading.Event()
+    timeouts: list[float] = []
+
+    class Wedged(TransactionalProducer):
+        def send_offsets_to_transaction(self, offsets: list[TopicPartition], metadata: Any, timeout: float) -> None:
+            timeouts.append(timeout)
+            release.wait(30)  # as librdkafka after a broker restart: its timeout not honoured
+            self.offsets = offsets
+
+    class Leaving(TransactionalConsumer):
+        def close(self) -> None:
+            left.set()
+
+    monkeypatch.setattr(
+        runner_module.clients, "new_consumer", lambda config, on_error, on_commit: Leaving(log, on_commit)
+    )
+    monkeypatch.setattr(runner_module.clients, "new_producer", lambda config, on_error: Wedged(log, 0))
+    monkeypatch.setattr(runner_module.clients, "wait_for_brokers", lambda *args, **kwargs: None)
+    monkeypatch.setattr(runner_module.topics, "prepare", lambda *args, **kwargs: set())
+    settings = Settings(
+        kafka=KafkaSettings(topics=Topics(dlq=DLQ), call_timeout_s=0.3),
+        runtime=RuntimeSettings(batch_size=2, batch_timeout_s=0.01, commit_every=2, roles={}),
+    )
+    role = Role("test", (TOPIC,), "g", Delivery.EXACTLY_ONCE, lambda: Pipeline(decode, handle), (OUT, DLQ))
+    health, stop, exits = Health(), threading.Event(), []
+
+    def exit_process(code: int) -> None:
+        exits.append(code)
+        exited.set()
+
+    runner = RoleRunner(role, settings, metrics=RuntimeMetrics(), health=health, stop=stop, exit_process=exit_process)
+    thread = threading.Thread(target=runner.run)
+    thread.start()
+    try:
+        wait_until(lambda: timeouts, 10, "the blocking call")
+        blocked_at = time.monotonic()
+        wait_until(exited.is_set, 10, "the watchdog's exit")
+        assert time.monotonic() - blocked_at < 0.5 + 1.0, "at the deadline (0.3 s + 0.2 s), within the watchdog's tick"
+        assert exits == [1] and timeouts == [0.3]
+        assert left.is_set(), "the consumer left the group before the exit"
+        alive, ready = health.liveness(), health.readiness()
+        assert not alive.ok and not ready.ok
+        assert alive.details["test"].startswith("blocked in send_offsets_to_transaction")
+    finally:
+        release.set()
+        stop.set()
+        thread.join(30)

@@ -61,6 +61,44 @@ def test_healthz_fails_when_a_loop_goes_silent(served: tuple[RuntimeMetrics, Hea
     assert client.get("/healthz").status_code == 200
 
 
+def test_a_loop_blocked_in_a_call_past_its_limit_is_neither_alive_nor_ready_at_once(
+    served: tuple[RuntimeMetrics, Health, httpx.Client],
+) -> None:
+    """Issue 34: a role wedged in a Kafka call showed 200 on /readyz, and /healthz failed only after 300 s of
+    silence. A call past its limit fails both at once, long before the loop's allowed silence."""
+    _, health, client = served
+    health.gate("incidents.joined", True)
+    beat = health.loop("incidents", max_silence_s=300)
+    with beat.calling("send_offsets_to_transaction", 7):
+        CLOCK.now += 6
+        assert client.get("/healthz").status_code == 200, "within its limit"
+        assert client.get("/readyz").status_code == 200
+        CLOCK.now += 2
+        alive, ready = client.get("/healthz"), client.get("/readyz")
+        assert alive.status_code == ready.status_code == 503
+        reason = "blocked in send_offsets_to_transaction for 8s (deadline 7s)"
+        assert orjson.loads(alive.content)["details"]["incidents"] == reason
+        assert orjson.loads(ready.content)["details"]["incidents"] == reason
+    assert client.get("/healthz").status_code == client.get("/readyz").status_code == 200, "the call returned"
+
+
+def test_a_call_made_inside_another_moves_the_outer_calls_deadline() -> None:
+    """A rebalance callback commits inside a poll: the poll's limit counts without the commit's time."""
+    health = Health(clock=CLOCK)
+    beat = health.loop("incidents", max_silence_s=300)
+    with beat.calling("consume", 2):
+        with beat.calling("commit_transaction", 7):
+            CLOCK.now += 6
+            assert beat.overrun() is None
+            assert beat.call is not None and beat.call.within() == ["commit_transaction", "consume"]
+        CLOCK.now += 1
+        assert beat.overrun() is None, "the poll itself took 1 s of its 2"
+        CLOCK.now += 1.5
+        found = beat.overrun()
+        assert found is not None and found[0].what == "consume" and found[1] == pytest.approx(0.5)
+    assert beat.call is None
+
+
 def test_readyz_needs_open_gates_and_passing_checks(served: tuple[RuntimeMetrics, Health, httpx.Client]) -> None:
     _, health, client = served
     assert client.get("/readyz").status_code == 503  # nothing registered yet: not ready

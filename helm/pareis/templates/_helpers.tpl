@@ -50,6 +50,15 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 {{- end }}
 
+{{/* The Secret's data: secrets.env as PAREIS_* variables (the release's Secret and the topics Job's copy). */}}
+{{- define "pareis.secretData" -}}
+{{- $data := dict }}
+{{- range $key, $value := .Values.secrets.env }}
+{{- $_ := set $data $key ($value | toString) }}
+{{- end }}
+{{- toYaml $data }}
+{{- end }}
+
 {{/* The settings file of every role: .Values.config plus the HTTP port the probes use. */}}
 {{- define "pareis.config" -}}
 {{- $runtime := merge (dict "http_port" .Values.httpPort) (default dict .Values.config.runtime) }}
