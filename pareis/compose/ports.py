@@ -18,6 +18,7 @@ from pareis.store.watch import MemoryWatchStore, WatchStore
 
 if TYPE_CHECKING:
     import redis
+    from redis.cluster import RedisCluster
 
     from pareis.datahub.writes.writer import DatahubWriter
     from pareis.store.incidents import IncidentStore
@@ -133,14 +134,36 @@ class Ports:
         )
 
 
-def redis_client(url: str) -> redis.Redis:
-    """A Redis client for Pareis's stores (bytes in and out, bounded timeouts); connects lazily."""
+CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
+"""URL schemes of a Redis Cluster (any node is a seed), and the plain scheme of each node's connections."""
+
+
+def redis_client(url: str) -> redis.Redis | RedisCluster:
+    """A Redis client for Pareis's stores (bytes in and out, bounded timeouts): ``redis.Redis`` for a
+    ``redis://``/``rediss://``/``unix://`` URL (connects lazily), ``RedisCluster`` for ``redis+cluster://`` or
+    ``rediss+cluster://`` (connects at once, to read the slot map: an unreachable cluster, or a standalone server
+    named by a cluster URL, is a translated error here). ValueError for a malformed URL, or a cluster URL naming a
+    database (a cluster has database 0 only)."""
+    from urllib.parse import urlsplit
+
     import redis
 
-    return redis.Redis.from_url(url, socket_timeout=10, socket_connect_timeout=5, health_check_interval=30)
+    scheme = url.partition("://")[0].lower()
+    timeouts = {"socket_timeout": 10, "socket_connect_timeout": 5}
+    if scheme not in CLUSTER_SCHEMES:
+        return redis.Redis.from_url(url, health_check_interval=30, **timeouts)
+    from redis.cluster import RedisCluster
+
+    from pareis.store.redis_errors import translated
+
+    plain = CLUSTER_SCHEMES[scheme] + url[len(scheme) :]
+    if urlsplit(plain).path.strip("/") not in ("", "0"):
+        raise ValueError(f"a Redis Cluster URL names no database (a cluster has database 0 only): {url}")
+    with translated():
+        return RedisCluster.from_url(plain, **timeouts)
 
 
-def redis_preflight(client: redis.Redis) -> Callable[[], None]:
+def redis_preflight(client: redis.Redis | RedisCluster) -> Callable[[], None]:
     """A role's start-up check of its Redis: refuse to start (Fatal) unless nothing can be evicted
     (:func:`~pareis.store.redis_policy.require_noeviction`); Retriable, naming the server, when unreachable."""
     from pareis.store.redis_policy import require_noeviction
@@ -151,7 +174,7 @@ def redis_preflight(client: redis.Redis) -> Callable[[], None]:
     return preflight
 
 
-def redis_ping(client: redis.Redis) -> Check:
+def redis_ping(client: redis.Redis | RedisCluster) -> Check:
     """A readiness check: PING, with redis-py errors translated (Retriable/Fatal)."""
     from pareis.store.redis_errors import translated
 

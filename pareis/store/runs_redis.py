@@ -19,12 +19,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-import redis
-
 from pareis.core.runs import AssertionRun, InvalidRun, ResultType
 from pareis.errors import Fatal
 from pareis.store.redis_errors import text as reply_text
 from pareis.store.redis_errors import translated
+from pareis.store.redis_servers import AnyRedis
 from pareis.store.runs import check_range, ordered
 
 DEFAULT_PREFIX = "pareis:runs:"
@@ -40,7 +39,7 @@ return 1
 class RedisRunHistory:
     """:class:`~pareis.store.runs.RunHistory` on a Redis client the caller builds and owns."""
 
-    def __init__(self, client: redis.Redis, *, prefix: str = DEFAULT_PREFIX) -> None:
+    def __init__(self, client: AnyRedis, *, prefix: str = DEFAULT_PREFIX) -> None:
         self._redis = client
         self._prefix = prefix
         self._record = client.register_script(_RECORD)  # no round trip: loaded on first use

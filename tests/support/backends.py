@@ -1,0 +1,46 @@
+"""The backends every store contract suite runs on: in process memory, a standalone Redis and a Redis Cluster.
+
+``backend`` (registered in ``tests/conftest.py``) is parametrised ``memory``, ``redis`` and ``redis-cluster`` (the
+Redis ones marked ``integration``: ``make unit`` runs the memory one only). A suite builds its store from it::
+
+    @pytest.fixture
+    def store(backend: Backend) -> IncidentStore:
+        if backend.client is None:
+            return MemoryIncidentStore()
+        return RedisIncidentStore(backend.client, prefix="test:")
+
+so each contract test runs once per backend, against an empty store (the Redis fixtures empty their database or
+cluster before each test).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+BACKENDS = (
+    "memory",
+    pytest.param("redis", marks=pytest.mark.integration),
+    pytest.param("redis-cluster", marks=pytest.mark.integration),
+)
+_CLIENTS = {"redis": "redis_client", "redis-cluster": "redis_cluster_client"}
+
+
+@dataclass(frozen=True)
+class Backend:
+    """One backend: its name and, on Redis, a client on an empty database (``redis.Redis`` or ``RedisCluster``,
+    bytes in and out); None in memory."""
+
+    name: str
+    client: Any = None
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> Backend:
+    """The backend of this run of the test (see the module docstring)."""
+    name: str = request.param
+    if name == "memory":
+        return Backend(name)
+    return Backend(name, request.getfixturevalue(_CLIENTS[name]))
