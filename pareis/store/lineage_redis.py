@@ -105,6 +105,10 @@ class RedisLineageStore:
         """The key ``suffix`` of home ``node``."""
         return f"{self._prefix}{{{spelled(node)}}}{suffix}"
 
+    def _tagged(self, tag: str, suffix: str) -> str:
+        """The key ``suffix`` of the home spelled ``tag``."""
+        return f"{self._prefix}{{{tag}}}{suffix}"
+
     def _slot(self, node: str) -> int:
         return slot_of(spelled(node)) if self._cluster else 0
 
@@ -146,7 +150,7 @@ class RedisLineageStore:
             if not self._stamped:
                 self._redis.set(f"{self._prefix}layout", LAYOUT, nx=True)
                 self._stamped = True
-        return ApplyStream(self._servers, self._key)
+        return ApplyStream(self._servers, self._tagged)
 
     def record(self, entity: str, aspect: str) -> AspectRecord | None:
         with translated():

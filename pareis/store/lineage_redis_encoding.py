@@ -197,69 +197,129 @@ def record_id(entity: str, aspect: str) -> str:
     return base64.b64encode(digest).decode()
 
 
+class Node:
+    """A node of one update's facts: its URN, parent and path when a column, and its spellings, each computed once
+    (a dataset pair's 22 column edges name two datasets 22 times)."""
+
+    def __init__(self, urn: str, parent: Node | None, path: str) -> None:
+        self.urn = urn
+        self.parent = parent
+        self.path = path
+        self.depth: int = 0 if parent is None else parent.depth + 1
+        self._generic: str | None = None
+        self._base: str | None = None
+        self._fields: dict[str, str] | None = None
+        self._heads: dict[str, str] | None = None
+
+    def generic(self) -> str:
+        """:func:`generic_field` of the URN."""
+        g = self._generic
+        if g is None:
+            g = self._generic = generic_field(self.urn)
+        return g
+
+    def base(self) -> str:
+        """:func:`spelled`: the node as a hash's own node."""
+        b = self._base
+        if b is None:
+            b = self._base = spelled(self.urn)
+        return b
+
+    def field(self, other: Node) -> str:
+        """:func:`field_of` ``other`` in a hash of this node; a column from its parent's spelling, once per parent."""
+        parent = other.parent
+        if parent is None:
+            fields = self._fields
+            if fields is None:
+                fields = self._fields = {}
+            got = fields.get(other.urn)
+            if got is None:
+                got = fields[other.urn] = field_of(other.urn, self.urn, self.base())
+            return got
+        if parent is self:
+            return CHILD + other.path
+        heads = self._heads
+        if heads is None:
+            heads = self._heads = {}
+        head = heads.get(parent.urn)
+        if head is None:  # the field of the parent's column of path "": up to its "," (generic: its ")" dropped)
+            head = field_of(f"{COLUMN_PREFIX}{parent.urn},)", self.urn, self.base())
+            head = heads[parent.urn] = head if head[0] == RELATIVE_COLUMN else head[:-1]
+        return head + other.path if head[0] == RELATIVE_COLUMN else head + other.path + ")"
+
+
+class Table:
+    """One update's facts as nodes: each edge's ends, and every parent of a column among them."""
+
+    def __init__(self, facts: Facts) -> None:
+        self.nodes: dict[str, Node] = {}
+        self.edges: list[tuple[str, Node, Node]] = []
+        name, last = "", None
+        for rel, src, dst in sorted(facts.edges):
+            if rel is not last:
+                name, last = str(rel), rel
+            self.edges.append((name, self.node(src), self.node(dst)))
+        self.attrs: list[tuple[str, str]] = sorted((str(k), v) for k, v in facts.attrs.items())
+
+    def node(self, urn: str) -> Node:
+        found = self.nodes.get(urn)
+        if found is None:
+            split = bucket_of(urn)
+            found = Node(urn, None, "") if split is None else Node(urn, self.node(split[0]), split[1])
+            self.nodes[urn] = found
+        return found
+
+
 def encode_body(facts: Facts) -> str:
+    """:func:`encode_table` of ``facts``."""
+    return encode_table(Table(facts))
+
+
+def encode_table(table: Table) -> str:
     """A record's facts: ``<attribute digest>\\n<attribute names>\\n<nodes>\\n<edges>`` — canonical (equal facts ⇔
     equal bodies), and compact: nodes are listed once, by :func:`generic_field`, columns as groups ``\\x1f<index of
     their parent>\\x1f<path>\\x1f<path>…`` after their parent, or ``\\x1f<index>\\x1f\\x1d<n>`` for the paths of
-    the ``n``-th group again (entries ended by ``\\x1e``); edges per relation as
-    ``rel:s,d,s,d,…`` of node indexes, ``-k`` standing for ``k`` more pairs each one step (the last two pairs'
-    difference) on (a dataset pair's column edges are one run). Attribute values are not kept (see
-    :func:`attr_digest`)."""
-    attrs = {str(k): v for k, v in facts.attrs.items()}
-    names = ",".join(sorted(attrs))
-    index, listing = _node_table(facts.edges)
+    the ``n``-th group again (entries ended by ``\\x1e``); edges per relation as ``rel:s,d,s,d,…`` of node indexes,
+    ``-k`` standing for ``k`` more pairs each one step (the last two pairs' difference) on (a dataset pair's column
+    edges are one run). Attribute values are not kept (see :func:`attr_digest`)."""
+    attrs = dict(table.attrs)
+    names = ",".join(k for k, _ in table.attrs)
+    index, listing = _listing(table)
     by_rel: dict[str, list[tuple[int, int]]] = {}
-    for rel, src, dst in facts.edges:
-        pairs = by_rel.get(str(rel))
+    for rel, src, dst in table.edges:
+        pairs = by_rel.get(rel)
         if pairs is None:
-            pairs = by_rel[str(rel)] = []
-        pairs.append((index[src], index[dst]))
+            pairs = by_rel[rel] = []
+        pairs.append((index[src.urn], index[dst.urn]))
     edges = ";".join(f"{rel}:{_runs(sorted(by_rel[rel]))}" for rel in sorted(by_rel))
     return f"{attr_digest(attrs)}\n{names}\n{listing}\n{edges}"
 
 
-def _node_table(edges: frozenset[Edge]) -> tuple[dict[str, int], str]:
-    """(node → index, the listing) of every node of ``edges`` and every parent of a column among them."""
-    depth: dict[str, int] = {}
-    todo: list[str] = []
-    for _, src, dst in edges:
-        todo.append(src)
-        todo.append(dst)
-    while todo:
-        node = todo.pop()
-        if node in depth:
-            continue
-        split = bucket_of(node)
-        if split is None:
-            depth[node] = 0
-        elif split[0] in depth:
-            depth[node] = depth[split[0]] + 1
-        else:
-            todo.append(node)
-            todo.append(split[0])
+def _listing(table: Table) -> tuple[dict[str, int], str]:
+    """(node → index, the listing) of the table's nodes: by depth (a parent before its columns), then by the parent's
+    spelling, then by path, so that a parent's columns are one group."""
     keyed: list[tuple[int, str, str, str]] = []
-    for node, d in depth.items():
-        split = bucket_of(node)
-        if split is None:
-            keyed.append((d, generic_field(node), "", node))
-        else:
-            keyed.append((d, generic_field(split[0]), split[1], node))
+    for node in table.nodes.values():
+        parent = node.parent
+        keyed.append((node.depth, node.generic() if parent is None else parent.generic(), node.path, node.urn))
     keyed.sort()
+    nodes = table.nodes
     index: dict[str, int] = {}
     parts: list[str] = []
     groups: dict[str, int] = {}  # a group's paths, as listed → its number (a later group of the same paths says so)
-    group: str | None = None  # the parent of the column group being listed
+    group: Node | None = None  # the parent of the column group being listed
     paths: list[str] = []
-    for d, _, path, node in keyed:
-        index[node] = len(index)
-        if d == 0:
-            parts.append(escaped(generic_field(node)) + BUCKET_END)
+    for _, g, path, urn in keyed:
+        node = nodes[urn]
+        index[urn] = len(index)
+        parent = node.parent
+        if parent is None:
+            parts.append(escaped(g) + BUCKET_END)
             continue
-        parent = node[len(COLUMN_PREFIX) : -len(path) - 2]
-        if parent != group:
+        if parent is not group:
             if group is not None:
                 _close_group(parts, paths, groups)
-            parts.append(f"{COUNT_MARK}{index[parent]}")
+            parts.append(f"{COUNT_MARK}{index[parent.urn]}")
             group, paths = parent, []
         paths.append(COUNT_MARK + escaped(path))
     if group is not None:
@@ -357,9 +417,11 @@ def _pairs(text: str) -> list[tuple[int, int]]:
 class HomeWrites:
     """What one update moves in one home's keys: counts (non-column nodes' hashes: ``o:<rel>``/``i:<rel>``, field →
     delta), bucket entries (its columns' hashes: ``oc:<rel>``/``ic:<rel>``, path → entry → delta) and, in the
-    entity's own home, its attributes (set, deleted). Keys are named by their suffix after the home's hash tag."""
+    entity's own home, its attributes (set, deleted). Keys are named by their suffix after the home's hash tag,
+    ``tag`` (:func:`spelled`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, tag: str) -> None:
+        self.tag = tag
         self.counts: dict[str, dict[str, int]] = {}
         self.buckets: dict[str, dict[str, dict[str, int]]] = {}
         self.sets: list[str] = []
@@ -423,47 +485,26 @@ class HomeWrites:
         return out
 
 
-class _Spellings:
-    """Each node's spelling as a hash node (:func:`spelled`) and its split into a bucket, computed once per plan."""
-
-    def __init__(self) -> None:
-        self.bases: dict[str, str] = {}
-        self.splits: dict[str, tuple[str, str] | None] = {}
-        self.fields: dict[tuple[str, str], str] = {}
-
-    def split(self, node: str) -> tuple[str, str] | None:
-        if node in self.splits:
-            return self.splits[node]
-        found = self.splits[node] = bucket_of(node)
-        return found
-
-    def field(self, urn: str, node: str) -> str:
-        key = (urn, node)
-        got = self.fields.get(key)
-        if got is None:
-            base = self.bases.get(node)
-            if base is None:
-                base = self.bases[node] = spelled(node)
-            got = self.fields[key] = field_of(urn, node, base)
-        return got
-
-
-def plan(entity: str, before: Facts | None, after: Facts | None) -> dict[str, HomeWrites]:
+def plan(entity: str, before: Facts | None, after: Facts | None, table: Table | None = None) -> dict[str, HomeWrites]:
     """The moves that replace ``before`` (None: no record, or a tombstone) by ``after`` (None: a delete), by home
-    node. The edges in ``before`` and not in ``after`` are withdrawn (−1), the new ones added (+1), each on both
-    sides (forward at its source, reverse at its destination; a node's own ``has_column`` edge has no reverse);
-    ``entity``'s attributes are set to ``after``'s and the ones ``before`` had and ``after`` lacks deleted."""
+    node (``table``: ``after``'s, when the caller has it). The edges in ``before`` and not in ``after`` are withdrawn
+    (−1), the new ones added (+1), each on both sides (forward at its source, reverse at its destination; a node's own
+    ``has_column`` edge has no reverse); ``entity``'s attributes are set to ``after``'s and the ones ``before`` had
+    and ``after`` lacks deleted."""
     homes: dict[str, HomeWrites] = {}
-    names = _Spellings()
-    old = before.edges if before is not None else frozenset()
-    new = after.edges if after is not None else frozenset()
-    for edges, delta in ((old - new, -1), (new - old, 1)):
-        for rel, src, dst in edges:
-            _move(homes, names, str(rel), src, dst, delta, rel == Rel.HAS_COLUMN)
+    if before is None or not before.edges:
+        if after is not None:
+            _moves(homes, table if table is not None else Table(after), 1)
+    else:
+        new = after.edges if after is not None else frozenset()
+        _moves(homes, Table(Facts(before.edges - new)), -1)
+        _moves(homes, Table(Facts(new - before.edges)), 1)
     old_attrs = before.attrs if before is not None else {}
     new_attrs = after.attrs if after is not None else {}
     if old_attrs or new_attrs:
-        own = _home(homes, entity)
+        own = homes.get(entity)
+        if own is None:
+            own = homes[entity] = HomeWrites(spelled(entity))
         for name in sorted(str(k) for k in old_attrs.keys() - new_attrs.keys()):
             own.deletes.append(name)
         for name, value in sorted((str(k), v) for k, v in new_attrs.items()):
@@ -472,27 +513,32 @@ def plan(entity: str, before: Facts | None, after: Facts | None) -> dict[str, Ho
     return homes
 
 
-def _home(homes: dict[str, HomeWrites], node: str) -> HomeWrites:
-    found = homes.get(node)
+def _home(homes: dict[str, HomeWrites], node: Node) -> HomeWrites:
+    found = homes.get(node.urn)
     if found is None:
-        found = homes[node] = HomeWrites()
+        found = homes[node.urn] = HomeWrites(node.base())
     return found
 
 
-def _move(homes: dict[str, HomeWrites], names: _Spellings, rel: str, src: str, dst: str, delta: int, own: bool) -> None:
-    s_split, d_split = names.split(src), names.split(dst)
-    if s_split is not None:
-        parent = s_split[0]
-        _home(homes, parent).entry("oc:" + rel, s_split[1], escaped(names.field(dst, parent)), delta)
-    else:
-        _home(homes, src).count("o:" + rel, names.field(dst, src), delta)
-        if own and d_split is not None and d_split[0] == src:
-            return  # a node's own column: no reverse entry (the column's URN names the node)
-    if d_split is not None:
-        parent = d_split[0]
-        _home(homes, parent).entry("ic:" + rel, d_split[1], escaped(names.field(src, parent)), delta)
-    else:
-        _home(homes, dst).count("i:" + rel, names.field(src, dst), delta)
+def _moves(homes: dict[str, HomeWrites], table: Table, delta: int) -> None:
+    """Each edge of ``table`` moved by ``delta`` on both sides."""
+    names: tuple[str, str, str, str] = ("", "", "", "")
+    last = ""
+    own_rel = str(Rel.HAS_COLUMN)
+    for rel, src, dst in table.edges:
+        if rel != last:
+            names, last = ("oc:" + rel, "o:" + rel, "ic:" + rel, "i:" + rel), rel
+        sp, dp = src.parent, dst.parent
+        if sp is not None:
+            _home(homes, sp).entry(names[0], src.path, escaped(sp.field(dst)), delta)
+        else:
+            _home(homes, src).count(names[1], src.field(dst), delta)
+            if dp is src and rel == own_rel:
+                continue  # a node's own column: no reverse entry (the column's URN names the node)
+        if dp is not None:
+            _home(homes, dp).entry(names[2], dst.path, escaped(dp.field(src)), delta)
+        else:
+            _home(homes, dst).count(names[3], dst.field(src), delta)
 
 
 def decode_facts(body: str, values: dict[str, str]) -> Facts:

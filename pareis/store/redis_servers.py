@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 from binascii import crc_hqx
+from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -183,47 +184,64 @@ def _round_trips(targets: list[tuple[Any, list[int]]], commands: Sequence[tuple[
 
 
 class Stream:
-    """Commands sent as they come (:meth:`send`, each to its slot's server, no reply awaited), their replies read
-    once at the end (:meth:`replies`, in order; an error reply comes back as the exception, not raised). A
-    connection is held per server until then; any failure disconnects them all (replies may be left unread)."""
+    """Batches of commands sent as they come (:meth:`send`, each command to its slot's server, no reply awaited),
+    their replies read later, batch by batch (:meth:`read`: in order; an error reply comes back as the exception, not
+    raised), so that the servers work while the caller prepares the next batch. A connection is held per server
+    until every reply is read (:meth:`close`); any failure disconnects them all (replies may be left unread)."""
 
     def __init__(self, servers: Servers) -> None:
         self._servers = servers
-        self._held: dict[int, tuple[Any, Any, list[int]]] = {}
-        self._count = 0
+        self._held: dict[int, tuple[Any, Any, deque[tuple[int, int]]]] = {}
+        self._replies: dict[int, list[Any]] = {}
+        self._batches = 0
 
-    def send(self, commands: Sequence[tuple[Any, ...]], slots: Sequence[int] | None = None) -> None:
-        if not commands:
-            return
+    def send(self, commands: Sequence[tuple[Any, ...]], slots: Sequence[int] | None = None) -> int:
+        """Send ``commands``; the batch's number, for :meth:`read`."""
+        batch = self._batches
+        self._batches += 1
+        self._replies[batch] = [None] * len(commands)
         try:
-            for client, indexes in self._servers.routed(len(commands), slots, self._count):
+            for client, indexes in self._servers.routed(len(commands), slots):
                 held = self._held.get(id(client))
                 if held is None:
                     pool = client.connection_pool
-                    held = self._held[id(client)] = (pool, pool.get_connection(), [])
-                held[1].send_packed_command([b"".join([pack_command(commands[i - self._count]) for i in indexes])])
-                held[2].extend(indexes)
+                    held = self._held[id(client)] = (pool, pool.get_connection(), deque())
+                held[1].send_packed_command([b"".join([pack_command(commands[i]) for i in indexes])])
+                held[2].extend((batch, i) for i in indexes)
         except BaseException:
             self._drop()
             raise
-        self._count += len(commands)
+        return batch
 
-    def replies(self) -> list[Any]:
-        out: list[Any] = [None] * self._count
-        try:
-            for _pool, conn, indexes in self._held.values():
-                for i in indexes:
-                    try:
-                        out[i] = conn.read_response()
-                    except redis.ResponseError as e:
-                        out[i] = e
-        except BaseException:
-            self._drop()
-            raise
+    def read(self, batch: int) -> list[Any]:
+        """The replies of ``batch``, in order (the replies of earlier batches on the way are kept for them)."""
+        self._read_up_to(batch)
+        return self._replies.pop(batch)
+
+    def close(self) -> None:
+        """Read what is left unread and let the connections go."""
+        self._read_up_to(self._batches)
+        self._replies.clear()
         for pool, conn, _ in self._held.values():
             pool.release(conn)
         self._held.clear()
-        return out
+
+    def _read_up_to(self, batch: int) -> None:
+        try:
+            for _pool, conn, expected in self._held.values():
+                while expected and expected[0][0] <= batch:
+                    b, i = expected.popleft()
+                    try:
+                        self._replies[b][i] = conn.read_response()
+                    except redis.ResponseError as e:
+                        self._replies[b][i] = e
+        except BaseException:
+            self._drop()
+            raise
+
+    def abort(self) -> None:
+        """Disconnect (replies may be left unread: these sockets are never handed out again)."""
+        self._drop()
 
     def _drop(self) -> None:
         for pool, conn, _ in self._held.values():

@@ -12,7 +12,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pareis.core.graph import Attr, Query, Rel
-from pareis.store import lineage_redis_stream
 from pareis.store.lineage import AspectRecord, Facts, LineageUpdate, Outcome, Stamp
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.lineage_redis import RedisLineageStore
@@ -26,9 +25,10 @@ from pareis.store.lineage_redis_encoding import (
     field_of,
     home_of,
     node_of,
+    plan,
     spelled,
 )
-from pareis.store.redis_servers import Servers, key_slot, slot_of
+from pareis.store.redis_servers import Stream, key_slot, slot_of
 
 DS = "urn:li:dataset:(urn:li:dataPlatform:postgres,bench.schema_012.table_012345,PROD)"
 UP = "urn:li:dataset:(urn:li:dataPlatform:postgres,bench.schema_012.table_004115,PROD)"
@@ -232,24 +232,22 @@ def test_an_apply_cut_short_is_finished_by_the_next_claim_of_its_record(
     memory.apply([first])
     nodes = [UP, DS, *(col(n, f"c{j}") for n in (UP, DS) for j in range(3))]
     queries = [Query(rel, nodes, reverse) for rel in (Rel.COLUMN, Rel.DATASET) for reverse in (False, True)]
-    real = Servers.exchange
-    for cut, redo in ((1, first), (2, first), (1, later), (2, later)):
+    real = Stream.send
+    for cut, redo in ((2, first), (3, first), (2, later), (3, later)):
         client = fresh()
         store = RedisLineageStore(client, prefix="enc:")
         calls = [0]
 
-        def dying(
-            self: Servers, commands: Any, slots: Any = None, *, at: int = cut, calls: list[int] = calls
-        ) -> list[Any]:
+        def dying(self: Stream, commands: Any, slots: Any = None, *, at: int = cut, calls: list[int] = calls) -> int:
             calls[0] += 1
-            if calls[0] == at:  # 1: before the other homes' moves; 2: after them, before the finalize
+            if calls[0] == at:  # the stream's 2nd batch: the other homes' moves; its 3rd: the finalize
                 raise ConnectionError("the writer died")
             return real(self, commands, slots)
 
-        monkeypatch.setattr(lineage_redis_stream.Servers, "exchange", dying)
+        monkeypatch.setattr(Stream, "send", dying)
         with pytest.raises(ConnectionError):
             store.apply([first])
-        monkeypatch.setattr(lineage_redis_stream.Servers, "exchange", real)
+        monkeypatch.setattr(Stream, "send", real)
         assert RedisLineageStore(client, prefix="enc:").apply([redo]) == [Outcome.APPLIED]
         expected = MemoryLineageStore()
         expected.apply([first, redo])
@@ -271,3 +269,23 @@ def test_two_writers_finishing_one_apply_move_it_once(fresh: Callable[[], Any]) 
     queries = [Query(Rel.COLUMN, [col(UP, "c0"), col(DS, "c0")]), Query(Rel.COLUMN, [col(DS, "c0")], True)]
     assert one.lookup(queries) == memory.lookup(queries)
     assert client.hget(f"enc:{{{spelled(UP)}}}oc:column".encode(), b"c0").count(b"\x1f") == 0  # counted once
+
+
+@given(st.lists(edges, max_size=10))
+def test_a_plan_spells_each_move_as_field_of_does(listed: list[tuple[Rel, str, str]]) -> None:
+    """The plan's spellings, shared per pair of nodes, are field_of's own."""
+    for home, moves in plan(JOB, None, Facts.of(listed)).items():
+        base = spelled(home)
+        for suffix, fields in moves.counts.items():
+            rel = suffix.split(":", 1)[1]
+            for field in fields:
+                assert (
+                    any(node_of(field, home, base) == d for r, s, d in listed if str(r) == rel and s == home)
+                    or any(node_of(field, home, base) == s for r, s, d in listed if str(r) == rel and d == home)
+                )
+        for suffix, paths in moves.buckets.items():
+            for path, entries in paths.items():
+                for entry in entries:
+                    column = f"urn:li:schemaField:({home},{path})"
+                    neighbour = node_of(bucket_entries(entry + "\x1e")[0], home, base)
+                    assert any({s, d} == {column, neighbour} for _, s, d in listed), (suffix, column, neighbour)
