@@ -18,7 +18,9 @@ Fixtures: ``kafka_bootstrap`` (session, str), ``kafka_admin`` (session, AdminCli
 ``redis_url`` (a flushed test database), ``redis_client`` (``redis.Redis`` on it, bytes in and out),
 ``redis_cluster_url`` / ``redis_cluster_client`` (the same on the Redis Cluster), ``postgres_dsn`` (session), and
 ``backend`` (:mod:`tests.support.backends`: memory, standalone Redis, Redis Cluster — what every store contract suite
-is parametrised over). Helpers for tests live in :mod:`tests.support.stack`.
+is parametrised over), ``redis_backend_url`` (standalone Redis, then Redis Cluster: for a whole-pipeline test), and
+``private_redis`` (:mod:`tests.support.private_redis`: redis-server processes of the test's own). Helpers for tests live
+in :mod:`tests.support.stack`.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.support.backends import backend  # noqa: F401 - the fixture, registered for every test module
+from tests.support.backends import backend, redis_backend_url  # noqa: F401 - fixtures, for every test module
+from tests.support.private_redis import private_redis  # noqa: F401 - the fixture, for every test module
 
 if TYPE_CHECKING:
     import redis

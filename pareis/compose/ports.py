@@ -6,12 +6,13 @@ none, it builds :meth:`Ports.on_redis` for itself (one Redis client per role, as
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from pareis.config import Settings
-from pareis.kafka.role import Check
+from pareis.contracts.records import Message, OutRecord
+from pareis.kafka.role import Check, Handler
 from pareis.store.exposure import ExposureIndex, MemoryExposureIndex
 from pareis.store.scores import MemoryScoreLedger, ScoreLedger
 from pareis.store.watch import MemoryWatchStore, WatchStore
@@ -29,6 +30,9 @@ if TYPE_CHECKING:
     from pareis.tickets.port import Ticketer
 
 
+T = TypeVar("T")
+
+
 def _nothing() -> None:
     return None
 
@@ -40,7 +44,10 @@ class Ports:
     ``datahub`` takes Pareis's DataHub writes: the writer of the configured path on Redis (see
     :mod:`pareis.compose.datahub`), a :class:`~pareis.datahub.writes.writer.MemoryWriter` in memory, on either path.
     ``checks`` are the readiness probes of what the ports connect to; ``start`` is the start-up check of it (a
-    role refuses to start on an evicting Redis); ``close`` lets go of it.
+    role refuses to start on an evicting Redis, or one that lost its data); ``close`` lets go of it. ``verify``
+    raises when the state the stores hold can no longer be trusted (a Redis that lost data:
+    :class:`~pareis.store.redis_epoch.IndexLost`): asked before every batch (:meth:`guarded`); ``sync`` makes the
+    stores' writes durable as ``redis.replicas`` asks, and verifies: asked before every commit.
     """
 
     lineage: LineageStore
@@ -62,6 +69,15 @@ class Ports:
     """What lies downstream of every column (:mod:`pareis.store.exposure`): its generation advanced by the lineage
     role, its snapshot kept by the lineage role's maintainer (:mod:`pareis.roles.exposure`), read by protect and the
     gate."""
+    verify: Callable[[], None] = _nothing
+    sync: Callable[[], None] = _nothing
+
+    def guarded(self, handle: Handler[T]) -> Handler[T]:
+        """``handle``, :attr:`verify` asked before each batch it is given (``handle`` itself when there is nothing to
+        verify: in memory)."""
+        if self.verify is _nothing:
+            return handle
+        return Verified(handle, self.verify)
 
     @classmethod
     def in_memory(cls, ticketers: Sequence[Ticketer] = ()) -> Ports:
@@ -94,11 +110,14 @@ class Ports:
         ticket tool or a REST path with no GMS URL is Fatal here, at start-up.
         """
         from pareis.compose.datahub import datahub_writer
+        from pareis.compose.sources import redacted
         from pareis.store.exposure_redis import RedisExposureIndex
         from pareis.store.incidents_redis import RedisIncidentStore
         from pareis.store.journal_redis import RedisStepJournal
         from pareis.store.ledger_redis import RedisLedger
         from pareis.store.lineage_redis import RedisLineageStore
+        from pareis.store.redis_epoch import Epoch
+        from pareis.store.redis_policy import require_sound
         from pareis.store.runs_redis import RedisRunHistory
         from pareis.store.scores_redis import RedisScoreLedger
         from pareis.store.watch_redis import RedisWatchStore
@@ -107,6 +126,12 @@ class Ports:
         client = redis_client(settings.redis_url)
         tuning = settings.runtime.for_role("incidents")
         writer = datahub_writer(settings)
+        where, durable = redacted(settings.redis_url), settings.redis
+        epoch = Epoch(client, where)
+
+        def start() -> None:
+            require_sound(client, where, require_persistence=durable.require_persistence)
+            epoch.open()
 
         def close() -> None:
             try:
@@ -125,12 +150,14 @@ class Ports:
             ledger=RedisLedger(client),
             datahub=writer,
             ticketers=ticketers_from_settings(settings.tickets),
-            checks={"redis": redis_ping(client)},
+            checks={"redis": epoch.check},
             close=close,
-            start=redis_preflight(client),
+            start=start,
             scores=RedisScoreLedger(client),
             watch=RedisWatchStore(client),
             exposure=RedisExposureIndex(client),
+            verify=epoch.check,
+            sync=lambda: epoch.acknowledged(durable.replicas, durable.replica_timeout_ms),
         )
 
 
@@ -163,23 +190,13 @@ def redis_client(url: str) -> redis.Redis | RedisCluster:
         return RedisCluster.from_url(plain, **timeouts)
 
 
-def redis_preflight(client: redis.Redis | RedisCluster) -> Callable[[], None]:
-    """A role's start-up check of its Redis: refuse to start (Fatal) unless nothing can be evicted
-    (:func:`~pareis.store.redis_policy.require_noeviction`); Retriable, naming the server, when unreachable."""
-    from pareis.store.redis_policy import require_noeviction
+class Verified(Generic[T]):
+    """A handler with a check before each batch (:meth:`Ports.guarded`); ``handler`` is the one wrapped."""
 
-    def preflight() -> None:
-        require_noeviction(client)
+    def __init__(self, handler: Handler[T], verify: Callable[[], None]) -> None:
+        self.handler = handler
+        self._verify = verify
 
-    return preflight
-
-
-def redis_ping(client: redis.Redis | RedisCluster) -> Check:
-    """A readiness check: PING, with redis-py errors translated (Retriable/Fatal)."""
-    from pareis.store.redis_errors import translated
-
-    def ping() -> None:
-        with translated():
-            client.ping()
-
-    return ping
+    def __call__(self, batch: Sequence[Message[T]]) -> Iterable[OutRecord]:
+        self._verify()
+        return self.handler(batch)

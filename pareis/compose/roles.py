@@ -54,7 +54,14 @@ def lineage_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline
     watch = LineageWatch(ports.watch, topics.signals)
     handler = LineageHandler(ports.lineage, settings.datahub, topics.dlq, watch, exposure=ports.exposure)
     if not own:
-        return Pipeline(decode, handler, checks=ports.checks, close=ports.close, start=ports.start)
+        return Pipeline(
+            decode,
+            ports.guarded(handler),
+            checks=ports.checks,
+            close=ports.close,
+            start=ports.start,
+            before_commit=ports.sync,
+        )
     maintainer = MaintainerProcess(settings)
     built = ports
 
@@ -70,7 +77,9 @@ def lineage_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline
         finally:
             built.close()
 
-    return Pipeline(decode, handler, checks=ports.checks, close=close, start=start)
+    return Pipeline(
+        decode, ports.guarded(handler), checks=ports.checks, close=close, start=start, before_commit=ports.sync
+    )
 
 
 def assertions_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline[Observed]:
@@ -83,7 +92,14 @@ def assertions_pipeline(settings: Settings, ports: Ports | None = None) -> Pipel
     decode = run_decoder(changelog_decoder(settings, {ASPECT, OPERATION_ASPECT}))
     ports = _ports(settings, ports)
     handler = AssertionsHandler(ports.runs, ports.lineage, settings.kafka.topics.signals)
-    return Pipeline(decode, handler, checks=ports.checks, close=ports.close, start=ports.start)
+    return Pipeline(
+        decode,
+        ports.guarded(handler),
+        checks=ports.checks,
+        close=ports.close,
+        start=ports.start,
+        before_commit=ports.sync,
+    )
 
 
 def incidents_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline[AnySignal]:
@@ -110,11 +126,12 @@ def incidents_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeli
     )
     return Pipeline(
         incidents.decode,
-        handler,
+        ports.guarded(handler),
         checks=ports.checks,
         close=ports.close,
         start=ports.start,
         committed=handler.committed,  # releases the step journal below the committed offsets
+        before_commit=ports.sync,
     )
 
 
@@ -136,7 +153,14 @@ def effects_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline
     owner = f"effects/{instance_id(settings)}"
     tickets = TicketDelivery(ports.ticketers, ports.ledger, owner=owner)
     handler = EffectsHandler(tickets, ports.ledger, rest, budget_s=budget)
-    return Pipeline(decode, handler, checks=ports.checks, close=ports.close, start=ports.start)
+    return Pipeline(
+        decode,
+        ports.guarded(handler),
+        checks=ports.checks,
+        close=ports.close,
+        start=ports.start,
+        before_commit=ports.sync,
+    )
 
 
 def _declare(

@@ -55,6 +55,7 @@ class AtLeastOnce(Checkpoint):
         self._flush()
         if not self.pending:
             return
+        self._durable()
         try:
             done = self._retrying(lambda: self.consumer.commit(offsets=self._offsets(), asynchronous=False), "commit")
         except CommitLost as lost:
@@ -78,6 +79,7 @@ class AtLeastOnce(Checkpoint):
         self._flush()
         if not self.pending:
             return
+        self._durable()
         offsets = self._offsets()
         job = _Commit(dict(self.pending), [(tp.topic, tp.partition, tp.offset) for tp in offsets])
         try:

@@ -10,7 +10,8 @@ Redis ones marked ``integration``: ``make unit`` runs the memory one only). A su
         return RedisIncidentStore(backend.client, prefix="test:")
 
 so each contract test runs once per backend, against an empty store (the Redis fixtures empty their database or
-cluster before each test).
+cluster before each test). ``redis_backend_url`` does the same for tests that need a URL (the roles build their own
+clients).
 """
 
 from __future__ import annotations
@@ -44,3 +45,17 @@ def backend(request: pytest.FixtureRequest) -> Backend:
     if name == "memory":
         return Backend(name)
     return Backend(name, request.getfixturevalue(_CLIENTS[name]))
+
+
+@pytest.fixture(
+    params=[
+        pytest.param("redis_url", marks=pytest.mark.integration),
+        pytest.param("redis_cluster_url", marks=pytest.mark.integration),
+    ],
+    ids=["redis", "redis-cluster"],
+)
+def redis_backend_url(request: pytest.FixtureRequest) -> str:
+    """The URL of an empty standalone Redis database, then of the (emptied) Redis Cluster: a whole-pipeline test
+    over it runs once on each."""
+    url: str = request.getfixturevalue(request.param)
+    return url

@@ -279,9 +279,8 @@ def test_a_plan_spells_each_move_as_field_of_does(listed: list[tuple[Rel, str, s
         for suffix, fields in moves.counts.items():
             rel = suffix.split(":", 1)[1]
             for field in fields:
-                assert (
-                    any(node_of(field, home, base) == d for r, s, d in listed if str(r) == rel and s == home)
-                    or any(node_of(field, home, base) == s for r, s, d in listed if str(r) == rel and d == home)
+                assert any(node_of(field, home, base) == d for r, s, d in listed if str(r) == rel and s == home) or any(
+                    node_of(field, home, base) == s for r, s, d in listed if str(r) == rel and d == home
                 )
         for suffix, paths in moves.buckets.items():
             for path, entries in paths.items():
