@@ -3,11 +3,15 @@ restart them (the shared test Redis and cluster are never reconfigured or restar
 
 ``private_redis`` (a fixture: import it into the test module) is a factory: ``private_redis(*options) -> Server``,
 each server from Debian's ``redis-server`` with ``--save "" --appendonly no`` and ``noeviction`` unless the options
-say otherwise; every server is stopped when the test ends."""
+say otherwise; every server is stopped when the test ends. ``private_cluster`` is a whole Redis Cluster of the
+test's own (:class:`Cluster`)."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
+import socket
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -83,3 +87,68 @@ def private_redis(tmp_path: Path) -> Iterator[Callable[..., Server]]:
     yield start
     for server in servers:
         server.stop()
+
+
+class Cluster:
+    """A Redis Cluster of the test's own (3 primaries, 3 replicas), made by ``deploy/local/redis-cluster.sh`` in a
+    directory of its own on six free ports: a primary can be killed and restarted without touching the shared one."""
+
+    def __init__(self, directory: Path) -> None:
+        self.base = _free_base()
+        self.url = f"redis+cluster://127.0.0.1:{self.base}"
+        self._env = {
+            **os.environ,
+            "PAREIS_STACK_DIR": str(directory),
+            "PAREIS_STACK_REDIS_CLUSTER_PORT": str(self.base),
+        }
+        self._dir = directory
+        self._script("up")
+
+    def _script(self, *args: str) -> None:
+        done = subprocess.run(
+            [str(CLUSTER_SCRIPT), *args], env=self._env, capture_output=True, text=True, timeout=300, check=False
+        )
+        assert done.returncode == 0, f"redis-cluster.sh {' '.join(args)}: {done.stdout}{done.stderr}"
+
+    def node_pid(self, port: int) -> int:
+        return int((self._dir / "redis-cluster" / str(port) / "redis.pid").read_text().strip())
+
+    def kill(self, port: int) -> None:
+        """SIGKILL the node on ``port``, as a crash of its machine."""
+        os.kill(self.node_pid(port), signal.SIGKILL)
+
+    def up(self) -> None:
+        """Start what is not running (a killed node rejoins; a failed-over primary comes back as a replica)."""
+        self._script("up")
+
+    def down(self) -> None:
+        self._script("down", "--purge")
+
+
+CLUSTER_SCRIPT = Path(__file__).resolve().parents[2] / "deploy" / "local" / "redis-cluster.sh"
+
+
+def _free_base() -> int:
+    """A first port of six free ones whose cluster-bus ports (+10000) are free too."""
+    for base in range(21000, 30000, 17):
+        ports = [p for i in range(6) for p in (base + i, base + i + 10000)]
+        if all(_free(p) for p in ports):
+            return base
+    raise AssertionError("no six free ports for a cluster")
+
+
+def _free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+@pytest.fixture
+def private_cluster(tmp_path: Path) -> Iterator[Cluster]:
+    """A :class:`Cluster` of the test's own, purged when the test ends."""
+    cluster = Cluster(tmp_path / "stack")
+    yield cluster
+    cluster.down()
