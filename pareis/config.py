@@ -14,6 +14,7 @@ namespaces ``PAREIS_TEST_*`` (the test suite) and ``PAREIS_STACK_*`` (``deploy/l
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -34,6 +35,7 @@ from pydantic_settings import (
     SettingsConfigDict,
     YamlConfigSettingsSource,
 )
+from pydantic_settings import SettingsError as SourceError
 
 CONFIG_FILE_ENV = "PAREIS_CONFIG_FILE"
 ENV_PREFIX = "PAREIS_"
@@ -382,5 +384,9 @@ def load_settings(**overrides: Any) -> Settings:
         return Settings(**overrides)
     except ValidationError as exc:
         raise SettingsError(f"invalid settings: {describe(exc)}") from None
+    except SourceError as exc:  # a section's variable that is no JSON object: PAREIS_REDIS=redis://… for the URL
+        section = re.search(r'field "(\w+)"', str(exc))
+        name = ENV_PREFIX + section.group(1).upper() if section else "a PAREIS_* variable"
+        raise SettingsError(f"{name} names a settings section: give its keys as {name}__<KEY>") from None
     except (OSError, ValueError) as exc:  # an unreadable or malformed YAML file
         raise SettingsError(f"{CONFIG_FILE_ENV}={path}: {type(exc).__name__}: {str(exc).splitlines()[0]}") from None
