@@ -25,14 +25,14 @@ CHILD = "\x01"
 ESCAPE = "\x00"
 """Field marker: the rest is the URN as is (it begins with a byte below ``\\x10``, or, in a key, with ``}``)."""
 RELATIVE = "\x0e"
-"""Field marker: a node spelled after the characters it shares with the hash node's spelling: ``\\x0e``, one
-character ``chr(32 + n)`` for the ``n`` shared, then the rest of its spelling (a neighbour in the same database or
-schema costs a few bytes instead of its whole URN)."""
+"""Field marker: a node spelled by what differs from the hash node's spelling: ``\\x0e``, ``chr(32 + n)`` for the
+``n`` characters it starts with, ``chr(32 + m)`` for the ``m`` it ends with, then the middle (a table of the same
+schema as the hash's costs its distinct digits, not its whole URN)."""
 RELATIVE_COLUMN = "\x0f"
 """Field marker: a column of another node, its parent spelled as :data:`RELATIVE` does, then ``,`` and its path."""
-SHARED_MIN, SHARED_MAX = 4, 95
-"""A relative spelling is used when at least ``SHARED_MIN`` characters are shared; ``chr(32 + SHARED_MAX)`` is the
-last ASCII character."""
+SHARED_MIN, SHARED_MAX = 5, 95
+"""A relative spelling is used when at least ``SHARED_MIN`` characters are shared (start and end together; its two
+length characters cost 2); ``chr(32 + SHARED_MAX)`` is the last ASCII character."""
 FIELD_PREFIXES: tuple[tuple[str, str], ...] = (
     ("\x02", "urn:li:schemaField:(urn:li:dataset:(urn:li:dataPlatform:"),
     ("\x03", COLUMN_PREFIX),
@@ -97,13 +97,26 @@ def home_of(node: str) -> str:
     return node if split is None else split[0]
 
 
-def shared(a: str, b: str) -> int:
-    """How many leading characters ``a`` and ``b`` share, at most :data:`SHARED_MAX`."""
-    n = min(len(a), len(b), SHARED_MAX)
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
+def relative(base: str, spelling: str) -> str | None:
+    """``chr(32 + n) + chr(32 + m) + middle``: ``spelling`` as its middle between the ``n`` leading and ``m`` trailing
+    characters it shares with ``base`` (each at most :data:`SHARED_MAX`), or None when they share fewer than
+    :data:`SHARED_MIN` in all."""
+    limit = min(len(base), len(spelling))
+    n = 0
+    while n < limit and n < SHARED_MAX and base[n] == spelling[n]:
+        n += 1
+    m = 0
+    while m < limit - n and m < SHARED_MAX and base[-1 - m] == spelling[-1 - m]:
+        m += 1
+    if n + m < SHARED_MIN:
+        return None
+    return chr(32 + n) + chr(32 + m) + spelling[n : len(spelling) - m]
+
+
+def _unrelative(base: str, text: str) -> str:
+    """The spelling :func:`relative` wrote as ``text`` (its two length characters first)."""
+    n, m = ord(text[0]) - 32, ord(text[1]) - 32
+    return base[:n] + text[2:] + (base[len(base) - m :] if m else "")
 
 
 def field_of(urn: str, node: str, base: str) -> str:
@@ -114,16 +127,11 @@ def field_of(urn: str, node: str, base: str) -> str:
         parent, path = split
         if parent == node:
             return CHILD + path
-        g = generic_field(parent)
-        n = shared(base, g)
-        if n >= SHARED_MIN:
-            return RELATIVE_COLUMN + chr(32 + n) + g[n:] + "," + path
-        return generic_field(urn)
+        near = relative(base, generic_field(parent))
+        return generic_field(urn) if near is None else RELATIVE_COLUMN + near + "," + path
     g = generic_field(urn)
-    n = shared(base, g)
-    if n >= SHARED_MIN:
-        return RELATIVE + chr(32 + n) + g[n:]
-    return g
+    near = relative(base, g)
+    return g if near is None else RELATIVE + near
 
 
 def node_of(field: str, node: str, base: str) -> str:
@@ -134,12 +142,11 @@ def node_of(field: str, node: str, base: str) -> str:
     if marker == CHILD:
         return f"{COLUMN_PREFIX}{node},{field[1:]})"
     if marker == RELATIVE_COLUMN:
-        rest = field[2:]
-        comma = rest.rfind(",")
-        parent = expand(base[: ord(field[1]) - 32] + rest[:comma])
-        return f"{COLUMN_PREFIX}{parent},{rest[comma + 1 :]})"
+        comma = field.rfind(",")
+        parent = expand(_unrelative(base, field[1:comma]))
+        return f"{COLUMN_PREFIX}{parent},{field[comma + 1 :]})"
     if marker == RELATIVE:
-        return expand(base[: ord(field[1]) - 32] + field[2:])
+        return expand(_unrelative(base, field[1:]))
     return expand(field)
 
 

@@ -75,8 +75,9 @@ def test_a_bench_shaped_neighbour_is_written_from_where_it_differs() -> None:
     base = spelled(DS)
     assert base == "\x04postgres,bench.schema_012.table_012345,PROD)"
     assert field_of(col(DS, "col_07"), DS, base) == "\x01col_07"
-    assert field_of(col(UP, "col_07"), DS, base) == "\x0f" + chr(32 + 34) + "04115,PROD),col_07"
-    assert field_of(UP, DS, base) == "\x0e" + chr(32 + 34) + "04115,PROD)"
+    # the two share "\x04postgres,bench.schema_012.table_0" (34) and "5,PROD)" (7): "0411" is what differs
+    assert field_of(col(UP, "col_07"), DS, base) == "\x0f" + chr(32 + 34) + chr(32 + 7) + "0411,col_07"
+    assert field_of(UP, DS, base) == "\x0e" + chr(32 + 34) + chr(32 + 7) + "0411"
     assert field_of(JOB, DS, base) == "\x08airflow,dag,prod),task)"  # little shared: the abbreviated URN
     assert home_of(col(UP, "a")) == UP and home_of(JOB) == JOB
 
