@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.support.backends import backend, redis_backend_url  # noqa: F401 - fixtures, for every test module
+from tests.support.backends import backend, redis_backend, redis_backend_url  # noqa: F401 - fixtures, for every module
 from tests.support.private_redis import private_cluster, private_redis  # noqa: F401 - fixtures, for every module
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 from pareis.config import Settings
 from pareis.contracts.records import Message, OutRecord
-from pareis.kafka.role import Check, Handler
+from pareis.kafka.role import Check, Decoder, Handler, Pipeline
 from pareis.store.exposure import ExposureIndex, MemoryExposureIndex
 from pareis.store.scores import MemoryScoreLedger, ScoreLedger
 from pareis.store.watch import MemoryWatchStore, WatchStore
@@ -71,6 +71,29 @@ class Ports:
     gate."""
     verify: Callable[[], None] = _nothing
     sync: Callable[[], None] = _nothing
+
+    def pipeline(
+        self,
+        decode: Decoder[T],
+        handle: Handler[T],
+        *,
+        start: Callable[[], None] | None = None,
+        close: Callable[[], None] | None = None,
+        committed: Callable[[Mapping[tuple[str, int], int]], None] | None = None,
+    ) -> Pipeline[T]:
+        """A role's :class:`~pareis.kafka.role.Pipeline` over these ports: their readiness checks, start-up check
+        and close (or ``start``/``close`` of the role's own, which call them), :attr:`verify` before each batch
+        (:meth:`guarded`) and :attr:`sync` before each commit."""
+        extra = {} if committed is None else {"committed": committed}
+        return Pipeline(
+            decode,
+            self.guarded(handle),
+            checks=self.checks,
+            close=close or self.close,
+            start=start or self.start,
+            before_commit=self.sync,
+            **extra,
+        )
 
     def guarded(self, handle: Handler[T]) -> Handler[T]:
         """``handle``, :attr:`verify` asked before each batch it is given (``handle`` itself when there is nothing to

@@ -54,14 +54,7 @@ def lineage_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline
     watch = LineageWatch(ports.watch, topics.signals)
     handler = LineageHandler(ports.lineage, settings.datahub, topics.dlq, watch, exposure=ports.exposure)
     if not own:
-        return Pipeline(
-            decode,
-            ports.guarded(handler),
-            checks=ports.checks,
-            close=ports.close,
-            start=ports.start,
-            before_commit=ports.sync,
-        )
+        return ports.pipeline(decode, handler)
     maintainer = MaintainerProcess(settings)
     built = ports
 
@@ -77,9 +70,7 @@ def lineage_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline
         finally:
             built.close()
 
-    return Pipeline(
-        decode, ports.guarded(handler), checks=ports.checks, close=close, start=start, before_commit=ports.sync
-    )
+    return ports.pipeline(decode, handler, start=start, close=close)
 
 
 def assertions_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline[Observed]:
@@ -92,14 +83,7 @@ def assertions_pipeline(settings: Settings, ports: Ports | None = None) -> Pipel
     decode = run_decoder(changelog_decoder(settings, {ASPECT, OPERATION_ASPECT}))
     ports = _ports(settings, ports)
     handler = AssertionsHandler(ports.runs, ports.lineage, settings.kafka.topics.signals)
-    return Pipeline(
-        decode,
-        ports.guarded(handler),
-        checks=ports.checks,
-        close=ports.close,
-        start=ports.start,
-        before_commit=ports.sync,
-    )
+    return ports.pipeline(decode, handler)
 
 
 def incidents_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline[AnySignal]:
@@ -124,15 +108,8 @@ def incidents_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeli
         scores=ScorePublisher(ports.lineage, ports.runs, ports.scores, ports.exposure),
         watch=IncidentWatch(ports.watch, ports.lineage),
     )
-    return Pipeline(
-        incidents.decode,
-        ports.guarded(handler),
-        checks=ports.checks,
-        close=ports.close,
-        start=ports.start,
-        committed=handler.committed,  # releases the step journal below the committed offsets
-        before_commit=ports.sync,
-    )
+    # committed: releases the step journal below the committed offsets
+    return ports.pipeline(incidents.decode, handler, committed=handler.committed)
 
 
 def effects_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline[Effect]:
@@ -153,14 +130,7 @@ def effects_pipeline(settings: Settings, ports: Ports | None = None) -> Pipeline
     owner = f"effects/{instance_id(settings)}"
     tickets = TicketDelivery(ports.ticketers, ports.ledger, owner=owner)
     handler = EffectsHandler(tickets, ports.ledger, rest, budget_s=budget)
-    return Pipeline(
-        decode,
-        ports.guarded(handler),
-        checks=ports.checks,
-        close=ports.close,
-        start=ports.start,
-        before_commit=ports.sync,
-    )
+    return ports.pipeline(decode, handler)
 
 
 def _declare(

@@ -21,12 +21,13 @@ from typing import Any
 
 import pytest
 
-BACKENDS = (
-    "memory",
+REDIS = (
     pytest.param("redis", marks=pytest.mark.integration),
     pytest.param("redis-cluster", marks=pytest.mark.integration),
 )
+BACKENDS = ("memory", *REDIS)
 _CLIENTS = {"redis": "redis_client", "redis-cluster": "redis_cluster_client"}
+_URLS = {"redis": "redis_url", "redis-cluster": "redis_cluster_url"}
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,16 @@ class Backend:
 
     name: str
     client: Any = None
+
+    def emptied(self) -> Any:
+        """The client, its database or cluster emptied again (for the examples of one property test)."""
+        from tests.support import stack
+
+        if self.name == "redis":
+            self.client.flushdb()
+        elif self.name == "redis-cluster":
+            stack.clear_redis_cluster(self.client)
+        return self.client
 
 
 @pytest.fixture(params=BACKENDS)
@@ -47,15 +58,16 @@ def backend(request: pytest.FixtureRequest) -> Backend:
     return Backend(name, request.getfixturevalue(_CLIENTS[name]))
 
 
-@pytest.fixture(
-    params=[
-        pytest.param("redis_url", marks=pytest.mark.integration),
-        pytest.param("redis_cluster_url", marks=pytest.mark.integration),
-    ],
-    ids=["redis", "redis-cluster"],
-)
+@pytest.fixture(params=REDIS)
+def redis_backend(request: pytest.FixtureRequest) -> Backend:
+    """The Redis backends only (standalone, then cluster): for what exists on Redis alone."""
+    name: str = request.param
+    return Backend(name, request.getfixturevalue(_CLIENTS[name]))
+
+
+@pytest.fixture(params=REDIS)
 def redis_backend_url(request: pytest.FixtureRequest) -> str:
     """The URL of an empty standalone Redis database, then of the (emptied) Redis Cluster: a whole-pipeline test
     over it runs once on each."""
-    url: str = request.getfixturevalue(request.param)
+    url: str = request.getfixturevalue(_URLS[request.param])
     return url

@@ -4,7 +4,7 @@ Cluster."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -29,6 +29,7 @@ from pareis.store.lineage_redis_encoding import (
     spelled,
 )
 from pareis.store.redis_servers import Stream, key_slot, slot_of
+from tests.support.backends import Backend
 
 DS = "urn:li:dataset:(urn:li:dataPlatform:postgres,bench.schema_012.table_012345,PROD)"
 UP = "urn:li:dataset:(urn:li:dataPlatform:postgres,bench.schema_012.table_004115,PROD)"
@@ -112,27 +113,10 @@ def test_bucket_entries_round_trip_the_escapes(fields: list[str]) -> None:
     assert bucket_entries(escaped) == fields
 
 
-@pytest.fixture(
-    params=[
-        pytest.param("redis_client", marks=pytest.mark.integration),
-        pytest.param("redis_cluster_client", marks=pytest.mark.integration),
-    ],
-    ids=["redis", "redis-cluster"],
-)
-def fresh(request: pytest.FixtureRequest) -> Iterator[Callable[[], Any]]:
+@pytest.fixture
+def fresh(redis_backend: Backend) -> Callable[[], Any]:
     """A factory of the client with an empty database or cluster (for examples of one test)."""
-    from tests.support import stack
-
-    client = request.getfixturevalue(request.param)
-
-    def emptied() -> Any:
-        if request.param == "redis_client":
-            client.flushdb()
-        else:
-            stack.clear_redis_cluster(client)
-        return client
-
-    yield emptied
+    return redis_backend.emptied
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -11,6 +11,7 @@ from redis.cluster import RedisCluster
 from pareis.errors import Retriable
 from pareis.store.redis_epoch import Epoch, IndexLost, slot_tags
 from pareis.store.redis_servers import SLOTS, slot_of
+from tests.support.backends import Backend
 
 
 def test_every_slot_has_a_tag_of_its_own() -> None:
@@ -19,16 +20,10 @@ def test_every_slot_has_a_tag_of_its_own() -> None:
     assert max(len(t) for t in tags) <= 4
 
 
-@pytest.fixture(
-    params=[
-        pytest.param("redis_client", marks=pytest.mark.integration),
-        pytest.param("redis_cluster_client", marks=pytest.mark.integration),
-    ],
-    ids=["redis", "redis-cluster"],
-)
-def client(request: pytest.FixtureRequest) -> Any:
+@pytest.fixture
+def client(redis_backend: Backend) -> Any:
     """A client on an empty standalone database or cluster."""
-    return request.getfixturevalue(request.param)
+    return redis_backend.client
 
 
 def flush(client: Any) -> None:
