@@ -13,25 +13,32 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
+from redis.cluster import RedisCluster
+from typer.testing import CliRunner
 
+from pareis.compose.ports import redis_client
 from pareis.compose.process import run_roles
 from pareis.compose.replay import kafka_sink, replayer
 from pareis.compose.roles import resolve_roles
 from pareis.config import Settings
 from pareis.datahub.wire.codec import Decoder
 from pareis.datahub.wire.registry import VendoredSchemaSource
+from pareis.store.redis_epoch import Epoch, IndexLost
 from tests.support import sample
 from tests.support.pipeline import INCIDENT, caught_up, read_all, running, settings_for
 from tests.support.private_redis import Server
+from tests.support.recorded import RECORDED, mlflow
 from tests.support.roles import wait_until
 from tests.support.stack import NewTopic
 
 pytestmark = pytest.mark.integration
 
 ROLES = ["lineage", "assertions", "incidents"]
+CHURN = mlflow("mlModelGroup", "churn")
 
 
 def parts(tmp_path: Path, last_day_before: int) -> tuple[Path, Path, Path]:
@@ -137,3 +144,47 @@ def test_the_roles_stop_with_the_loss_named_and_never_answer_from_the_partial_in
     out = capfd.readouterr()
     assert "lost its data (marked: lost" in out.out + out.err
     assert "layout" not in " ".join(line for line in (out.out + out.err).splitlines() if "role failed" in line)
+
+
+def test_a_read_command_on_a_redis_that_lost_its_data_exits_2_with_one_line(redis_backend_url: str) -> None:
+    """``pareis analyze --model … --redis`` answers from the bootstrapped index; once a role saw the loss (and
+    marked it), and for keys no epoch vouches for, it refuses: exit 2, one line naming the loss and the rebuild. On
+    standalone Redis and Redis Cluster. The rebuild (``pareis bootstrap``) makes it answer again."""
+    from pareis import cli
+
+    if not any(c.name == "bootstrap" for c in cli.app.registered_commands):
+        cli._register()
+    runner = CliRunner()
+
+    def incidents() -> Any:
+        return runner.invoke(cli.app, ["analyze", "--model", CHURN, "--redis", redis_backend_url, "--json"])
+
+    loaded = runner.invoke(cli.app, ["bootstrap", "--metadata", str(RECORDED), "--redis", redis_backend_url])
+    assert loaded.exit_code == 0, loaded.output
+    assert incidents().exit_code == 0
+    client = redis_client(redis_backend_url)
+    role = Epoch(client, redis_backend_url)
+    role.open()
+    everything_gone(client)
+    with pytest.raises(IndexLost):
+        role.check()  # a running role notices, and marks the loss
+    refused = incidents()
+    assert refused.exit_code == 2 and refused.stdout == ""
+    assert len(refused.stderr.splitlines()) == 1 and "lost its data" in refused.stderr and "bootstrap" in refused.stderr
+
+    again = runner.invoke(cli.app, ["bootstrap", "--metadata", str(RECORDED), "--redis", redis_backend_url])
+    assert again.exit_code == 0, again.output
+    assert incidents().exit_code == 0
+    everything_gone(client)
+    client.set("pareis:lineage:layout", "3")  # written after the loss by a process that had not noticed it
+    refused = incidents()
+    assert refused.exit_code == 2 and "holds Pareis keys but no epoch" in refused.stderr
+    client.close()
+
+
+def everything_gone(client: Any) -> None:
+    if isinstance(client, RedisCluster):
+        for node in client.get_primaries():
+            client.get_redis_connection(node).flushall()
+    else:
+        client.flushdb()
