@@ -261,6 +261,8 @@ class Table:
     def __init__(self, facts: Facts) -> None:
         self.nodes: dict[str, Node] = {}
         self.edges: list[tuple[str, Node, Node]] = []
+        self.plain = True
+        """No URN holds a separator (``\\x1d``–``\\x1f``): nothing to escape (:func:`escaped`), the common case."""
         name, last = "", None
         for rel, src, dst in sorted(facts.edges):
             if rel is not last:
@@ -271,6 +273,8 @@ class Table:
     def node(self, urn: str) -> Node:
         found = self.nodes.get(urn)
         if found is None:
+            if self.plain and ("\x1d" in urn or "\x1e" in urn or "\x1f" in urn):
+                self.plain = False
             split = bucket_of(urn)
             found = Node(urn, None, "") if split is None else Node(urn, self.node(split[0]), split[1])
             self.nodes[urn] = found
@@ -321,14 +325,14 @@ def _listing(table: Table) -> tuple[dict[str, int], str]:
         index[urn] = len(index)
         parent = node.parent
         if parent is None:
-            parts.append(escaped(g) + BUCKET_END)
+            parts.append((g if table.plain else escaped(g)) + BUCKET_END)
             continue
         if parent is not group:
             if group is not None:
                 _close_group(parts, paths, groups)
             parts.append(f"{COUNT_MARK}{index[parent.urn]}")
             group, paths = parent, []
-        paths.append(COUNT_MARK + escaped(path))
+        paths.append(COUNT_MARK + (path if table.plain else escaped(path)))
     if group is not None:
         _close_group(parts, paths, groups)
     return index, "".join(parts)
@@ -532,18 +536,21 @@ def _moves(homes: dict[str, HomeWrites], table: Table, delta: int) -> None:
     names: tuple[str, str, str, str] = ("", "", "", "")
     last = ""
     own_rel = str(Rel.HAS_COLUMN)
+    plain = table.plain
     for rel, src, dst in table.edges:
         if rel != last:
             names, last = ("oc:" + rel, "o:" + rel, "ic:" + rel, "i:" + rel), rel
         sp, dp = src.parent, dst.parent
         if sp is not None:
-            _home(homes, sp).entry(names[0], src.path, escaped(sp.field(dst)), delta)
+            entry = sp.field(dst)
+            _home(homes, sp).entry(names[0], src.path, entry if plain else escaped(entry), delta)
         else:
             _home(homes, src).count(names[1], src.field(dst), delta)
             if dp is src and rel == own_rel:
                 continue  # a node's own column: no reverse entry (the column's URN names the node)
         if dp is not None:
-            _home(homes, dp).entry(names[2], dst.path, escaped(dp.field(src)), delta)
+            entry = dp.field(src)
+            _home(homes, dp).entry(names[2], dst.path, entry if plain else escaped(entry), delta)
         else:
             _home(homes, dst).count(names[3], dst.field(src), delta)
 
