@@ -9,6 +9,7 @@ test's own (:class:`Cluster`)."""
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import signal
 import socket
@@ -31,7 +32,8 @@ class Server:
     def __init__(self, directory: Path, options: tuple[str, ...]) -> None:
         binary = shutil.which("redis-server")
         assert binary, "redis-server is needed (deploy/local/redis.sh installs it)"
-        self.port = free_port()
+        # A cluster node also listens on its port + 10000 (the cluster bus): an ephemeral port may leave no room.
+        self.port = _free_base(1) if "--cluster-enabled" in options else free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self._args = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(directory)]
         self._args += [*DEFAULTS, *options]
@@ -128,13 +130,13 @@ class Cluster:
 CLUSTER_SCRIPT = Path(__file__).resolve().parents[2] / "deploy" / "local" / "redis-cluster.sh"
 
 
-def _free_base() -> int:
-    """A first port of six free ones whose cluster-bus ports (+10000) are free too."""
-    for base in range(21000, 30000, 17):
-        ports = [p for i in range(6) for p in (base + i, base + i + 10000)]
+def _free_base(count: int = 6) -> int:
+    """A first port of ``count`` free ones whose cluster-bus ports (+10000) are free too."""
+    for base in range(21000 + random.randrange(0, 4000), 30000, 17):
+        ports = [p for i in range(count) for p in (base + i, base + i + 10000)]
         if all(_free(p) for p in ports):
             return base
-    raise AssertionError("no six free ports for a cluster")
+    raise AssertionError(f"no {count} free ports for cluster nodes")
 
 
 def _free(port: int) -> bool:

@@ -273,3 +273,26 @@ def test_a_plan_spells_each_move_as_field_of_does(listed: list[tuple[Rel, str, s
                     column = f"urn:li:schemaField:({home},{path})"
                     neighbour = node_of(bucket_entries(entry + "\x1e")[0], home, base)
                     assert any({s, d} == {column, neighbour} for _, s, d in listed), (suffix, column, neighbour)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.lists(tricky_edges, max_size=5), min_size=2, max_size=4), st.integers(0, 3))
+def test_updates_of_one_record_in_one_stream_apply_in_order(
+    fresh: Callable[[], Any], versions: list[list[tuple[Rel, str, str]]], split: int
+) -> None:
+    """Several versions of one record in one stream, in one chunk or across chunks (each claim may find the one before
+    still pending): the index ends as the memory store's after the same updates in order."""
+    client = fresh()
+    store, memory = RedisLineageStore(client, prefix="enc:"), MemoryLineageStore()
+    updates = [LineageUpdate(DS, LINEAGE_ASPECT, Stamp(i + 1, 1), Facts.of(edges)) for i, edges in enumerate(versions)]
+    stream = store.stream()
+    cut = min(split, len(updates))
+    stream.send(updates[:cut])
+    stream.send(updates[cut:])
+    assert stream.finish() == memory.apply(updates)
+    nodes = sorted({n for edges in versions for _, s, d in edges for n in (s, d)})
+    queries = [
+        Query(rel, nodes, reverse) for rel in (Rel.COLUMN, Rel.HAS_COLUMN, Rel.DATASET) for reverse in (False, True)
+    ]
+    assert store.lookup(queries) == memory.lookup(queries)
+    assert store.record(DS, LINEAGE_ASPECT) == memory.record(DS, LINEAGE_ASPECT)
