@@ -181,6 +181,19 @@ def messages(entries: list[tuple[str, str, str, dict[str, Any]]]) -> Iterator[li
         yield batch
 
 
+def _diff(a: Any, b: Any, path: str = "") -> str:
+    """Where two JSON values first differ."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b)):
+            if a.get(k) != b.get(k):
+                return _diff(a.get(k), b.get(k), f"{path}.{k}")
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            if x != y:
+                return _diff(x, y, f"{path}[{i}]")
+    return f"{path}: {str(a)[:300]} != {str(b)[:300]}"
+
+
 def timed(sources: Sources, model: str, at_ms: int, use_index: bool = True) -> tuple[float, GateAnswer]:
     started = time.perf_counter()
     answer = gate(sources, model=model, at_ms=at_ms, use_index=use_index)
@@ -288,7 +301,10 @@ def main() -> None:
                             seconds, answers[name] = timed(sources[label], g.model, at_ms, use_index)
                             times[name].append(seconds)
                     first = answers["memory"].to_json()
-                    assert all(a.to_json() == first for a in answers.values()), f"disagree on {g.model}"
+                    for label, a in answers.items():
+                        assert a.to_json() == first, f"{label} disagrees with memory on {g.model}: " + _diff(
+                            first, a.to_json()
+                        )
                 shapes.append(answers["memory"])
                 print(f"  {cls} {n}: {ms(times['memory'][-1])} / {ms(times['redis'][-1])} ms", file=sys.stderr)
             tree = next(g.tree_size for g in more.gated if g.cls == cls)
