@@ -4,6 +4,7 @@
     .venv/bin/python bench/blast.py --scale 0.02            # a quick run
     .venv/bin/python bench/blast.py --scale 0.05 --build-only   # the index build alone
     .venv/bin/python bench/blast.py --write-results         # and replace "## Blast radius" in bench/RESULTS.md
+    .venv/bin/python bench/blast.py --cluster redis+cluster://127.0.0.1:7000   # and on Redis Cluster, in the same run
 
 **Graph** (``--scale 1``): 100,000 datasets of 22 columns in lineage trees (each dataset's column *j* derives from
 column *j* of its parent; branching factor 3): one tree of 10,000 datasets, nine of 1,000, the rest of 10 —
@@ -26,6 +27,10 @@ key count is printed beside it as a cross-check.
 **Blasts**: :func:`pareis.core.blast.blast_radius` of one random column of a random tree of each size, the same
 column on both stores, alternating which goes first; every answer is checked equal on both. ``gc.freeze()``
 after the build, so the collector does not walk the in-memory index during the baseline's blasts.
+
+**Redis Cluster** (``--cluster URL``): the same build, memory figures (per primary: ``used_memory`` after − before and
+keys, showing how the index spreads) and blasts on the cluster too, in the same run, rotating the three stores'
+order; the tables gain its columns and its ratio to standalone Redis.
 """
 
 from __future__ import annotations
@@ -39,22 +44,25 @@ import random
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
 import redis
+from redis.cluster import RedisCluster
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.results import record_section
+from pareis.compose.ports import redis_client
 from pareis.config import DatahubSettings
 from pareis.contracts.records import Message
 from pareis.core.blast import blast_radius
 from pareis.core.graph import LineageView
 from pareis.datahub.wire.changelog import ChangeLog
 from pareis.roles.lineage import LineageHandler
+from pareis.store.lineage import LineageStore
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.lineage_redis import RedisLineageStore
 
@@ -224,31 +232,36 @@ class Build:
     aspects: int = 0
     memory_s: float = 0.0
     redis_s: float = 0.0
+    cluster_s: float = 0.0
 
 
-def build(p: Plan, memory: MemoryLineageStore, store: RedisLineageStore) -> Build:
+def build(p: Plan, memory: MemoryLineageStore, store: RedisLineageStore, cluster: LineageStore | None = None) -> Build:
+    """The graph through the lineage role's handler into ``memory``, ``store`` and ``cluster`` (when given), batch
+    by batch, the stores' order rotating."""
     settings = DatahubSettings()
-    on_memory, on_redis = LineageHandler(memory, settings), LineageHandler(store, settings)
+    stores: dict[str, LineageStore] = {"memory": memory, "redis": store}
+    if cluster is not None:
+        stores["cluster"] = cluster
+    handlers = {name: LineageHandler(s, settings) for name, s in stores.items()}
+    names = list(handlers)
+    spent = dict.fromkeys(names, 0.0)
     result = Build()
     gc.disable()  # millions of long-lived containers: the collector would dominate both builds
     try:
         for i, batch in enumerate(batches(p)):
-            first, second = (on_memory, on_redis) if i % 2 == 0 else (on_redis, on_memory)
-            for handler in (first, second):
+            for name in names[i % len(names) :] + names[: i % len(names)]:
                 started = time.perf_counter()
-                handler(batch)
-                elapsed = time.perf_counter() - started
-                if handler is on_memory:
-                    result.memory_s += elapsed
-                else:
-                    result.redis_s += elapsed
+                handlers[name](batch)
+                spent[name] += time.perf_counter() - started
             result.aspects += len(batch)
             if i % 50 == 0:
                 print(f"\r  built {result.aspects:,} aspects", end="", file=sys.stderr, flush=True)
     finally:
         gc.enable()
     print(file=sys.stderr)
-    assert set(on_memory.outcomes) == {"applied"} == set(on_redis.outcomes), (on_memory.outcomes, on_redis.outcomes)
+    outcomes = {name: set(h.outcomes) for name, h in handlers.items()}
+    assert all(o == {"applied"} for o in outcomes.values()), outcomes
+    result.memory_s, result.redis_s, result.cluster_s = spent["memory"], spent["redis"], spent.get("cluster", 0.0)
     return result
 
 
@@ -269,8 +282,8 @@ def sampled_memory(client: redis.Redis, samples: int) -> tuple[int, float, dict[
     sizes = [s or 0 for s in pipe.execute()]
     by_kind: dict[str, float] = {}
     for key, size in zip(sample, sizes, strict=True):
-        kind = key.decode()[len(PREFIX) :].split(":", 2)
-        name = "record (r:)" if kind[0].startswith("r") else ":".join(kind[:2]) + ":"
+        kind = key.decode()[len(PREFIX) :].rsplit("}", 1)[-1]  # layout 3: P{<home>}<kind>
+        name = "record (r:)" if kind.startswith("r:") else kind
         by_kind[name] = by_kind.get(name, 0) + size
     total = sum(sizes)
     shares = {k: v / total for k, v in sorted(by_kind.items(), key=lambda kv: -kv[1])} if total else {}
@@ -290,6 +303,7 @@ class Blasts:
     models: list[int]
     memory_s: list[float]
     redis_s: list[float]
+    cluster_s: list[float] = field(default_factory=list)
 
 
 def timed(view: LineageView, col: str) -> tuple[float, Any]:
@@ -299,24 +313,31 @@ def timed(view: LineageView, col: str) -> tuple[float, Any]:
 
 
 def blasts(
-    p: Plan, memory: MemoryLineageStore, store: RedisLineageStore, reps: dict[str, int], seed: int
+    p: Plan,
+    memory: MemoryLineageStore,
+    store: RedisLineageStore,
+    reps: dict[str, int],
+    seed: int,
+    cluster: LineageView | None = None,
 ) -> list[Blasts]:
     rng = random.Random(seed)
     out = []
+    views: list[tuple[str, LineageView]] = [("memory", memory), ("redis", store)]
+    if cluster is not None:
+        views.append(("cluster", cluster))
     for name, trees in p.classes().items():
         result = Blasts(name, trees[0][1], [], [], [], [])
+        times = {"memory": result.memory_s, "redis": result.redis_s, "cluster": result.cluster_s}
         for i in range(reps[name]):
             start, size = rng.choice(trees)
             col = column(start + rng.randrange(size), rng.randrange(COLUMNS))
-            order: list[tuple[str, LineageView]] = [("memory", memory), ("redis", store)]
-            if i % 2:
-                order.reverse()
+            order = views[i % len(views) :] + views[: i % len(views)]
             answers = {}
             for label, view in order:
                 seconds, radius = timed(view, col)
-                (result.memory_s if label == "memory" else result.redis_s).append(seconds)
+                times[label].append(seconds)
                 answers[label] = radius
-            assert answers["memory"] == answers["redis"], f"stores disagree on {col}"
+            assert all(a == answers["memory"] for a in answers.values()), f"stores disagree on {col}"
             result.columns.append(len(answers["memory"].columns))
             result.models.append(len(answers["memory"].models))
         out.append(result)
@@ -329,13 +350,19 @@ def ms(seconds: float) -> str:
 
 
 def build_table(b: Build) -> list[str]:
-    return [
+    lines = [
         "| Index build (lineage role handler, batches of 500) | aspects | seconds | aspects/s | vs memory |",
         "|---|---:|---:|---:|---:|",
         f"| in-memory store (baseline) | {b.aspects:,} | {b.memory_s:,.1f} | {b.aspects / b.memory_s:,.0f} | 1.00× |",
         f"| Redis store | {b.aspects:,} | {b.redis_s:,.1f} | {b.aspects / b.redis_s:,.0f} | "
         f"{b.memory_s / b.redis_s:.2f}× |",
     ]
+    if b.cluster_s:
+        lines.append(
+            f"| Redis Cluster store | {b.aspects:,} | {b.cluster_s:,.1f} | {b.aspects / b.cluster_s:,.0f} | "
+            f"{b.memory_s / b.cluster_s:.2f}× |"
+        )
+    return lines
 
 
 def tables(p: Plan, b: Build, memory: dict[str, Any], results: list[Blasts]) -> str:
@@ -365,6 +392,31 @@ def tables(p: Plan, b: Build, memory: dict[str, Any], results: list[Blasts]) -> 
             f"| {r.name} | {r.tree_size:,} datasets | {cols:,} | {mods:,} | {len(r.redis_s)} | {ms(m50)} | {ms(m99)} "
             f"| {ms(r50)} | {ms(r99)} | {r50 / m50:.2f}× | {r99 / m99:.2f}× |"
         )
+    if any(r.cluster_s for r in results):
+        lines += [
+            "",
+            "| Blast on Redis Cluster (same run, same columns) | tree | runs | standalone p50 ms | standalone p99 ms "
+            "| cluster p50 ms | cluster p99 ms | cluster/standalone p50 | cluster/standalone p99 |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for r in results:
+            r50, r99 = percentile(r.redis_s, 0.5), percentile(r.redis_s, 0.99)
+            c50, c99 = percentile(r.cluster_s, 0.5), percentile(r.cluster_s, 0.99)
+            lines.append(
+                f"| {r.name} | {r.tree_size:,} datasets | {len(r.cluster_s)} | {ms(r50)} | {ms(r99)} | {ms(c50)} "
+                f"| {ms(c99)} | {c50 / r50:.2f}× | {c99 / r99:.2f}× |"
+            )
+    if memory.get("nodes"):
+        lines += [
+            "",
+            "| Redis Cluster memory, per primary | `used_memory` after − before | keys | per column edge |",
+            "|---|---:|---:|---:|",
+        ]
+        total = 0
+        for node, (delta, keys) in sorted(memory["nodes"].items()):
+            total += delta
+            lines.append(f"| {node} | {delta / 2**20:,.1f} MiB | {keys:,} | {delta / p.column_edges:,.0f} B |")
+        lines.append(f"| all primaries | {total / 2**20:,.1f} MiB | | {total / p.column_edges:,.0f} B |")
     return "\n".join(lines)
 
 
@@ -436,10 +488,35 @@ def dedicated(url: str) -> redis.Redis:
     return client
 
 
+def dedicated_cluster(url: str) -> Any:
+    """A client on the Redis Cluster at ``url``, emptied — only if it holds nothing but this benchmark's keys (and
+    Pareis's epoch: its stores' first run stamps one)."""
+    client = redis_client(url)
+    if not isinstance(client, RedisCluster):
+        raise SystemExit(f"{url} is no Redis Cluster URL (redis+cluster://…)")
+    for node in client.get_primaries():
+        server = client.get_redis_connection(node)
+        for key in server.scan_iter(count=1000):
+            if not key.startswith((PREFIX.encode(), b"pareis:epoch", b"pareis-test:")):
+                raise SystemExit(f"{url} holds keys this benchmark did not write (e.g. {key!r}); use another cluster")
+        server.flushall()
+    return client
+
+
+def node_memory(client: Any) -> dict[str, tuple[int, int]]:
+    """(``used_memory``, keys) of every primary of a cluster."""
+    out = {}
+    for node in client.get_primaries():
+        server = client.get_redis_connection(node)
+        out[node.name] = (int(server.info("memory")["used_memory"]), int(server.dbsize()))
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scale", type=float, default=1.0, help="1 = 100,000 datasets, 2M column edges")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/9", help="a database for this benchmark only")
+    parser.add_argument("--cluster", default=None, help="a Redis Cluster URL (redis+cluster://…), emptied: also there")
     parser.add_argument("--reps", type=int, default=20, help="blasts of the large class; medium ×2.5, small ×10")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--keep", action="store_true", help="leave the index in Redis")
@@ -458,10 +535,13 @@ def main() -> None:
         file=sys.stderr,
     )
     client = dedicated(args.redis)
+    on_cluster = dedicated_cluster(args.cluster) if args.cluster else None
     try:
         before = used_memory(client)
+        nodes_before = node_memory(on_cluster) if on_cluster is not None else {}
         memory, store = MemoryLineageStore(), RedisLineageStore(client, prefix=PREFIX)
-        b = build(p, memory, store)
+        cluster = RedisLineageStore(on_cluster, prefix=PREFIX) if on_cluster is not None else None
+        b = build(p, memory, store, cluster)
         if args.build_only:
             print("\n".join(build_table(b)))
             return
@@ -476,14 +556,22 @@ def main() -> None:
             "samples": samples,
             "edges": edges,
         }
+        if on_cluster is not None:
+            nodes_after = node_memory(on_cluster)
+            mem["nodes"] = {
+                n: (used - nodes_before.get(n, (0, 0))[0], count) for n, (used, count) in nodes_after.items()
+            }
         mem["shares"] = ", ".join(f"{kind} {share:.0%}" for kind, share in list(shares.items())[:6])
         gc.collect()
         gc.freeze()
         reps = {"small": args.reps * 10, "medium": int(args.reps * 2.5), "large": args.reps}
-        results = blasts(p, memory, store, reps, args.seed)
+        results = blasts(p, memory, store, reps, args.seed, cluster)
     finally:
         if not args.keep:
             client.flushdb()
+            if on_cluster is not None:
+                for node in on_cluster.get_primaries():
+                    on_cluster.get_redis_connection(node).flushall()
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, Redis " + str(
         client.info("server")["redis_version"]
     )

@@ -3,6 +3,7 @@ the lineage index and the run history in Redis vs in process memory (the baselin
 
     .venv/bin/python bench/gate.py --scale 0.1 --redis redis://127.0.0.1:6379/9
     .venv/bin/python bench/gate.py --scale 0.1 --write-results   # and replace "## Retrain gate" in RESULTS.md
+    .venv/bin/python bench/gate.py --scale 0.1 --cluster redis+cluster://127.0.0.1:7000   # and on Redis Cluster
 
 **Graph**: ``bench/blast.py``'s (``--scale 1``: 100,000 datasets of 22 columns in lineage trees of 10, 1,000 and
 10,000 datasets, 2,021,580 column edges, 20,000 features, 2,000 models), built through the lineage role's handler
@@ -25,6 +26,9 @@ nothing is cached between calls), alternating which store goes first; both answe
 is the gate's default score (check 9), read through the exposure index; on the first ``--walk-reps`` calls of the
 first ``--walk-models`` models of each class also the old path (``use_index=False``: the downstream walk), the
 baseline, checked equal. ``gc.freeze()`` after the build.
+
+**Redis Cluster** (``--cluster URL``): the index, run history and exposure index built there too, and every gate call
+made on it as well (the stores' order rotating), in the same run; a table gives its p50/p99 beside standalone Redis.
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ import redis
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.blast import COLUMNS, T0, Plan, build, column, dataset, percentile, plan
+from bench.blast import COLUMNS, T0, Plan, build, column, dataset, dedicated_cluster, percentile, plan
 from bench.results import record_section
 from pareis.answers.gate import GateAnswer, gate
 from pareis.answers.sources import Sources
@@ -177,6 +181,19 @@ def messages(entries: list[tuple[str, str, str, dict[str, Any]]]) -> Iterator[li
         yield batch
 
 
+def _diff(a: Any, b: Any, path: str = "") -> str:
+    """Where two JSON values first differ."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b)):
+            if a.get(k) != b.get(k):
+                return _diff(a.get(k), b.get(k), f"{path}.{k}")
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            if x != y:
+                return _diff(x, y, f"{path}[{i}]")
+    return f"{path}: {str(a)[:300]} != {str(b)[:300]}"
+
+
 def timed(sources: Sources, model: str, at_ms: int, use_index: bool = True) -> tuple[float, GateAnswer]:
     started = time.perf_counter()
     answer = gate(sources, model=model, at_ms=at_ms, use_index=use_index)
@@ -201,6 +218,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scale", type=float, default=1.0, help="1 = 100,000 datasets, 2M column edges")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/9", help="a database for this benchmark only")
+    parser.add_argument("--cluster", default=None, help="a Redis Cluster URL (redis+cluster://…), emptied: also there")
     parser.add_argument("--models", type=int, default=5, help="gated 20-feature models per tree class")
     parser.add_argument("--reps", type=int, default=10, help="gate calls per model and store")
     parser.add_argument("--walk-reps", type=int, default=1, help="of them, calls that also run the old path")
@@ -219,19 +237,25 @@ def main() -> None:
         file=sys.stderr,
     )
     client = dedicated(args.redis)
+    on_cluster = dedicated_cluster(args.cluster) if args.cluster else None
     try:
         memory, store = MemoryLineageStore(), RedisLineageStore(client, prefix=LINEAGE_PREFIX)
-        built = build(p, memory, store)
+        cluster = RedisLineageStore(on_cluster, prefix=LINEAGE_PREFIX) if on_cluster is not None else None
+        built = build(p, memory, store, cluster)
         settings = DatahubSettings()
         for batch in messages(more.entries):
-            LineageHandler(memory, settings)(batch)
-            LineageHandler(store, settings)(batch)
+            for target in (memory, store, cluster):
+                if target is not None:
+                    LineageHandler(target, settings)(batch)
         mem_runs, redis_runs = MemoryRunHistory(), RedisRunHistory(client, prefix=RUNS_PREFIX)
+        cluster_runs = RedisRunHistory(on_cluster, prefix=RUNS_PREFIX) if on_cluster is not None else None
         for r in more.runs:
             mem_runs.record(r)
         pipe_started = time.perf_counter()
         for r in more.runs:
             redis_runs.record(r)
+            if cluster_runs is not None:
+                cluster_runs.record(r)
         print(f"  runs recorded in Redis in {time.perf_counter() - pipe_started:.1f} s", file=sys.stderr)
         gc.collect()
         gc.freeze()
@@ -247,23 +271,40 @@ def main() -> None:
             "memory": Sources(memory, mem_runs, exposure=mem_index),
             "redis": Sources(store, redis_runs, exposure=redis_index),
         }
+        if cluster is not None and cluster_runs is not None and on_cluster is not None:
+            cluster_index = RedisExposureIndex(on_cluster, prefix=EXPOSURE_PREFIX)
+            rebuild(cluster, cluster_index, cluster_runs, T0)
+            sources["cluster"] = Sources(cluster, cluster_runs, exposure=cluster_index)
         at_ms = T0 + args.days * DAY
         rows = []
         for cls in ("small", "medium", "large"):
-            times: dict[str, list[float]] = {"memory": [], "redis": [], "memory walk": [], "redis walk": []}
+            times: dict[str, list[float]] = {
+                "memory": [],
+                "redis": [],
+                "cluster": [],
+                "memory walk": [],
+                "redis walk": [],
+                "cluster walk": [],
+            }
             shapes = []
+            labels = list(sources)
             for n, g in enumerate(g for g in more.gated if g.cls == cls):
                 for i in range(args.reps):
-                    order = ["memory", "redis"] if i % 2 == 0 else ["redis", "memory"]
+                    order = labels[i % len(labels) :] + labels[: i % len(labels)]
                     answers = {}
                     walks = (True, False) if i < args.walk_reps and n < args.walk_models else (True,)
                     for use_index in walks:
                         for label in order:
+                            if label == "cluster" and not use_index:
+                                continue  # the old path is a standalone baseline
                             name = label if use_index else f"{label} walk"
                             seconds, answers[name] = timed(sources[label], g.model, at_ms, use_index)
                             times[name].append(seconds)
                     first = answers["memory"].to_json()
-                    assert all(a.to_json() == first for a in answers.values()), f"disagree on {g.model}"
+                    for label, a in answers.items():
+                        assert a.to_json() == first, f"{label} disagrees with memory on {g.model}: " + _diff(
+                            first, a.to_json()
+                        )
                 shapes.append(answers["memory"])
                 print(f"  {cls} {n}: {ms(times['memory'][-1])} / {ms(times['redis'][-1])} ms", file=sys.stderr)
             tree = next(g.tree_size for g in more.gated if g.cls == cls)
@@ -272,6 +313,9 @@ def main() -> None:
             rows.append((cls, tree, len(shapes), times, decisions, incidents))
     finally:
         client.flushdb()
+        if on_cluster is not None:
+            for node in on_cluster.get_primaries():
+                on_cluster.get_redis_connection(node).flushall()
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, Redis " + str(
         client.info("server")["redis_version"]
     )
@@ -299,6 +343,20 @@ def main() -> None:
             walked.append(
                 f"| {cls} | {tree:,} datasets | {len(times['redis walk'])} | {ms(w50)} | {ms(wr50)} | {ms(wr99)} "
                 f"| {wr50 / r50:,.1f}× faster |"
+            )
+    if any(times["cluster"] for *_, times, _, _ in rows):
+        walked += [
+            "",
+            "| on Redis Cluster (same run, same models) | tree | calls | standalone p50 ms | standalone p99 ms "
+            "| cluster p50 ms | cluster p99 ms | cluster/standalone p50 | cluster/standalone p99 |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for cls, tree, _, times, _, _ in rows:
+            r50, r99 = percentile(times["redis"], 0.5), percentile(times["redis"], 0.99)
+            c50, c99 = percentile(times["cluster"], 0.5), percentile(times["cluster"], 0.99)
+            walked.append(
+                f"| {cls} | {tree:,} datasets | {len(times['cluster'])} | {ms(r50)} | {ms(r99)} | {ms(c50)} "
+                f"| {ms(c99)} | {c50 / r50:.2f}× | {c99 / r99:.2f}× |"
             )
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     walked.append("")

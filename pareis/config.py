@@ -14,6 +14,7 @@ namespaces ``PAREIS_TEST_*`` (the test suite) and ``PAREIS_STACK_*`` (``deploy/l
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -34,6 +35,7 @@ from pydantic_settings import (
     SettingsConfigDict,
     YamlConfigSettingsSource,
 )
+from pydantic_settings import SettingsError as SourceError
 
 CONFIG_FILE_ENV = "PAREIS_CONFIG_FILE"
 ENV_PREFIX = "PAREIS_"
@@ -335,6 +337,23 @@ class TicketSettings(Section):
     linear: LinearSettings = Field(default_factory=LinearSettings)
 
 
+class RedisSettings(Section):
+    """How Pareis holds its Redis to account (the URL itself is ``redis_url``: ``redis://``/``rediss://`` for one
+    server, ``redis+cluster://``/``rediss+cluster://`` with any node as seed for Redis Cluster)."""
+
+    replicas: int = Field(default=0, ge=0)
+    """Replicas that must acknowledge a role's Redis writes (``WAIT``) before it commits the Kafka offsets or the
+    transaction that depend on them, so that a failover never loses a write whose input is committed. On Redis
+    Cluster, of every primary. 0: no wait (one server without replicas); the chart sets 1."""
+    replica_timeout_ms: int = Field(default=5_000, gt=0)
+    """How long a commit waits for those acknowledgements; fewer in time and the batch is redone from the
+    committed offsets (Retriable)."""
+    require_persistence: bool = False
+    """Refuse to start (one line, exit 1, never ready) unless every Redis node keeps an append-only file
+    (``appendonly yes``): a restart without it empties the index, which Pareis then has to be rebuilt from. The
+    chart sets it."""
+
+
 class Settings(Redacting, BaseSettings):
     """All of Pareis's settings. Build with :func:`load_settings`; frozen like every section."""
 
@@ -344,6 +363,7 @@ class Settings(Redacting, BaseSettings):
 
     kafka: KafkaSettings = Field(default_factory=KafkaSettings)
     redis_url: str = "redis://localhost:6379/0"
+    redis: RedisSettings = Field(default_factory=RedisSettings)
     runtime: RuntimeSettings = Field(default_factory=RuntimeSettings)
     datahub: DatahubSettings = Field(default_factory=DatahubSettings)
     tickets: TicketSettings = Field(default_factory=TicketSettings)
@@ -413,5 +433,9 @@ def load_settings(**overrides: Any) -> Settings:
         return Settings(**overrides)
     except ValidationError as exc:
         raise SettingsError(f"invalid settings: {describe(exc)}") from None
+    except SourceError as exc:  # a section's variable that is no JSON object: PAREIS_REDIS=redis://… for the URL
+        section = re.search(r'field "(\w+)"', str(exc))
+        name = ENV_PREFIX + section.group(1).upper() if section else "a PAREIS_* variable"
+        raise SettingsError(f"{name} names a settings section: give its keys as {name}__<KEY>") from None
     except (OSError, ValueError) as exc:  # an unreadable or malformed YAML file
         raise SettingsError(f"{CONFIG_FILE_ENV}={path}: {type(exc).__name__}: {str(exc).splitlines()[0]}") from None

@@ -9,12 +9,18 @@ them. Overrides (the stack is then never started for that service):
 * ``PAREIS_TEST_KAFKA_BOOTSTRAP`` — bootstrap servers, e.g. ``broker:9092``;
 * ``PAREIS_TEST_REDIS_URL`` — a Redis URL (its database is flushed per test!); when it names no database, the
   session leases one of its own (:mod:`tests.support.redis_lease`), so two runs on one machine never collide;
+* ``PAREIS_TEST_REDIS_CLUSTER_URL`` — a Redis Cluster URL (``redis+cluster://host:port``; every key but the
+  session's lease is deleted per test!); without it, ``deploy/local/stack.sh up redis-cluster`` (127.0.0.1:7000–7005);
 * ``PAREIS_TEST_POSTGRES_DSN`` — a libpq DSN / URL.
 
 Fixtures: ``kafka_bootstrap`` (session, str), ``kafka_admin`` (session, AdminClient), ``new_topic`` (factory
 ``new_topic(partitions=1, **config) -> name``; topics deleted at teardown), ``new_group`` (a fresh group id),
 ``redis_url`` (a flushed test database), ``redis_client`` (``redis.Redis`` on it, bytes in and out),
-``postgres_dsn`` (session). Helpers for tests live in :mod:`tests.support.stack`.
+``redis_cluster_url`` / ``redis_cluster_client`` (the same on the Redis Cluster), ``postgres_dsn`` (session), and
+``backend`` (:mod:`tests.support.backends`: memory, standalone Redis, Redis Cluster — what every store contract suite
+is parametrised over), ``redis_backend_url`` (standalone Redis, then Redis Cluster: for a whole-pipeline test), and
+``private_redis`` (:mod:`tests.support.private_redis`: redis-server processes of the test's own). Helpers for tests live
+in :mod:`tests.support.stack`.
 """
 
 from __future__ import annotations
@@ -26,9 +32,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.support.backends import backend, redis_backend, redis_backend_url  # noqa: F401 - fixtures, for every module
+from tests.support.private_redis import private_cluster, private_redis  # noqa: F401 - fixtures, for every module
+
 if TYPE_CHECKING:
     import redis
     from confluent_kafka.admin import AdminClient
+    from redis.cluster import RedisCluster
 
     from tests.support.stack import NewTopic
 
@@ -36,7 +46,18 @@ if TYPE_CHECKING:
 TESTS = Path(__file__).resolve().parent
 TIERS = ("unit", "integration", "e2e")
 SERVICE_FIXTURES = frozenset(
-    {"kafka_bootstrap", "kafka_admin", "new_topic", "_redis_server_url", "redis_url", "redis_client", "postgres_dsn"}
+    {
+        "kafka_bootstrap",
+        "kafka_admin",
+        "new_topic",
+        "_redis_server_url",
+        "redis_url",
+        "redis_client",
+        "_redis_cluster_server_url",
+        "redis_cluster_url",
+        "redis_cluster_client",
+        "postgres_dsn",
+    }
 )
 """Fixtures that reach a service: a test under ``tests/unit`` that uses one is an integration test."""
 SLOW_MODULES = frozenset(
@@ -86,6 +107,7 @@ def _endpoint(service: str) -> str:
     getter = {
         "kafka": stack.kafka_endpoint,
         "redis": stack.redis_endpoint,
+        "redis-cluster": stack.redis_cluster_endpoint,
         "postgres": stack.postgres_endpoint,
     }[service]
     try:
@@ -161,6 +183,38 @@ def redis_client(redis_url: str) -> Iterator[redis.Redis]:
     import redis
 
     client = redis.Redis.from_url(redis_url, decode_responses=False)
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="session")
+def _redis_cluster_server_url() -> Iterator[str]:
+    from tests.support import stack
+
+    url = _endpoint("redis-cluster")
+    yield url
+    stack.release_redis_cluster(url)
+
+
+@pytest.fixture
+def redis_cluster_url(_redis_cluster_server_url: str) -> str:
+    """URL (``redis+cluster://``) of the session's Redis Cluster, holding no key but the session's lease."""
+    from tests.support import stack
+
+    client = stack.redis_cluster_client(_redis_cluster_server_url)
+    try:
+        stack.clear_redis_cluster(client)
+    finally:
+        client.close()
+    return _redis_cluster_server_url
+
+
+@pytest.fixture
+def redis_cluster_client(redis_cluster_url: str) -> Iterator[RedisCluster]:
+    """``RedisCluster`` on ``redis_cluster_url``, bytes in and out, as Pareis builds it."""
+    from tests.support import stack
+
+    client = stack.redis_cluster_client(redis_cluster_url)
     yield client
     client.close()
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The local stack Pareis's tests and demo run against: Kafka (KRaft, 127.0.0.1:9092), Redis (127.0.0.1:6379)
-# and PostgreSQL (127.0.0.1:5432), all as plain processes (no Docker), state and logs under <repo>/.stack.
+# The local stack Pareis's tests and demo run against: Kafka (KRaft, 127.0.0.1:9092), Redis (127.0.0.1:6379), a
+# Redis Cluster (3 primaries + 3 replicas, 127.0.0.1:7000-7005) and PostgreSQL (127.0.0.1:5432), all as plain
+# processes (no Docker), state and logs under <repo>/.stack.
 #
-# Usage: deploy/local/stack.sh up|down [--purge]|status [kafka|redis|postgres ...]   (no names = all)
+# Usage: deploy/local/stack.sh up|down [--purge]|status [kafka|redis|redis-cluster|postgres ...]   (no names = all)
 #   up      start what isn't running, then wait (with a deadline) until each answers; on a running service
 #           it only re-checks readiness. Idempotent.
 #   down    stop what this stack started (by pid file); --purge also deletes its data and logs (the Kafka jar
@@ -13,10 +14,10 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ALL=(kafka redis postgres)
+ALL=(kafka redis redis-cluster postgres)
 
 usage() {
-  echo "usage: $0 up|down [--purge]|status [kafka|redis|postgres ...]" >&2
+  echo "usage: $0 up|down [--purge]|status [kafka|redis|redis-cluster|postgres ...]" >&2
   exit 2
 }
 
@@ -31,7 +32,7 @@ for arg in "$@"; do
       [[ "$action" == down ]] || usage
       flags+=(--purge)
       ;;
-    kafka | redis | postgres) services+=("$arg") ;;
+    kafka | redis | redis-cluster | postgres) services+=("$arg") ;;
     *) usage ;;
   esac
 done

@@ -33,7 +33,7 @@ def bootstrap_index(
     redis_url: RedisOption = None,
 ) -> None:
     """Load the Redis lineage index and run history (default: settings') from files or from DataHub GMS."""
-    from pareis.compose.sources import datahub_graph, redacted, redis_sources
+    from pareis.compose.sources import datahub_graph, redacted, redis_target
     from pareis.config import load_settings
     from pareis.datahub.files.metadata_file import MetadataFileError
     from pareis.datahub.gms.snapshot import GmsSnapshot
@@ -43,7 +43,7 @@ def bootstrap_index(
         err.print("pareis bootstrap: give --metadata FILE… or --datahub URL (one of them)", markup=False)
         raise typer.Exit(2)
     url = redis_url or load_settings().redis_url
-    target = redis_sources(url)
+    target, rebuilt = redis_target(url)
     loaded: Loaded
     try:
         if datahub is not None:
@@ -61,6 +61,7 @@ def bootstrap_index(
         new_runs = sum(target.runs.record(run) for run in loaded.runs)
         for dataset, changed in loaded.operations:
             target.runs.record_operation(dataset, changed)
+        rebuilt()  # a Redis that lost its data (or never had any) is trusted again from here
     except (MetadataFileError, Poison) as exc:
         raise fail("bootstrap", str(exc), 2) from exc
     except (Retriable, Fatal) as exc:

@@ -7,15 +7,20 @@ them).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+from urllib.parse import urlsplit
 
 import redis
+from redis.cluster import RedisCluster
 
 from pareis.compose.datahub import datahub_writer
+from pareis.compose.sources import redacted
 from pareis.config import Settings
+from pareis.contracts.records import Message, OutRecord
 from pareis.datahub.writes.writer import DatahubWriter, MemoryWriter
-from pareis.kafka.role import Check
+from pareis.kafka.role import Check, Decoder, Handler, Pipeline
 from pareis.store.exposure import ExposureIndex, MemoryExposureIndex
 from pareis.store.exposure_redis import RedisExposureIndex
 from pareis.store.incidents import IncidentStore
@@ -28,8 +33,9 @@ from pareis.store.ledger_redis import RedisLedger
 from pareis.store.lineage import LineageStore
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.lineage_redis import RedisLineageStore
+from pareis.store.redis_epoch import Epoch
 from pareis.store.redis_errors import translated
-from pareis.store.redis_policy import require_noeviction
+from pareis.store.redis_policy import require_sound
 from pareis.store.runs import RunHistory
 from pareis.store.runs_memory import MemoryRunHistory
 from pareis.store.runs_redis import RedisRunHistory
@@ -39,6 +45,8 @@ from pareis.store.watch import MemoryWatchStore, WatchStore
 from pareis.store.watch_redis import RedisWatchStore
 from pareis.tickets.factory import ticketers_from_settings
 from pareis.tickets.port import Ticketer
+
+T = TypeVar("T")
 
 
 def _nothing() -> None:
@@ -52,7 +60,10 @@ class Ports:
     ``datahub`` takes Pareis's DataHub writes: the writer of the configured path on Redis (see
     :mod:`pareis.compose.datahub`), a :class:`~pareis.datahub.writes.writer.MemoryWriter` in memory, on either path.
     ``checks`` are the readiness probes of what the ports connect to; ``start`` is the start-up check of it (a
-    role refuses to start on an evicting Redis); ``close`` lets go of it.
+    role refuses to start on an evicting Redis, or one that lost its data); ``close`` lets go of it. ``verify``
+    raises when the state the stores hold can no longer be trusted (a Redis that lost data:
+    :class:`~pareis.store.redis_epoch.IndexLost`): asked before every batch (:meth:`guarded`); ``sync`` makes the
+    stores' writes durable as ``redis.replicas`` asks, and verifies: asked before every commit.
     """
 
     lineage: LineageStore
@@ -74,6 +85,38 @@ class Ports:
     """What lies downstream of every column (:mod:`pareis.store.exposure`): its generation advanced by the lineage
     role, its snapshot kept by the lineage role's maintainer (:mod:`pareis.roles.exposure`), read by protect and the
     gate."""
+    verify: Callable[[], None] = _nothing
+    sync: Callable[[], None] = _nothing
+
+    def pipeline(
+        self,
+        decode: Decoder[T],
+        handle: Handler[T],
+        *,
+        start: Callable[[], None] | None = None,
+        close: Callable[[], None] | None = None,
+        committed: Callable[[Mapping[tuple[str, int], int]], None] | None = None,
+    ) -> Pipeline[T]:
+        """A role's :class:`~pareis.kafka.role.Pipeline` over these ports: their readiness checks, start-up check
+        and close (or ``start``/``close`` of the role's own, which call them), :attr:`verify` before each batch
+        (:meth:`guarded`) and :attr:`sync` before each commit."""
+        extra = {} if committed is None else {"committed": committed}
+        return Pipeline(
+            decode,
+            self.guarded(handle),
+            checks=self.checks,
+            close=close or self.close,
+            start=start or self.start,
+            before_commit=self.sync,
+            **extra,
+        )
+
+    def guarded(self, handle: Handler[T]) -> Handler[T]:
+        """``handle``, :attr:`verify` asked before each batch it is given (``handle`` itself when there is nothing to
+        verify: in memory)."""
+        if self.verify is _nothing:
+            return handle
+        return Verified(handle, self.verify)
 
     @classmethod
     def in_memory(cls, ticketers: Sequence[Ticketer] = ()) -> Ports:
@@ -101,6 +144,12 @@ class Ports:
         client = redis_client(settings.redis_url)
         tuning = settings.runtime.for_role("incidents")
         writer = datahub_writer(settings)
+        where, durable = redacted(settings.redis_url), settings.redis
+        epoch = Epoch(client, where)
+
+        def start() -> None:
+            require_sound(client, where, require_persistence=durable.require_persistence)
+            epoch.open()
 
         def close() -> None:
             try:
@@ -119,35 +168,45 @@ class Ports:
             ledger=RedisLedger(client),
             datahub=writer,
             ticketers=ticketers_from_settings(settings.tickets),
-            checks={"redis": redis_ping(client)},
+            checks={"redis": epoch.check},
             close=close,
-            start=redis_preflight(client),
+            start=start,
             scores=RedisScoreLedger(client),
             watch=RedisWatchStore(client),
             exposure=RedisExposureIndex(client),
+            verify=epoch.check,
+            sync=lambda: epoch.acknowledged(durable.replicas, durable.replica_timeout_ms),
         )
 
 
-def redis_client(url: str) -> redis.Redis:
-    """A Redis client for Pareis's stores (bytes in and out, bounded timeouts); connects lazily."""
-    return redis.Redis.from_url(url, socket_timeout=10, socket_connect_timeout=5, health_check_interval=30)
+CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
+"""URL schemes of a Redis Cluster (any node is a seed), and the plain scheme of each node's connections."""
 
 
-def redis_preflight(client: redis.Redis) -> Callable[[], None]:
-    """A role's start-up check of its Redis: refuse to start (Fatal) unless nothing can be evicted
-    (:func:`~pareis.store.redis_policy.require_noeviction`); Retriable, naming the server, when unreachable."""
+def redis_client(url: str) -> redis.Redis | RedisCluster:
+    """A Redis client for Pareis's stores (bytes in and out, bounded timeouts): ``redis.Redis`` for a
+    ``redis://``/``rediss://``/``unix://`` URL (connects lazily), ``RedisCluster`` for ``redis+cluster://`` or
+    ``rediss+cluster://`` (connects at once, to read the slot map: an unreachable cluster, or a standalone server
+    named by a cluster URL, is a translated error here). ValueError for a malformed URL, or a cluster URL naming a
+    database (a cluster has database 0 only)."""
+    scheme = url.partition("://")[0].lower()
+    timeouts = {"socket_timeout": 10, "socket_connect_timeout": 5}
+    if scheme not in CLUSTER_SCHEMES:
+        return redis.Redis.from_url(url, health_check_interval=30, **timeouts)
+    plain = CLUSTER_SCHEMES[scheme] + url[len(scheme) :]
+    if urlsplit(plain).path.strip("/") not in ("", "0"):
+        raise ValueError(f"a Redis Cluster URL names no database (a cluster has database 0 only): {url}")
+    with translated():
+        return RedisCluster.from_url(plain, **timeouts)
 
-    def preflight() -> None:
-        require_noeviction(client)
 
-    return preflight
+class Verified(Generic[T]):
+    """A handler with a check before each batch (:meth:`Ports.guarded`); ``handler`` is the one wrapped."""
 
+    def __init__(self, handler: Handler[T], verify: Callable[[], None]) -> None:
+        self.handler = handler
+        self._verify = verify
 
-def redis_ping(client: redis.Redis) -> Check:
-    """A readiness check: PING, with redis-py errors translated (Retriable/Fatal)."""
-
-    def ping() -> None:
-        with translated():
-            client.ping()
-
-    return ping
+    def __call__(self, batch: Sequence[Message[T]]) -> Iterable[OutRecord]:
+        self._verify()
+        return self.handler(batch)

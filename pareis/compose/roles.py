@@ -52,7 +52,7 @@ def lineage_pipeline(settings: Settings, ports: Ports) -> Pipeline[ChangeLog]:
     """
     handler = _lineage_handler(settings, ports)
     decode = changelog_decoder(settings, LINEAGE_ASPECTS)
-    return Pipeline(decode, handler, checks=ports.checks, close=ports.close, start=ports.start)
+    return ports.pipeline(decode, handler)
 
 
 def lineage_process(settings: Settings) -> Pipeline[ChangeLog]:
@@ -75,7 +75,7 @@ def lineage_process(settings: Settings) -> Pipeline[ChangeLog]:
             ports.close()
 
     decode = changelog_decoder(settings, LINEAGE_ASPECTS)
-    return Pipeline(decode, handler, checks=ports.checks, close=close, start=start)
+    return ports.pipeline(decode, handler, start=start, close=close)
 
 
 def _lineage_handler(settings: Settings, ports: Ports) -> LineageHandler:
@@ -89,7 +89,7 @@ def assertions_pipeline(settings: Settings, ports: Ports) -> Pipeline[Observed]:
     dataset ``operation`` aspects → the run history's change times (for the retrain gate)."""
     decode = run_decoder(changelog_decoder(settings, {ASPECT, OPERATION_ASPECT}))
     handler = AssertionsHandler(ports.runs, ports.lineage, settings.kafka.topics.signals)
-    return Pipeline(decode, handler, checks=ports.checks, close=ports.close, start=ports.start)
+    return ports.pipeline(decode, handler)
 
 
 def assertions_process(settings: Settings) -> Pipeline[Observed]:
@@ -114,14 +114,8 @@ def incidents_pipeline(settings: Settings, ports: Ports) -> Pipeline[AnySignal]:
         scores=ScorePublisher(ports.lineage, ports.runs, ports.scores, ports.exposure),
         watch=IncidentWatch(ports.watch, ports.lineage),
     )
-    return Pipeline(
-        incidents.decode,
-        handler,
-        checks=ports.checks,
-        close=ports.close,
-        start=ports.start,
-        committed=handler.committed,  # releases the step journal below the committed offsets
-    )
+    # committed: releases the step journal below the committed offsets
+    return ports.pipeline(incidents.decode, handler, committed=handler.committed)
 
 
 def incidents_process(settings: Settings) -> Pipeline[AnySignal]:
@@ -137,7 +131,7 @@ def effects_pipeline(settings: Settings, ports: Ports) -> Pipeline[Effect]:
     owner = f"effects/{instance_id(settings)}"
     tickets = TicketDelivery(ports.ticketers, ports.ledger, owner=owner)
     handler = effects.EffectsHandler(tickets, ports.ledger, effects_writer(settings, ports.datahub), budget_s=budget)
-    return Pipeline(effects.decode, handler, checks=ports.checks, close=ports.close, start=ports.start)
+    return ports.pipeline(effects.decode, handler)
 
 
 def effects_process(settings: Settings) -> Pipeline[Effect]:

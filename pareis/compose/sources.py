@@ -5,16 +5,20 @@ lineage and assertions roles' own translation, :mod:`pareis.lineage_loader`), th
 (``redis_url``), or a running DataHub (``datahub_url``: its current aspects and assertion runs read through
 acryl-datahub's ``DataHubGraph`` and loaded like files). Failures are translated here, once: an unreadable file or
 a value the translation rejects is :class:`~pareis.answers.sources.CannotEvaluate`; Redis or GMS down is
-:class:`~pareis.answers.sources.SourceUnavailable`. A Redis source connects lazily: its first read may raise
-Retriable/Fatal, which :func:`reading` translates for surfaces that read after opening.
+:class:`~pareis.answers.sources.SourceUnavailable`. A Redis source connects lazily (a cluster URL reads the slot
+map at once): its first read may raise Retriable/Fatal, which :func:`reading` translates for surfaces that read after
+opening. Every read of a Redis source checks first (at most once per :data:`CHECK_EVERY_S`) that its Redis did not
+lose data (:mod:`pareis.store.redis_epoch`): answers from a partial index would be wrong, so a loss is
+CannotEvaluate, one line naming it and the rebuild.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit, urlunsplit
 
 from pareis.answers.sources import CannotEvaluate, Sources, SourceUnavailable
@@ -26,9 +30,14 @@ from pareis.store.runs_memory import MemoryRunHistory
 if TYPE_CHECKING:
     from datahub.ingestion.graph.client import DataHubGraph
 
+    from pareis.store.redis_epoch import Epoch
+
 # Each origin's adapters are imported when it is opened, inside its function: a read command (`pareis gate --redis`,
 # `pareis analyze --metadata`) then loads only its own — the Redis client and stores, acryl's DataHubGraph, or the
 # file loader and acryl's schema classes — as `pareis --help` loads none (pareis/cli.py).
+
+CHECK_EVERY_S = 1.0
+"""How often a long-lived reader (Mission Control, the MCP server) checks its Redis's epoch, at most."""
 
 
 def open_sources(
@@ -53,36 +62,104 @@ def open_sources(
 
 def redis_sources(url: str) -> Sources:
     """The live index, run history, incident state, effect ledger (ticket refs) and exposure index in Redis at
-    ``url`` (default prefixes); lazy."""
+    ``url`` (default prefixes), each read checked against the epoch (see the module docstring); lazy."""
+    return _redis_sources(url, check=True)[0]
+
+
+def redis_target(url: str) -> tuple[Sources, Callable[[], None]]:
+    """The stores at ``url`` for a rebuild (``pareis bootstrap``): unchecked (they may have lost data: this is how
+    they are rebuilt), and what to call once the rebuild is done (a new epoch, when the old one is lost or there is
+    none; :meth:`~pareis.store.redis_epoch.Epoch.rebuilt`)."""
+    sources, epoch = _redis_sources(url, check=False)
+
+    def rebuilt() -> None:
+        epoch.rebuilt()
+
+    return sources, rebuilt
+
+
+def _redis_sources(url: str, *, check: bool) -> tuple[Sources, Epoch]:
     from pareis.compose.ports import redis_client
     from pareis.store.exposure_redis import RedisExposureIndex
     from pareis.store.incidents_redis import RedisIncidentStore
     from pareis.store.ledger_redis import RedisLedger
     from pareis.store.lineage_redis import RedisLineageStore
+    from pareis.store.redis_epoch import Epoch
     from pareis.store.runs_redis import RedisRunHistory
 
     try:
         client = redis_client(url)
     except ValueError as exc:
         raise CannotEvaluate(f"bad Redis URL: {exc}") from exc
-    return Sources(
-        RedisLineageStore(client),
-        RedisRunHistory(client),
-        RedisIncidentStore(client),
+    except (Retriable, Fatal) as exc:  # a cluster URL reads the slot map at once: unreachable, not a cluster
+        raise SourceUnavailable(str(exc)) from exc
+    epoch = Epoch(client, redacted(url))
+    checked = _Checked(epoch) if check else None
+
+    def store(built: Any) -> Any:
+        return built if checked is None else _CheckedStore(built, checked)
+
+    sources = Sources(
+        cast("Any", store(RedisLineageStore(client))),
+        cast("Any", store(RedisRunHistory(client))),
+        cast("Any", store(RedisIncidentStore(client))),
         origin=redacted(url),
-        tickets=RedisLedger(client),
+        tickets=cast("Any", store(RedisLedger(client))),
         _close=client.close,
-        exposure=RedisExposureIndex(client),
+        exposure=cast("Any", store(RedisExposureIndex(client))),
     )
+    return sources, epoch
+
+
+class _Checked:
+    """The epoch check of one Redis source: its first read opens the epoch (writing nothing), later ones check it,
+    at most once per :data:`CHECK_EVERY_S`."""
+
+    def __init__(self, epoch: Epoch) -> None:
+        self._epoch = epoch
+        self._opened = False
+        self._last = float("-inf")
+
+    def __call__(self) -> None:
+        now = time.monotonic()
+        if now - self._last < CHECK_EVERY_S:
+            return
+        if self._opened:
+            self._epoch.check()
+        else:
+            self._epoch.open(stamp=False)
+            self._opened = True
+        self._last = now
+
+
+class _CheckedStore:
+    """A store whose every call is preceded by the source's epoch check."""
+
+    def __init__(self, store: Any, check: _Checked) -> None:
+        self._store = store
+        self._check = check
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self._store, name)
+        if not callable(found):
+            return found
+
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            self._check()
+            return found(*args, **kwargs)
+
+        return checked
 
 
 @contextmanager
 def reading() -> Iterator[None]:
     """Translate what reading sources can raise: bad input → CannotEvaluate, a dependency down →
     SourceUnavailable (Retriable and Fatal are the stores' and GMS's translated errors)."""
+    from pareis.store.redis_epoch import IndexLost
+
     try:
         yield
-    except (MetadataFileError, Poison) as exc:
+    except (MetadataFileError, Poison, IndexLost) as exc:
         raise CannotEvaluate(str(exc)) from exc
     except (Retriable, Fatal) as exc:
         raise SourceUnavailable(str(exc)) from exc

@@ -56,6 +56,7 @@ class AtLeastOnce(Checkpoint):
         self._flush()
         if not self.pending:
             return
+        self._durable()
         try:
             offsets = self._offsets()
             # librdkafka bounds a synchronous commit by socket.timeout.ms (60 s by default) itself.
@@ -83,6 +84,7 @@ class AtLeastOnce(Checkpoint):
         self._flush()
         if not self.pending:
             return
+        self._durable()
         offsets = self._offsets()
         job = _Commit(dict(self.pending), [(tp.topic, tp.partition, tp.offset) for tp in offsets])
         try:

@@ -71,6 +71,11 @@ class DeliveryFailed(AbortTransaction):
     again. Redoing only the current batch would commit the earlier batches' offsets past the lost record."""
 
 
+class NotDurable(DeliveryFailed):
+    """What the handlers wrote outside Kafka was not made durable before the commit (``before_commit`` refused, e.g.
+    Redis replicas did not acknowledge in time): nothing is committed, and the input is redone."""
+
+
 class Checkpoint:
     """Shared state and helpers; see the module docstring for the protocol."""
 
@@ -87,6 +92,7 @@ class Checkpoint:
         stop: threading.Event | None = None,
         on_commit: Observer = _ignore,
         on_committed: Callable[[Mapping[PartitionKey, int]], None] = lambda _: None,
+        before_commit: Callable[[], None] = lambda: None,
     ) -> None:
         self.consumer = consumer
         self.producer = producer
@@ -101,6 +107,8 @@ class Checkpoint:
         self.on_commit = on_commit
         self.on_committed = on_committed
         """Told the offsets each commit made durable."""
+        self.before_commit = before_commit
+        """Asked before offsets are committed (the pipeline's :attr:`~pareis.kafka.role.Pipeline.before_commit`)."""
         self.pending: dict[PartitionKey, int] = {}
         self.uncommitted = 0
         self._delivery_errors: list[KafkaError] = []
@@ -182,6 +190,14 @@ class Checkpoint:
             self._shrink.add(_source(headers))
             err = KafkaError(KafkaError.MSG_SIZE_TOO_LARGE, f"dead letter too large: {err.str()}", retriable=True)
         self._delivery_errors.append(err)
+
+    def _durable(self) -> None:
+        """``before_commit``; its Retriable drops what is pending and raises :class:`NotDurable`."""
+        try:
+            self.before_commit()
+        except Retriable as exc:
+            self.abort()
+            raise NotDurable(f"not committed: {exc}") from exc
 
     def _produce_failed(self, exc: KafkaException, topic: str) -> PareisError:
         return from_kafka_exception(exc, f"producing to {topic}")

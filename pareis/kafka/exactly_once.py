@@ -48,6 +48,7 @@ class ExactlyOnce(Checkpoint):
             return
         started = time.perf_counter()
         try:
+            self._durable()
             if self.pending:
                 offsets = self._offsets()
                 group = self.consumer.consumer_group_metadata()

@@ -17,6 +17,9 @@ Contracts the runtime relies on:
 * **committed** ``(Mapping[(topic, partition), next offset]) -> None``: called after offsets were committed (the
   input before them will not be redone), e.g. to release what was kept for a redo. Its errors are logged, not
   raised: the next commit's call covers the same offsets again.
+* **before_commit**: called before offsets (or a transaction) are committed, once the handler's writes elsewhere
+  that the commit depends on are made, e.g. to wait until Redis replicas acknowledged them. Retriable: the commit is
+  not made, and the uncommitted input is redone from the committed offsets; Fatal stops the process.
 
 Declarations (:class:`RoleSpec`) name topics by their settings field and hold the function that builds the role's
 pipeline in its own process; nothing connects until the runtime calls it.
@@ -65,6 +68,7 @@ class Pipeline(Generic[T]):
     close: Callable[[], None] = _nothing
     start: Callable[[], None] = _nothing
     committed: Callable[[Mapping[tuple[str, int], int]], None] = _ignore
+    before_commit: Callable[[], None] = _nothing
 
 
 @dataclass(frozen=True)

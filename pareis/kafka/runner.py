@@ -187,6 +187,7 @@ class RoleRunner:
             "stop": self.stop,
             "on_commit": commit_seconds.observe,
             "on_committed": self._committed_hook(pipeline),
+            "before_commit": pipeline.before_commit,
         }
         if role.delivery is Delivery.EXACTLY_ONCE:
             eos = ExactlyOnce(self.consumer, producer, **common)

@@ -1,51 +1,56 @@
 """The exposure index in Redis (:mod:`pareis.store.exposure` states the rules).
 
-Keys (``P`` = prefix, default ``pareis:exposure:``)::
+Keys (``P`` = prefix, default ``pareis:exposure:``; ``{x}`` is the Redis Cluster hash tag every key shares, so
+that the scripts below stay on one slot)::
 
-    P gen          STRING  the lineage generation (INCR by the lineage role)
-    P seq          STRING  the last version number handed out
-    P cur          STRING  "<version> <generation> <computed_at_ms>" of the current version
-    P prev         STRING  the version before it (kept readable for readers in flight)
-    P d:<version>  HASH    dataset URN → its entry (:func:`pareis.core.exposure_index.encode`)
-    P i:<version>  HASH    incident URN → its entry (:meth:`~pareis.core.exposure_index.IncidentColumns.encode`)
+    P{x}gen          STRING  the lineage generation (INCR by the lineage role)
+    P{x}seq          STRING  the last version number handed out
+    P{x}cur          STRING  "<version> <generation> <computed_at_ms>" of the current version
+    P{x}prev         STRING  the version before it (kept readable for readers in flight)
+    P{x}d:<version>  HASH    dataset URN → its entry (:func:`pareis.core.exposure_index.encode`)
+    P{x}i:<version>  HASH    incident URN → its entry (:meth:`~pareis.core.exposure_index.IncidentColumns.encode`)
 
 A publish writes ``d:`` and ``i:`` of a new version in pipelined chunks, then one script makes it current (unless
 the current version is of a newer generation: then the new keys are dropped), keeps the old one as ``prev`` and
-unlinks the one before. A read is two round trips: the heads, then one ``HMGET`` per hash.
+unlinks the one before (the script is given the version ``prev`` held when it was sent, and redone if that changed
+meanwhile: every key it touches is named). A read is two round trips: the heads, then one ``HMGET`` per hash.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-import redis
-
 from pareis.core.exposure_index import DatasetExposure, IncidentColumns, decode, encode
 from pareis.errors import Fatal
 from pareis.store.exposure import ExposureRead, ExposureVersion
 from pareis.store.redis_errors import text as reply_text
 from pareis.store.redis_errors import translated
+from pareis.store.redis_servers import AnyRedis
 
 DEFAULT_PREFIX = "pareis:exposure:"
 CHUNK = 2_000
 
 _FLIP = """
 local cur = redis.call('GET', KEYS[1])
+local prev = redis.call('GET', KEYS[2])
+if (cur or '') ~= ARGV[3] or (prev or '') ~= ARGV[4] then return -1 end
 if cur then
   local v, g = string.match(cur, '^(%d+) (%d+)')
   if tonumber(g) > tonumber(ARGV[2]) then
-    redis.call('UNLINK', ARGV[3] .. 'd:' .. ARGV[1], ARGV[3] .. 'i:' .. ARGV[1])
+    redis.call('UNLINK', KEYS[3], KEYS[4])
     return 0
   end
-  local prev = redis.call('GET', KEYS[2])
   if prev and prev ~= v then
-    redis.call('UNLINK', ARGV[3] .. 'd:' .. prev, ARGV[3] .. 'i:' .. prev)
+    redis.call('UNLINK', KEYS[5], KEYS[6])
   end
   redis.call('SET', KEYS[2], v)
 end
-redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. ARGV[2] .. ' ' .. ARGV[4])
+redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. ARGV[2] .. ' ' .. ARGV[5])
 return 1
 """
+"""KEYS: cur, prev, the new version's d: and i:, the prev version's d: and i: (as ``prev`` held ``ARGV[4]`` when
+sent); ARGV: version, generation, cur and prev as read before, computed_at_ms. -1: cur or prev moved meanwhile
+(another publisher): read them again and redo."""
 
 _ADD = """
 local cur = redis.call('GET', KEYS[1])
@@ -58,10 +63,10 @@ return 1
 class RedisExposureIndex:
     """:class:`~pareis.store.exposure.ExposureIndex` on a Redis client the caller builds and owns."""
 
-    def __init__(self, client: redis.Redis, *, prefix: str = DEFAULT_PREFIX) -> None:
+    def __init__(self, client: AnyRedis, *, prefix: str = DEFAULT_PREFIX) -> None:
         self._redis = client
-        self._prefix = prefix
-        self._gen, self._seq, self._cur, self._prev = (prefix + k for k in ("gen", "seq", "cur", "prev"))
+        self._prefix = prefix + "{x}"
+        self._gen, self._seq, self._cur, self._prev = (self._prefix + k for k in ("gen", "seq", "cur", "prev"))
         self._flip = client.register_script(_FLIP)
         self._add = client.register_script(_ADD)
 
@@ -98,7 +103,15 @@ class RedisExposureIndex:
                     if len(pipe) >= 8:
                         pipe.execute()
                 pipe.execute()
-            made = self._flip(keys=[self._cur, self._prev], args=[version, generation, self._prefix, computed_at_ms])
+            while True:
+                cur, prev = (reply_text(v) if v is not None else "" for v in self._redis.mget([self._cur, self._prev]))
+                new = [f"{self._prefix}{kind}:{version}" for kind in ("d", "i")]
+                old = [f"{self._prefix}{kind}:{prev or version}" for kind in ("d", "i")]
+                made = self._flip(
+                    keys=[self._cur, self._prev, *new, *old], args=[version, generation, cur, prev, computed_at_ms]
+                )
+                if int(made) >= 0:
+                    break
         return ExposureVersion(version, generation, computed_at_ms) if int(made) else None
 
     def add_incidents(self, version: int, incidents: Iterable[IncidentColumns]) -> bool:

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import redis
-
 from pareis.core.lifecycle import IncidentState, Status
 from pareis.errors import Fatal
 from pareis.store.incidents import decode, encode
 from pareis.store.redis_errors import text as reply_text
 from pareis.store.redis_errors import translated
+from pareis.store.redis_servers import AnyRedis
 
 DEFAULT_PREFIX = "pareis:"
 
@@ -24,7 +23,7 @@ DEFAULT_PREFIX = "pareis:"
 class RedisIncidentStore:
     """:class:`~pareis.store.incidents.IncidentStore` on a Redis client the caller builds and owns."""
 
-    def __init__(self, client: redis.Redis, *, prefix: str = DEFAULT_PREFIX) -> None:
+    def __init__(self, client: AnyRedis, *, prefix: str = DEFAULT_PREFIX) -> None:
         self._redis = client
         self._states = f"{prefix}{{incidents}}:state"
         self._active = f"{prefix}{{incidents}}:active"
@@ -46,7 +45,7 @@ class RedisIncidentStore:
                 pipe.sadd(self._active, state.dataset)
             else:
                 pipe.srem(self._active, state.dataset)
-        if not pipe.command_stack:
+        if not len(pipe):
             return
         with translated():
             pipe.execute()

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import redis
+from redis.cluster import RedisCluster
 
 from pareis.store.ledger import _check
 from pareis.store.redis_errors import translated
+from pareis.store.redis_servers import AnyRedis
 
 DEFAULT_PREFIX = "pareis:ledger:effect:"
 DEFAULT_TTL_S: int | None = None
@@ -34,7 +35,7 @@ class RedisLedger:
     are configuration, and every later call would fail the same way.
     """
 
-    def __init__(self, client: redis.Redis, *, prefix: str = DEFAULT_PREFIX, ttl_s: int | None = DEFAULT_TTL_S) -> None:
+    def __init__(self, client: AnyRedis, *, prefix: str = DEFAULT_PREFIX, ttl_s: int | None = DEFAULT_TTL_S) -> None:
         if ttl_s is not None and ttl_s <= 0:
             raise ValueError("ttl_s must be positive (or None: keep forever)")
         self._redis = client
@@ -72,14 +73,13 @@ class RedisLedger:
         return None if value is None else (value.decode() if isinstance(value, bytes) else str(value))
 
     def get_many(self, keys: Sequence[str]) -> list[str | None]:
+        """``MGET`` in chunks; on a cluster each chunk's keys grouped by server (``mget_nonatomic``)."""
         out: list[str | None] = []
+        get = self._redis.mget_nonatomic if isinstance(self._redis, RedisCluster) else self._redis.mget
         with translated():
             for start in range(0, len(keys), MGET_CHUNK):
                 chunk = [f"{self._prefix}value:{key}" for key in keys[start : start + MGET_CHUNK]]
-                out.extend(
-                    None if v is None else (v.decode() if isinstance(v, bytes) else str(v))
-                    for v in self._redis.mget(chunk)
-                )
+                out.extend(None if v is None else (v.decode() if isinstance(v, bytes) else str(v)) for v in get(chunk))
         return out
 
     def put(self, key: str, value: str) -> None:

@@ -1,5 +1,10 @@
-"""The Redis lineage store's encodings (:mod:`pareis.store.lineage_redis`, layout 2): hash fields, key spellings,
-record facts, column buckets, and the write plan of a first write.
+"""The Redis lineage store's encodings (layout 3, :mod:`pareis.store.lineage_redis`): how nodes are spelled in key
+names and hash fields, the records, the column buckets, and the *write plan* of an update — which count, bucket
+entry and attribute moves in which node's keys — computed here, on the client, so that the store's scripts only
+merge what they are given.
+
+Every key of the index belongs to one node, its *home* (:func:`home_of`: a column's parent, any other node itself),
+and carries the home's spelling (:func:`spelled`) as its Redis Cluster hash tag: one home's keys share a slot.
 
 Compiled to a C extension by mypyc at install (``pyproject.toml`` ``[tool.pareis] compiled``): the index build's
 client work is mostly here. mypyc checks the annotations at run time, so they must be exact; the hot loops use
@@ -7,18 +12,27 @@ classes and module functions rather than closures, which it compiles to slower g
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from typing import Any
-
-import orjson
 
 from pareis.contracts.lineage import Edge, Facts
 from pareis.core.fieldpath import COLUMN_PREFIX
 from pareis.core.graph import Attr, Rel
 
 CHILD = "\x01"
-"""Field marker: the column ``urn:li:schemaField:(<key node>,<rest>)``."""
+"""Field marker: the column ``urn:li:schemaField:(<hash node>,<rest>)``."""
 ESCAPE = "\x00"
-"""Field marker: the rest is the URN as is (it begins with a byte below ``\\x10``)."""
+"""Field marker: the rest is the URN as is (it begins with a byte below ``\\x10``, or, in a key, with ``}``)."""
+RELATIVE = "\x0e"
+"""Field marker: a node spelled by what differs from the hash node's spelling: ``\\x0e``, ``chr(32 + n)`` for the
+``n`` characters it starts with, ``chr(32 + m)`` for the ``m`` it ends with, then the middle (a table of the same
+schema as the hash's costs its distinct digits, not its whole URN)."""
+RELATIVE_COLUMN = "\x0f"
+"""Field marker: a column of another node, its parent spelled as :data:`RELATIVE` does, then ``,`` and its path."""
+SHARED_MIN, SHARED_MAX = 5, 95
+"""A relative spelling is used when at least ``SHARED_MIN`` characters are shared (start and end together; its two
+length characters cost 2); ``chr(32 + SHARED_MAX)`` is the last ASCII character."""
 FIELD_PREFIXES: tuple[tuple[str, str], ...] = (
     ("\x02", "urn:li:schemaField:(urn:li:dataset:(urn:li:dataPlatform:"),
     ("\x03", COLUMN_PREFIX),
@@ -34,254 +48,42 @@ FIELD_PREFIXES: tuple[tuple[str, str], ...] = (
 """(marker, URN prefix), tried in this order (a longer prefix before any prefix of it). Fixed: stored data
 depends on it."""
 _EXPANSIONS = {marker: prefix for marker, prefix in FIELD_PREFIXES}
-
-
-def field_of(urn: str, node: str) -> str:
-    """How ``urn`` is written as a field of a hash keyed by ``node`` (the inverse of :func:`node_of`)."""
-    if urn.startswith(COLUMN_PREFIX) and urn.endswith(")") and urn.startswith(node + ",", len(COLUMN_PREFIX)):
-        return CHILD + urn[len(COLUMN_PREFIX) + len(node) + 1 : -1]
-    if urn and urn[0] < "\x10":
-        return ESCAPE + urn
-    for marker, prefix in FIELD_PREFIXES:
-        if urn.startswith(prefix):
-            return marker + urn[len(prefix) :]
-    return urn
-
-
-COLUMN_KEY_PREFIXES: tuple[tuple[str, str], ...] = FIELD_PREFIXES[:2]
-"""The prefixes :func:`key_of` abbreviates: those of column URNs only (the bulk of the keys)."""
-
-
-def key_of(node: str) -> str:
-    """How ``node`` is spelled in the names of its edge hashes: a column URN with its prefix abbreviated as in a
-    field (``\\x02`` / ``\\x03``), a URN beginning with a byte below ``\\x10`` escaped (``\\x00``), any other URN
-    as is."""
-    if node and node[0] < "\x10":
-        return ESCAPE + node
-    if node.startswith(COLUMN_PREFIX):
-        for marker, prefix in COLUMN_KEY_PREFIXES:
-            if node.startswith(prefix):
-                return marker + node[len(prefix) :]
-    return node
-
-
-def node_of(field: str, node: str) -> str:
-    """The URN a field of the hash keyed by ``node`` stands for (see :func:`field_of`)."""
-    if not field or field[0] >= "\x10":
-        return field
-    marker, rest = field[0], field[1:]
-    if marker == CHILD:
-        return f"{COLUMN_PREFIX}{node},{rest})"
-    if marker == ESCAPE:
-        return rest
-    return _EXPANSIONS[marker] + rest
-
-
-def encode_facts(facts: Facts) -> str:
-    """Compact canonical JSON of ``facts`` (equal facts ⇔ equal strings), the record's form in Redis.
-
-    ``{"n": [node, …], "e": {rel: [src, dst, src, dst, …]}, "a": [name, value, …]}``: ``n`` lists every URN
-    once — a column ``urn:li:schemaField:(<parent>,<path>)`` as ``[index of <parent>, <path>]`` (split at the
-    last comma: a canonical column's path has none), its parent listed (and, if a column, split) before it;
-    edges are pairs of indexes into ``n`` under their relation; nodes in order of first use over the sorted edges;
-    attributes sorted by name.
-    """
-    return _node_table(facts)[0]
-
-
-class _Table:
-    """A record's node table while it is built: every URN once, a column as its parent's index and its path, its
-    parent added (and, if a column, split) before it."""
-
-    def __init__(self) -> None:
-        self.index: dict[str, int] = {}
-        self.nodes: list[object] = []
-        self.urns: list[str] = []
-        self.parents: list[int] = []
-        """Index of each node's parent; -1: not a column."""
-        self.paths: list[str] = []
-
-    def at(self, urn: str) -> int:
-        """The index of ``urn``, added when new."""
-        i = self.index.get(urn, -1)
-        return i if i >= 0 else self.add(urn)
-
-    def add(self, urn: str) -> int:
-        start = len(COLUMN_PREFIX)
-        comma = urn.rfind(",", start) if urn.startswith(COLUMN_PREFIX) and urn.endswith(")") else -1
-        if comma >= 0:  # urn:li:schemaField:(<parent>,<path>): [index of parent, path], the parent split alike
-            parent_at = self.at(urn[start:comma])
-            path = urn[comma + 1 : -1]
-            self.nodes.append([parent_at, path])
-            self.parents.append(parent_at)
-            self.paths.append(path)
-        else:
-            self.nodes.append(urn)
-            self.parents.append(-1)
-            self.paths.append("")
-        self.urns.append(urn)
-        i = len(self.urns) - 1
-        self.index[urn] = i
-        return i
-
-
-def _node_table(facts: Facts) -> tuple[str, _Table, dict[Rel, list[int]], list[str]]:
-    """(encoded facts, the node table, edges as index pairs by relation, attributes as name, value, ….)"""
-    table = _Table()
-    by_rel: dict[Rel, list[int]] = {}
-    for rel, src, dst in sorted(facts.edges):
-        pairs = by_rel.get(rel)
-        if pairs is None:
-            pairs = by_rel[rel] = []
-        pairs.append(table.at(src))
-        pairs.append(table.at(dst))
-    attrs: list[str] = []
-    for name, value in sorted((str(k), v) for k, v in facts.attrs.items()):
-        attrs.append(name)
-        attrs.append(value)
-    text = orjson.dumps({"a": attrs, "e": {str(r): v for r, v in by_rel.items()}, "n": table.nodes}).decode()
-    return text, table, by_rel, attrs
-
-
-def generic_field(urn: str) -> str:
-    """:func:`field_of` without the child-of-the-node form: how ``urn`` is written in a hash of any other node."""
-    if urn and urn[0] < "\x10":
-        return ESCAPE + urn
-    for marker, prefix in FIELD_PREFIXES:
-        if urn.startswith(prefix):
-            return marker + urn[len(prefix) :]
-    return urn
-
-
-_DATASET = FIELD_PREFIXES[0][1][len(COLUMN_PREFIX) :]
-_DATASET_LEN = len(_DATASET)
-_COLUMN_DATASET, _COLUMN = FIELD_PREFIXES[0][0], FIELD_PREFIXES[1][0]
-_ESCAPES = str.maketrans({"\x1d": "\x1d\x01", "\x1e": "\x1d\x02", "\x1f": "\x1d\x03"})
-
-
-def encode_update(facts: Facts, prefix: str) -> tuple[str, list[str]]:
-    """(:func:`encode_facts`, the write plan of a first write of ``facts`` under ``prefix``).
-
-    The plan is what the apply script would compute from the facts when no earlier record is there to diff
-    against, computed here so that the server does not: groups ``a, "", n, (name, value) × n`` (the attributes),
-    ``c, key, n, field × n`` (count hashes, each field +1) and ``b, key, n, (path, entry) × n`` (column buckets).
-    It must equal the script's own reading (the tests pin it: a first write followed by any later write or delete
-    leaves exactly what the in-memory store has).
-    """
-    text, table, by_rel, attrs = _node_table(facts)
-    names = _Names(table)
-    parents, paths = table.parents, table.paths
-    counts: dict[str, list[str]] = {}
-    buckets: dict[str, list[str]] = {}
-    # an entry needs escaping only if a URN or path has one of the separators (orjson writes them as \u001d-f)
-    plain = "\\u001d" not in text and "\\u001e" not in text and "\\u001f" not in text
-    for rel, pairs in by_rel.items():
-        own = rel == Rel.HAS_COLUMN
-        # per (side, node or column parent): its group of the plan, found once
-        o_bucket: dict[int, list[str]] = {}
-        i_bucket: dict[int, list[str]] = {}
-        o_count: dict[int, list[str]] = {}
-        i_count: dict[int, list[str]] = {}
-        o_head, i_head = f"{prefix}oc:{rel}:", f"{prefix}ic:{rel}:"
-        o_node, i_node = f"{prefix}o:{rel}:", f"{prefix}i:{rel}:"
-        for j in range(0, len(pairs), 2):
-            si, di = pairs[j], pairs[j + 1]
-            ps, pd = parents[si], parents[di]
-            # forward: at si, naming di
-            if ps >= 0:
-                group = _group(o_bucket, ps, o_head, names, buckets)
-                group.append(paths[si])
-                entry = CHILD + paths[di] if pd == ps else names.generic(di)
-                group.append(entry if plain else _escaped(entry))
-            else:
-                _group(o_count, si, o_node, names, counts).append(CHILD + paths[di] if pd == si else names.generic(di))
-                if own and pd == si:
-                    continue  # a node's own column: no reverse entry
-            # reverse: at di, naming si
-            if pd >= 0:
-                group = _group(i_bucket, pd, i_head, names, buckets)
-                group.append(paths[di])
-                entry = CHILD + paths[si] if ps == pd else names.generic(si)
-                group.append(entry if plain else _escaped(entry))
-            else:
-                _group(i_count, di, i_node, names, counts).append(CHILD + paths[si] if ps == di else names.generic(si))
-    plan: list[str] = ["a", "", str(len(attrs) // 2), *attrs] if attrs else []
-    for key, fields in counts.items():
-        plan += ("c", key, str(len(fields)), *fields)
-    for key, entries in buckets.items():
-        plan += ("b", key, str(len(entries) // 2), *entries)
-    return text, plan
-
-
-class _Names:
-    """The spellings of a node table's nodes in the plan, each built once: its key (:func:`key_of`) and its
-    field in another node's hash (:func:`generic_field`; a column's from its parent's, as the script builds it)."""
-
-    def __init__(self, table: _Table) -> None:
-        self.table = table
-        n = len(table.urns)
-        self.generics: list[str | None] = [None] * n
-        self.keys: list[str | None] = [None] * n
-        self.heads: dict[int, str] = {}
-
-    def generic(self, i: int) -> str:
-        g = self.generics[i]
-        if g is None:
-            table = self.table
-            parent = table.parents[i]
-            if parent < 0:
-                g = generic_field(table.urns[i])
-            else:
-                head = self.heads.get(parent)
-                if head is None:
-                    pu = table.urns[parent]
-                    head = _COLUMN_DATASET + pu[_DATASET_LEN:] if pu.startswith(_DATASET) else _COLUMN + pu
-                    self.heads[parent] = head
-                g = f"{head},{table.paths[i]})"
-            self.generics[i] = g
-        return g
-
-    def key(self, i: int) -> str:
-        k = self.keys[i]
-        if k is None:
-            k = self.keys[i] = key_of(self.table.urns[i])
-        return k
-
-
-def _group(found: dict[int, list[str]], at: int, head: str, names: _Names, plan: dict[str, list[str]]) -> list[str]:
-    """The plan's group of the hash ``head`` + the key of node ``at``, kept in ``found`` for the next edge at it."""
-    group = found.get(at)
-    if group is None:
-        group = found[at] = plan.setdefault(head + names.key(at), [])
-    return group
-
-
-def _escaped(entry: str) -> str:
-    """``entry`` with the bucket separators escaped."""
-    return entry.translate(_ESCAPES) if "\x1d" in entry or "\x1e" in entry or "\x1f" in entry else entry
-
-
-def decode_facts(text: str | bytes) -> Facts:
-    """The inverse of :func:`encode_facts`."""
-    obj = orjson.loads(text)
-    nodes: list[str] = []
-    for entry in obj["n"]:
-        nodes.append(entry if isinstance(entry, str) else f"{COLUMN_PREFIX}{nodes[entry[0]]},{entry[1]})")
-    edges: set[Edge] = set()
-    for rel, pairs in obj["e"].items():
-        r = Rel(rel)
-        edges.update((r, nodes[pairs[i]], nodes[pairs[i + 1]]) for i in range(0, len(pairs), 2))
-    attrs = obj["a"]
-    return Facts(frozenset(edges), {Attr(attrs[i]): attrs[i + 1] for i in range(0, len(attrs), 2)})
-
-
 BUCKET_END, COUNT_MARK, BUCKET_ESCAPE = "\x1e", "\x1f", "\x1d"
+_ESCAPES = str.maketrans({"\x1d": "\x1d\x01", "\x1e": "\x1d\x02", "\x1f": "\x1d\x03"})
 _UNESCAPE = (("\x1d\x02", "\x1e"), ("\x1d\x03", "\x1f"), ("\x1d\x01", "\x1d"))
 
 
+# --- spellings -----------------------------------------------------------------------------------------------------
+def generic_field(urn: str) -> str:
+    """``urn`` with its common prefix abbreviated (:data:`FIELD_PREFIXES`), or escaped when it begins with a byte
+    below ``\\x10``: how a node is written where nothing relates it to the hash's own node."""
+    if urn and urn[0] < "\x10":
+        return ESCAPE + urn
+    for marker, prefix in FIELD_PREFIXES:
+        if urn.startswith(prefix):
+            return marker + urn[len(prefix) :]
+    return urn
+
+
+def expand(spelling: str) -> str:
+    """The URN :func:`generic_field` (or :func:`spelled`) wrote as ``spelling``."""
+    if not spelling or spelling[0] >= "\x10":
+        return spelling
+    if spelling[0] == ESCAPE:
+        return spelling[1:]
+    return _EXPANSIONS[spelling[0]] + spelling[1:]
+
+
+def spelled(node: str) -> str:
+    """``node`` in key names, its keys' hash tag: :func:`generic_field`, escaped when that is empty or begins with
+    ``}`` (an empty hash tag would hash each whole key name, scattering the node's keys over slots)."""
+    g = generic_field(node)
+    return g if g and g[0] != "}" else ESCAPE + node
+
+
 def bucket_of(node: str) -> tuple[str, str] | None:
-    """(parent, path) of a column URN ``urn:li:schemaField:(<parent>,<path>)`` split at its last comma (as
-    :func:`encode_facts` splits it): the bucket hash and field that hold its edges; None for any other node."""
+    """(parent, path) of a column URN ``urn:li:schemaField:(<parent>,<path>)`` split at its last comma: the
+    bucket (a hash of the parent's) and field that hold its edges; None for any other node."""
     if node.startswith(COLUMN_PREFIX) and node.endswith(")"):
         comma = node.rfind(",", len(COLUMN_PREFIX))
         if comma >= 0:
@@ -289,32 +91,471 @@ def bucket_of(node: str) -> tuple[str, str] | None:
     return None
 
 
+def home_of(node: str) -> str:
+    """The node whose keys hold ``node``'s edges: a column's parent, any other node itself."""
+    split = bucket_of(node)
+    return node if split is None else split[0]
+
+
+def relative(base: str, spelling: str) -> str | None:
+    """``chr(32 + n) + chr(32 + m) + middle``: ``spelling`` as its middle between the ``n`` leading and ``m`` trailing
+    characters it shares with ``base`` (each at most :data:`SHARED_MAX`), or None when they share fewer than
+    :data:`SHARED_MIN` in all."""
+    limit = min(len(base), len(spelling))
+    n = 0
+    while n < limit and n < SHARED_MAX and base[n] == spelling[n]:
+        n += 1
+    m = 0
+    while m < limit - n and m < SHARED_MAX and base[-1 - m] == spelling[-1 - m]:
+        m += 1
+    if n + m < SHARED_MIN:
+        return None
+    return chr(32 + n) + chr(32 + m) + spelling[n : len(spelling) - m]
+
+
+def _unrelative(base: str, text: str) -> str:
+    """The spelling :func:`relative` wrote as ``text`` (its two length characters first)."""
+    n, m = ord(text[0]) - 32, ord(text[1]) - 32
+    return base[:n] + text[2:] + (base[len(base) - m :] if m else "")
+
+
+def field_of(urn: str, node: str, base: str) -> str:
+    """How ``urn`` is written in a hash of ``node`` (whose :func:`spelled` is ``base``): the inverse of
+    :func:`node_of`."""
+    split = bucket_of(urn)
+    if split is not None:
+        parent, path = split
+        if parent == node:
+            return CHILD + path
+        near = relative(base, generic_field(parent))
+        return generic_field(urn) if near is None else RELATIVE_COLUMN + near + "," + path
+    g = generic_field(urn)
+    near = relative(base, g)
+    return g if near is None else RELATIVE + near
+
+
+def node_of(field: str, node: str, base: str) -> str:
+    """The URN a field of a hash of ``node`` (spelled ``base``) stands for (see :func:`field_of`)."""
+    if not field or field[0] >= "\x10":
+        return field
+    marker = field[0]
+    if marker == CHILD:
+        return f"{COLUMN_PREFIX}{node},{field[1:]})"
+    if marker == RELATIVE_COLUMN:
+        comma = field.rfind(",")
+        parent = expand(_unrelative(base, field[1:comma]))
+        return f"{COLUMN_PREFIX}{parent},{field[comma + 1 :]})"
+    if marker == RELATIVE:
+        return expand(_unrelative(base, field[1:]))
+    return expand(field)
+
+
+def escaped(entry: str) -> str:
+    """``entry`` with the separators of bucket values and records escaped."""
+    return entry.translate(_ESCAPES) if "\x1d" in entry or "\x1e" in entry or "\x1f" in entry else entry
+
+
+def unescaped(entry: str) -> str:
+    if BUCKET_ESCAPE in entry:
+        for escape, plain in _UNESCAPE:
+            entry = entry.replace(escape, plain)
+    return entry
+
+
+# --- reading -------------------------------------------------------------------------------------------------------
 def bucket_entries(value: str) -> list[str]:
-    """The fields (relative to the bucket's parent, see :func:`field_of`) a bucket value lists."""
-    out = []
-    for entry in value.split(BUCKET_END)[:-1]:
-        entry = entry.partition(COUNT_MARK)[0]
-        if BUCKET_ESCAPE in entry:
-            for escaped, plain in _UNESCAPE:
-                entry = entry.replace(escaped, plain)
-        out.append(entry)
-    return out
-
-
-def field_nodes(fields: list[Any], node: str) -> set[str]:
-    """The URNs the fields of the hash keyed by ``node`` stand for (:func:`node_of`), each field as read (bytes,
-    or str from a client that decodes)."""
-    return {node_of(text_of(f), node) for f in fields}
-
-
-def bucket_nodes(value: Any, owner: str) -> set[str]:
-    """The URNs a bucket value of a column of ``owner`` lists (:func:`bucket_entries`, :func:`node_of`), the value
-    as read (bytes or str)."""
-    return {node_of(e, owner) for e in bucket_entries(text_of(value))}
+    """The fields (relative to the bucket's node, see :func:`field_of`) a bucket value lists."""
+    return [unescaped(entry.partition(COUNT_MARK)[0]) for entry in value.split(BUCKET_END)[:-1]]
 
 
 def text_of(value: Any) -> str:
-    """A reply's bytes as text (a client that decodes hands over str already). The decoders above call this one
+    """A reply's bytes as text (a client that decodes hands over str already). The decoders here call this one
     rather than :func:`pareis.store.redis_errors.text`, which the rest of the store uses: a call out of the
     extension into a Python function costs a generic call per field, and a lookup decodes ~250,000 of them."""
     return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def field_nodes(fields: list[Any], node: str) -> set[str]:
+    """The URNs the fields of a hash of ``node`` stand for (:func:`node_of`), each field as read (bytes, or str
+    from a client that decodes)."""
+    base = spelled(node)
+    return {node_of(text_of(f), node, base) for f in fields}
+
+
+def bucket_nodes(value: Any, owner: str) -> set[str]:
+    """The URNs a bucket value of a column of ``owner`` lists, the value as read (bytes or str)."""
+    base = spelled(owner)
+    return {node_of(e, owner, base) for e in bucket_entries(text_of(value))}
+
+
+# --- records -------------------------------------------------------------------------------------------------------
+def attr_digest(attrs: dict[str, str]) -> str:
+    """A short digest of the attributes' names and values (empty for none): a record keeps it instead of the
+    values, which live in the entity's attribute hash, to tell an unchanged update."""
+    if not attrs:
+        return ""
+    text = "\x1f".join(f"{k}\x1e{attrs[k]}" for k in sorted(attrs))
+    return base64.b64encode(hashlib.blake2b(text.encode(), digest_size=9).digest()).decode()
+
+
+def record_id(entity: str, aspect: str) -> str:
+    """The short id a record's moves are marked with in the other nodes' keys (see the store's apply)."""
+    digest = hashlib.blake2b(f"{aspect}|{entity}".encode(), digest_size=6).digest()
+    return base64.b64encode(digest).decode()
+
+
+class Node:
+    """A node of one update's facts: its URN, parent and path when a column, and its spellings, each computed once
+    (a dataset pair's 22 column edges name two datasets 22 times)."""
+
+    def __init__(self, urn: str, parent: Node | None, path: str) -> None:
+        self.urn = urn
+        self.parent = parent
+        self.path = path
+        self.depth: int = 0 if parent is None else parent.depth + 1
+        self._generic: str | None = None
+        self._base: str | None = None
+        self._fields: dict[str, str] | None = None
+        self._heads: dict[str, str] | None = None
+
+    def generic(self) -> str:
+        """:func:`generic_field` of the URN."""
+        g = self._generic
+        if g is None:
+            g = self._generic = generic_field(self.urn)
+        return g
+
+    def base(self) -> str:
+        """:func:`spelled`: the node as a hash's own node."""
+        b = self._base
+        if b is None:
+            b = self._base = spelled(self.urn)
+        return b
+
+    def field(self, other: Node) -> str:
+        """:func:`field_of` ``other`` in a hash of this node; a column from its parent's spelling, once per parent."""
+        parent = other.parent
+        if parent is None:
+            fields = self._fields
+            if fields is None:
+                fields = self._fields = {}
+            got = fields.get(other.urn)
+            if got is None:
+                got = fields[other.urn] = field_of(other.urn, self.urn, self.base())
+            return got
+        if parent is self:
+            return CHILD + other.path
+        heads = self._heads
+        if heads is None:
+            heads = self._heads = {}
+        head = heads.get(parent.urn)
+        if head is None:  # the field of the parent's column of path "": up to its "," (generic: its ")" dropped)
+            head = field_of(f"{COLUMN_PREFIX}{parent.urn},)", self.urn, self.base())
+            head = heads[parent.urn] = head if head[0] == RELATIVE_COLUMN else head[:-1]
+        return head + other.path if head[0] == RELATIVE_COLUMN else head + other.path + ")"
+
+
+class Table:
+    """One update's facts as nodes: each edge's ends, and every parent of a column among them."""
+
+    def __init__(self, facts: Facts) -> None:
+        self.nodes: dict[str, Node] = {}
+        self.edges: list[tuple[str, Node, Node]] = []
+        self.plain = True
+        """No URN holds a separator (``\\x1d``–``\\x1f``): nothing to escape (:func:`escaped`), the common case."""
+        name, last = "", None
+        for rel, src, dst in sorted(facts.edges):
+            if rel is not last:
+                name, last = str(rel), rel
+            self.edges.append((name, self.node(src), self.node(dst)))
+        self.attrs: list[tuple[str, str]] = sorted((str(k), v) for k, v in facts.attrs.items())
+
+    def node(self, urn: str) -> Node:
+        found = self.nodes.get(urn)
+        if found is None:
+            if self.plain and ("\x1d" in urn or "\x1e" in urn or "\x1f" in urn):
+                self.plain = False
+            split = bucket_of(urn)
+            found = Node(urn, None, "") if split is None else Node(urn, self.node(split[0]), split[1])
+            self.nodes[urn] = found
+        return found
+
+
+def encode_body(facts: Facts) -> str:
+    """:func:`encode_table` of ``facts``."""
+    return encode_table(Table(facts))
+
+
+def encode_table(table: Table) -> str:
+    """A record's facts: ``<attribute digest>\\n<attribute names>\\n<nodes>\\n<edges>`` — canonical (equal facts ⇔
+    equal bodies), and compact: nodes are listed once, by :func:`generic_field`, columns as groups ``\\x1f<index of
+    their parent>\\x1f<path>\\x1f<path>…`` after their parent, or ``\\x1f<index>\\x1f\\x1d<n>`` for the paths of
+    the ``n``-th group again (entries ended by ``\\x1e``); edges per relation as ``rel:s,d,s,d,…`` of node indexes,
+    ``-k`` standing for ``k`` more pairs each one step (the last two pairs' difference) on (a dataset pair's column
+    edges are one run). Attribute values are not kept (see :func:`attr_digest`)."""
+    attrs = dict(table.attrs)
+    names = ",".join(k for k, _ in table.attrs)
+    index, listing = _listing(table)
+    by_rel: dict[str, list[tuple[int, int]]] = {}
+    for rel, src, dst in table.edges:
+        pairs = by_rel.get(rel)
+        if pairs is None:
+            pairs = by_rel[rel] = []
+        pairs.append((index[src.urn], index[dst.urn]))
+    edges = ";".join(f"{rel}:{_runs(sorted(by_rel[rel]))}" for rel in sorted(by_rel))
+    return f"{attr_digest(attrs)}\n{names}\n{listing}\n{edges}"
+
+
+def _listing(table: Table) -> tuple[dict[str, int], str]:
+    """(node → index, the listing) of the table's nodes: by depth (a parent before its columns), then by the parent's
+    spelling, then by path, so that a parent's columns are one group."""
+    keyed: list[tuple[int, str, str, str]] = []
+    for node in table.nodes.values():
+        parent = node.parent
+        keyed.append((node.depth, node.generic() if parent is None else parent.generic(), node.path, node.urn))
+    keyed.sort()
+    nodes = table.nodes
+    index: dict[str, int] = {}
+    parts: list[str] = []
+    groups: dict[str, int] = {}  # a group's paths, as listed → its number (a later group of the same paths says so)
+    group: Node | None = None  # the parent of the column group being listed
+    paths: list[str] = []
+    for _, g, path, urn in keyed:
+        node = nodes[urn]
+        index[urn] = len(index)
+        parent = node.parent
+        if parent is None:
+            parts.append((g if table.plain else escaped(g)) + BUCKET_END)
+            continue
+        if parent is not group:
+            if group is not None:
+                _close_group(parts, paths, groups)
+            parts.append(f"{COUNT_MARK}{index[parent.urn]}")
+            group, paths = parent, []
+        paths.append(COUNT_MARK + (path if table.plain else escaped(path)))
+    if group is not None:
+        _close_group(parts, paths, groups)
+    return index, "".join(parts)
+
+
+def _close_group(parts: list[str], paths: list[str], groups: dict[str, int]) -> None:
+    """End a column group: its paths, or ``\x1f\x1d<n>`` when group ``n`` listed the same ones (a dataset pair's
+    columns of the same names, the common case)."""
+    listed = "".join(paths)
+    same = groups.get(listed)
+    if same is None:
+        groups[listed] = len(groups)
+        parts.append(listed)
+    else:
+        parts.append(f"{COUNT_MARK}{BUCKET_ESCAPE}{same}")
+    parts.append(BUCKET_END)
+
+
+def _runs(pairs: list[tuple[int, int]]) -> str:
+    out: list[str] = []
+    prev_s, prev_d = pairs[0]
+    out.append(str(prev_s))
+    out.append(str(prev_d))
+    step_s, step_d, has_step = 0, 0, False
+    j, n = 1, len(pairs)
+    while j < n:
+        s, d = pairs[j]
+        if has_step and s - prev_s == step_s and d - prev_d == step_d:
+            k = 0
+            while j < n and pairs[j][0] - prev_s == step_s and pairs[j][1] - prev_d == step_d:
+                prev_s, prev_d = pairs[j]
+                j += 1
+                k += 1
+            out.append(str(-k))
+        else:
+            out.append(str(s))
+            out.append(str(d))
+            step_s, step_d, has_step = s - prev_s, d - prev_d, True
+            prev_s, prev_d = s, d
+            j += 1
+    return ",".join(out)
+
+
+def decode_body(body: str) -> tuple[frozenset[Edge], list[str]]:
+    """(edges, attribute names) of a record's :func:`encode_body`."""
+    _, names, rest = body.split("\n", 2)
+    listing, edges_text = rest.rsplit("\n", 1)
+    nodes: list[str] = []
+    groups: list[list[str]] = []
+    for entry in listing.split(BUCKET_END)[:-1]:
+        if entry.startswith(COUNT_MARK):
+            parts = entry.split(COUNT_MARK)
+            parent = nodes[int(parts[1])]
+            if len(parts) == 3 and parts[2].startswith(BUCKET_ESCAPE) and parts[2][1:].isdigit():
+                paths = groups[int(parts[2][1:])]
+            else:
+                paths = [unescaped(p) for p in parts[2:]]
+                groups.append(paths)
+            for path in paths:
+                nodes.append(f"{COLUMN_PREFIX}{parent},{path})")
+        else:
+            nodes.append(expand(unescaped(entry)))
+    edges: set[Edge] = set()
+    if edges_text:
+        for part in edges_text.split(";"):
+            rel, _, ints = part.partition(":")
+            r = Rel(rel)
+            for s, d in _pairs(ints):
+                edges.add((r, nodes[s], nodes[d]))
+    return frozenset(edges), names.split(",") if names else []
+
+
+def _pairs(text: str) -> list[tuple[int, int]]:
+    pairs: list[tuple[int, int]] = []
+    numbers = [int(x) for x in text.split(",")]
+    i = 0
+    while i < len(numbers):
+        x = numbers[i]
+        if x < 0:
+            (s1, d1), (s2, d2) = pairs[-2], pairs[-1]
+            step_s, step_d = s2 - s1, d2 - d1
+            for _ in range(-x):
+                s2, d2 = s2 + step_s, d2 + step_d
+                pairs.append((s2, d2))
+            i += 1
+        else:
+            pairs.append((x, numbers[i + 1]))
+            i += 2
+    return pairs
+
+
+# --- the write plan ------------------------------------------------------------------------------------------------
+class HomeWrites:
+    """What one update moves in one home's keys: counts (non-column nodes' hashes: ``o:<rel>``/``i:<rel>``, field →
+    delta), bucket entries (its columns' hashes: ``oc:<rel>``/``ic:<rel>``, path → entry → delta) and, in the
+    entity's own home, its attributes (set, deleted). Keys are named by their suffix after the home's hash tag,
+    ``tag`` (:func:`spelled`)."""
+
+    def __init__(self, tag: str) -> None:
+        self.tag = tag
+        self.counts: dict[str, dict[str, int]] = {}
+        self.buckets: dict[str, dict[str, dict[str, int]]] = {}
+        self.sets: list[str] = []
+        self.deletes: list[str] = []
+
+    def count(self, suffix: str, field: str, delta: int) -> None:
+        fields = self.counts.get(suffix)
+        if fields is None:
+            fields = self.counts[suffix] = {}
+        fields[field] = fields.get(field, 0) + delta
+
+    def entry(self, suffix: str, path: str, entry: str, delta: int) -> None:
+        paths = self.buckets.get(suffix)
+        if paths is None:
+            paths = self.buckets[suffix] = {}
+        entries = paths.get(path)
+        if entries is None:
+            entries = paths[path] = {}
+        entries[entry] = entries.get(entry, 0) + delta
+
+    def suffixes(self) -> list[str]:
+        """The data keys touched (suffixes), ``a`` (the attribute hash) last when attributes move."""
+        out = [s for s, f in self.counts.items() if any(f.values())]
+        out += [s for s, p in self.buckets.items() if any(any(e.values()) for e in p.values())]
+        if self.sets or self.deletes:
+            out.append("a")
+        return out
+
+    def ops(self, first: int) -> list[str]:
+        """The scripts' ARGV tail for these moves, the data keys being ``KEYS[first…]`` in :meth:`suffixes`' order:
+        groups ``c, key, n, (field, delta) × n``, ``b, key, n, (path, entry, delta) × n``, ``s, key, n, (name,
+        value) × n``, ``d, key, n, name × n``."""
+        out: list[str] = []
+        at = first
+        for fields in self.counts.values():
+            moved = [(f, d) for f, d in fields.items() if d]
+            if not moved:
+                continue
+            out += ("c", str(at), str(len(moved)))
+            for f, d in moved:
+                out.append(f)
+                out.append(str(d))
+            at += 1
+        for paths in self.buckets.values():
+            items: list[str] = []
+            for path, entries in paths.items():
+                for e, d in entries.items():
+                    if d:
+                        items.append(path)
+                        items.append(e)
+                        items.append(str(d))
+            if not items:
+                continue
+            out += ("b", str(at), str(len(items) // 3), *items)
+            at += 1
+        if self.sets or self.deletes:
+            if self.sets:
+                out += ("s", str(at), str(len(self.sets) // 2), *self.sets)
+            if self.deletes:
+                out += ("d", str(at), str(len(self.deletes)), *self.deletes)
+        return out
+
+
+def plan(entity: str, before: Facts | None, after: Facts | None, table: Table | None = None) -> dict[str, HomeWrites]:
+    """The moves that replace ``before`` (None: no record, or a tombstone) by ``after`` (None: a delete), by home
+    node (``table``: ``after``'s, when the caller has it). The edges in ``before`` and not in ``after`` are withdrawn
+    (−1), the new ones added (+1), each on both sides (forward at its source, reverse at its destination; a node's own
+    ``has_column`` edge has no reverse); ``entity``'s attributes are set to ``after``'s and the ones ``before`` had
+    and ``after`` lacks deleted."""
+    homes: dict[str, HomeWrites] = {}
+    if before is None or not before.edges:
+        if after is not None:
+            _moves(homes, table if table is not None else Table(after), 1)
+    else:
+        new = after.edges if after is not None else frozenset()
+        _moves(homes, Table(Facts(before.edges - new)), -1)
+        _moves(homes, Table(Facts(new - before.edges)), 1)
+    old_attrs = before.attrs if before is not None else {}
+    new_attrs = after.attrs if after is not None else {}
+    if old_attrs or new_attrs:
+        own = homes.get(entity)
+        if own is None:
+            own = homes[entity] = HomeWrites(spelled(entity))
+        for name in sorted(str(k) for k in old_attrs.keys() - new_attrs.keys()):
+            own.deletes.append(name)
+        for name, value in sorted((str(k), v) for k, v in new_attrs.items()):
+            own.sets.append(name)
+            own.sets.append(value)
+    return homes
+
+
+def _home(homes: dict[str, HomeWrites], node: Node) -> HomeWrites:
+    found = homes.get(node.urn)
+    if found is None:
+        found = homes[node.urn] = HomeWrites(node.base())
+    return found
+
+
+def _moves(homes: dict[str, HomeWrites], table: Table, delta: int) -> None:
+    """Each edge of ``table`` moved by ``delta`` on both sides."""
+    names: tuple[str, str, str, str] = ("", "", "", "")
+    last = ""
+    own_rel = str(Rel.HAS_COLUMN)
+    plain = table.plain
+    for rel, src, dst in table.edges:
+        if rel != last:
+            names, last = ("oc:" + rel, "o:" + rel, "ic:" + rel, "i:" + rel), rel
+        sp, dp = src.parent, dst.parent
+        if sp is not None:
+            entry = sp.field(dst)
+            _home(homes, sp).entry(names[0], src.path, entry if plain else escaped(entry), delta)
+        else:
+            _home(homes, src).count(names[1], src.field(dst), delta)
+            if dp is src and rel == own_rel:
+                continue  # a node's own column: no reverse entry (the column's URN names the node)
+        if dp is not None:
+            entry = dp.field(src)
+            _home(homes, dp).entry(names[2], dst.path, entry if plain else escaped(entry), delta)
+        else:
+            _home(homes, dst).count(names[3], dst.field(src), delta)
+
+
+def decode_facts(body: str, values: dict[str, str]) -> Facts:
+    """The facts of a record body, its attributes' values taken from ``values`` (the entity's attribute hash)."""
+    edges, names = decode_body(body)
+    return Facts(edges, {Attr(n): values[n] for n in names if n in values})

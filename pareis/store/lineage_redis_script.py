@@ -1,230 +1,47 @@
-"""The Redis lineage store's apply script (layout 2, :mod:`pareis.store.lineage_redis`), one call per update.
+"""The Redis lineage store's scripts (layout 3, :mod:`pareis.store.lineage_redis`).
 
-Stamp comparison mirrors ``Stamp.older_than``; the diff mirrors ``MemoryLineageStore._apply``; fields mirror
-``field_of``/``key_of``. The script works on the record's node table (:func:`~pareis.store.lineage_redis.encode_facts`:
-a column is ``[index of its parent, path]``), so a node's key, field and bucket are computed once per node, not
-once per edge, and no column URN is rebuilt unless a field needs it. Writes are grouped per key: a key touched by
-one field takes one ``HINCRBY``; by more, one ``HMGET`` and one ``HSET`` (plus an ``HDEL`` for fields that fall to
-zero), so a dataset pair's 22 column edges cost a handful of calls instead of ~50. A first write of an aspect (no
-record, or a tombstone) skips the diff altogether.
+An update's moves are planned on the client (:func:`~pareis.store.lineage_redis_encoding.plan`); the scripts check
+stamps, mark progress and merge counts and bucket entries. Each script names every key it touches in ``KEYS``, all
+keys of one home node (one hash tag: one Redis Cluster slot). Moves arrive as ARGV groups
+(:meth:`~pareis.store.lineage_redis_encoding.HomeWrites.ops`): ``c`` counts (``HINCRBY``, or ``HMGET`` then
+``HSET``/``HDEL`` when a key takes several), ``b`` bucket entries (a value merged with its deltas: appended when
+every delta adds a new entry, the common first write; rebuilt otherwise), ``s``/``d`` attributes set/deleted.
+
+* :data:`CLAIM` (``KEYS``: the record, the pending hash, the home's data keys): the stamp and body compared with
+  the record (``0`` stale, ``2`` unchanged). A first write planned whole in the entity's own home (flag ``f``) is
+  applied and recorded at once (``1``). Otherwise the update becomes the record's *pending* apply, numbered one past
+  the record's sequence, and the script returns ``{3, seq, record}``; an apply already pending (a writer that
+  crashed, or runs alongside) comes back as ``{4, seq, record, its record, its attributes}`` for the caller to
+  finish first (the same update pending again is ``3``: a redo).
+* :data:`DELTA` (``KEYS``: the home's marker hash, its data keys): another home's share of a pending apply, once:
+  skipped when the marker hash says this record's sequence got there already.
+* :data:`FINALIZE` (``KEYS``: the record, the pending hash, the entity's data keys): the entity's own share, and the
+  pending apply becomes the record; a no-op once done.
 """
 
 from __future__ import annotations
 
-from pareis.core.fieldpath import COLUMN_PREFIX
-
-
-def _lua_string(text: str) -> str:
-    return "'" + "".join(f"\\{b:03d}" for b in text.encode()) + "'"
-
-
-def apply_script(field_prefixes: tuple[tuple[str, str], ...]) -> str:
-    """The Lua source, with the field prefixes (``FIELD_PREFIXES``) baked in."""
-    prefixes = ", ".join(f"{{{_lua_string(m)}, {_lua_string(x)}}}" for m, x in field_prefixes)
-    return (
-        _HEAD
-        + "local COL = "
-        + _lua_string(COLUMN_PREFIX)
-        + "\nlocal DSP = "
-        + _lua_string(field_prefixes[0][1][len(COLUMN_PREFIX) :])
-        + "\nlocal PREFIXES = {"
-        + prefixes
-        + "}\n"
-        + _BODY
-    )
-
-
-_HEAD = """
-local p, entity, aspect = ARGV[1], ARGV[2], ARGV[3]
-local nv, nt, nd, nf = ARGV[4], tonumber(ARGV[5]), ARGV[6], ARGV[7]
-local rk = p .. 'r:' .. aspect .. '|' .. entity
-local raw = redis.call('GET', rk)
-local of = ''
-if raw then
-  local ov, ot, od, rest = string.match(raw, '^([^\\n]*)\\n([^\\n]*)\\n([^\\n]*)\\n(.*)$')
-  of = rest
-  ot = tonumber(ot)
-  local older
-  if od ~= '1' and ov ~= '' and nv ~= '' and tonumber(ov) ~= tonumber(nv) then
-    older = tonumber(nv) < tonumber(ov)
-  else
-    older = nt < ot
+_OPS = """
+local sub, find = string.sub, string.find
+local CHUNK = 500
+local function counts(key, i, k)
+  if k == 1 then
+    if redis.call('HINCRBY', key, ARGV[i], ARGV[i + 1]) <= 0 then redis.call('HDEL', key, ARGV[i]) end
+    return
   end
-  if older then return 0 end
-  if od == nd and of == nf then return 2 end
-end
-"""
-
-_BODY = """
-local NCOL, NDSP = #COL, #DSP
-local sub, byte, find = string.sub, string.byte, string.find
-local function generic(u)
-  if #u > 0 and byte(u, 1) < 16 then return '\\000' .. u end
-  for _, mp in ipairs(PREFIXES) do
-    if sub(u, 1, #mp[2]) == mp[2] then return mp[1] .. sub(u, #mp[2] + 1) end
-  end
-  return u
-end
-local function knode(u)
-  if #u > 0 and byte(u, 1) < 16 then return '\\000' .. u end
-  if sub(u, 1, NCOL) == COL then
-    for i = 1, 2 do
-      local mp = PREFIXES[i]
-      if sub(u, 1, #mp[2]) == mp[2] then return mp[1] .. sub(u, #mp[2] + 1) end
+  for from = 0, k - 1, CHUNK do
+    local upto = math.min(from + CHUNK, k) - 1
+    local fields = {}
+    for j = from, upto do fields[#fields + 1] = ARGV[i + 2 * j] end
+    local old = redis.call('HMGET', key, unpack(fields))
+    local set, del = {}, {}
+    for j = from, upto do
+      local c = (tonumber(old[j - from + 1]) or 0) + tonumber(ARGV[i + 2 * j + 1])
+      if c > 0 then set[#set + 1] = ARGV[i + 2 * j]; set[#set + 1] = c else del[#del + 1] = ARGV[i + 2 * j] end
     end
+    if #set > 0 then redis.call('HSET', key, unpack(set)) end
+    if #del > 0 then redis.call('HDEL', key, unpack(del)) end
   end
-  return u
-end
--- A facts table: s[i] URN (nil for a column until asked), par[i]/path[i] for a column, memos g (generic field)
--- and k (key spelling).
-local function facts(text)
-  if text == nil or text == false or text == '' then return nil end
-  local f = cjson.decode(text)
-  local t = {s = {}, par = {}, path = {}, g = {}, k = {}, kc = {}, ent = {}, ch = {}, raw = {}, e = f.e, a = f.a}
-  for i, n in ipairs(f.n) do
-    if type(n) == 'table' then t.par[i] = n[1] + 1; t.path[i] = n[2] else t.s[i] = n end
-  end
-  return t
-end
-local function urn(t, i)
-  local u = t.s[i]
-  if u == nil then
-    u = COL .. urn(t, t.par[i]) .. ',' .. t.path[i] .. ')'
-    t.s[i] = u
-  end
-  return u
-end
-local function gen(t, i)
-  local g = t.g[i]
-  if g == nil then
-    local pi = t.par[i]
-    if pi then
-      local pu = urn(t, pi)
-      if sub(pu, 1, NDSP) == DSP then
-        g = '\\002' .. sub(pu, NDSP + 1) .. ',' .. t.path[i] .. ')'
-      else
-        g = '\\003' .. pu .. ',' .. t.path[i] .. ')'
-      end
-    else
-      g = generic(t.s[i])
-    end
-    t.g[i] = g
-  end
-  return g
-end
-local function kn(t, i)
-  local k = t.k[i]
-  if k == nil then k = knode(urn(t, i)); t.k[i] = k end
-  return k
-end
-local ESCAPES = {['\\029'] = '\\029\\001', ['\\030'] = '\\029\\002', ['\\031'] = '\\029\\003'}
-local function esc(entry)
-  if find(entry, '[\\029-\\031]') then
-    entry = string.gsub(entry, '[\\029-\\031]', ESCAPES)
-  end
-  return entry
-end
-local counts, nfields, buckets = {}, {}, {}
-local function count(key, field, delta)
-  local m = counts[key]
-  if m == nil then m = {}; counts[key] = m; nfields[key] = 0 end
-  local c = m[field]
-  if c == nil then nfields[key] = nfields[key] + 1; m[field] = delta else m[field] = c + delta end
-end
-local function bucket(key, field, entry, delta)
-  local m = buckets[key]
-  if m == nil then m = {}; buckets[key] = m end
-  local d = m[field]
-  if d == nil then d = {}; m[field] = d end
-  d[entry] = (d[entry] or 0) + delta
-end
--- (one side of) edge rel: x -> y in table t: the entry at node x naming neighbour y. Keys and entries are
--- memoised per node (t.kc[rel][side], t.ent, t.ch, t.raw), so an edge costs table lookups, not string building.
-local function entry(t, y, child)
-  if child then
-    local e = t.ch[y]
-    if e == nil then e = esc('\001' .. t.path[y]); t.ch[y] = e end
-    return e
-  end
-  local e = t.ent[y]
-  if e == nil then e = esc(gen(t, y)); t.ent[y] = e end
-  return e
-end
-local function child(t, y)
-  local e = t.raw[y]
-  if e == nil then e = '\\001' .. t.path[y]; t.raw[y] = e end
-  return e
-end
-local function side(t, rel, s, x, y, delta)
-  local byrel = t.kc[rel]
-  if byrel == nil then byrel = {o = {}, i = {}}; t.kc[rel] = byrel end
-  local kc = byrel[s]
-  local px, py = t.par[x], t.par[y]
-  if px then
-    local key = kc[px]
-    if key == nil then key = p .. s .. 'c:' .. rel .. ':' .. kn(t, px); kc[px] = key end
-    bucket(key, t.path[x], entry(t, y, py == px), delta)
-  else
-    local key = kc[-x]
-    if key == nil then key = p .. s .. ':' .. rel .. ':' .. kn(t, x); kc[-x] = key end
-    count(key, py == x and child(t, y) or gen(t, y), delta)
-  end
-end
-local function move(t, rel, si, di, delta)
-  side(t, rel, 'o', si, di, delta)
-  if rel == 'has_column' and t.par[si] == nil and t.par[di] == si then return end
-  side(t, rel, 'i', di, si, delta)
-end
-local function all(t, delta)
-  for rel, pairs_ in pairs(t.e) do
-    for i = 1, #pairs_, 2 do move(t, rel, pairs_[i] + 1, pairs_[i + 1] + 1, delta) end
-  end
-end
-local function ids(t)
-  local out = {}
-  for rel, pairs_ in pairs(t.e) do
-    for i = 1, #pairs_, 2 do
-      local si, di = pairs_[i] + 1, pairs_[i + 1] + 1
-      local gs = gen(t, si)
-      out[rel .. '\\000' .. #gs .. '\\000' .. gs .. gen(t, di)] = {rel, si, di}  -- unambiguous: s's length
-    end
-  end
-  return out
-end
--- ARGV[8…]: the client's write plan for a first write (encode_update): the facts need no reading here
-local function planned(i, t)
-  local n = #ARGV
-  while i <= n do
-    local kind, key, k = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
-    i = i + 3
-    if kind == 'a' then
-      for j = i, i + 2 * k - 1 do t.a[#t.a + 1] = ARGV[j] end
-      i = i + 2 * k
-    elseif kind == 'c' then
-      for j = i, i + k - 1 do count(key, ARGV[j], 1) end
-      i = i + k
-    else
-      for j = i, i + 2 * k - 1, 2 do bucket(key, ARGV[j], ARGV[j + 1], 1) end
-      i = i + 2 * k
-    end
-  end
-end
-local bt = facts(of)
-local at
-if bt == nil and nd ~= '1' then
-  at = {a = {}}
-  planned(8, at)
-else
-  at = facts(nf)
-end
-if bt == nil then
-  -- first write: the plan above
-elseif at == nil then
-  all(bt, -1)
-else
-  local be, ae = ids(bt), ids(at)
-  for k, e in pairs(be) do if not ae[k] then move(bt, e[1], e[2], e[3], -1) end end
-  for k, e in pairs(ae) do if not be[k] then move(at, e[1], e[2], e[3], 1) end end
 end
 -- A bucket value with entries d (entry -> delta) added, when every delta is +1 for an entry it does not hold (the
 -- common case, a first write): nil otherwise, for the general merge.
@@ -241,74 +58,154 @@ local function plus(v, d)
   end
   return out
 end
-local CHUNK = 500
-for key, m in pairs(counts) do
-  if nfields[key] == 1 then
-    local field, delta = next(m)
-    if delta ~= 0 and redis.call('HINCRBY', key, field, delta) <= 0 then redis.call('HDEL', key, field) end
-  else
-    local fields = {}
-    for field, delta in pairs(m) do if delta ~= 0 then fields[#fields + 1] = field end end
-    for from = 1, #fields, CHUNK do
-      local part = {unpack(fields, from, math.min(from + CHUNK - 1, #fields))}
-      local old = redis.call('HMGET', key, unpack(part))
-      local set, del = {}, {}
-      for i, field in ipairs(part) do
-        local c = (tonumber(old[i]) or 0) + m[field]
-        if c > 0 then set[#set + 1] = field; set[#set + 1] = c else del[#del + 1] = field end
-      end
-      if #set > 0 then redis.call('HSET', key, unpack(set)) end
-      if #del > 0 then redis.call('HDEL', key, unpack(del)) end
+local function merged(v, d)
+  local order, have = {}, {}
+  if v then
+    for e in string.gmatch(v, '([^\\030]*)\\030') do
+      local at = find(e, '\\031', 1, true)
+      local c = 1
+      if at then c = tonumber(sub(e, at + 1)); e = sub(e, 1, at - 1) end
+      order[#order + 1] = e; have[e] = c
     end
   end
+  for e, delta in pairs(d) do
+    local c = have[e]
+    if c == nil then order[#order + 1] = e; c = 0 end
+    have[e] = c + delta
+  end
+  local parts = {}
+  for _, e in ipairs(order) do
+    local c = have[e]
+    if c > 0 then parts[#parts + 1] = (c == 1) and (e .. '\\030') or (e .. '\\031' .. c .. '\\030') end
+  end
+  if #parts > 0 then return table.concat(parts) end
+  return nil
 end
-for key, m in pairs(buckets) do
-  local fields = {}
-  for field, _ in pairs(m) do fields[#fields + 1] = field end
+local function buckets(key, i, k)
+  local m, fields = {}, {}
+  for j = 0, k - 1 do
+    local f, e, delta = ARGV[i + 3 * j], ARGV[i + 3 * j + 1], tonumber(ARGV[i + 3 * j + 2])
+    local d = m[f]
+    if d == nil then d = {}; m[f] = d; fields[#fields + 1] = f end
+    d[e] = (d[e] or 0) + delta
+  end
   for from = 1, #fields, CHUNK do
     local part = {unpack(fields, from, math.min(from + CHUNK - 1, #fields))}
     local old = redis.call('HMGET', key, unpack(part))
     local set, del = {}, {}
-    for i, field in ipairs(part) do
-      local v, d = old[i], m[field]
-      local added = plus(v, d)
-      if added then
-        set[#set + 1] = field; set[#set + 1] = added
-      else
-      local order, have = {}, {}
-      if v then
-        for e in string.gmatch(v, '([^\\030]*)\\030') do
-          local at_ = find(e, '\\031', 1, true)
-          local c = 1
-          if at_ then c = tonumber(sub(e, at_ + 1)); e = sub(e, 1, at_ - 1) end
-          order[#order + 1] = e; have[e] = c
-        end
-      end
-      for e, delta in pairs(d) do
-        local c = have[e]
-        if c == nil then order[#order + 1] = e; c = 0 end
-        have[e] = c + delta
-      end
-      local parts = {}
-      for _, e in ipairs(order) do
-        local c = have[e]
-        if c > 0 then parts[#parts + 1] = (c == 1) and (e .. '\\030') or (e .. '\\031' .. c .. '\\030') end
-      end
-      if #parts > 0 then set[#set + 1] = field; set[#set + 1] = table.concat(parts) else del[#del + 1] = field end
-      end
+    for j, f in ipairs(part) do
+      local v = old[j] or nil
+      local value = plus(v, m[f]) or merged(v, m[f])
+      if value then set[#set + 1] = f; set[#set + 1] = value else del[#del + 1] = f end
     end
     if #set > 0 then redis.call('HSET', key, unpack(set)) end
     if #del > 0 then redis.call('HDEL', key, unpack(del)) end
   end
 end
-local ak = p .. 'a:' .. entity
-local ba, aa = {}, {}
-if bt then for i = 1, #bt.a, 2 do ba[bt.a[i]] = bt.a[i + 1] end end
-if at then for i = 1, #at.a, 2 do aa[at.a[i]] = at.a[i + 1] end end
-for name, _ in pairs(ba) do
-  if aa[name] == nil then redis.call('HDEL', ak, name) end
+local function apply_ops(i)
+  local n = #ARGV
+  while i <= n do
+    local kind, key, k = ARGV[i], KEYS[tonumber(ARGV[i + 1])], tonumber(ARGV[i + 2])
+    i = i + 3
+    if kind == 'c' then
+      counts(key, i, k); i = i + 2 * k
+    elseif kind == 'b' then
+      buckets(key, i, k); i = i + 3 * k
+    elseif kind == 's' then
+      redis.call('HSET', key, unpack(ARGV, i, i + 2 * k - 1)); i = i + 2 * k
+    else
+      redis.call('HDEL', key, unpack(ARGV, i, i + k - 1)); i = i + k
+    end
+  end
 end
-for name, value in pairs(aa) do redis.call('HSET', ak, name, value) end
-redis.call('SET', rk, nv .. '\\n' .. ARGV[5] .. '\\n' .. nd .. '\\n' .. nf)
+"""
+
+CLAIM = (
+    _OPS
+    + """
+local nv, nt, nd, nb = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
+local tail = nv .. '\\n' .. ARGV[2] .. '\\n' .. nd .. '\\n' .. nb
+local cur = redis.call('GET', KEYS[1])
+local pend = redis.call('HGET', KEYS[2], 'r')
+if pend then
+  local ps, ptail = string.match(pend, '^([^\\n]*)\\n(.*)$')
+  if ptail == tail then return {3, tonumber(ps), cur} end
+  return {4, tonumber(ps), cur, pend, redis.call('HGET', KEYS[2], 'a') or ''}
+end
+local seq, empty = 1, true
+if cur then
+  local os, ov, ot, od, ob = string.match(cur, '^([^\\n]*)\\n([^\\n]*)\\n([^\\n]*)\\n([^\\n]*)\\n(.*)$')
+  ot = tonumber(ot)
+  local older
+  if od ~= '1' and ov ~= '' and nv ~= '' and tonumber(ov) ~= tonumber(nv) then
+    older = tonumber(nv) < tonumber(ov)
+  else
+    older = nt < ot
+  end
+  if older then return 0 end
+  if od == nd and ob == nb then return 2 end
+  seq, empty = tonumber(os) + 1, od == '1'
+end
+if ARGV[6] == 'f' and empty then
+  apply_ops(7)
+  redis.call('SET', KEYS[1], seq .. '\\n' .. tail)
+  return 1
+end
+redis.call('HSET', KEYS[2], 'r', seq .. '\\n' .. tail, 'a', ARGV[5])
+return {3, seq, cur}
+"""
+)
+
+DELTA = (
+    _OPS
+    + """
+local done = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '-1')
+if done >= tonumber(ARGV[2]) then return 0 end
+apply_ops(3)
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 return 1
 """
+)
+
+FINALIZE = (
+    _OPS
+    + """
+local pend = redis.call('HGET', KEYS[2], 'r')
+if not pend or string.match(pend, '^([^\\n]*)\\n') ~= ARGV[1] then return 0 end
+apply_ops(2)
+redis.call('SET', KEYS[1], pend)
+redis.call('DEL', KEYS[2])
+return 1
+"""
+)
+
+READ = """
+local out = {}
+for i = 1, #KEYS do
+  out[i] = redis.call(ARGV[1], KEYS[i], unpack(ARGV, 2))
+end
+return out
+"""
+"""``ARGV[1]`` (``HKEYS``, ``HGETALL``, or ``HGET`` of the field ``ARGV[2]``) of each key: an empty list for a
+missing key (a nil for ``HGET``). Writes nothing."""
+
+OUTLINE = """
+local find, concat = string.find, table.concat
+local out = {}
+for i = 1, #KEYS do
+  local f = redis.call('HKEYS', KEYS[i])
+  if #f > 0 then
+    local j = '\\n' .. concat(f, '\\n') .. '\\n'
+    if not (find(j, '\\n[^\\001]') or find(j, '\\001\\n', 1, true) or find(j, '[%.%%%[]')) then
+      f = #f
+    end
+  end
+  out[i] = f
+end
+return out
+"""
+"""For each schema hash (``o:has_column`` of a dataset), its size when it is certainly flat
+(:func:`~pareis.core.fieldpath.is_flat`) — every field a child of the key (``\\x01<path>``) with a non-empty path
+holding none of ``.``, ``%`` and ``[`` (a dot, an encoded character, perhaps a v2 path), checked on the fields
+joined, in C — else its fields, for the client to decide (so also when a bracket or a field's own newline makes the
+check unsure). Writes nothing."""

@@ -1,7 +1,8 @@
 """Translation of redis-py errors into Pareis's error classes, for every Redis adapter (pareis.errors).
 
-Connection errors, timeouts and a read-only (failing-over) replica → :class:`~pareis.errors.Retriable`; refused
-credentials and any other server error (a key of the wrong type, a disabled command) → :class:`~pareis.errors.Fatal`:
+Connection errors, timeouts, a read-only (failing-over) replica, a cluster failing over or resharding (its slot map
+changing) or unreachable → :class:`~pareis.errors.Retriable`; refused credentials, a cluster URL naming a standalone
+server and any other server error (a key of the wrong type, a disabled command) → :class:`~pareis.errors.Fatal`:
 they are configuration, and every later call would fail the same way. A reply that should be text and is not
 (:func:`text`) is Fatal too: the key holds something no Pareis wrote.
 """
@@ -12,17 +13,33 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import redis
+from redis.exceptions import RedisClusterException
 
 from pareis.errors import Fatal, Retriable
 
 
-def from_redis(error: redis.RedisError) -> Retriable | Fatal:
+def from_redis(error: redis.RedisError | RedisClusterException) -> Retriable | Fatal:
     """The Pareis error for a redis-py error."""
     if isinstance(error, redis.AuthenticationError):
         return Fatal(f"redis refused the credentials: {error}")
-    if isinstance(error, redis.ConnectionError | redis.TimeoutError | redis.ReadOnlyError):
+    if isinstance(error, RedisClusterException):
+        if "cluster mode is not enabled" in str(error).lower():
+            return Fatal(f"redis is not a cluster ({error}): name a standalone server with a redis:// URL")
+        return Retriable(f"redis cluster unavailable: {error}")
+    if isinstance(error, _UNAVAILABLE):
         return Retriable(f"redis unavailable: {error}")
     return Fatal(f"redis error: {error}")
+
+
+_UNAVAILABLE = (
+    redis.ConnectionError,
+    redis.TimeoutError,
+    redis.ReadOnlyError,
+    # a cluster failing over or resharding: the slot map is being fixed
+    redis.exceptions.ClusterDownError,
+    redis.exceptions.TryAgainError,
+    redis.exceptions.AskError,
+)
 
 
 @contextmanager
@@ -30,7 +47,7 @@ def translated() -> Iterator[None]:
     """Run a block of Redis calls, re-raising redis-py errors as :func:`from_redis` says (chained)."""
     try:
         yield
-    except redis.RedisError as error:
+    except (redis.RedisError, RedisClusterException) as error:
         raise from_redis(error) from error
 
 

@@ -17,14 +17,14 @@ duplicate with different content can never reach the ``counting`` set.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-
-import redis
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from pareis.core.runs import AssertionRun, InvalidRun, ResultType
 from pareis.errors import Fatal
 from pareis.store.redis_errors import text as reply_text
 from pareis.store.redis_errors import translated
+from pareis.store.redis_servers import AnyRedis, Servers, key_slot
 from pareis.store.runs import check_range, ordered
 
 DEFAULT_PREFIX = "pareis:runs:"
@@ -40,10 +40,16 @@ return 1
 class RedisRunHistory:
     """:class:`~pareis.store.runs.RunHistory` on a Redis client the caller builds and owns."""
 
-    def __init__(self, client: redis.Redis, *, prefix: str = DEFAULT_PREFIX) -> None:
+    def __init__(self, client: AnyRedis, *, prefix: str = DEFAULT_PREFIX) -> None:
         self._redis = client
+        self._servers = Servers(client)
         self._prefix = prefix
         self._record = client.register_script(_RECORD)  # no round trip: loaded on first use
+
+    def _many(self, commands: Sequence[tuple[object, ...]]) -> list[Any]:
+        """The replies to single-key ``commands`` (key second), one packed round trip per server."""
+        slots = [key_slot(str(c[1])) for c in commands] if self._servers.cluster else None
+        return self._servers.exchange(commands, slots)
 
     def record(self, run: AssertionRun) -> bool:
         member = json.dumps(run.to_json(), sort_keys=True, separators=(",", ":"))
@@ -94,16 +100,16 @@ class RedisRunHistory:
 
     def timeline(self, assertions: Iterable[str], floor_ms: int | None) -> list[AssertionRun]:
         names = sorted(set(assertions))
-        pipe = self._redis.pipeline(transaction=False)
+        commands: list[tuple[object, ...]] = []
         keys: list[str] = []
         for assertion in names:
             keys.append(self._key(assertion, "all"))
-            pipe.zrangebyscore(keys[-1], _bound(floor_ms, "-inf"), "+inf")
+            commands.append(("ZRANGEBYSCORE", keys[-1], _bound(floor_ms, "-inf"), "+inf"))
             if floor_ms is not None:
                 keys.append(self._key(assertion, "counting"))
-                pipe.zrevrangebyscore(keys[-1], f"({floor_ms}", "-inf", start=0, num=1)
+                commands.append(("ZREVRANGEBYSCORE", keys[-1], f"({floor_ms}", "-inf", "LIMIT", 0, 1))
         with translated():
-            replies = pipe.execute()
+            replies = self._many(commands)
         return ordered(self._decode(key, m) for key, members in zip(keys, replies, strict=True) for m in members)
 
     def latest_of(
@@ -112,12 +118,13 @@ class RedisRunHistory:
         names = sorted(set(assertions))
         if not names:
             return {}
-        pipe = self._redis.pipeline(transaction=False)
-        for name in names:
-            for kind in ("all", "counting"):
-                pipe.zrevrangebyscore(self._key(name, kind), at_ms, "-inf", start=0, num=1)
+        commands = [
+            ("ZREVRANGEBYSCORE", self._key(name, kind), at_ms, "-inf", "LIMIT", 0, 1)
+            for name in names
+            for kind in ("all", "counting")
+        ]
         with translated():
-            replies = pipe.execute()
+            replies = self._many(commands)
         out: dict[str, tuple[AssertionRun | None, AssertionRun | None]] = {}
         for i, name in enumerate(names):
             got = [
@@ -131,22 +138,18 @@ class RedisRunHistory:
         names = sorted(set(datasets))
         if not names:
             return {}
-        pipe = self._redis.pipeline(transaction=False)
-        for name in names:
-            pipe.smembers(self._dataset_key(name))
         with translated():
-            replies = pipe.execute()
+            replies = self._many([("SMEMBERS", self._dataset_key(name)) for name in names])
         return {d: sorted(reply_text(m) for m in members) for d, members in zip(names, replies, strict=True)}
 
     def last_operations(self, datasets: Iterable[str], at_ms: int) -> dict[str, int]:
         names = sorted(set(datasets))
         if not names:
             return {}
-        pipe = self._redis.pipeline(transaction=False)
-        for name in names:
-            pipe.zrevrangebyscore(self._operation_key(name), at_ms, "-inf", start=0, num=1)
         with translated():
-            replies = pipe.execute()
+            replies = self._many(
+                [("ZREVRANGEBYSCORE", self._operation_key(name), at_ms, "-inf", "LIMIT", 0, 1) for name in names]
+            )
         return {d: self._operation_time(d, found[0]) for d, found in zip(names, replies, strict=True) if found}
 
     def _operation_time(self, dataset: str, member: object) -> int:

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-import redis
-
 from pareis.errors import Fatal
 from pareis.store.redis_errors import translated
+from pareis.store.redis_servers import AnyRedis
 from pareis.store.scores import Published
 
 DEFAULT_KEY = "pareis:scores"
@@ -17,7 +16,7 @@ DEFAULT_KEY = "pareis:scores"
 class RedisScoreLedger:
     """:class:`~pareis.store.scores.ScoreLedger` on a Redis client the caller builds and owns."""
 
-    def __init__(self, client: redis.Redis, *, key: str = DEFAULT_KEY) -> None:
+    def __init__(self, client: AnyRedis, *, key: str = DEFAULT_KEY) -> None:
         self._redis = client
         self._key = key
 

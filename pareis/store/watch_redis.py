@@ -21,6 +21,7 @@ from pareis.core.watch import WatchIndex
 from pareis.errors import Fatal
 from pareis.store.redis_errors import text as reply_text
 from pareis.store.redis_errors import translated
+from pareis.store.redis_servers import AnyRedis
 
 DEFAULT_PREFIX = "pareis:"
 
@@ -28,7 +29,7 @@ DEFAULT_PREFIX = "pareis:"
 class RedisWatchStore:
     """:class:`~pareis.store.watch.WatchStore` on a Redis client the caller builds and owns."""
 
-    def __init__(self, client: redis.Redis, *, prefix: str = DEFAULT_PREFIX) -> None:
+    def __init__(self, client: AnyRedis, *, prefix: str = DEFAULT_PREFIX) -> None:
         self._redis = client
         self._sets = f"{prefix}{{watch}}:sets"
         self._rev = f"{prefix}{{watch}}:rev"

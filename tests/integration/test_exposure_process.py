@@ -62,7 +62,7 @@ def test_the_child_publishes_a_version_after_a_change_and_stops_when_asked(
 
 
 def test_a_child_that_fails_is_raised_as_fatal_with_its_reason(redis_client: redis.Redis, redis_url: str) -> None:
-    redis_client.hset(DEFAULT_PREFIX + "gen", "not", "a counter")  # every read of the generation now fails
+    redis_client.hset(DEFAULT_PREFIX + "{x}gen", "not", "a counter")  # every read of the generation now fails
     maintainer = MaintainerProcess(Settings(redis_url=redis_url), tick_s=0.05)
     maintainer.start()
     try:
@@ -77,7 +77,7 @@ def test_a_child_that_fails_is_raised_as_fatal_with_its_reason(redis_client: red
 def test_a_failed_child_reaped_by_someone_else_is_still_raised(redis_client: redis.Redis, redis_url: str) -> None:
     """Another part of the process may reap the child first (a ``waitpid(-1)``); multiprocessing then believes it
     alive. The child's reason (or its vanished pid) still reaches the role. Failed in CI before the fix."""
-    redis_client.hset(DEFAULT_PREFIX + "gen", "not", "a counter")
+    redis_client.hset(DEFAULT_PREFIX + "{x}gen", "not", "a counter")
     maintainer = MaintainerProcess(Settings(redis_url=redis_url), tick_s=0.05)
     maintainer.start()
     try:

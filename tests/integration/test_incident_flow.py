@@ -1,6 +1,7 @@
 """The incidents path through the real runtime: the sample timeline replayed onto Kafka, the lineage, assertions and
-incidents roles run by :func:`pareis.compose.process.run_roles` over Redis, and the DataHub writes read back from the
-MetadataChangeProposal topic with ``read_committed`` (the incidents role writes them transactionally).
+incidents roles run by :func:`pareis.compose.process.run_roles` over Redis (standalone, then Redis Cluster), and the
+DataHub writes read back from the MetadataChangeProposal topic with ``read_committed`` (the incidents role writes them
+transactionally).
 
 Expectations (see tests/unit/test_roles_flow.py for how they follow from the sample's builder): one incident on
 the warehouse sibling of stg_transactions, opened at day 6 and resolved at day 8, exactly once each.
@@ -9,8 +10,8 @@ the warehouse sibling of stg_transactions, opened at day 6 and resolved at day 8
 from __future__ import annotations
 
 import pytest
-import redis
 
+from pareis.compose.ports import redis_client
 from pareis.compose.replay import kafka_sink, replayer
 from pareis.core.lifecycle import Status
 from pareis.datahub.wire.codec import Decoder
@@ -26,9 +27,9 @@ pytestmark = pytest.mark.integration
 
 
 def test_the_sample_incident_is_written_once_opened_and_once_resolved(
-    kafka_bootstrap: str, new_topic: NewTopic, new_group: str, redis_url: str
+    kafka_bootstrap: str, new_topic: NewTopic, new_group: str, redis_backend_url: str
 ) -> None:
-    settings = settings_for(kafka_bootstrap, new_topic, new_group, redis_url)
+    settings = settings_for(kafka_bootstrap, new_topic, new_group, redis_backend_url)
     topics = settings.kafka.topics
     report = replayer(settings, kafka_sink(settings), default_ms=0).run_files([sample.TIMELINE])
     assert report.published[topics.mcl_timeseries] == 18
@@ -55,6 +56,6 @@ def test_the_sample_incident_is_written_once_opened_and_once_resolved(
     assert {e.incident for e in effects} == {INCIDENT}
     assert read_all(settings, topics.dlq, partitions=1) == []
 
-    with redis.Redis.from_url(redis_url) as client:
+    with redis_client(redis_backend_url) as client:
         state = RedisIncidentStore(client).get(KEY)
     assert state.status is Status.RESOLVED and state.incident is not None and state.incident.urn == INCIDENT

@@ -1,14 +1,16 @@
 """The local stack as the test fixtures see it: where each service is, starting ours when needed, and checks.
 
 Each ``*_endpoint`` function returns where a service answers, either the one named by its override variable
-(``PAREIS_TEST_KAFKA_BOOTSTRAP``, ``PAREIS_TEST_REDIS_URL``, ``PAREIS_TEST_POSTGRES_DSN``; ours is then never
-started) or ours, started as ``PAREIS_TEST_STACK`` says (:func:`stack_mode`): ``local`` — ``deploy/local/stack.sh
-up <service>`` (a no-op that re-checks readiness when it already runs); ``testcontainers`` — a throwaway container
-of testcontainers' module for it (:mod:`tests.support.containers`); ``auto`` (the default) — testcontainers when a
-Docker engine answers, else local. Either way the service is asked a real question before the endpoint is
-returned; any failure raises :class:`StackError` whose message carries the script's output and the tail of the
-service's log. The fixtures turn that into ``pytest.fail``: a required service that can't be had fails the
-tests, never skips them.
+(``PAREIS_TEST_KAFKA_BOOTSTRAP``, ``PAREIS_TEST_REDIS_URL``, ``PAREIS_TEST_REDIS_CLUSTER_URL``,
+``PAREIS_TEST_POSTGRES_DSN``; ours is then never started) or ours, started as ``PAREIS_TEST_STACK`` says
+(:func:`stack_mode`): ``local`` — ``deploy/local/stack.sh up <service>`` (a no-op that re-checks readiness when it
+already runs); ``testcontainers`` — a throwaway container of testcontainers' module for it
+(:mod:`tests.support.containers`); ``auto`` (the default) — testcontainers when a Docker engine answers, else local.
+Either way the service is asked a real question before the endpoint is returned; any failure raises
+:class:`StackError` whose message carries the script's output and the tail of the service's log. The fixtures turn
+that into ``pytest.fail``: a required service that can't be had fails the tests, never skips them. The Redis Cluster
+(3 primaries, 3 replicas) is always ours from ``deploy/local`` (there is no one-container cluster), leased whole by
+one session at a time (:func:`redis_cluster_endpoint`).
 
 Nothing here runs at import time, so unit tests that import the package never touch a service.
 """
@@ -36,10 +38,15 @@ STACK_ENV = "PAREIS_TEST_STACK"
 STACK_MODES = ("auto", "local", "testcontainers")
 KAFKA_ENV = "PAREIS_TEST_KAFKA_BOOTSTRAP"
 REDIS_ENV = "PAREIS_TEST_REDIS_URL"
+REDIS_CLUSTER_ENV = "PAREIS_TEST_REDIS_CLUSTER_URL"
 POSTGRES_ENV = "PAREIS_TEST_POSTGRES_DSN"
 
 LOCAL_KAFKA = "127.0.0.1:9092"
 LOCAL_REDIS = "redis://127.0.0.1:6379"
+LOCAL_REDIS_CLUSTER = "redis+cluster://127.0.0.1:7000"
+CLUSTER_LEASE = "pareis-test:lease:cluster"
+"""The key a session holds while it uses the cluster (a cluster has one database: sessions cannot share it)."""
+CLUSTER_LEASE_WAIT_S = 300.0
 LOCAL_POSTGRES = "postgresql://pareis:pareis@127.0.0.1:5432/pareis"
 
 
@@ -208,6 +215,64 @@ def redis_db(url: str) -> int | None:
 
 
 @functools.cache
+def redis_cluster_endpoint() -> str:
+    """URL (``redis+cluster://``) of a Redis Cluster whose every slot is served, leased by this session (cached):
+    the override's, else ours (``deploy/local/stack.sh up redis-cluster``, whatever ``PAREIS_TEST_STACK`` says).
+    Waits up to :data:`CLUSTER_LEASE_WAIT_S` for another session to let go of it."""
+    override = os.environ.get(REDIS_CLUSTER_ENV)
+    if not override:
+        stack_up("redis-cluster")
+    url = _checked("redis-cluster", REDIS_CLUSTER_ENV, override or LOCAL_REDIS_CLUSTER, check_redis_cluster)
+    client = redis_cluster_client(url)
+    try:
+        taken = wait_until(
+            lambda: (
+                client.set(CLUSTER_LEASE, session_id(), nx=True, ex=6 * 3600)
+                or client.get(CLUSTER_LEASE) == session_id().encode()
+            ),
+            CLUSTER_LEASE_WAIT_S,
+            f"the test lease on the Redis Cluster at {url} ({CLUSTER_LEASE}), held by another session",
+            every_s=0.5,
+        )
+    except AssertionError as exc:
+        raise StackError(str(exc)) from exc
+    finally:
+        client.close()
+    assert taken
+    return url
+
+
+def redis_cluster_client(url: str) -> Any:
+    """A ``RedisCluster`` (bytes in and out) on a ``redis+cluster://`` URL, built as Pareis builds it."""
+    from pareis.compose.ports import redis_client
+
+    return redis_client(url)
+
+
+def release_redis_cluster(url: str) -> None:
+    """Give the cluster back (when this session still holds it)."""
+    client = redis_cluster_client(url)
+    try:
+        if client.get(CLUSTER_LEASE) == session_id().encode():
+            client.delete(CLUSTER_LEASE)
+    finally:
+        client.close()
+
+
+def clear_redis_cluster(client: Any) -> None:
+    """Delete every key of the cluster but this session's lease, on every primary (the cluster's FLUSHALL would
+    drop the lease too)."""
+    for node in client.get_primaries():
+        server = client.get_redis_connection(node)
+        keys = [k for k in server.scan_iter(count=1000) if k != CLUSTER_LEASE.encode()]
+        for start in range(0, len(keys), 500):
+            pipe = server.pipeline(transaction=False)
+            for key in keys[start : start + 500]:
+                pipe.unlink(key)
+            pipe.execute()
+
+
+@functools.cache
 def postgres_endpoint() -> str:
     """DSN of a PostgreSQL server that answers ``select 1`` (cached)."""
     override = os.environ.get(POSTGRES_ENV)
@@ -237,6 +302,18 @@ def check_redis(url: str) -> None:
     with redis.Redis.from_url(url, socket_timeout=CHECK_TIMEOUT_S) as client:
         if not client.ping():
             raise StackError("PING did not answer PONG")
+
+
+def check_redis_cluster(url: str) -> None:
+    """Raise unless the cluster at ``url`` reports ``cluster_state:ok`` on every node it lists."""
+    client = redis_cluster_client(url)
+    try:
+        for node in client.get_nodes():
+            info = client.get_redis_connection(node).cluster("info")
+            if info.get("cluster_state") != "ok":
+                raise StackError(f"node {node.name} reports cluster_state {info.get('cluster_state')}")
+    finally:
+        client.close()
 
 
 def check_postgres(dsn: str) -> None:

@@ -141,9 +141,11 @@ def _cli(sources: Sources, monkeypatch: pytest.MonkeyPatch, *args: str) -> str:
 def test_the_links_are_read_from_the_redis_ledger(redis_url: str, redis_client: Any) -> None:
     from pareis.compose.sources import open_sources
     from pareis.store.ledger_redis import RedisLedger
+    from pareis.store.redis_epoch import Epoch
 
     base = recorded_sources()
     (only,) = incident_list(base)
+    Epoch(redis_client, redis_url).open()  # as the effects role does when it starts on a fresh Redis
     ledger = RedisLedger(redis_client)  # the default prefix: what the effects role writes and the read side reads
     for ref in REFS:
         ledger.put(ticket_key(ref.tool, only.urn), ref.to_json())

@@ -16,14 +16,15 @@ from pareis.core.impact import BlastRadius, Severity
 from pareis.store.lineage import LineageStore
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.lineage_redis import RedisLineageStore
+from tests.support.backends import Backend
 from tests.support.graphs import ASSERTION, Graph, c, ds, feat, model
 
 
-@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.integration)])
-def store(request: pytest.FixtureRequest) -> LineageStore:
-    if request.param == "memory":
+@pytest.fixture
+def store(backend: Backend) -> LineageStore:
+    if backend.client is None:
         return MemoryLineageStore()
-    return RedisLineageStore(request.getfixturevalue("redis_client"))
+    return RedisLineageStore(backend.client)
 
 
 @pytest.fixture

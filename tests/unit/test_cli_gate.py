@@ -329,9 +329,11 @@ def test_cannot_evaluate_is_exit_2_with_one_line_and_the_json_object(args: list[
 
 
 @pytest.mark.integration
-def test_the_live_redis_index_gives_the_same_answer_as_the_files(redis_url: str) -> None:
+def test_the_live_redis_index_gives_the_same_answer_as_the_files(redis_backend_url: str) -> None:
+    """On a standalone Redis and on a Redis Cluster (``redis+cluster://``): bootstrap, then the gate."""
     from pareis import cli
 
+    redis_url = redis_backend_url
     invoke("--help")  # registers the commands
     overlays = ("failing.json", "healed.json", "contaminated.json", "modified.json")
     loaded = CliRunner().invoke(cli.app, ["bootstrap", *files(*overlays), "--redis", redis_url])

@@ -7,6 +7,7 @@ import pytest
 from pareis.core.exposure_index import DatasetExposure, IncidentColumns
 from pareis.store.exposure import ExposureIndex, ExposureVersion, MemoryExposureIndex
 from pareis.store.exposure_redis import RedisExposureIndex
+from tests.support.backends import Backend
 
 D1 = "urn:li:dataset:(urn:li:dataPlatform:postgres,a.b,PROD)"
 D2 = "urn:li:dataset:(urn:li:dataPlatform:postgres,a.c,PROD)"
@@ -20,11 +21,11 @@ def col(dataset: str, path: str) -> str:
     return f"urn:li:schemaField:({dataset},{path})"
 
 
-@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.integration)])
-def index(request: pytest.FixtureRequest) -> ExposureIndex:
-    if request.param == "memory":
+@pytest.fixture
+def index(backend: Backend) -> ExposureIndex:
+    if backend.client is None:
         return MemoryExposureIndex()
-    return RedisExposureIndex(request.getfixturevalue("redis_client"), prefix="test:exposure:")
+    return RedisExposureIndex(backend.client, prefix="test:exposure:")
 
 
 def entries(*features: str) -> dict[str, DatasetExposure]:

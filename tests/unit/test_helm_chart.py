@@ -277,3 +277,22 @@ def test_a_network_policy_admits_only_the_http_ports(helm: str, tmp_path: Path) 
     assert policy["spec"]["ingress"][0]["from"] == [{"namespaceSelector": {}}]
     assert policy["spec"]["egress"] == [{"ports": [{"port": 9092}]}] and "Egress" in policy["spec"]["policyTypes"]
     assert not of_kind(render(helm, tmp_path, {"networkPolicy": {"enabled": False}}), "NetworkPolicy")
+
+
+def test_redis_cluster_replica_acknowledgements_and_persistence_render(
+    helm: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The chart asks every role for a replica's acknowledgement before each commit and for an append-only file, and
+    a cluster URL reaches the roles as it is (issue 34)."""
+    url = "rediss+cluster://:pw@redis-cluster:6379"
+    docs = render(helm, tmp_path, {"secrets": {"env": {"PAREIS_REDIS_URL": url}}})
+    (config,) = of_kind(docs, "ConfigMap").values()
+    (secret,) = of_kind(docs, "Secret").values()
+    assert secret["stringData"]["PAREIS_REDIS_URL"] == url
+    path = tmp_path / "config.yaml"
+    path.write_text(config["data"]["config.yaml"])
+    monkeypatch.setenv("PAREIS_CONFIG_FILE", str(path))
+    monkeypatch.setenv("PAREIS_REDIS_URL", url)
+    settings = load_settings()
+    assert settings.redis_url == url
+    assert settings.redis.replicas == 1 and settings.redis.require_persistence

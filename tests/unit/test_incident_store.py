@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 import redis
 from redis.backoff import NoBackoff
@@ -14,6 +12,7 @@ from pareis.errors import Fatal, Retriable
 from pareis.store.incidents import IncidentStore
 from pareis.store.incidents_memory import MemoryIncidentStore
 from pareis.store.incidents_redis import RedisIncidentStore
+from tests.support.backends import Backend
 
 DS1 = "urn:li:dataset:(urn:li:dataPlatform:snowflake,shop.orders,PROD)"
 DS2 = "urn:li:dataset:(urn:li:dataPlatform:snowflake,shop.customers,PROD)"
@@ -40,12 +39,11 @@ def active(dataset: str) -> IncidentState:
     )
 
 
-@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.integration)])
-def store(request: pytest.FixtureRequest) -> Iterator[IncidentStore]:
-    if request.param == "memory":
-        yield MemoryIncidentStore()
-    else:
-        yield RedisIncidentStore(request.getfixturevalue("redis_client"), prefix="test:")
+@pytest.fixture
+def store(backend: Backend) -> IncidentStore:
+    if backend.client is None:
+        return MemoryIncidentStore()
+    return RedisIncidentStore(backend.client, prefix="test:")
 
 
 def test_implementations_satisfy_the_port(store: IncidentStore) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -16,23 +16,20 @@ from redis.retry import Retry
 from pareis.errors import Fatal, Retriable
 from pareis.store.ledger import EffectLedger, LedgerValues, MemoryLedger
 from pareis.store.ledger_redis import RedisLedger
+from tests.support.backends import Backend
 from tests.support.stack import wait_until
 
 LedgerFactory = Callable[[], EffectLedger]
 
 
-@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.integration)])
-def new_ledger(request: pytest.FixtureRequest) -> Iterator[LedgerFactory]:
+@pytest.fixture
+def new_ledger(backend: Backend) -> LedgerFactory:
     """Builds ledgers on one store: each call is another process's view of the same ledger."""
-    if request.param == "memory":
+    if backend.client is None:
         shared = MemoryLedger()
-        yield lambda: shared
-        return
-    client: redis.Redis = request.getfixturevalue("redis_client")
+        return lambda: shared
     prefix = f"test:pareis:ledger:{uuid.uuid4().hex}:"
-    yield lambda: RedisLedger(client, prefix=prefix, ttl_s=3600)
-    for key in client.scan_iter(match=prefix + "*"):
-        client.delete(key)
+    return lambda: RedisLedger(backend.client, prefix=prefix, ttl_s=3600)
 
 
 def test_of_two_concurrent_claims_exactly_one_wins_and_a_release_frees_it(new_ledger: LedgerFactory) -> None:

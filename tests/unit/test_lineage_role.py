@@ -13,6 +13,7 @@ import pytest
 import redis
 
 from pareis.compose.decoding import changelog_decoder
+from pareis.compose.ports import Verified
 from pareis.compose.roles import lineage_process, role_spec
 from pareis.config import DatahubSettings, KafkaSettings, Settings, Topics
 from pareis.contracts.records import Message, RawMessage
@@ -207,7 +208,7 @@ def test_a_redis_server_error_is_fatal() -> None:
 def test_the_pipeline_decodes_only_lineage_aspects() -> None:
     pipeline = lineage_process(Settings(redis_url="redis://127.0.0.1:1/0"))
     pipeline.close()
-    assert isinstance(pipeline.handle, LineageHandler)
+    assert isinstance(pipeline.handle, Verified) and isinstance(pipeline.handle.handler, LineageHandler)
     assert set(pipeline.checks) == {"redis"}
     assert role_spec("lineage").process is lineage_process
     decode = pipeline.decode

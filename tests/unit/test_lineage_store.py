@@ -11,17 +11,24 @@ from redis.retry import Retry
 
 from pareis.core.graph import Attr, Outline, Query, Rel, outlines_of
 from pareis.errors import Fatal, Retriable
-from pareis.store import lineage_redis
+from pareis.store import redis_servers
 from pareis.store.lineage import AspectRecord, Edge, Facts, LineageStore, LineageUpdate, Outcome, Stamp
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.lineage_redis import RedisLineageStore
+from pareis.store.lineage_redis_encoding import spelled
+from tests.support.backends import Backend
 
 
-@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.integration)])
-def store(request: pytest.FixtureRequest) -> LineageStore:
-    if request.param == "memory":
+@pytest.fixture
+def store(backend: Backend) -> LineageStore:
+    if backend.client is None:
         return MemoryLineageStore()
-    return RedisLineageStore(request.getfixturevalue("redis_client"))
+    return RedisLineageStore(backend.client)
+
+
+def key(node: str, suffix: str) -> str:
+    """The Redis key ``suffix`` of ``node`` (layout 3, default prefix)."""
+    return f"pareis:lineage:{{{spelled(node)}}}{suffix}"
 
 
 A = "urn:li:dataset:(urn:li:dataPlatform:hive,a,PROD)"
@@ -244,8 +251,8 @@ def test_unreachable_redis_is_retriable() -> None:
 @pytest.mark.integration
 def test_a_server_error_is_fatal(redis_client: redis.Redis) -> None:
     store = RedisLineageStore(redis_client)
-    store.apply([upd(C, "siblings", [])])  # a layout-2 index
-    redis_client.set(f"pareis:lineage:o:{Rel.DATASET}:{A}", "not a hash")
+    store.apply([upd(C, "siblings", [])])  # a layout-3 index
+    redis_client.set(key(A, f"o:{Rel.DATASET}"), "not a hash")
     with pytest.raises(Fatal, match="WRONGTYPE"):
         store.lookup([Query(Rel.DATASET, [A])])
 
@@ -255,14 +262,15 @@ def test_an_index_of_another_layout_is_refused_in_one_line(redis_client: redis.R
     # layout 1 kept one hash per column and wrote no layout key
     redis_client.hset("pareis:lineage:i:column:\x02postgres,db.t,PROD),a)", "x", 1)
     for store in (RedisLineageStore(redis_client), RedisLineageStore(redis_client)):
-        with pytest.raises(Fatal, match=r"has layout 1 \(no layout key\); this Pareis reads layout 2") as raised:
+        refused = r"has keys but no layout key: .* layout 1, .*; this Pareis reads layout 3"
+        with pytest.raises(Fatal, match=refused) as raised:
             store.lookup([Query(Rel.DATASET, [A])])
         assert "\n" not in str(raised.value) and "pareis bootstrap" in str(raised.value)
-    with pytest.raises(Fatal, match="has layout 1"):
+    with pytest.raises(Fatal, match="no layout key"):
         RedisLineageStore(redis_client).apply([upd(B, "siblings", [])])
     redis_client.flushdb()
-    redis_client.set("pareis:lineage:layout", "3")
-    with pytest.raises(Fatal, match="has layout 3; this Pareis reads layout 2"):
+    redis_client.set("pareis:lineage:layout", "2")
+    with pytest.raises(Fatal, match="has layout 2; this Pareis reads layout 3"):
         RedisLineageStore(redis_client).record(B, "siblings")
 
 
@@ -272,7 +280,7 @@ def test_a_new_index_is_stamped_with_its_layout_on_the_first_write(redis_client:
     assert store.lookup([Query(Rel.DATASET, [A])]) == [{A: frozenset()}]
     assert redis_client.get("pareis:lineage:layout") is None  # a read writes nothing
     assert store.apply([upd(B, "upstreamLineage", [(Rel.DATASET, A, B)])]) == [Outcome.APPLIED]
-    assert redis_client.get("pareis:lineage:layout") == b"2"
+    assert redis_client.get("pareis:lineage:layout") == b"3"
     assert RedisLineageStore(redis_client).apply([upd(B, "siblings", [])]) == [Outcome.APPLIED]
     assert up(RedisLineageStore(redis_client), Rel.DATASET, B) == {B: frozenset({A})}
 
@@ -334,7 +342,7 @@ def test_ownership_is_indexed_replaced_and_deleted_like_any_aspect(store: Lineag
 def test_a_script_the_server_lost_is_loaded_again_and_the_batch_applied(redis_client: redis.Redis) -> None:
     store = RedisLineageStore(redis_client)
     store.apply([upd(C, "siblings", [])])
-    store._sha = "0" * 40  # as after a server restart: its script cache does not hold this digest
+    redis_client.script_flush()  # as after a server restart or a failover: its script cache is empty
     assert store.apply([upd(B, "upstreamLineage", [(Rel.DATASET, A, B)], version=1)]) == [Outcome.APPLIED]
     assert up(store, Rel.DATASET, B) == {B: frozenset({A})}
 
@@ -348,13 +356,13 @@ def test_a_frontier_reads_each_column_bucket_in_one_command(
     store.apply([upd(B, "upstreamLineage", [(Rel.COLUMN, col(A, n), col(B, n)) for n in names])])
     store.apply([upd(C, "upstreamLineage", [(Rel.COLUMN, col(A, "c00"), col(C, "x"))])])
     sent: list[int] = []
-    pack = lineage_redis.pack_command  # what the read path packs each command with
+    pack = redis_servers.pack_command  # what the read path packs each command with
 
     def counted(command: tuple[object, ...]) -> bytes:
         sent.append(1)
         return pack(command)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(lineage_redis, "pack_command", counted)
+    monkeypatch.setattr(redis_servers, "pack_command", counted)
     frontier = [col(A, n) for n in names] + [col(A, "nowhere"), JOB]
     got = store.lookup([Query(Rel.COLUMN, frontier), Query(Rel.COLUMN, [col(B, "c01")], True)])
     assert sum(sent) == 3  # one HMGET of A's bucket (was one HGET per column), the read script for JOB, B's HMGET
@@ -371,7 +379,7 @@ def test_a_frontier_reads_each_column_bucket_in_one_command(
 def test_an_error_reply_is_raised_after_every_reply_is_read(redis_client: redis.Redis) -> None:
     store = RedisLineageStore(redis_client)
     store.apply([upd(B, "upstreamLineage", [(Rel.DATASET, A, B)])])
-    redis_client.set(f"pareis:lineage:o:{Rel.DATASET}:{C}", "not a hash")
+    redis_client.set(key(C, f"o:{Rel.DATASET}"), "not a hash")
     with pytest.raises(Fatal, match="WRONGTYPE"):
         store.lookup([Query(Rel.DATASET, [C, A]), Query(Rel.DATASET, [B], True)])
     assert store.lookup([Query(Rel.DATASET, [A])]) == [{A: frozenset({B})}]  # the connection is in step
@@ -390,8 +398,7 @@ def test_many_node_hashes_are_read_by_the_read_script_in_chunks_and_reloaded_whe
     store.apply([upd(s, "schemaMetadata", [(Rel.HAS_COLUMN, s, col(s, "id"))]) for s in sources[:1500]])
     outlined = store.outlines(sources)  # the outline script, in chunks too
     assert outlined == {s: Outline(1 if i < 1500 else 0, frozenset()) for i, s in enumerate(sources)}
-    store._read_shas = dict.fromkeys(store._read_shas, "0" * 40)  # as after a restart: the server lacks them
-    assert len(store._read_shas) == 2
+    redis_client.script_flush()  # as after a restart: the server lacks the read scripts
     assert down(store, Rel.DATASET, sources[0], sources[1]) == {sources[0]: frozenset({B}), sources[1]: frozenset()}
     assert store.outlines(sources[1499:1501]) == {
         sources[1499]: Outline(1, frozenset()),

@@ -12,6 +12,7 @@ from pareis.datahub.translate.lineage import lineage_update
 from pareis.store.lineage import LineageStore, Stamp
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.lineage_redis import RedisLineageStore
+from tests.support.backends import Backend
 
 ORDERS = "urn:li:dataset:(urn:li:dataPlatform:snowflake,orders,PROD)"
 AMOUNT_COL = f"urn:li:schemaField:({ORDERS},amount)"
@@ -29,13 +30,9 @@ def run(v: int) -> str:
     return f"urn:li:dataProcessInstance:run{v}"
 
 
-@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.integration)])
-def store(request: pytest.FixtureRequest) -> LineageStore:
-    s: LineageStore = (
-        MemoryLineageStore()
-        if request.param == "memory"
-        else RedisLineageStore(request.getfixturevalue("redis_client"))
-    )
+@pytest.fixture
+def store(backend: Backend) -> LineageStore:
+    s: LineageStore = MemoryLineageStore() if backend.client is None else RedisLineageStore(backend.client)
 
     def put(entity: str, aspect: str, value: dict[str, Any]) -> None:
         update = lineage_update(entity, aspect, "UPSERT", value, Stamp(1, 0))

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 import redis
 from redis.backoff import NoBackoff
@@ -14,6 +12,7 @@ from pareis.core.lifecycle import IncidentState, Published, Status, Tracked
 from pareis.errors import Fatal, Retriable
 from pareis.store.journal import JournalEntry, MemoryStepJournal, Position, StepJournal
 from pareis.store.journal_redis import RedisStepJournal
+from tests.support.backends import Backend
 
 DS = "urn:li:dataset:(urn:li:dataPlatform:postgres,shop.orders,PROD)"
 OTHER = "urn:li:dataset:(urn:li:dataPlatform:postgres,shop.customers,PROD)"
@@ -34,12 +33,11 @@ def at(offset: int, partition: int = 0) -> Position:
     return Position(TOPIC, partition, offset)
 
 
-@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.integration)])
-def journal(request: pytest.FixtureRequest) -> Iterator[StepJournal]:
-    if request.param == "memory":
-        yield MemoryStepJournal(keep=KEEP)
-    else:
-        yield RedisStepJournal(request.getfixturevalue("redis_client"), prefix="test:journal:", keep=KEEP)
+@pytest.fixture
+def journal(backend: Backend) -> StepJournal:
+    if backend.client is None:
+        return MemoryStepJournal(keep=KEEP)
+    return RedisStepJournal(backend.client, prefix="test:journal:", keep=KEEP)
 
 
 def step(offset: int, before: int, after: int, partition: int = 0, dataset: str = DS) -> JournalEntry:
@@ -136,7 +134,7 @@ def test_redis_errors_are_retriable_when_redis_is_unreachable() -> None:
 
 @pytest.mark.integration
 def test_a_corrupt_redis_entry_is_fatal(redis_client: redis.Redis) -> None:
-    redis_client.zadd(f"test:journal:{TOPIC}:0:{DS}", {"3:{not json": 3})
+    redis_client.zadd(f"test:journal:{{{TOPIC}:0}}:{DS}", {"3:{not json": 3})
     with pytest.raises(Fatal, match="corrupt journal entry"):
         RedisStepJournal(redis_client, prefix="test:journal:").entries(DS, at(0))
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 import redis
 from redis.backoff import NoBackoff
@@ -14,6 +12,7 @@ from pareis.errors import Fatal, Retriable
 from pareis.store.runs import RunHistory
 from pareis.store.runs_memory import MemoryRunHistory
 from pareis.store.runs_redis import RedisRunHistory
+from tests.support.backends import Backend
 
 S, F, E, INIT = ResultType.SUCCESS, ResultType.FAILURE, ResultType.ERROR, ResultType.INIT
 DS = "urn:li:dataset:(urn:li:dataPlatform:snowflake,shop.orders,PROD)"
@@ -25,12 +24,11 @@ def run(assertion: str, ts: int, result: ResultType, dataset: str = DS, rows: in
     return AssertionRun(assertion, ts, result, dataset, run_id=f"r{ts}", failed_rows=rows)
 
 
-@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.integration)])
-def store(request: pytest.FixtureRequest) -> Iterator[RunHistory]:
-    if request.param == "memory":
-        yield MemoryRunHistory()
-    else:
-        yield RedisRunHistory(request.getfixturevalue("redis_client"), prefix="test:runs:")
+@pytest.fixture
+def store(backend: Backend) -> RunHistory:
+    if backend.client is None:
+        return MemoryRunHistory()
+    return RedisRunHistory(backend.client, prefix="test:runs:")
 
 
 def test_implementations_satisfy_the_port(store: RunHistory) -> None:

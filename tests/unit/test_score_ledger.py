@@ -6,13 +6,14 @@ import pytest
 
 from pareis.store.scores import MemoryScoreLedger, Published, ScoreLedger
 from pareis.store.scores_redis import RedisScoreLedger
+from tests.support.backends import Backend
 
 
-@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.integration)])
-def ledger(request: pytest.FixtureRequest) -> ScoreLedger:
-    if request.param == "memory":
+@pytest.fixture
+def ledger(backend: Backend) -> ScoreLedger:
+    if backend.client is None:
         return MemoryScoreLedger()
-    return RedisScoreLedger(request.getfixturevalue("redis_client"))
+    return RedisScoreLedger(backend.client)
 
 
 def test_unknown_entities_have_no_entry(ledger: ScoreLedger) -> None:

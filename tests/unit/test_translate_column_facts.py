@@ -14,6 +14,7 @@ from pareis.datahub.translate.lineage import lineage_update
 from pareis.store.lineage import LineageStore, Stamp
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.lineage_redis import RedisLineageStore
+from tests.support.backends import Backend
 
 ORDERS = "urn:li:dataset:(urn:li:dataPlatform:postgres,shop.public.orders,PROD)"
 CUSTOMERS = "urn:li:dataset:(urn:li:dataPlatform:postgres,shop.public.customers,PROD)"
@@ -60,11 +61,11 @@ PROFILE = {
 }
 
 
-@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.integration)])
-def store(request: pytest.FixtureRequest) -> LineageStore:
-    if request.param == "memory":
+@pytest.fixture
+def store(backend: Backend) -> LineageStore:
+    if backend.client is None:
         return MemoryLineageStore()
-    return RedisLineageStore(request.getfixturevalue("redis_client"))
+    return RedisLineageStore(backend.client)
 
 
 def put(store: LineageStore, entity: str, aspect: str, value: dict[str, Any]) -> None:

@@ -8,16 +8,17 @@ import pytest
 
 from pareis.store.watch import MemoryWatchStore, WatchStore
 from pareis.store.watch_redis import RedisWatchStore
+from tests.support.backends import Backend
 
 D1, D2 = "urn:li:dataset:(urn:li:dataPlatform:pg,a,PROD)", "urn:li:dataset:(urn:li:dataPlatform:pg,b,PROD)"
 F, M = "urn:li:mlFeature:(t,f)", "urn:li:mlModel:(urn:li:dataPlatform:mlflow,m,PROD)"
 
 
-@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.integration)])
-def store(request: pytest.FixtureRequest) -> WatchStore:
-    if request.param == "memory":
+@pytest.fixture
+def store(backend: Backend) -> WatchStore:
+    if backend.client is None:
         return MemoryWatchStore()
-    return RedisWatchStore(request.getfixturevalue("redis_client"), prefix="test:")
+    return RedisWatchStore(backend.client, prefix="test:")
 
 
 def test_an_empty_index_watches_nothing(store: WatchStore) -> None:
