@@ -113,6 +113,7 @@ def incidents_pipeline(settings: Settings, ports: Ports) -> Pipeline[AnySignal]:
         effects_topic=settings.kafka.topics.effects,
         scores=ScorePublisher(ports.lineage, ports.runs, ports.scores, ports.exposure),
         watch=IncidentWatch(ports.watch, ports.lineage),
+        console_url=settings.web.public_url,
     )
     return Pipeline(
         incidents.decode,

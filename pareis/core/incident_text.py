@@ -9,7 +9,7 @@ Slack's fallback text).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from pareis.core.brief import (
@@ -53,10 +53,12 @@ def markdown(found: Brief, *, level: int = 3) -> str:
     return "\n\n".join(blocks)
 
 
-def plain_text(found: Brief) -> str:
-    """A brief as plain text (no markup): ``Title:`` then ``- line`` per section; links as ``label: url``."""
-    blocks = ["\n".join([f"{s.title}:", *(f"- {_plain(line)}" for line in s.lines)]) for s in found.sections]
-    if found.links:
+def plain_text(found: Brief, only: Collection[str] | None = None) -> str:
+    """A brief as plain text (no markup): ``Title:`` then ``- line`` per section (the sections titled in ``only``,
+    when given, and then no links); links as ``label: url``."""
+    sections = [s for s in found.sections if only is None or s.title in only]
+    blocks = ["\n".join([f"{s.title}:", *(f"- {_plain(line)}" for line in s.lines)]) for s in sections]
+    if found.links and only is None:
         blocks.append("\n".join(f"{s.text}: {s.url}" for s in found.links if s.url))
     return "\n\n".join(blocks)
 

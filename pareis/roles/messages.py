@@ -16,7 +16,11 @@ Decoding errors are :class:`~pareis.errors.DecodeError` (Poison) with reason ``s
   change. A value without ``kind`` is a run signal (the format before lineage signals existed).
 * **Effect** — key: the incident URN (one incident's effects stay ordered); value: one of ``ticket.open``,
   ``ticket.comment``, ``ticket.close`` or ``datahub.write`` (one proposal, for ``write_path=rest``), each with a
-  deterministic ``effect_id`` for the effects role's ledger.
+  deterministic ``effect_id`` for the effects role's ledger. A ticket effect carries ``at_ms``, the time of the
+  intent that caused it (the stamp of what the effects role mirrors into DataHub: the ticket's link, each comment
+  as a note); an open carries the incident's ``brief`` (:class:`pareis.core.brief.Brief`, decision first), which
+  each tool renders its own way. Both are absent from effects written before they existed (``at_ms`` then reads
+  as 0, and the tools render ``body``).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from typing import Any, TypeAlias
 import orjson
 
 from pareis.contracts.records import OutRecord
+from pareis.core.brief import Brief
 from pareis.core.impact import Severity
 from pareis.core.intents import PriorFields
 from pareis.core.lifecycle import Signal
@@ -98,6 +103,7 @@ class TicketOpen:
 
     effect_id: str
     ticket: IncidentTicket
+    at_ms: int = 0
 
     kind = "ticket.open"
 
@@ -124,13 +130,16 @@ class TicketOpen:
 
     def to_json(self) -> dict[str, Any]:
         owners = {"owners": [o.to_json() for o in self.ticket.owners]} if self.ticket.owners else {}
+        brief = {"brief": self.ticket.brief.to_json()} if self.ticket.brief is not None else {}
         return {
             **_common(self),
+            "at_ms": self.at_ms,
             "body": self.ticket.body,
             "severity": self.ticket.severity.value,
             "title": self.ticket.title,
             "url": self.ticket.url,
             **owners,
+            **brief,
         }
 
 
@@ -141,11 +150,12 @@ class TicketComment:
     effect_id: str
     incident: str
     text: str
+    at_ms: int = 0
 
     kind = "ticket.comment"
 
     def to_json(self) -> dict[str, Any]:
-        return {**_common(self), "text": self.text}
+        return {**_common(self), "at_ms": self.at_ms, "text": self.text}
 
 
 @dataclass(frozen=True)
@@ -155,11 +165,12 @@ class TicketClose:
     effect_id: str
     incident: str
     text: str
+    at_ms: int = 0
 
     kind = "ticket.close"
 
     def to_json(self) -> dict[str, Any]:
-        return {**_common(self), "text": self.text}
+        return {**_common(self), "at_ms": self.at_ms, "text": self.text}
 
 
 @dataclass(frozen=True)
@@ -233,6 +244,10 @@ class _Shape:
             raise self.fail(f"{key} must be an integer, got {value!r}")
         return value
 
+    def opt_integer(self, obj: Mapping[str, Any], key: str) -> int:
+        """An integer, 0 when absent."""
+        return 0 if obj.get(key) is None else self.integer(obj, key)
+
     def obj(self, obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
         value = obj.get(key)
         if not isinstance(value, dict):
@@ -282,6 +297,10 @@ def _ticket_open(shape: _Shape, obj: Mapping[str, Any]) -> Effect:
     if not isinstance(owners, list) or not all(isinstance(o, dict) and isinstance(o.get("urn"), str) for o in owners):
         raise shape.fail(f"owners must be a list of {{urn, email}} objects, got {owners!r}")
     try:
+        brief = None if obj.get("brief") is None else Brief.from_json(obj["brief"])
+    except TypeError as exc:
+        raise shape.fail(f"brief: {exc}") from exc
+    try:
         ticket = IncidentTicket(
             incident,
             title,
@@ -289,18 +308,29 @@ def _ticket_open(shape: _Shape, obj: Mapping[str, Any]) -> Effect:
             Severity(severity),
             shape.opt_name(obj, "url"),
             tuple(Owner.from_json(o) for o in owners),
+            brief,
         )
     except ValueError as exc:  # the ticket's own rules (a blank title)
         raise shape.fail(str(exc)) from exc
-    return TicketOpen(effect_id, ticket)
+    return TicketOpen(effect_id, ticket, shape.opt_integer(obj, "at_ms"))
 
 
 def _ticket_comment(shape: _Shape, obj: Mapping[str, Any]) -> Effect:
-    return TicketComment(shape.name(obj, "effect_id"), shape.name(obj, "incident"), shape.text(obj, "text"))
+    return TicketComment(
+        shape.name(obj, "effect_id"),
+        shape.name(obj, "incident"),
+        shape.text(obj, "text"),
+        shape.opt_integer(obj, "at_ms"),
+    )
 
 
 def _ticket_close(shape: _Shape, obj: Mapping[str, Any]) -> Effect:
-    return TicketClose(shape.name(obj, "effect_id"), shape.name(obj, "incident"), shape.text(obj, "text"))
+    return TicketClose(
+        shape.name(obj, "effect_id"),
+        shape.name(obj, "incident"),
+        shape.text(obj, "text"),
+        shape.opt_integer(obj, "at_ms"),
+    )
 
 
 def _datahub_write(shape: _Shape, obj: Mapping[str, Any]) -> Effect:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from pareis.core.brief import Brief
 from pareis.core.impact import Severity
 from pareis.core.owners import Owner
 
@@ -26,10 +27,13 @@ incident a ticket belongs to."""
 class IncidentTicket:
     """What a ticket says about one incident.
 
-    ``body`` is Markdown-flavoured plain text (paragraphs separated by blank lines); each tool renders it in its
-    own format. ``url`` links back to the incident (DataHub or Mission Control), when there is one. ``owners``:
-    the failing dataset's owners, then the affected models' (:attr:`pareis.core.owners.IncidentOwners.everyone`);
-    Slack mentions them, Jira and Linear assign the first mapped one and subscribe the others.
+    ``body`` is Markdown (paragraphs separated by blank lines). ``brief``, when given, is the same content as a
+    structure (:mod:`pareis.core.brief`: decision first), which each tool renders in its own format — Slack as Block
+    Kit, Jira as an Atlassian Document, Linear as ``body``; without it (a ticket effect written before briefs
+    existed), each tool renders ``body``. ``url`` links back to the incident (DataHub or Mission Control), when
+    there is one. ``owners``: the failing dataset's owners, then the affected models'
+    (:attr:`pareis.core.owners.IncidentOwners.everyone`); Slack mentions them, Jira and Linear assign the first
+    mapped one and subscribe the others.
     """
 
     incident_urn: str
@@ -38,6 +42,7 @@ class IncidentTicket:
     severity: Severity = Severity.NONE
     url: str | None = None
     owners: tuple[Owner, ...] = ()
+    brief: Brief | None = None
 
     def __post_init__(self) -> None:
         if not self.incident_urn:
@@ -51,23 +56,28 @@ class TicketRef:
     """Where a ticket lives: the tool's name and the id that tool's API takes back.
 
     ``id`` is opaque outside its tool: Slack ``"<channel id>/<message ts>"``, Jira the issue key, Linear the
-    issue UUID. ``url`` is a human link when the tool gives one. ``text`` is what the ticket's first message
-    says, for a tool whose close rewrites it (Slack); it does not take part in equality.
+    issue UUID. ``url`` is a human link when the tool gives one (Slack: the message's permalink). ``text`` and
+    ``blocks`` are what the ticket's first message says (its text, its Block Kit blocks as JSON), for a tool whose
+    close rewrites it (Slack); they do not take part in equality.
     """
 
     tool: str
     id: str
     url: str | None = None
     text: str | None = field(default=None, compare=False)
+    blocks: str | None = field(default=None, compare=False)
 
     def to_json(self) -> str:
         """The ref as the delivery's ledger keeps it (:meth:`from_json` reads it back)."""
-        return json.dumps({"tool": self.tool, "id": self.id, "url": self.url, "text": self.text}, sort_keys=True)
+        data = {"tool": self.tool, "id": self.id, "url": self.url, "text": self.text}
+        if self.blocks is not None:
+            data["blocks"] = self.blocks
+        return json.dumps(data, sort_keys=True)
 
     @classmethod
     def from_json(cls, value: str) -> TicketRef:
         data = json.loads(value)
-        return cls(str(data["tool"]), str(data["id"]), data.get("url"), data.get("text"))
+        return cls(str(data["tool"]), str(data["id"]), data.get("url"), data.get("text"), data.get("blocks"))
 
 
 @runtime_checkable

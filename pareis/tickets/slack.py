@@ -1,12 +1,14 @@
 """Slack as a ticket tool: one channel message per incident, its thread for updates.
 
-* open: ``chat.postMessage`` with message metadata ``{"event_type": "pareis_incident", "event_payload":
-  {"incident_urn", "severity", "status": "open"}}``; the ref keeps the message's ts and text (the delivery's
-  ledger holds it, so later steps never look the message up).
+* open: ``chat.postMessage`` with Block Kit blocks rendered from the incident's brief, decision first
+  (:mod:`pareis.tickets.slack_blocks`), its fallback ``text``, and message metadata ``{"event_type":
+  "pareis_incident", "event_payload": {"incident_urn", "severity", "status": "open"}}``; then
+  ``chat.getPermalink`` for the message's link. The ref keeps the message's ts, permalink, text and blocks (the
+  delivery's ledger holds it, so later steps never look the message up).
 * comment: a thread reply (``thread_ts``) with metadata ``{"event_type": "pareis_update", "event_payload":
   {"effect_id"}}``.
-* close: ``chat.update`` of the parent: the kept text marked resolved, metadata status ``resolved`` — the same
-  request each time, so a repeat changes nothing.
+* close: ``chat.update`` of the parent: the kept text marked resolved, a "Resolved" block above the kept blocks,
+  metadata status ``resolved`` — the same request each time, so a repeat changes nothing.
 * mark: the time (less ``skew_s``); find and posted read only what came after it: ``conversations.history``
   (``oldest`` = the mark) for a parent with the incident's metadata, ``conversations.replies`` of the thread for
   a reply with the effect's. Both methods are limited to about one request a minute and 15 messages a page for
@@ -39,13 +41,12 @@ from pareis.config import SlackSettings
 from pareis.core.owners import Owner
 from pareis.errors import Fatal, PareisError, Retriable
 from pareis.tickets.failures import Rejected, Unauthorized, dig, for_status
-from pareis.tickets.port import MARKER_PREFIX, IncidentTicket, TicketRef, marker
+from pareis.tickets import slack_blocks
+from pareis.tickets.port import MARKER_PREFIX, IncidentTicket, TicketRef
 
 EVENT_TYPE = "pareis_incident"
 UPDATE_EVENT_TYPE = "pareis_update"
 T = TypeVar("T")
-_RESOLVED = ":white_check_mark: *Resolved* — "
-_EMOJI = {"HIGH": ":red_circle:", "MEDIUM": ":large_orange_circle:", "LOW": ":large_yellow_circle:"}
 _TRANSIENT = {"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
 _BAD_CREDENTIAL = {"not_authed", "invalid_auth", "account_inactive", "token_revoked", "token_expired"}
 
@@ -90,18 +91,26 @@ class SlackTicketer:
 
     def open(self, incident: IncidentTicket) -> TicketRef:
         payload = {"incident_urn": incident.incident_urn, "severity": str(incident.severity), "status": "open"}
-        mentions = [self._mention(o) for o in incident.owners]
-        text = _render(incident, mentions)
+        mentions = {o.email or o.name: self._mention(o) for o in incident.owners}
+        text = slack_blocks.text(incident, list(mentions.values()))
+        rendered = slack_blocks.blocks(incident, mentions)
         response = _call(
             lambda: self._client.chat_postMessage(
                 channel=self._channel,
                 text=text,
+                blocks=rendered,
                 metadata={"event_type": EVENT_TYPE, "event_payload": payload},
                 unfurl_links=False,
             )
         )
-        ts = dig("slack", response.data, "ts")
-        return TicketRef(self.tool, f"{dig('slack', response.data, 'channel')}/{ts}", text=text)
+        channel, ts = str(dig("slack", response.data, "channel")), str(dig("slack", response.data, "ts"))
+        stored = None if rendered is None else json.dumps(rendered, sort_keys=True)
+        return TicketRef(self.tool, f"{channel}/{ts}", self._permalink(channel, ts), text, stored)
+
+    def _permalink(self, channel: str, ts: str) -> str:
+        """The message's permalink (``chat.getPermalink``)."""
+        found = _call(lambda: self._client.chat_getPermalink(channel=channel, message_ts=ts))
+        return str(dig("slack", found.data, "permalink"))
 
     def mark(self, ticket: TicketRef | None = None) -> str:
         # Slack's ts is the server's time; the margin covers the two clocks' skew.
@@ -133,9 +142,10 @@ class SlackTicketer:
             if _payload(message, EVENT_TYPE).get("incident_urn") != incident_urn:
                 return None
             ts = dig("slack", message, "ts")
-            return TicketRef(self.tool, f"{self._channel}/{ts}", text=str(message.get("text", "")))
+            stored = json.dumps(message["blocks"], sort_keys=True) if message.get("blocks") else None
+            return TicketRef(self.tool, f"{self._channel}/{ts}", text=str(message.get("text", "")), blocks=stored)
 
-        return self._scan(
+        found = self._scan(
             ("history", incident_urn, oldest),
             lambda cursor: self._client.conversations_history(
                 channel=self._channel,
@@ -147,6 +157,10 @@ class SlackTicketer:
             ),
             pick,
         )
+        if found is None:
+            return None
+        channel, ts = _split(found)
+        return TicketRef(found.tool, found.id, self._permalink(channel, ts), found.text, found.blocks)
 
     def comment(self, ticket: TicketRef, text: str, effect_id: str | None = None) -> None:
         channel, ts = _split(ticket)
@@ -189,11 +203,13 @@ class SlackTicketer:
                 return
             text = str(parent.get("text", ""))
         payload = {**(metadata.get("event_payload") or {}), "status": "resolved"}
+        blocks = None if ticket.blocks is None else slack_blocks.resolved(json.loads(ticket.blocks))
         _call(
             lambda: self._client.chat_update(
                 channel=channel,
                 ts=ts,
-                text=_RESOLVED + text,
+                text=slack_blocks.RESOLVED + text,
+                blocks=blocks,
                 metadata={"event_type": EVENT_TYPE, "event_payload": payload},
             )
         )
@@ -221,22 +237,13 @@ class SlackTicketer:
                 self._scans.pop(next(iter(self._scans)))
 
 
-def _render(incident: IncidentTicket, mentions: list[str] | None = None) -> str:
-    emoji = _EMOJI.get(str(incident.severity), ":white_circle:")
-    lines = [f"{emoji} *[{incident.severity}] {incident.title}*", "", incident.body.strip()]
-    if mentions:
-        lines += ["", "Owners: " + ", ".join(mentions)]
-    if incident.url:
-        lines += ["", f"<{incident.url}|Open the incident>"]
-    return "\n".join([*lines, "", f"_{marker(incident.incident_urn)}_"])
-
-
 _SEVERITY = re.compile(r"^\S+ \*\[(\w+)\] ")
 
 
 def _rendered_payload(text: str) -> dict[str, Any]:
-    """The open message's metadata payload, read back from the text :func:`_render` made (its severity on the
-    first line, its marker on the last): the close rewrites the metadata without reading the message."""
+    """The open message's metadata payload, read back from the text :func:`pareis.tickets.slack_blocks.text` made
+    (its severity on the first line, its marker on the last): the close rewrites the metadata without reading the
+    message."""
     severity = _SEVERITY.match(text)
     last = text.rstrip().rsplit("\n", 1)[-1].strip("_")
     payload = {"incident_urn": last.removeprefix(MARKER_PREFIX)} if last.startswith(MARKER_PREFIX) else {}
