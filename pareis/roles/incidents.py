@@ -154,8 +154,9 @@ class IncidentsHandler:
     """The role's handler over its ports.
 
     ``output`` gives the records of the DataHub writes (:mod:`pareis.roles.output`); the ticket effects go to
-    ``effects_topic``, linking Mission Control at ``console_url`` (``web.public_url``) when given. ``scores``, when given, adds the reliability-score patches the batch's runs cause
-    (:mod:`pareis.roles.scores`) after the incidents' outputs.
+    ``effects_topic``, linking Mission Control at ``console_url`` (``web.public_url``) when given. ``scores``, when
+    given, adds the reliability-score patches the batch's runs cause (:mod:`pareis.roles.scores`) after the
+    incidents' outputs.
     """
 
     def __init__(

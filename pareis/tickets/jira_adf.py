@@ -64,7 +64,7 @@ def _inline(spans: Iterable[Span]) -> list[Node]:
     for span in spans:
         if not span.text:
             continue
-        marks = []
+        marks: list[Node] = []
         if span.strong:
             marks.append({"type": "strong"})
         if span.url:

@@ -40,8 +40,8 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from pareis.config import SlackSettings
 from pareis.core.owners import Owner
 from pareis.errors import Fatal, PareisError, Retriable
-from pareis.tickets.failures import Rejected, Unauthorized, dig, for_status
 from pareis.tickets import slack_blocks
+from pareis.tickets.failures import Rejected, Unauthorized, dig, for_status
 from pareis.tickets.port import MARKER_PREFIX, IncidentTicket, TicketRef
 
 EVENT_TYPE = "pareis_incident"
