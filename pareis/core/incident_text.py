@@ -63,9 +63,10 @@ def plain_text(found: Brief, only: Collection[str] | None = None) -> str:
     return "\n\n".join(blocks)
 
 
-def update_comment(changes: Mapping[str, tuple[Any, Any]]) -> str:
+def update_comment(changes: Mapping[str, tuple[Any, Any]], cause: Iterable[str] = ()) -> str:
     """What changed, the decisions first (``- churn: now PROMOTE churn_4 (was ROLL BACK to churn_2)``), then one line
-    per other changed fact: ``name: old → new`` for values, ``+added -removed`` for lists, entities by short name.
+    per other changed fact: ``name: old → new`` for values, ``+added -removed`` for lists, entities by short name;
+    last, when a lineage change caused the Update, the entities it changed (``cause``).
 
     ``blast`` values are digests (see :class:`pareis.core.lifecycle.Published`), so only the fact of a change is said.
     """
@@ -85,6 +86,9 @@ def update_comment(changes: Mapping[str, tuple[Any, Any]]) -> str:
             lines.append(f"- {name}: {' '.join(parts) if parts else 'reordered'}")
         else:
             lines.append(f"- {name}: {_item(old)} → {_item(new)}")
+    changed = sorted(cause)
+    if changed:
+        lines.append(f"- after a lineage change of: {', '.join(_name(c) for c in changed)}")
     return "\n".join(lines)
 
 

@@ -355,16 +355,11 @@ def _update(
             tags_add=tuple(sorted(new_risk - old_risk)),
             tags_remove=tuple(sorted(old_risk - new_risk)),
             retrain=_retrain_changes(old, facts),
-            comment=incident_text.update_comment(changes) + _lineage_cause(cause),
+            comment=incident_text.update_comment(changes, cause),
             prior=_prior(old, facts.dataset),
         )
     )
     return Tracked(tracked.urn, tracked.key_ms, tracked.opened_at_ms, tracked.revision + 1, new)
-
-
-def _lineage_cause(cause: Sequence[str]) -> str:
-    """The comment line naming the lineage change that caused an Update (empty for a run's Update)."""
-    return f"\n- after a lineage change of: {', '.join(sorted(cause))}" if cause else ""
 
 
 def _resolve(tracked: Tracked, facts: IncidentFacts, now_ms: int, out: list[Intent]) -> Tracked:
