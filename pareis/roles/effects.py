@@ -77,30 +77,16 @@ class TicketMirror:
         self.refused = 0
 
     def __call__(self, posted: Posted) -> None:
-        ticket, settings = posted.ticket, self._settings
-        if posted.text is None:
-            if ticket.url is None:
-                log.warning("ticket without a URL: no link in DataHub", tool=ticket.tool, ticket=ticket.id)
-                return
+        ticket, at_ms, key = posted.ticket, posted.at_ms, posted.key
+        if posted.text is not None:
+            mcp = note_patch(self._settings, posted.incident, posted.text, key, ticket.url, at_ms=at_ms, effect_id=key)
+        elif ticket.url is not None:
             mcp = link_patch(
-                settings,
-                posted.incident,
-                system=ticket.tool,
-                external_id=ticket.id,
-                url=ticket.url,
-                at_ms=posted.at_ms,
-                effect_id=posted.key,
+                self._settings, posted.incident, ticket.tool, ticket.id, ticket.url, at_ms=at_ms, effect_id=key
             )
         else:
-            mcp = note_patch(
-                settings,
-                posted.incident,
-                message=posted.text,
-                external_id=posted.key,
-                url=ticket.url,
-                at_ms=posted.at_ms,
-                effect_id=posted.key,
-            )
+            log.warning("ticket without a URL: no link in DataHub", tool=ticket.tool, ticket=ticket.id)
+            return
         try:
             self._records.extend(self._writer.write([mcp]))
         except Poison as exc:

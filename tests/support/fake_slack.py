@@ -156,13 +156,19 @@ class FakeSlack(FakeServer):
         self.channels[channel].append(message)
         return _ok({"channel": channel, "ts": message["ts"], "message": message})
 
-    def _update(self, args: dict[str, Any]) -> Reply:
+    def _message(self, args: dict[str, Any], ts_key: str) -> tuple[str, dict[str, Any]] | Reply:
+        """The channel and message ``args`` name (the message's ts under ``ts_key``), or Slack's error."""
         channel = self._channel(args)
         if channel is None:
             return _fail("channel_not_found")
-        message = _by_ts(self.channels[channel], str(args.get("ts", "")))
-        if message is None:
-            return _fail("message_not_found")
+        message = _by_ts(self.channels[channel], str(args.get(ts_key, "")))
+        return _fail("message_not_found") if message is None else (channel, message)
+
+    def _update(self, args: dict[str, Any]) -> Reply:
+        found = self._message(args, "ts")
+        if isinstance(found, Reply):
+            return found
+        channel, message = found
         blocks = _blocks(args.get("blocks"))
         if isinstance(blocks, str):
             return _fail("invalid_blocks", blocks)
@@ -179,12 +185,10 @@ class FakeSlack(FakeServer):
         return _ok({"channel": channel, "ts": message["ts"], "text": message["text"], "message": message})
 
     def _permalink(self, args: dict[str, Any]) -> Reply:
-        channel = self._channel(args)
-        if channel is None:
-            return _fail("channel_not_found")
-        message = _by_ts(self.channels[channel], str(args.get("message_ts", "")))
-        if message is None:
-            return _fail("message_not_found")
+        found = self._message(args, "message_ts")
+        if isinstance(found, Reply):
+            return found
+        channel, message = found
         link = f"https://pareis-test.slack.com/archives/{channel}/p{message['ts'].replace('.', '')}"
         return _ok({"channel": channel, "permalink": link})
 

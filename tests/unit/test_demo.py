@@ -41,9 +41,7 @@ def test_demo_prints_the_lifecycle_and_writes_its_outputs(tmp_path: Path) -> Non
     # by live re-evaluation) or resolves the incident (decisions on the recorded timeline are pinned by
     # test_gate_demo.py; the sample's untested datasets score low after the repair).
     assert {g["decision"] for n, g in gates.items() if n.endswith("-2025-10-08.json")} == {"NO-GO"}
-    assert "after a lineage change of: churn_4" in "".join(
-        c for t in tickets for c in t["comments"]
-    )
+    assert "after a lineage change of: churn_4" in "".join(c for t in tickets for c in t["comments"])
     assert len(gates) == 6 and all(g["exit_code"] in (0, 1) and len(g["checks"]) == 10 for g in gates.values())
     assert {g["decision"] for n, g in gates.items() if n.endswith("-2025-10-07.json")} == {"NO-GO"}
     report = (out / "report.html").read_text()

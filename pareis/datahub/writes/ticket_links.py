@@ -58,14 +58,7 @@ class _IncidentPatch(MetadataPatchProposal):
 
 
 def link_patch(
-    settings: DatahubSettings,
-    incident: str,
-    *,
-    system: str,
-    external_id: str,
-    url: str,
-    at_ms: int,
-    effect_id: str,
+    settings: DatahubSettings, incident: str, system: str, external_id: str, url: str, *, at_ms: int, effect_id: str
 ) -> MetadataChangeProposalClass:
     """The PATCH adding (or rewriting) the link to ``system``'s ticket ``external_id`` at ``url``; ValueError when
     acryl-datahub's class refuses it."""
@@ -87,10 +80,10 @@ def link_patch(
 def note_patch(
     settings: DatahubSettings,
     incident: str,
-    *,
     message: str,
     external_id: str,
     url: str | None,
+    *,
     at_ms: int,
     effect_id: str,
 ) -> MetadataChangeProposalClass:
