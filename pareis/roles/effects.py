@@ -147,7 +147,7 @@ class EffectsHandler:
         elif isinstance(effect, TicketComment):
             self._tickets.comment(effect.effect_id, effect.incident, effect.text, effect.at_ms)
         elif isinstance(effect, TicketClose):
-            self._tickets.close(effect.effect_id, effect.incident, effect.text, effect.at_ms)
+            self._tickets.close(effect.effect_id, effect.incident, effect.text, effect.at_ms, effect.ticket)
         else:
             self._write(effect)
 

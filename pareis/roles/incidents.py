@@ -117,26 +117,33 @@ def walk_together(view: Memo, batch: Sequence[Message[AnySignal]]) -> None:
 
 
 def ticket_effect(intent: Intent, settings: DatahubSettings, console_url: str | None = None) -> Effect:
-    """The ticket effect of an intent: Open → open, with the incident's brief (decision first, entities linked to
-    DataHub's web app at ``settings.ui_url``, and links to the incident in DataHub and in Mission Control at
-    ``console_url``); Update → comment; Resolve → close with the postmortem."""
+    """The ticket effect of an intent: Open → open; Update → comment; Resolve → close with the postmortem. An open
+    carries the ticket, and a close the ticket as of the resolve: the incident's brief (decision first, entities
+    linked to DataHub's web app at ``settings.ui_url``, links to the incident in DataHub and in Mission Control at
+    ``console_url``)."""
     facts = intent.facts
     effect_id = f"{intent.effect_id}/ticket"
     if isinstance(intent, Open):
-        links = []
-        if settings.ui_url:
-            links.append(Span("Open in DataHub", incident_link(facts, settings)))
-        if console_url:
-            page = f"{console_url.rstrip('/')}/incidents/{quote(facts.urn, safe='')}"
-            links.append(Span("Open in Mission Control", page))
-        found = brief(facts, ui_url=settings.ui_url, links=links)
-        url = links[0].url if links else None
-        owners = facts.owners.everyone
-        ticket = IncidentTicket(facts.urn, intent.title, markdown(found), facts.severity, url, owners, found)
-        return TicketOpen(effect_id, ticket, intent.at_ms)
+        return TicketOpen(effect_id, _ticket(intent, settings, console_url), intent.at_ms)
     if isinstance(intent, Update):
         return TicketComment(effect_id, facts.urn, intent.comment, intent.at_ms)
-    return TicketClose(effect_id, facts.urn, postmortem.text(intent, settings), intent.at_ms)
+    final = _ticket(intent, settings, console_url)
+    return TicketClose(effect_id, facts.urn, postmortem.text(intent, settings), intent.at_ms, final)
+
+
+def _ticket(intent: Intent, settings: DatahubSettings, console_url: str | None) -> IncidentTicket:
+    """What a ticket says of ``intent``'s incident (:func:`ticket_effect`)."""
+    facts = intent.facts
+    links = []
+    if settings.ui_url:
+        links.append(Span("Open in DataHub", incident_link(facts, settings)))
+    if console_url:
+        links.append(
+            Span("Open in Mission Control", f"{console_url.rstrip('/')}/incidents/{quote(facts.urn, safe='')}")
+        )
+    found = brief(facts, ui_url=settings.ui_url, links=links)
+    url = links[0].url if links else None
+    return IncidentTicket(facts.urn, intent.title, markdown(found), facts.severity, url, facts.owners.everyone, found)
 
 
 @dataclass(frozen=True)

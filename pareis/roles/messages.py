@@ -19,8 +19,9 @@ Decoding errors are :class:`~pareis.errors.DecodeError` (Poison) with reason ``s
   deterministic ``effect_id`` for the effects role's ledger. A ticket effect carries ``at_ms``, the time of the
   intent that caused it (the stamp of what the effects role mirrors into DataHub: the ticket's link, each comment
   as a note); an open carries the incident's ``brief`` (:class:`pareis.core.brief.Brief`, decision first), which
-  each tool renders its own way. Both are absent from effects written before they existed (``at_ms`` then reads
-  as 0, and the tools render ``body``).
+  each tool renders its own way, and a close the ticket as of the resolve (``ticket``: its brief as of the heal,
+  for a tool whose close rewrites the ticket). They are absent from effects written before they existed
+  (``at_ms`` then reads as 0, the tools render ``body``, Slack's close keeps the message's blocks).
 """
 
 from __future__ import annotations
@@ -129,18 +130,7 @@ class TicketOpen:
         return self.ticket.url
 
     def to_json(self) -> dict[str, Any]:
-        owners = {"owners": [o.to_json() for o in self.ticket.owners]} if self.ticket.owners else {}
-        brief = {"brief": self.ticket.brief.to_json()} if self.ticket.brief is not None else {}
-        return {
-            **_common(self),
-            "at_ms": self.at_ms,
-            "body": self.ticket.body,
-            "severity": self.ticket.severity.value,
-            "title": self.ticket.title,
-            "url": self.ticket.url,
-            **owners,
-            **brief,
-        }
+        return {**_common(self), "at_ms": self.at_ms, **_ticket_json(self.ticket)}
 
 
 @dataclass(frozen=True)
@@ -160,17 +150,20 @@ class TicketComment:
 
 @dataclass(frozen=True)
 class TicketClose:
-    """Comment on and close the incident's tickets."""
+    """Comment on and close the incident's tickets; ``ticket``: what a ticket says as of the resolve (its brief as of
+    the heal), for a tool whose close rewrites the ticket (Slack); None in effects written before it existed."""
 
     effect_id: str
     incident: str
     text: str
     at_ms: int = 0
+    ticket: IncidentTicket | None = None
 
     kind = "ticket.close"
 
     def to_json(self) -> dict[str, Any]:
-        return {**_common(self), "at_ms": self.at_ms, "text": self.text}
+        final = {"ticket": _ticket_json(self.ticket)} if self.ticket is not None else {}
+        return {**_common(self), "at_ms": self.at_ms, "text": self.text, **final}
 
 
 @dataclass(frozen=True)
@@ -195,6 +188,20 @@ class DatahubWrite:
 
 
 Effect: TypeAlias = TicketOpen | TicketComment | TicketClose | DatahubWrite
+
+
+def _ticket_json(ticket: IncidentTicket) -> dict[str, Any]:
+    """A ticket's fields in an effect (its incident is the effect's)."""
+    owners = {"owners": [o.to_json() for o in ticket.owners]} if ticket.owners else {}
+    brief = {"brief": ticket.brief.to_json()} if ticket.brief is not None else {}
+    return {
+        "body": ticket.body,
+        "severity": ticket.severity.value,
+        "title": ticket.title,
+        "url": ticket.url,
+        **owners,
+        **brief,
+    }
 
 
 def _common(effect: Effect) -> dict[str, Any]:
@@ -289,10 +296,16 @@ def decode_signal(value: bytes, origin: Origin | None = None) -> AnySignal:
 
 
 def _ticket_open(shape: _Shape, obj: Mapping[str, Any]) -> Effect:
+    effect_id, incident = shape.name(obj, "effect_id"), shape.name(obj, "incident")
+    return TicketOpen(effect_id, _ticket(shape, obj, incident), shape.opt_integer(obj, "at_ms"))
+
+
+def _ticket(shape: _Shape, obj: Mapping[str, Any], incident: str) -> IncidentTicket:
+    """The ticket whose fields ``obj`` holds (:func:`_ticket_json`)."""
     severity = obj.get("severity")
     if not isinstance(severity, str) or severity not in Severity.__members__:
         raise shape.fail(f"severity must be one of {', '.join(Severity.__members__)}, got {severity!r}")
-    effect_id, incident, title = shape.name(obj, "effect_id"), shape.name(obj, "incident"), shape.name(obj, "title")
+    title = shape.name(obj, "title")
     owners = obj.get("owners") or []
     if not isinstance(owners, list) or not all(isinstance(o, dict) and isinstance(o.get("urn"), str) for o in owners):
         raise shape.fail(f"owners must be a list of {{urn, email}} objects, got {owners!r}")
@@ -301,7 +314,7 @@ def _ticket_open(shape: _Shape, obj: Mapping[str, Any]) -> Effect:
     except TypeError as exc:
         raise shape.fail(f"brief: {exc}") from exc
     try:
-        ticket = IncidentTicket(
+        return IncidentTicket(
             incident,
             title,
             shape.text(obj, "body"),
@@ -312,7 +325,6 @@ def _ticket_open(shape: _Shape, obj: Mapping[str, Any]) -> Effect:
         )
     except ValueError as exc:  # the ticket's own rules (a blank title)
         raise shape.fail(str(exc)) from exc
-    return TicketOpen(effect_id, ticket, shape.opt_integer(obj, "at_ms"))
 
 
 def _ticket_comment(shape: _Shape, obj: Mapping[str, Any]) -> Effect:
@@ -325,11 +337,10 @@ def _ticket_comment(shape: _Shape, obj: Mapping[str, Any]) -> Effect:
 
 
 def _ticket_close(shape: _Shape, obj: Mapping[str, Any]) -> Effect:
+    incident = shape.name(obj, "incident")
+    final = None if obj.get("ticket") is None else _ticket(shape, shape.obj(obj, "ticket"), incident)
     return TicketClose(
-        shape.name(obj, "effect_id"),
-        shape.name(obj, "incident"),
-        shape.text(obj, "text"),
-        shape.opt_integer(obj, "at_ms"),
+        shape.name(obj, "effect_id"), incident, shape.text(obj, "text"), shape.opt_integer(obj, "at_ms"), final
     )
 
 

@@ -116,8 +116,11 @@ class TicketDelivery:
 
         self._each(effect_id, deliver, skipped=self._note(incident_urn, text, at_ms, lambda t: f"{effect_id}/{t}"))
 
-    def close(self, effect_id: str, incident_urn: str, text: str, at_ms: int = 0) -> None:
-        """Add ``text`` to the incident's ticket in every tool and close it."""
+    def close(
+        self, effect_id: str, incident_urn: str, text: str, at_ms: int = 0, final: IncidentTicket | None = None
+    ) -> None:
+        """Add ``text`` to the incident's ticket in every tool and close it (``final``: what the ticket says as of
+        the resolve, for a tool whose close rewrites the ticket)."""
 
         def deliver(ticketer: Ticketer) -> None:
             # Two steps, each recorded: the text as a comment, then the state change. A failed state change
@@ -127,7 +130,7 @@ class TicketDelivery:
             step = f"{effect_id}/{ticketer.tool}/comment"
             self._call(lambda: self._commented(ticketer, ref, step, f"{effect_id}/comment", text))
             self._mirrored(Posted(incident_urn, ref, step, text, at_ms))
-            self._call(lambda: ticketer.close(ref))
+            self._call(lambda: ticketer.close(ref, final))
 
         step = self._note(incident_urn, text, at_ms, lambda t: f"{effect_id}/{t}/comment")
         self._each(effect_id, deliver, skipped=step)

@@ -176,7 +176,7 @@ class JiraTicketer:
             for p in c.get("properties") or []
         )
 
-    def close(self, ticket: TicketRef) -> None:
+    def close(self, ticket: TicketRef, final: IncidentTicket | None = None) -> None:
         key = _key(ticket)
         issue = self._request("GET", f"{API}/issue/{key}", params={"fields": "status"})
         status = (issue.get("fields") or {}).get("status") or {}

@@ -161,7 +161,7 @@ class LinearTicketer:
         variables = {"filter": {"id": {"eq": self.comment_id(effect_id)}}, "first": 1}
         return bool(dig("linear", self._graphql(COMMENTS, variables), "comments", "nodes"))
 
-    def close(self, ticket: TicketRef) -> None:
+    def close(self, ticket: TicketRef, final: IncidentTicket | None = None) -> None:
         nodes = dig(
             "linear", self._graphql(FIND, {"filter": {"id": {"eq": _id(ticket)}}, "first": 1}), "issues", "nodes"
         )

@@ -56,28 +56,23 @@ class TicketRef:
     """Where a ticket lives: the tool's name and the id that tool's API takes back.
 
     ``id`` is opaque outside its tool: Slack ``"<channel id>/<message ts>"``, Jira the issue key, Linear the
-    issue UUID. ``url`` is a human link when the tool gives one (Slack: the message's permalink). ``text`` and
-    ``blocks`` are what the ticket's first message says (its text, its Block Kit blocks as JSON), for a tool whose
-    close rewrites it (Slack); they do not take part in equality.
+    issue UUID. ``url`` is a human link when the tool gives one (Slack: the message's permalink). ``text`` is what
+    the ticket's first message says, for a tool whose close rewrites it (Slack); it does not take part in equality.
     """
 
     tool: str
     id: str
     url: str | None = None
     text: str | None = field(default=None, compare=False)
-    blocks: str | None = field(default=None, compare=False)
 
     def to_json(self) -> str:
         """The ref as the delivery's ledger keeps it (:meth:`from_json` reads it back)."""
-        data = {"tool": self.tool, "id": self.id, "url": self.url, "text": self.text}
-        if self.blocks is not None:
-            data["blocks"] = self.blocks
-        return json.dumps(data, sort_keys=True)
+        return json.dumps({"tool": self.tool, "id": self.id, "url": self.url, "text": self.text}, sort_keys=True)
 
     @classmethod
     def from_json(cls, value: str) -> TicketRef:
         data = json.loads(value)
-        return cls(str(data["tool"]), str(data["id"]), data.get("url"), data.get("text"), data.get("blocks"))
+        return cls(str(data["tool"]), str(data["id"]), data.get("url"), data.get("text"))
 
 
 @runtime_checkable
@@ -99,7 +94,9 @@ class Ticketer(Protocol):
     * :meth:`comment` adds ``text`` carrying ``effect_id`` (Slack metadata, a Jira comment property, Linear's
       client-chosen comment id); :meth:`posted` says whether a comment carrying ``effect_id`` is on the ticket
       (posted after ``since``).
-    * :meth:`close` moves the ticket to its tool's done state; closing a closed ticket changes nothing.
+    * :meth:`close` moves the ticket to its tool's done state; closing a closed ticket changes nothing. ``final``,
+      when given, is what the ticket says as of the resolve (its brief as of the heal), for a tool whose close
+      rewrites the ticket (Slack); the same ``final`` makes the same request.
     """
 
     @property
@@ -117,7 +114,7 @@ class Ticketer(Protocol):
 
     def posted(self, ticket: TicketRef, effect_id: str, since: str = "") -> bool: ...
 
-    def close(self, ticket: TicketRef) -> None: ...
+    def close(self, ticket: TicketRef, final: IncidentTicket | None = None) -> None: ...
 
 
 def mapped(owners: tuple[Owner, ...], users: Mapping[str, str]) -> list[str]:

@@ -3,12 +3,14 @@
 * open: ``chat.postMessage`` with Block Kit blocks rendered from the incident's brief, decision first
   (:mod:`pareis.tickets.slack_blocks`), its fallback ``text``, and message metadata ``{"event_type":
   "pareis_incident", "event_payload": {"incident_urn", "severity", "status": "open"}}``; then
-  ``chat.getPermalink`` for the message's link. The ref keeps the message's ts, permalink, text and blocks (the
+  ``chat.getPermalink`` for the message's link. The ref keeps the message's ts, permalink and text (the
   delivery's ledger holds it, so later steps never look the message up).
 * comment: a thread reply (``thread_ts``) with metadata ``{"event_type": "pareis_update", "event_payload":
   {"effect_id"}}``.
-* close: ``chat.update`` of the parent: the kept text marked resolved, a "Resolved" block above the kept blocks,
-  metadata status ``resolved`` — the same request each time, so a repeat changes nothing.
+* close: ``chat.update`` of the parent: the kept text marked resolved, the blocks rendered again from the brief as
+  of the heal (the close's ``final``) under a "Resolved" block, metadata status ``resolved`` — the same request
+  each time, so a repeat changes nothing. (The blocks are not kept in the ref: the ledger's refs stay small for the
+  read side, which lists thousands.)
 * mark: the time (less ``skew_s``); find and posted read only what came after it: ``conversations.history``
   (``oldest`` = the mark) for a parent with the incident's metadata, ``conversations.replies`` of the thread for
   a reply with the effect's. Both methods are limited to about one request a minute and 15 messages a page for
@@ -104,8 +106,7 @@ class SlackTicketer:
             )
         )
         channel, ts = str(dig("slack", response.data, "channel")), str(dig("slack", response.data, "ts"))
-        stored = None if rendered is None else json.dumps(rendered, sort_keys=True)
-        return TicketRef(self.tool, f"{channel}/{ts}", self._permalink(channel, ts), text, stored)
+        return TicketRef(self.tool, f"{channel}/{ts}", self._permalink(channel, ts), text)
 
     def _permalink(self, channel: str, ts: str) -> str:
         """The message's permalink (``chat.getPermalink``)."""
@@ -142,8 +143,7 @@ class SlackTicketer:
             if _payload(message, EVENT_TYPE).get("incident_urn") != incident_urn:
                 return None
             ts = dig("slack", message, "ts")
-            stored = json.dumps(message["blocks"], sort_keys=True) if message.get("blocks") else None
-            return TicketRef(self.tool, f"{self._channel}/{ts}", text=str(message.get("text", "")), blocks=stored)
+            return TicketRef(self.tool, f"{self._channel}/{ts}", text=str(message.get("text", "")))
 
         found = self._scan(
             ("history", incident_urn, oldest),
@@ -160,7 +160,7 @@ class SlackTicketer:
         if found is None:
             return None
         channel, ts = _split(found)
-        return TicketRef(found.tool, found.id, self._permalink(channel, ts), found.text, found.blocks)
+        return TicketRef(found.tool, found.id, self._permalink(channel, ts), found.text)
 
     def comment(self, ticket: TicketRef, text: str, effect_id: str | None = None) -> None:
         channel, ts = _split(ticket)
@@ -189,8 +189,12 @@ class SlackTicketer:
         )
         return found is not None
 
-    def close(self, ticket: TicketRef) -> None:
+    def close(self, ticket: TicketRef, final: IncidentTicket | None = None) -> None:
         channel, ts = _split(ticket)
+        blocks = None
+        if final is not None and final.brief is not None:  # the message as of the heal, "Resolved" on top
+            mentions = {o.email or o.name: self._mention(o) for o in final.owners}
+            blocks = slack_blocks.resolved(slack_blocks.blocks(final, mentions) or [])
         text = ticket.text
         metadata: dict[str, Any] = {"event_payload": _rendered_payload(text)} if text is not None else {}
         if text is None:  # a ref kept before refs carried their text: read the parent (one rate-limited call)
@@ -203,7 +207,6 @@ class SlackTicketer:
                 return
             text = str(parent.get("text", ""))
         payload = {**(metadata.get("event_payload") or {}), "status": "resolved"}
-        blocks = None if ticket.blocks is None else slack_blocks.resolved(json.loads(ticket.blocks))
         _call(
             lambda: self._client.chat_update(
                 channel=channel,

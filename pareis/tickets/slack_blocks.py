@@ -71,10 +71,10 @@ def blocks(incident: IncidentTicket, mentions: Mapping[str, str]) -> list[dict[s
     return out + tail
 
 
-def resolved(stored: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The close's blocks: a "Resolved" section above the open message's blocks."""
+def resolved(rendered: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The close's blocks: a "Resolved" section above the message's blocks (as of the heal)."""
     note = _section(RESOLVED + "the postmortem is in the thread.")
-    return [note, *stored][:MAX_BLOCKS]
+    return [note, *rendered][:MAX_BLOCKS]
 
 
 def mrkdwn(line: Iterable[Span], mentions: Mapping[str, str] | None = None) -> str:

@@ -74,6 +74,13 @@ def effects() -> list[Effect]:
         ),
         TicketComment("e2/ticket", INCIDENT, "- churn: now PROMOTE churn_4", 1_700_000_100_000),
         TicketClose("e3/ticket", INCIDENT, "postmortem", 1_700_000_200_000),
+        TicketClose(
+            "e3/ticket",
+            INCIDENT,
+            "postmortem",
+            1_700_000_200_000,
+            IncidentTicket(INCIDENT, BRIEF.headline, "md", Severity.HIGH, None, (), BRIEF),
+        ),
     ]
 
 
@@ -188,6 +195,7 @@ BAD_EFFECTS = {
         "brief": {**_effect_obj(5)["brief"], "links": [{"url": "https://x"}]},
     },
     "comment with a string time": {**_effect_obj(6), "at_ms": "5"},
+    "close with a ticket without title": {**_effect_obj(8), "ticket": _without(_effect_obj(8)["ticket"], "title")},
     "write of a proposal without entity": {**_effect_obj(4), "mcp": _without(_effect_obj(4)["mcp"], "entityUrn")},
 }
 
