@@ -272,8 +272,9 @@ class DatahubSettings(Section):
     agent_urn: str = "urn:li:aiAgent:pareis"
     pipeline_name: str = "pareis"
     ui_url: str | None = None
-    """DataHub's web app (e.g. ``https://datahub.example.com``), for the links Pareis writes into notes; None:
-    notes name the incident URN instead of linking it."""
+    """DataHub's web app (e.g. ``https://datahub.example.com``), for the links Pareis writes: the incident's
+    description, postmortem and tickets link each entity they name to its DataHub page, and the notes and tickets
+    link the incident. None: nothing is linked (notes name the incident URN)."""
     mcp_url: str | None = None
     """The public URL of ``pareis mcp --http`` (e.g. ``https://pareis.example.com/mcp``): when set, the agent
     registry names the MCP server as a DataHub ``service`` with ``mcpServerProperties``."""
@@ -354,6 +355,14 @@ class RedisSettings(Section):
     chart sets it."""
 
 
+class WebSettings(Section):
+    """Mission Control as people reach it."""
+
+    public_url: str | None = None
+    """Mission Control's public URL (e.g. ``https://pareis.example.com``): tickets link each incident's page there
+    (``/incidents/<URN>``) beside its page in DataHub. None: tickets link DataHub only."""
+
+
 class Settings(Redacting, BaseSettings):
     """All of Pareis's settings. Build with :func:`load_settings`; frozen like every section."""
 
@@ -367,6 +376,7 @@ class Settings(Redacting, BaseSettings):
     runtime: RuntimeSettings = Field(default_factory=RuntimeSettings)
     datahub: DatahubSettings = Field(default_factory=DatahubSettings)
     tickets: TicketSettings = Field(default_factory=TicketSettings)
+    web: WebSettings = Field(default_factory=WebSettings)
     log_level: str = "INFO"
     log_json: bool = True
 

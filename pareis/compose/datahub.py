@@ -6,7 +6,9 @@
   emits ``datahub.write`` effects instead, and the effects role delivers them (at-least-once, idempotent writes).
 
 This module is the only reader of ``write_path``: the incidents role is given its output port
-(:func:`incidents_output`), the effects role a writer or None (:func:`effects_writer`).
+(:func:`incidents_output`), the effects role a writer or None (:func:`effects_writer`). On either path the effects
+role copies the tickets it delivers into DataHub through the path's writer (the links and notes only it can know:
+:class:`~pareis.roles.effects.TicketMirror`), so on ``kafka`` it produces to the MCP topic too.
 """
 
 from __future__ import annotations

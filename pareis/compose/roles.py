@@ -113,6 +113,7 @@ def incidents_pipeline(settings: Settings, ports: Ports) -> Pipeline[AnySignal]:
         effects_topic=settings.kafka.topics.effects,
         scores=ScorePublisher(ports.lineage, ports.runs, ports.scores, ports.exposure),
         watch=IncidentWatch(ports.watch, ports.lineage),
+        console_url=settings.web.public_url,
     )
     # committed: releases the step journal below the committed offsets
     return ports.pipeline(incidents.decode, handler, committed=handler.committed)
@@ -124,13 +125,16 @@ def incidents_process(settings: Settings) -> Pipeline[AnySignal]:
 
 
 def effects_pipeline(settings: Settings, ports: Ports) -> Pipeline[Effect]:
-    """The effects role over the ledger, the ticket tools and, when DataHub writes leave as effects, the writer."""
+    """The effects role over the ledger, the ticket tools, the DataHub writer its tickets are copied through (DESIGN
+    §3, tickets inside DataHub) and, when DataHub writes leave as effects, that writer for them too."""
     budget = settings.tickets.delivery_budget_s
     # The claim's owner is the instance: a restarted instance (the same pod, the same static member) takes its own
     # claims back at once instead of waiting for them to lapse; another instance still waits.
     owner = f"effects/{instance_id(settings)}"
-    tickets = TicketDelivery(ports.ticketers, ports.ledger, owner=owner)
-    handler = effects.EffectsHandler(tickets, ports.ledger, effects_writer(settings, ports.datahub), budget_s=budget)
+    mirror = effects.TicketMirror(ports.datahub, settings.datahub)
+    tickets = TicketDelivery(ports.ticketers, ports.ledger, owner=owner, mirror=mirror)
+    rest = effects_writer(settings, ports.datahub)
+    handler = effects.EffectsHandler(tickets, ports.ledger, rest, mirror=mirror, budget_s=budget)
     return ports.pipeline(effects.decode, handler)
 
 
@@ -168,9 +172,10 @@ INCIDENTS = RoleSpec(
 EFFECTS = RoleSpec(
     "effects",
     inputs=("effects",),
+    outputs=("mcp",),
     delivery=Delivery.AT_LEAST_ONCE,
     process=effects_process,
-    description="pareis.effects.v1 → Slack / Jira / Linear / DataHub REST",
+    description="pareis.effects.v1 → Slack / Jira / Linear / DataHub REST (+ MetadataChangeProposal_v1: ticket links)",
 )
 
 REGISTRY: Final[Mapping[str, tuple[RoleSpec, OverPorts]]] = {

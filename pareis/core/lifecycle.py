@@ -60,12 +60,16 @@ class Published:
     Each field is one published fact; :meth:`to_json` is the stored form (JSON values: lists, and ``blast`` as a
     digest of the blast radius without ``failed_rows``, so only the fact of a change is kept). The defaults are
     "nothing published".
+
+    ``decisions``: the recommendation per affected group (DESIGN §2.3) as ``(group, action, target URN or None)``;
+    None when the stored form predates the field (it is then not compared: see :meth:`changes`).
     """
 
     assertions: tuple[str, ...] = ()
     at_risk: tuple[str, ...] = ()
     blast: str = ""
     contamination: tuple[tuple[str, str], ...] = ()
+    decisions: tuple[tuple[str, str, str | None], ...] | None = ()
     failed_rows: int | None = None
     first_failure_ms: int | None = None
     healed_ms: int | None = None
@@ -85,6 +89,7 @@ class Published:
             at_risk=tuple(facts.at_risk),
             blast=datahub_guid(blast),
             contamination=tuple((v.version.urn, v.verdict.value) for g in facts.contamination for v in g.versions),
+            decisions=tuple((d.group, d.action.value, d.target.urn if d.target else None) for d in facts.decisions),
             failed_rows=facts.window.failed_rows,
             first_failure_ms=facts.window.first_failure_ms,
             healed_ms=facts.window.healed_ms,
@@ -101,6 +106,7 @@ class Published:
             "at_risk": list(self.at_risk),
             "blast": self.blast,
             "contamination": [[urn, verdict] for urn, verdict in self.contamination],
+            **({} if self.decisions is None else {"decisions": [list(d) for d in self.decisions]}),
             "failed_rows": self.failed_rows,
             "first_failure_ms": self.first_failure_ms,
             "healed_ms": self.healed_ms,
@@ -113,8 +119,8 @@ class Published:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Published:
-        """Inverse of :meth:`to_json` (a missing fact reads as its default); KeyError/TypeError/ValueError on a
-        malformed one."""
+        """Inverse of :meth:`to_json` (a missing fact reads as its default; missing ``decisions``, from before the
+        field existed, as None); KeyError/TypeError/ValueError on a malformed one."""
         if not isinstance(data, Mapping):
             raise TypeError(f"published facts must be an object, got {type(data).__name__}")
         return cls(
@@ -122,6 +128,7 @@ class Published:
             at_risk=tuple(data.get("at_risk", ())),
             blast=str(data.get("blast", "")),
             contamination=tuple((urn, verdict) for urn, verdict in data.get("contamination", ())),
+            decisions=_decisions(data["decisions"]) if "decisions" in data else None,
             failed_rows=data.get("failed_rows"),
             first_failure_ms=data.get("first_failure_ms"),
             healed_ms=data.get("healed_ms"),
@@ -133,9 +140,26 @@ class Published:
         )
 
     def changes(self, new: Published) -> dict[str, tuple[Any, Any]]:
-        """The facts that differ from ``new``, by name, as (old, new) JSON values."""
+        """The facts that differ from ``new``, by name, as (old, new) JSON values. Decisions are compared only when
+        both sides have them: facts stored before Pareis published decisions do not make every incident's next step
+        an Update (after an upgrade, a restart must not comment on every open ticket)."""
         old_json, new_json = self.to_json(), new.to_json()
-        return {k: (old_json[k], new_json[k]) for k in sorted(new_json) if old_json[k] != new_json[k]}
+        return {k: (old_json[k], new_json[k]) for k in sorted(new_json) if k in old_json and old_json[k] != new_json[k]}
+
+
+def _decisions(value: Any) -> tuple[tuple[str, str, str | None], ...]:
+    """The stored ``decisions``: ``[[group, action, target URN or null], …]``; TypeError/ValueError otherwise."""
+    if not isinstance(value, list):
+        raise TypeError(f"decisions must be a list, got {value!r}")
+    out = []
+    for item in value:
+        if not isinstance(item, list) or len(item) != 3:
+            raise ValueError(f"a decision must be [group, action, target], got {item!r}")
+        group, action, target = item
+        if not isinstance(group, str) or not isinstance(action, str) or not isinstance(target, str | None):
+            raise TypeError(f"a decision must be [group, action, target], got {item!r}")
+        out.append((group, action, target))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -313,7 +337,11 @@ def _update(
     old = tracked.published
     changes = old.changes(new)
     if not changes:
-        return tracked
+        # Only facts not compared can differ (decisions stored before they were published): adopt them silently,
+        # so that the next change of a decision is an Update.
+        return (
+            tracked if new == old else Tracked(tracked.urn, tracked.key_ms, tracked.opened_at_ms, tracked.revision, new)
+        )
     old_risk, new_risk = set(old.at_risk), set(facts.at_risk)
     out.append(
         Update(
@@ -327,16 +355,11 @@ def _update(
             tags_add=tuple(sorted(new_risk - old_risk)),
             tags_remove=tuple(sorted(old_risk - new_risk)),
             retrain=_retrain_changes(old, facts),
-            comment=incident_text.update_comment(changes) + _lineage_cause(cause),
+            comment=incident_text.update_comment(changes, cause),
             prior=_prior(old, facts.dataset),
         )
     )
     return Tracked(tracked.urn, tracked.key_ms, tracked.opened_at_ms, tracked.revision + 1, new)
-
-
-def _lineage_cause(cause: Sequence[str]) -> str:
-    """The comment line naming the lineage change that caused an Update (empty for a run's Update)."""
-    return f"\n- after a lineage change of: {', '.join(sorted(cause))}" if cause else ""
 
 
 def _resolve(tracked: Tracked, facts: IncidentFacts, now_ms: int, out: list[Intent]) -> Tracked:

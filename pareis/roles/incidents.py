@@ -40,17 +40,21 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import cast
+from urllib.parse import quote
 
 from pareis.config import DatahubSettings
 from pareis.contracts.records import Message, OutRecord, RawMessage
 from pareis.core import analysis, catalog
 from pareis.core.analysis import AnalysisInputs
 from pareis.core.blast import blast_radius
+from pareis.core.brief import Span, brief
 from pareis.core.graph import LineageView, Memo
+from pareis.core.incident_text import markdown
 from pareis.core.intents import IncidentFacts, Intent, Open, Update
 from pareis.core.keys import sibling_classes
 from pareis.core.lifecycle import IncidentState, history_floor
 from pareis.core.runs import ResultType
+from pareis.datahub.writes import postmortem
 from pareis.datahub.writes.incident_writes import incident_link
 from pareis.errors import Fatal
 from pareis.roles.incident_watch import IncidentWatch, advance, wants_inputs
@@ -112,18 +116,34 @@ def walk_together(view: Memo, batch: Sequence[Message[AnySignal]]) -> None:
         blast_radius(view, assertions=defined)
 
 
-def ticket_effect(intent: Intent, settings: DatahubSettings) -> Effect:
-    """The ticket effect of an intent: Open → open, Update → comment, Resolve → close with the postmortem."""
+def ticket_effect(intent: Intent, settings: DatahubSettings, console_url: str | None = None) -> Effect:
+    """The ticket effect of an intent: Open → open; Update → comment; Resolve → close with the postmortem. An open
+    carries the ticket, and a close the ticket as of the resolve: the incident's brief (decision first, entities
+    linked to DataHub's web app at ``settings.ui_url``, links to the incident in DataHub and in Mission Control at
+    ``console_url``)."""
     facts = intent.facts
     effect_id = f"{intent.effect_id}/ticket"
     if isinstance(intent, Open):
-        url = incident_link(facts, settings) if settings.ui_url else None
-        owners = facts.owners.everyone
-        ticket = IncidentTicket(facts.urn, intent.title, intent.description, facts.severity, url, owners)
-        return TicketOpen(effect_id, ticket)
+        return TicketOpen(effect_id, _ticket(intent, settings, console_url), intent.at_ms)
     if isinstance(intent, Update):
-        return TicketComment(effect_id, facts.urn, intent.comment)
-    return TicketClose(effect_id, facts.urn, intent.postmortem.text)
+        return TicketComment(effect_id, facts.urn, intent.comment, intent.at_ms)
+    final = _ticket(intent, settings, console_url)
+    return TicketClose(effect_id, facts.urn, postmortem.text(intent, settings), intent.at_ms, final)
+
+
+def _ticket(intent: Intent, settings: DatahubSettings, console_url: str | None) -> IncidentTicket:
+    """What a ticket says of ``intent``'s incident (:func:`ticket_effect`)."""
+    facts = intent.facts
+    links = []
+    if settings.ui_url:
+        links.append(Span("Open in DataHub", incident_link(facts, settings)))
+    if console_url:
+        links.append(
+            Span("Open in Mission Control", f"{console_url.rstrip('/')}/incidents/{quote(facts.urn, safe='')}")
+        )
+    found = brief(facts, ui_url=settings.ui_url, links=links)
+    url = links[0].url if links else None
+    return IncidentTicket(facts.urn, intent.title, markdown(found), facts.severity, url, facts.owners.everyone, found)
 
 
 @dataclass(frozen=True)
@@ -141,8 +161,9 @@ class IncidentsHandler:
     """The role's handler over its ports.
 
     ``output`` gives the records of the DataHub writes (:mod:`pareis.roles.output`); the ticket effects go to
-    ``effects_topic``. ``scores``, when given, adds the reliability-score patches the batch's runs cause
-    (:mod:`pareis.roles.scores`) after the incidents' outputs.
+    ``effects_topic``, linking Mission Control at ``console_url`` (``web.public_url``) when given. ``scores``, when
+    given, adds the reliability-score patches the batch's runs cause (:mod:`pareis.roles.scores`) after the
+    incidents' outputs.
     """
 
     def __init__(
@@ -157,7 +178,9 @@ class IncidentsHandler:
         effects_topic: str,
         scores: ScorePublisher | None = None,
         watch: IncidentWatch | None = None,
+        console_url: str | None = None,
     ) -> None:
+        self._console_url = console_url
         self._scores = scores
         self._watch = watch
         self._lineage = lineage
@@ -276,4 +299,5 @@ class IncidentsHandler:
             self._journal.release(topic, partition, below)
 
     def _outputs(self, intent: Intent) -> list[OutRecord]:
-        return [*self._output.intent(intent), effect_record(self._effects, ticket_effect(intent, self._datahub))]
+        ticket = ticket_effect(intent, self._datahub, self._console_url)
+        return [*self._output.intent(intent), effect_record(self._effects, ticket)]

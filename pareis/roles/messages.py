@@ -16,7 +16,12 @@ Decoding errors are :class:`~pareis.errors.DecodeError` (Poison) with reason ``s
   change. A value without ``kind`` is a run signal (the format before lineage signals existed).
 * **Effect** — key: the incident URN (one incident's effects stay ordered); value: one of ``ticket.open``,
   ``ticket.comment``, ``ticket.close`` or ``datahub.write`` (one proposal, for ``write_path=rest``), each with a
-  deterministic ``effect_id`` for the effects role's ledger.
+  deterministic ``effect_id`` for the effects role's ledger. A ticket effect carries ``at_ms``, the time of the
+  intent that caused it (the stamp of what the effects role mirrors into DataHub: the ticket's link, each comment
+  as a note); an open carries the incident's ``brief`` (:class:`pareis.core.brief.Brief`, decision first), which
+  each tool renders its own way, and a close the ticket as of the resolve (``ticket``: its brief as of the heal,
+  for a tool whose close rewrites the ticket). They are absent from effects written before they existed
+  (``at_ms`` then reads as 0, the tools render ``body``, Slack's close keeps the message's blocks).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from typing import Any, TypeAlias
 import orjson
 
 from pareis.contracts.records import OutRecord
+from pareis.core.brief import Brief
 from pareis.core.impact import Severity
 from pareis.core.intents import PriorFields
 from pareis.core.lifecycle import Signal
@@ -98,6 +104,7 @@ class TicketOpen:
 
     effect_id: str
     ticket: IncidentTicket
+    at_ms: int = 0
 
     kind = "ticket.open"
 
@@ -123,15 +130,7 @@ class TicketOpen:
         return self.ticket.url
 
     def to_json(self) -> dict[str, Any]:
-        owners = {"owners": [o.to_json() for o in self.ticket.owners]} if self.ticket.owners else {}
-        return {
-            **_common(self),
-            "body": self.ticket.body,
-            "severity": self.ticket.severity.value,
-            "title": self.ticket.title,
-            "url": self.ticket.url,
-            **owners,
-        }
+        return {**_common(self), "at_ms": self.at_ms, **_ticket_json(self.ticket)}
 
 
 @dataclass(frozen=True)
@@ -141,25 +140,30 @@ class TicketComment:
     effect_id: str
     incident: str
     text: str
+    at_ms: int = 0
 
     kind = "ticket.comment"
 
     def to_json(self) -> dict[str, Any]:
-        return {**_common(self), "text": self.text}
+        return {**_common(self), "at_ms": self.at_ms, "text": self.text}
 
 
 @dataclass(frozen=True)
 class TicketClose:
-    """Comment on and close the incident's tickets."""
+    """Comment on and close the incident's tickets; ``ticket``: what a ticket says as of the resolve (its brief as of
+    the heal), for a tool whose close rewrites the ticket (Slack); None in effects written before it existed."""
 
     effect_id: str
     incident: str
     text: str
+    at_ms: int = 0
+    ticket: IncidentTicket | None = None
 
     kind = "ticket.close"
 
     def to_json(self) -> dict[str, Any]:
-        return {**_common(self), "text": self.text}
+        final = {"ticket": _ticket_json(self.ticket)} if self.ticket is not None else {}
+        return {**_common(self), "at_ms": self.at_ms, "text": self.text, **final}
 
 
 @dataclass(frozen=True)
@@ -184,6 +188,20 @@ class DatahubWrite:
 
 
 Effect: TypeAlias = TicketOpen | TicketComment | TicketClose | DatahubWrite
+
+
+def _ticket_json(ticket: IncidentTicket) -> dict[str, Any]:
+    """A ticket's fields in an effect (its incident is the effect's)."""
+    owners = {"owners": [o.to_json() for o in ticket.owners]} if ticket.owners else {}
+    brief = {"brief": ticket.brief.to_json()} if ticket.brief is not None else {}
+    return {
+        "body": ticket.body,
+        "severity": ticket.severity.value,
+        "title": ticket.title,
+        "url": ticket.url,
+        **owners,
+        **brief,
+    }
 
 
 def _common(effect: Effect) -> dict[str, Any]:
@@ -233,6 +251,10 @@ class _Shape:
             raise self.fail(f"{key} must be an integer, got {value!r}")
         return value
 
+    def opt_integer(self, obj: Mapping[str, Any], key: str) -> int:
+        """An integer, 0 when absent."""
+        return 0 if obj.get(key) is None else self.integer(obj, key)
+
     def obj(self, obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
         value = obj.get(key)
         if not isinstance(value, dict):
@@ -274,33 +296,52 @@ def decode_signal(value: bytes, origin: Origin | None = None) -> AnySignal:
 
 
 def _ticket_open(shape: _Shape, obj: Mapping[str, Any]) -> Effect:
+    effect_id, incident = shape.name(obj, "effect_id"), shape.name(obj, "incident")
+    return TicketOpen(effect_id, _ticket(shape, obj, incident), shape.opt_integer(obj, "at_ms"))
+
+
+def _ticket(shape: _Shape, obj: Mapping[str, Any], incident: str) -> IncidentTicket:
+    """The ticket whose fields ``obj`` holds (:func:`_ticket_json`)."""
     severity = obj.get("severity")
     if not isinstance(severity, str) or severity not in Severity.__members__:
         raise shape.fail(f"severity must be one of {', '.join(Severity.__members__)}, got {severity!r}")
-    effect_id, incident, title = shape.name(obj, "effect_id"), shape.name(obj, "incident"), shape.name(obj, "title")
+    title = shape.name(obj, "title")
     owners = obj.get("owners") or []
     if not isinstance(owners, list) or not all(isinstance(o, dict) and isinstance(o.get("urn"), str) for o in owners):
         raise shape.fail(f"owners must be a list of {{urn, email}} objects, got {owners!r}")
     try:
-        ticket = IncidentTicket(
+        brief = None if obj.get("brief") is None else Brief.from_json(obj["brief"])
+    except TypeError as exc:
+        raise shape.fail(f"brief: {exc}") from exc
+    try:
+        return IncidentTicket(
             incident,
             title,
             shape.text(obj, "body"),
             Severity(severity),
             shape.opt_name(obj, "url"),
             tuple(Owner.from_json(o) for o in owners),
+            brief,
         )
     except ValueError as exc:  # the ticket's own rules (a blank title)
         raise shape.fail(str(exc)) from exc
-    return TicketOpen(effect_id, ticket)
 
 
 def _ticket_comment(shape: _Shape, obj: Mapping[str, Any]) -> Effect:
-    return TicketComment(shape.name(obj, "effect_id"), shape.name(obj, "incident"), shape.text(obj, "text"))
+    return TicketComment(
+        shape.name(obj, "effect_id"),
+        shape.name(obj, "incident"),
+        shape.text(obj, "text"),
+        shape.opt_integer(obj, "at_ms"),
+    )
 
 
 def _ticket_close(shape: _Shape, obj: Mapping[str, Any]) -> Effect:
-    return TicketClose(shape.name(obj, "effect_id"), shape.name(obj, "incident"), shape.text(obj, "text"))
+    incident = shape.name(obj, "incident")
+    final = None if obj.get("ticket") is None else _ticket(shape, shape.obj(obj, "ticket"), incident)
+    return TicketClose(
+        shape.name(obj, "effect_id"), incident, shape.text(obj, "text"), shape.opt_integer(obj, "at_ms"), final
+    )
 
 
 def _datahub_write(shape: _Shape, obj: Mapping[str, Any]) -> Effect:

@@ -7,6 +7,11 @@ from there, never from a search), a comment under its step key, and before each 
 ``…/attempt`` entry with the tool's mark. A redelivery (after a lost answer, a failed ledger write, a crash)
 that finds an attempt without its result asks the tool for the key the request carried before sending it again,
 so every tool gets exactly one ticket, one comment per update and one close per incident.
+
+A ``mirror``, when given, is told of each ticket and comment as it stands in a tool (:class:`Posted`) — after the
+step that made it, and again whenever a redelivery finds the effect already delivered to that tool — before the
+effect is recorded as delivered there: the effects role copies them into DataHub's incident (DESIGN §3, tickets
+inside DataHub) at least once, idempotently. A mirror's error counts as the tool's: the effect is redelivered.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import contextlib
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import TypeVar
 
@@ -24,6 +30,21 @@ from pareis.tickets.port import IncidentTicket, Ticketer, TicketRef
 from pareis.tickets.retry import RetryPolicy
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Posted:
+    """A ticket (``text`` None) or a comment on it (its ``text``) as it stands in a tool, for DataHub's copy.
+
+    ``key`` names it for good: for a comment, the key it carries in the tool (``<effect id>/<tool>``, the close's
+    ``<effect id>/<tool>/comment``); for a ticket, ``<effect id>/<tool>``. ``at_ms``: the time of the intent that
+    caused the effect."""
+
+    incident: str
+    ticket: TicketRef
+    key: str
+    text: str | None = None
+    at_ms: int = 0
 
 
 class NoTicket(Poison):
@@ -49,7 +70,9 @@ class TicketDelivery:
         memo_size: int = 10_000,
         owner: str | None = None,
         claim_ttl_s: float = 120.0,
+        mirror: Callable[[Posted], None] | None = None,
     ) -> None:
+        self._mirror = mirror
         names = [t.tool for t in ticketers]
         if len(set(names)) != len(names):
             raise ValueError(f"one ticketer per tool, got {names}")
@@ -63,29 +86,41 @@ class TicketDelivery:
         self.deadline: float | None = None
         """A ``policy.clock`` reading no in-place retry may wait past (the effects role's batch budget)."""
 
-    def open(self, effect_id: str, incident: IncidentTicket) -> dict[str, TicketRef | None]:
+    def open(self, effect_id: str, incident: IncidentTicket, at_ms: int = 0) -> dict[str, TicketRef | None]:
         """Open the incident's ticket in every tool; the refs by tool (None where already delivered)."""
         refs: dict[str, TicketRef | None] = {}
+        urn = incident.incident_urn
 
         def deliver(ticketer: Ticketer) -> None:
             ref = self._call(lambda: self._opened(ticketer, incident))
-            self._remember(ticketer, incident.incident_urn, ref)
+            self._remember(ticketer, urn, ref)
             refs[ticketer.tool] = ref
+            self._mirrored(Posted(urn, ref, f"{effect_id}/{ticketer.tool}", None, at_ms))
 
-        self._each(effect_id, deliver, skipped=lambda t: refs.setdefault(t.tool, None))
+        def skipped(ticketer: Ticketer) -> None:
+            refs.setdefault(ticketer.tool, None)
+            if self._mirror is not None:
+                self._mirrored(Posted(urn, self._ref(ticketer, urn), f"{effect_id}/{ticketer.tool}", None, at_ms))
+
+        self._each(effect_id, deliver, skipped=skipped)
         return refs
 
-    def comment(self, effect_id: str, incident_urn: str, text: str) -> None:
+    def comment(self, effect_id: str, incident_urn: str, text: str, at_ms: int = 0) -> None:
         """Add ``text`` to the incident's ticket in every tool."""
 
         def deliver(ticketer: Ticketer) -> None:
             ref = self._ref(ticketer, incident_urn)
-            self._call(lambda: self._commented(ticketer, ref, f"{effect_id}/{ticketer.tool}", effect_id, text))
+            step = f"{effect_id}/{ticketer.tool}"
+            self._call(lambda: self._commented(ticketer, ref, step, effect_id, text))
+            self._mirrored(Posted(incident_urn, ref, step, text, at_ms))
 
-        self._each(effect_id, deliver)
+        self._each(effect_id, deliver, skipped=self._note(incident_urn, text, at_ms, lambda t: f"{effect_id}/{t}"))
 
-    def close(self, effect_id: str, incident_urn: str, text: str) -> None:
-        """Add ``text`` to the incident's ticket in every tool and close it."""
+    def close(
+        self, effect_id: str, incident_urn: str, text: str, at_ms: int = 0, final: IncidentTicket | None = None
+    ) -> None:
+        """Add ``text`` to the incident's ticket in every tool and close it (``final``: what the ticket says as of
+        the resolve, for a tool whose close rewrites the ticket)."""
 
         def deliver(ticketer: Ticketer) -> None:
             # Two steps, each recorded: the text as a comment, then the state change. A failed state change
@@ -94,9 +129,25 @@ class TicketDelivery:
             ref = self._ref(ticketer, incident_urn)
             step = f"{effect_id}/{ticketer.tool}/comment"
             self._call(lambda: self._commented(ticketer, ref, step, f"{effect_id}/comment", text))
-            self._call(lambda: ticketer.close(ref))
+            self._mirrored(Posted(incident_urn, ref, step, text, at_ms))
+            self._call(lambda: ticketer.close(ref, final))
 
-        self._each(effect_id, deliver)
+        step = self._note(incident_urn, text, at_ms, lambda t: f"{effect_id}/{t}/comment")
+        self._each(effect_id, deliver, skipped=step)
+
+    def _note(self, urn: str, text: str, at_ms: int, key: Callable[[str], str]) -> Callable[[Ticketer], None]:
+        """What a redelivery does for a tool that has the comment already: mirror it again."""
+
+        def skipped(ticketer: Ticketer) -> None:
+            if self._mirror is not None:
+                self._mirrored(Posted(urn, self._ref(ticketer, urn), key(ticketer.tool), text, at_ms))
+
+        return skipped
+
+    def _mirrored(self, posted: Posted) -> None:
+        if self._mirror is not None:
+            mirror = self._mirror
+            self._call(lambda: mirror(posted))
 
     # --- one step each, exactly once -----------------------------------------------------------------------
     # A non-idempotent request (a create, a comment) is preceded by a ledger entry saying it is about to be sent

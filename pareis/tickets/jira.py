@@ -1,7 +1,9 @@
 """Jira Cloud (REST API v3) as a ticket tool.
 
-* open: ``POST /rest/api/3/issue`` — summary ``[SEVERITY] title``, an ADF description ending with the incident
-  marker, labels ``pareis`` and ``pareis-<digest of the incident URN>``.
+* open: ``POST /rest/api/3/issue`` — summary ``[SEVERITY] title``, an ADF description rendered from the
+  incident's brief, decision first (:mod:`pareis.tickets.jira_adf`: a heading and a bullet list per section, links
+  to the incident) and ending with the incident marker, labels ``pareis`` and ``pareis-<digest of the incident
+  URN>``.
 * mark (before a create): the number of the project's newest issue as the search shows it (the index may lag,
   which only makes the mark lower); find after a mark reads issues by key, ``GET /rest/api/3/issue/<project>-<n>``
   for n past the mark until the keys run out, and returns the one with the incident's label. Reads by key are
@@ -34,6 +36,7 @@ import httpx
 from pareis.config import JiraSettings
 from pareis.errors import Fatal, Retriable
 from pareis.tickets.failures import Rejected, dig, for_status
+from pareis.tickets.jira_adf import adf, brief_doc
 from pareis.tickets.port import IncidentTicket, TicketRef, mapped, marker, urn_digest
 
 API = "/rest/api/3"
@@ -98,7 +101,7 @@ class JiraTicketer:
             "project": {"key": self._project},
             "issuetype": {"name": self._issue_type},
             "summary": f"[{incident.severity}] {incident.title}"[:255],
-            "description": adf(incident.body, link=incident.url, footer=marker(incident.incident_urn)),
+            "description": description(incident),
             "labels": ["pareis", self.label(incident.incident_urn)],
         }
         if accounts:
@@ -173,7 +176,7 @@ class JiraTicketer:
             for p in c.get("properties") or []
         )
 
-    def close(self, ticket: TicketRef) -> None:
+    def close(self, ticket: TicketRef, final: IncidentTicket | None = None) -> None:
         key = _key(ticket)
         issue = self._request("GET", f"{API}/issue/{key}", params={"fields": "status"})
         status = (issue.get("fields") or {}).get("status") or {}
@@ -239,24 +242,9 @@ def _key(ticket: TicketRef) -> str:
     return ticket.id
 
 
-def adf(text: str, *, link: str | None = None, footer: str | None = None) -> dict[str, Any]:
-    """Plain text as an Atlassian Document: a paragraph per blank-line-separated block, lines joined by hard
-    breaks; then the link, then the footer in italics."""
-    content: list[dict[str, Any]] = []
-    for block in (b for b in text.strip().split("\n\n") if b.strip()):
-        nodes: list[dict[str, Any]] = []
-        for line in block.strip().split("\n"):
-            if nodes:
-                nodes.append({"type": "hardBreak"})
-            if line:
-                nodes.append({"type": "text", "text": line})
-        content.append({"type": "paragraph", "content": nodes})
-    if link:
-        mark = {"type": "link", "attrs": {"href": link}}
-        content.append(
-            {"type": "paragraph", "content": [{"type": "text", "text": "Open the incident", "marks": [mark]}]}
-        )
-    if footer:
-        text_node = {"type": "text", "text": footer, "marks": [{"type": "em"}]}
-        content.append({"type": "paragraph", "content": [text_node]})
-    return {"type": "doc", "version": 1, "content": content}
+def description(incident: IncidentTicket) -> dict[str, Any]:
+    """The issue's ADF description: the brief (the text without one), then the marker."""
+    footer = marker(incident.incident_urn)
+    if incident.brief is not None:
+        return brief_doc(incident.brief, footer=footer)
+    return adf(incident.body, link=incident.url, footer=footer)

@@ -1,6 +1,8 @@
 """Linear (GraphQL API) as a ticket tool.
 
-* open: ``issueCreate`` with a client-chosen ``id``: a UUID v4-shaped digest of the incident URN. The same
+* open: ``issueCreate`` with a Markdown description (the incident's brief, decision first:
+  :func:`pareis.core.incident_text.markdown`, which the ticket's ``body`` is) and a client-chosen ``id``: a UUID
+  v4-shaped digest of the incident URN. The same
   incident always asks for the same issue id, so even a create whose answer was lost (timeout, crash) cannot
   make a second issue: Linear refuses the duplicate id, and ``open`` then finds the first one.
 * find: ``issues(filter: {id: {eq: <that id>}})`` (a read by id, consistent right after the create).
@@ -112,8 +114,8 @@ class LinearTicketer:
         return ""  # the ids are ours: nothing to narrow
 
     def open(self, incident: IncidentTicket) -> TicketRef:
-        body = incident.body.strip()
-        if incident.url:
+        body = incident.body.strip()  # the brief's Markdown, its links included, when it has one
+        if incident.url and incident.brief is None:
             body += f"\n\n[Open the incident]({incident.url})"
         fields = {
             "id": self.issue_id(incident.incident_urn),
@@ -159,7 +161,7 @@ class LinearTicketer:
         variables = {"filter": {"id": {"eq": self.comment_id(effect_id)}}, "first": 1}
         return bool(dig("linear", self._graphql(COMMENTS, variables), "comments", "nodes"))
 
-    def close(self, ticket: TicketRef) -> None:
+    def close(self, ticket: TicketRef, final: IncidentTicket | None = None) -> None:
         nodes = dig(
             "linear", self._graphql(FIND, {"filter": {"id": {"eq": _id(ticket)}}, "first": 1}), "issues", "nodes"
         )

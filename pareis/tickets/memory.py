@@ -70,7 +70,7 @@ class MemoryTicketer:
         with self._lock:
             return effect_id in self._get(ticket).effects
 
-    def close(self, ticket: TicketRef) -> None:
+    def close(self, ticket: TicketRef, final: IncidentTicket | None = None) -> None:
         with self._lock:
             self._get(ticket).closed = True
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from pareis.core.brief import Brief
 from pareis.core.impact import Severity
 from pareis.core.owners import Owner
 
@@ -26,10 +27,13 @@ incident a ticket belongs to."""
 class IncidentTicket:
     """What a ticket says about one incident.
 
-    ``body`` is Markdown-flavoured plain text (paragraphs separated by blank lines); each tool renders it in its
-    own format. ``url`` links back to the incident (DataHub or Mission Control), when there is one. ``owners``:
-    the failing dataset's owners, then the affected models' (:attr:`pareis.core.owners.IncidentOwners.everyone`);
-    Slack mentions them, Jira and Linear assign the first mapped one and subscribe the others.
+    ``body`` is Markdown (paragraphs separated by blank lines). ``brief``, when given, is the same content as a
+    structure (:mod:`pareis.core.brief`: decision first), which each tool renders in its own format — Slack as Block
+    Kit, Jira as an Atlassian Document, Linear as ``body``; without it (a ticket effect written before briefs
+    existed), each tool renders ``body``. ``url`` links back to the incident (DataHub or Mission Control), when
+    there is one. ``owners``: the failing dataset's owners, then the affected models'
+    (:attr:`pareis.core.owners.IncidentOwners.everyone`); Slack mentions them, Jira and Linear assign the first
+    mapped one and subscribe the others.
     """
 
     incident_urn: str
@@ -38,6 +42,7 @@ class IncidentTicket:
     severity: Severity = Severity.NONE
     url: str | None = None
     owners: tuple[Owner, ...] = ()
+    brief: Brief | None = None
 
     def __post_init__(self) -> None:
         if not self.incident_urn:
@@ -51,8 +56,8 @@ class TicketRef:
     """Where a ticket lives: the tool's name and the id that tool's API takes back.
 
     ``id`` is opaque outside its tool: Slack ``"<channel id>/<message ts>"``, Jira the issue key, Linear the
-    issue UUID. ``url`` is a human link when the tool gives one. ``text`` is what the ticket's first message
-    says, for a tool whose close rewrites it (Slack); it does not take part in equality.
+    issue UUID. ``url`` is a human link when the tool gives one (Slack: the message's permalink). ``text`` is what
+    the ticket's first message says, for a tool whose close rewrites it (Slack); it does not take part in equality.
     """
 
     tool: str
@@ -89,7 +94,9 @@ class Ticketer(Protocol):
     * :meth:`comment` adds ``text`` carrying ``effect_id`` (Slack metadata, a Jira comment property, Linear's
       client-chosen comment id); :meth:`posted` says whether a comment carrying ``effect_id`` is on the ticket
       (posted after ``since``).
-    * :meth:`close` moves the ticket to its tool's done state; closing a closed ticket changes nothing.
+    * :meth:`close` moves the ticket to its tool's done state; closing a closed ticket changes nothing. ``final``,
+      when given, is what the ticket says as of the resolve (its brief as of the heal), for a tool whose close
+      rewrites the ticket (Slack); the same ``final`` makes the same request.
     """
 
     @property
@@ -107,7 +114,7 @@ class Ticketer(Protocol):
 
     def posted(self, ticket: TicketRef, effect_id: str, since: str = "") -> bool: ...
 
-    def close(self, ticket: TicketRef) -> None: ...
+    def close(self, ticket: TicketRef, final: IncidentTicket | None = None) -> None: ...
 
 
 def mapped(owners: tuple[Owner, ...], users: Mapping[str, str]) -> list[str]:

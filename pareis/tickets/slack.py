@@ -1,12 +1,16 @@
 """Slack as a ticket tool: one channel message per incident, its thread for updates.
 
-* open: ``chat.postMessage`` with message metadata ``{"event_type": "pareis_incident", "event_payload":
-  {"incident_urn", "severity", "status": "open"}}``; the ref keeps the message's ts and text (the delivery's
-  ledger holds it, so later steps never look the message up).
+* open: ``chat.postMessage`` with Block Kit blocks rendered from the incident's brief, decision first
+  (:mod:`pareis.tickets.slack_blocks`), its fallback ``text``, and message metadata ``{"event_type":
+  "pareis_incident", "event_payload": {"incident_urn", "severity", "status": "open"}}``; then
+  ``chat.getPermalink`` for the message's link. The ref keeps the message's ts, permalink and text (the
+  delivery's ledger holds it, so later steps never look the message up).
 * comment: a thread reply (``thread_ts``) with metadata ``{"event_type": "pareis_update", "event_payload":
   {"effect_id"}}``.
-* close: ``chat.update`` of the parent: the kept text marked resolved, metadata status ``resolved`` — the same
-  request each time, so a repeat changes nothing.
+* close: ``chat.update`` of the parent: the kept text marked resolved, the blocks rendered again from the brief as
+  of the heal (the close's ``final``) under a "Resolved" block, metadata status ``resolved`` — the same request
+  each time, so a repeat changes nothing. (The blocks are not kept in the ref: the ledger's refs stay small for the
+  read side, which lists thousands.)
 * mark: the time (less ``skew_s``); find and posted read only what came after it: ``conversations.history``
   (``oldest`` = the mark) for a parent with the incident's metadata, ``conversations.replies`` of the thread for
   a reply with the effect's. Both methods are limited to about one request a minute and 15 messages a page for
@@ -38,14 +42,13 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from pareis.config import SlackSettings
 from pareis.core.owners import Owner
 from pareis.errors import Fatal, PareisError, Retriable
+from pareis.tickets import slack_blocks
 from pareis.tickets.failures import Rejected, Unauthorized, dig, for_status
-from pareis.tickets.port import MARKER_PREFIX, IncidentTicket, TicketRef, marker
+from pareis.tickets.port import MARKER_PREFIX, IncidentTicket, TicketRef
 
 EVENT_TYPE = "pareis_incident"
 UPDATE_EVENT_TYPE = "pareis_update"
 T = TypeVar("T")
-_RESOLVED = ":white_check_mark: *Resolved* — "
-_EMOJI = {"HIGH": ":red_circle:", "MEDIUM": ":large_orange_circle:", "LOW": ":large_yellow_circle:"}
 _TRANSIENT = {"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
 _BAD_CREDENTIAL = {"not_authed", "invalid_auth", "account_inactive", "token_revoked", "token_expired"}
 
@@ -90,18 +93,25 @@ class SlackTicketer:
 
     def open(self, incident: IncidentTicket) -> TicketRef:
         payload = {"incident_urn": incident.incident_urn, "severity": str(incident.severity), "status": "open"}
-        mentions = [self._mention(o) for o in incident.owners]
-        text = _render(incident, mentions)
+        mentions = {o.email or o.name: self._mention(o) for o in incident.owners}
+        text = slack_blocks.text(incident, list(mentions.values()))
+        rendered = slack_blocks.blocks(incident, mentions)
         response = _call(
             lambda: self._client.chat_postMessage(
                 channel=self._channel,
                 text=text,
+                blocks=rendered,
                 metadata={"event_type": EVENT_TYPE, "event_payload": payload},
                 unfurl_links=False,
             )
         )
-        ts = dig("slack", response.data, "ts")
-        return TicketRef(self.tool, f"{dig('slack', response.data, 'channel')}/{ts}", text=text)
+        channel, ts = str(dig("slack", response.data, "channel")), str(dig("slack", response.data, "ts"))
+        return TicketRef(self.tool, f"{channel}/{ts}", self._permalink(channel, ts), text)
+
+    def _permalink(self, channel: str, ts: str) -> str:
+        """The message's permalink (``chat.getPermalink``)."""
+        found = _call(lambda: self._client.chat_getPermalink(channel=channel, message_ts=ts))
+        return str(dig("slack", found.data, "permalink"))
 
     def mark(self, ticket: TicketRef | None = None) -> str:
         # Slack's ts is the server's time; the margin covers the two clocks' skew.
@@ -135,7 +145,7 @@ class SlackTicketer:
             ts = dig("slack", message, "ts")
             return TicketRef(self.tool, f"{self._channel}/{ts}", text=str(message.get("text", "")))
 
-        return self._scan(
+        found = self._scan(
             ("history", incident_urn, oldest),
             lambda cursor: self._client.conversations_history(
                 channel=self._channel,
@@ -147,6 +157,10 @@ class SlackTicketer:
             ),
             pick,
         )
+        if found is None:
+            return None
+        channel, ts = _split(found)
+        return TicketRef(found.tool, found.id, self._permalink(channel, ts), found.text)
 
     def comment(self, ticket: TicketRef, text: str, effect_id: str | None = None) -> None:
         channel, ts = _split(ticket)
@@ -175,8 +189,12 @@ class SlackTicketer:
         )
         return found is not None
 
-    def close(self, ticket: TicketRef) -> None:
+    def close(self, ticket: TicketRef, final: IncidentTicket | None = None) -> None:
         channel, ts = _split(ticket)
+        blocks = None
+        if final is not None and final.brief is not None:  # the message as of the heal, "Resolved" on top
+            mentions = {o.email or o.name: self._mention(o) for o in final.owners}
+            blocks = slack_blocks.resolved(slack_blocks.blocks(final, mentions) or [])
         text = ticket.text
         metadata: dict[str, Any] = {"event_payload": _rendered_payload(text)} if text is not None else {}
         if text is None:  # a ref kept before refs carried their text: read the parent (one rate-limited call)
@@ -193,7 +211,8 @@ class SlackTicketer:
             lambda: self._client.chat_update(
                 channel=channel,
                 ts=ts,
-                text=_RESOLVED + text,
+                text=slack_blocks.RESOLVED + text,
+                blocks=blocks,
                 metadata={"event_type": EVENT_TYPE, "event_payload": payload},
             )
         )
@@ -221,22 +240,13 @@ class SlackTicketer:
                 self._scans.pop(next(iter(self._scans)))
 
 
-def _render(incident: IncidentTicket, mentions: list[str] | None = None) -> str:
-    emoji = _EMOJI.get(str(incident.severity), ":white_circle:")
-    lines = [f"{emoji} *[{incident.severity}] {incident.title}*", "", incident.body.strip()]
-    if mentions:
-        lines += ["", "Owners: " + ", ".join(mentions)]
-    if incident.url:
-        lines += ["", f"<{incident.url}|Open the incident>"]
-    return "\n".join([*lines, "", f"_{marker(incident.incident_urn)}_"])
-
-
 _SEVERITY = re.compile(r"^\S+ \*\[(\w+)\] ")
 
 
 def _rendered_payload(text: str) -> dict[str, Any]:
-    """The open message's metadata payload, read back from the text :func:`_render` made (its severity on the
-    first line, its marker on the last): the close rewrites the metadata without reading the message."""
+    """The open message's metadata payload, read back from the text :func:`pareis.tickets.slack_blocks.text` made
+    (its severity on the first line, its marker on the last): the close rewrites the metadata without reading the
+    message."""
     severity = _SEVERITY.match(text)
     last = text.rstrip().rsplit("\n", 1)[-1].strip("_")
     payload = {"incident_urn": last.removeprefix(MARKER_PREFIX)} if last.startswith(MARKER_PREFIX) else {}

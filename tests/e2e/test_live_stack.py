@@ -35,12 +35,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 import yaml
 from datahub.metadata.schema_classes import (
     DocumentInfoClass,
+    IncidentExternalLinksClass,
     IncidentInfoClass,
+    IncidentNotesClass,
     IncidentSourceTypeClass,
     IncidentStateClass,
     IncidentTypeClass,
@@ -50,12 +53,14 @@ from datahub.metadata.schema_classes import (
 
 from pareis.core.incident_text import iso
 from pareis.core.incident_urn import effect_id, incident_urn
+from pareis.core.names import short_name
+from pareis.datahub.gms.patch import apply_patch
 from pareis.datahub.wire.codec import Decoder
 from pareis.datahub.wire.registry import VendoredSchemaSource
 from pareis.tickets.port import marker
 from tests.support.fake_jira import FakeJira
 from tests.support.fake_linear import FakeLinear
-from tests.support.fake_slack import FakeSlack
+from tests.support.fake_slack import CHANNEL_ID, FakeSlack
 from tests.support.live import (
     ROOT,
     RoleProc,
@@ -82,6 +87,7 @@ CONTAMINATION = "urn:li:structuredProperty:io.pareis.contamination"
 RETRAIN = "urn:li:structuredProperty:io.pareis.retrain_status"
 SCORE = "urn:li:structuredProperty:io.pareis.reliability_score"
 DOCUMENT = "urn:li:document:{}-postmortem"
+UI_URL, MC_URL = "https://datahub.example.com", "https://pareis.example.com"
 
 # The expected severities are the honest literal answer of DESIGN §2.2 for this lineage: churn reads 2 poisoned
 # features of 6 (ratio 0.33, in [0.25, 0.5)) → MEDIUM; ltv 1 of 5 (0.2 < 0.25) → LOW; the incident takes the
@@ -160,6 +166,9 @@ class Writes:
     """effect ids of every write but the start-up definitions and the reliability scores"""
     scores: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     """entity → io.pareis.reliability_score values in write order (DESIGN §2.5)"""
+    copies: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """aspect name → the incident's incidentExternalLinks / incidentNotes once every PATCH of the effects role is
+    applied in order (DESIGN §3, tickets inside DataHub)"""
 
 
 def read_writes(bootstrap: str, topic: str) -> Writes:
@@ -179,6 +188,11 @@ def read_writes(bootstrap: str, topic: str) -> Writes:
             (value,) = assignment.values
             assert isinstance(value, float)
             out.scores[str(change.entity_urn)].append(value)
+            continue
+        if change.aspect_name in ("incidentExternalLinks", "incidentNotes"):
+            assert change.change_type == "PATCH" and change.entity_urn == INCIDENT
+            name = str(change.aspect_name)
+            out.copies[name] = apply_patch(name, out.copies.get(name), change.aspect_json())
             continue
         out.effects.add(effect)
         entity = str(change.entity_urn)
@@ -211,21 +225,45 @@ def read_writes(bootstrap: str, topic: str) -> Writes:
 
 
 def adf_text(node: Any) -> str:
-    """The plain text of an Atlassian document: paragraphs apart by a blank line, hard breaks as newlines."""
-    if node.get("type") == "text":
+    """The plain text of an Atlassian document: block nodes (paragraphs, headings, list items) one per line, the
+    doc's top-level blocks apart by a blank line, hard breaks as newlines, a list item as ``- text``."""
+    kind = node.get("type")
+    if kind == "text":
         return str(node["text"])
-    if node.get("type") == "hardBreak":
+    if kind == "hardBreak":
         return "\n"
     parts = [adf_text(child) for child in node.get("content", [])]
-    return ("\n\n" if node.get("type") == "doc" else "").join(parts)
+    if kind == "doc":
+        return "\n\n".join(parts)
+    if kind == "bulletList":
+        return "\n".join(parts)
+    if kind == "listItem":
+        return "- " + "\n".join(parts)
+    return "".join(parts)
+
+
+def mrkdwn_text(text: str) -> str:
+    """Slack mrkdwn as plain text: ``<url|label>`` as its label, emphasis and bullets dropped."""
+    text = re.sub(r"<[^|>]*\|([^>]*)>", r"\1", text).replace("*", "").replace("• ", "- ")
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
+def markdown_text(text: str) -> str:
+    """Markdown as plain text: ``[label](url)`` as its label, heading marks and emphasis dropped."""
+    text = re.sub(r"^#+ ", "", text, flags=re.MULTILINE)
+    return re.sub(r"\[([^]]*)\]\([^)]*\)", r"\1", text).replace("**", "")
 
 
 @dataclass(frozen=True)
 class Ticket:
     tool: str
     body: str
+    """What a person reads first, as plain text: Slack's blocks, Jira's ADF description, Linear's Markdown."""
     comments: tuple[str, ...]
     closed: bool
+    first: str
+    """The first thing a person reads: Slack's header block, Jira's first heading and list, Linear's first lines."""
+    url: str | None
 
 
 def tickets(slack: FakeSlack, jira: FakeJira, linear: FakeLinear) -> list[Ticket]:
@@ -234,14 +272,22 @@ def tickets(slack: FakeSlack, jira: FakeJira, linear: FakeLinear) -> list[Ticket
     for message in slack.top_level():
         replies = tuple(str(r["text"]) for r in slack.replies(message["ts"]))
         resolved = message["metadata"]["event_payload"]["status"] == "resolved"
-        out.append(Ticket("slack", str(message["text"]), replies, resolved))
+        blocks = [b for b in message["blocks"] if b["type"] in ("header", "section", "context")]
+        texts = [mrkdwn_text(b.get("text", {}).get("text") or b["elements"][0]["text"]) for b in blocks]
+        header = next(b["text"]["text"] for b in message["blocks"] if b["type"] == "header")
+        link = f"https://pareis-test.slack.com/archives/{CHANNEL_ID}/p{message['ts'].replace('.', '')}"
+        out.append(Ticket("slack", "\n".join(texts), replies, resolved, header, link))
     for issue in jira.issues.values():
         comments = tuple(adf_text(c["body"]) for c in issue["comments"])
         done = issue["fields"]["status"]["statusCategory"]["key"] == "done"
-        out.append(Ticket("jira", adf_text(issue["fields"]["description"]), comments, done))
+        body = adf_text(issue["fields"]["description"])
+        url = f"{jira.url}/browse/{issue['key']}"
+        out.append(Ticket("jira", body, comments, done, "\n\n".join(body.split("\n\n")[:2]), url))
     for issue in linear.issues.values():
         comments = tuple(linear.comments_on(issue["id"]))
-        out.append(Ticket("linear", str(issue["description"]), comments, issue["state"]["type"] == "completed"))
+        body = markdown_text(str(issue["description"]))
+        closed = issue["state"]["type"] == "completed"
+        out.append(Ticket("linear", body, comments, closed, "\n\n".join(body.split("\n\n")[:2]), issue["url"]))
     return out
 
 
@@ -282,6 +328,11 @@ def test_the_recorded_incident_through_the_live_stack(
         assert model["severity"] == SEVERITY[name] == ("MEDIUM" if 0.25 <= ratio < 0.5 else "LOW"), (name, ratio)
     assert ANALYSIS["severity"] == INCIDENT_SEVERITY
     rollback = {group_name(g["group"]): g["safe_rollback"] for g in ANALYSIS["contamination"]}
+    # The decision (DESIGN §2.3): no deployment or alias is known, so each group's newest version is presumed
+    # serving; it trained on the corrupt data, so each group rolls back to its safe rollback.
+    decisions = [f"{g}: ROLL BACK to {short_name(safe['urn'])}" for g, safe in sorted(rollback.items())]
+    switch = "; ".join(f"roll back {g} to {short_name(safe['urn'])}" for g, safe in sorted(rollback.items()))
+    headline = f"{switch[0].upper()}{switch[1:]} — {short_name(DATASET)} failing"
 
     topics = role_topics(new_topic, PARTITIONS)
     env = stack_env(
@@ -299,6 +350,8 @@ def test_the_recorded_incident_through_the_live_stack(
             "PAREIS_RUNTIME__INSTANCE_ID": uuid.uuid4().hex[:8],
             "PAREIS_RUNTIME__HTTP_HOST": "127.0.0.1",
             "PAREIS_LOG_JSON": "true",
+            "PAREIS_DATAHUB__UI_URL": UI_URL,
+            "PAREIS_WEB__PUBLIC_URL": MC_URL,
             **ticket_env(slack, jira, linear),
         },
     )
@@ -386,12 +439,15 @@ def test_the_recorded_incident_through_the_live_stack(
         assert info.source is not None and info.source.type == IncidentSourceTypeClass.ASSERTION_FAILURE
         assert info.source.sourceUrn == ASSERTION
         assert info.startedAt == WINDOW["first_failure_ms"]
-        assert info.title is not None and f"severity {INCIDENT_SEVERITY}" in info.title
     (_, _, active), (_, _, healed) = writes.infos
+    assert active.title == headline and healed.title == headline.replace(" failing", " healed"), "decision first"
+    for _, _, info in writes.infos:
+        assert info.description is not None and info.description.startswith(f"### Decision\n\n- **[{min(rollback)}](")
     window = f"last known good {iso(WINDOW['last_success_ms'])}, first failure {iso(WINDOW['first_failure_ms'])}"
     assert active.description is not None and f"{window}; still failing." in active.description
     assert healed.description is not None and f"{window}; healed {iso(WINDOW['healed_ms'])}." in healed.description
     assert f"failed rows: {ANALYSIS['incident']['failed_rows']}." in active.description
+    assert f"]({UI_URL}/mlModelGroup/" in active.description, "names linked to their DataHub pages"
 
     # --- only this incident's two intents wrote anything ----------------------------------------------------------
     assert writes.effects == {opened, resolved}
@@ -422,10 +478,11 @@ def test_the_recorded_incident_through_the_live_stack(
         assert all(0.0 <= v <= 100.0 for v in values), (entity, values)
         assert all(a != b for a, b in itertools.pairwise(values)), (entity, values)
     assert min(writes.scores[DATASET]) < max(writes.scores[DATASET]), "the incident moved the raw table score"
-    for version in models:  # the raw table's new score reached every version downstream of it: rewritten too
-        assert len(set(writes.scores[version])) >= 2, (version, writes.scores[version])
+    for model_urn in models:  # the raw table's new score reached every version downstream of it: rewritten too
+        assert len(set(writes.scores[model_urn])) >= 2, (model_urn, writes.scores[model_urn])
 
-    # --- the tickets: one per tool for the incident, body with the blast radius, window and rollback ------------
+    # --- the tickets: one per tool, leading with the decision (roll back each group to its safe rollback; nothing
+    # serves but the newest version, presumed), then the retrain gate, the next step and the evidence -------------
     found = tickets(slack, jira, linear)
     assert sorted(t.tool for t in found) == ["jira", "linear", "slack"], found
     (postmortem_write,) = writes.documents
@@ -433,20 +490,44 @@ def test_the_recorded_incident_through_the_live_stack(
     for ticket in found:
         assert marker(INCIDENT) in ticket.body, ticket.tool
         assert ticket.closed, ticket.tool
+        if ticket.tool == "slack":  # closed: the message as of the heal, under "Resolved"
+            healed_headline = headline.replace(" failing", " healed")
+            assert ticket.first == f":large_orange_circle: [{INCIDENT_SEVERITY}] {healed_headline}", ticket.first
+        else:
+            assert ticket.first.startswith(f"Decision\n\n- {decisions[0]} — "), (ticket.tool, ticket.first)
+        lines = ticket.body.splitlines()
+        at = [next(i for i, x in enumerate(lines) if x.lstrip("- ").startswith(d)) for d in decisions]
+        assert at == sorted(at) and at[0] < lines.index("Retrain") < lines.index("Evidence"), (ticket.tool, lines)
         for version in known:
             model = impact[version.group]
             poisoned = model["poisoned_features"]
-            line = next((x for x in ticket.body.splitlines() if x.startswith(f"- {version.urn}: ")), None)
-            assert line is not None, (ticket.tool, version.urn, ticket.body)
+            name = short_name(version.urn)
+            line = next((x for x in lines if x.startswith(f"- {name}: ")), None)
+            assert line is not None, (ticket.tool, name, ticket.body)
             ratio = f"{len(poisoned)}/{model['total_features']} feature(s) poisoned"
             assert f": {SEVERITY[version.group]}, {ratio}" in line, (ticket.tool, line)
-            assert all(feature in line for feature in poisoned), (ticket.tool, line)
-            assert not any(feature in line for feature in FEATURES - set(poisoned)), (ticket.tool, line)
-        for group, safe in rollback.items():
-            assert f"roll back to v{safe['version']} ({safe['urn']})" in ticket.body, (ticket.tool, group)
+            assert all(short_name(feature) in line for feature in poisoned), (ticket.tool, line)
+            assert not any(short_name(f) in line for f in FEATURES - set(poisoned)), (ticket.tool, line)
         assert window in ticket.body, ticket.tool
+        assert "urn:li:" not in ticket.body.replace(marker(INCIDENT), ""), "short names; the URNs are in the JSON"
         # Commented and closed with the postmortem.
         assert any(document.contents.text.strip() in comment for comment in ticket.comments), ticket.tool
+    (message,) = slack.top_level()
+    (actions,) = [b for b in message["blocks"] if b["type"] == "actions"]
+    assert [e["url"] for e in actions["elements"]] == [
+        f"{UI_URL}/dataset/{quote(DATASET, safe='')}/Incidents?incident={quote(INCIDENT, safe='')}",
+        f"{MC_URL}/incidents/{quote(INCIDENT, safe='')}",
+    ]
+    assert message["blocks"][0]["text"]["text"].startswith(":white_check_mark: *Resolved*"), "the close"
+
+    # --- the tickets inside DataHub's incident: a link to each, the closing comment as a note per ticket ---------
+    links = writes.copies["incidentExternalLinks"]
+    assert IncidentExternalLinksClass.from_obj(links).validate()
+    assert sorted((link["system"], link["url"]) for link in links["links"]) == sorted((t.tool, t.url) for t in found)
+    notes = writes.copies["incidentNotes"]
+    assert IncidentNotesClass.from_obj(notes).validate()
+    assert sorted(n["source"]["externalId"].split("/")[-2] for n in notes["notes"]) == ["jira", "linear", "slack"]
+    assert {n["message"] for n in notes["notes"]} == {document.contents.text}
 
     # --- the postmortem: a Document with time to detect and heal, contaminated versions -------------------------
     contaminated = sorted(v.urn for v in known if v.verdict == "CONTAMINATED")
@@ -460,5 +541,5 @@ def test_the_recorded_incident_through_the_live_stack(
     text = document.contents.text
     assert duration_after("Time to detect (blind window):", text) == detect
     assert duration_after("Time to heal:", text) == heal
-    assert f"- Contaminated versions: {', '.join(contaminated)}" in text
+    assert f"- Contaminated versions: {', '.join(short_name(c) for c in contaminated)}" in text
     assert {a.asset for a in document.relatedAssets or []} == {DATASET, *models}

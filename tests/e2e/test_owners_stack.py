@@ -23,6 +23,7 @@ offsets at the topics' ends, and the effects role past the last effect): a synch
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import uuid
@@ -36,14 +37,17 @@ from datahub.emitter.mcp import MetadataChangeProposalWrapper as MCPW
 from datahub.ingestion.sink.file import write_metadata_file
 from datahub.metadata.schema_classes import (
     CorpUserInfoClass,
+    IncidentExternalLinksClass,
+    IncidentNotesClass,
     OwnerClass,
     OwnershipClass,
     OwnershipTypeClass,
     SystemMetadataClass,
 )
 
-from pareis.core.incident_text import dataset_name
 from pareis.core.incident_urn import incident_urn
+from pareis.core.names import short_name
+from pareis.datahub.gms.patch import apply_patch
 from pareis.datahub.wire.codec import Decoder
 from pareis.datahub.wire.registry import VendoredSchemaSource
 from pareis.datahub.writes.capabilities import PROBE_INCIDENT
@@ -51,7 +55,7 @@ from tests.support import sample
 from tests.support.fake_gms import INCIDENT_TYPES_RELEASE, FakeGms
 from tests.support.fake_jira import FakeJira
 from tests.support.fake_linear import FakeLinear
-from tests.support.fake_slack import FakeSlack
+from tests.support.fake_slack import CHANNEL_ID, FakeSlack
 from tests.support.live import ROOT, RoleProc, read_committed, role_topics, stack_env, ticket_env, ticket_servers
 from tests.support.roles import caught_up, committed, wait_until
 from tests.support.stack import NewTopic
@@ -259,13 +263,30 @@ def entity_lists(gms: FakeGms) -> set[tuple[str, ...]]:
     return {tuple(r.aspect["entities"]) for r in infos if r.entity_urn == INCIDENT}
 
 
+def ticket_copies(bootstrap: str, topic: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The incident's ``incidentExternalLinks`` and ``incidentNotes`` once every PATCH on the MCP topic is applied
+    in order (as GMS would), each validated with acryl-datahub's class."""
+    decoder = Decoder(VendoredSchemaSource())
+    found: dict[str, Any] = {}
+    for message in read_committed(bootstrap, topic, PARTITIONS):
+        change = decoder.decode_mcp(message.value())
+        if change.aspect_name in ("incidentExternalLinks", "incidentNotes"):
+            assert change.entity_urn == INCIDENT and change.change_type == "PATCH"
+            name = str(change.aspect_name)
+            found[name] = apply_patch(name, found.get(name), change.aspect_json())
+    links, notes = found["incidentExternalLinks"], found["incidentNotes"]
+    assert IncidentExternalLinksClass.from_obj(links).validate() and IncidentNotesClass.from_obj(notes).validate()
+    return links, notes
+
+
 def actors(info: dict[str, Any]) -> list[str]:
     return [a["actor"] for a in info.get("assignees") or []]
 
 
 def owners_section(description: str) -> list[str]:
-    lines = description.splitlines()
-    start = lines.index("Owners:")
+    """The Owners section of a description (Markdown, decision first), its links as their labels."""
+    lines = re.sub(r"\[([^]]*)\]\([^)]*\)", r"\1", description).splitlines()
+    start = lines.index("### Owners") + 1
     end = next(i for i in range(start + 1, len(lines)) if not lines[i].startswith("- "))
     return lines[start + 1 : end]
 
@@ -308,12 +329,13 @@ def test_owners_are_named_mentioned_assigned_and_followed_on_the_kafka_path(
     assert [i["status"]["state"] for i in opened] == ["ACTIVE", "ACTIVE"], "the dataset's, then with ML entities"
     for info in opened:
         assert actors(info) == dataset_owners, "incidentInfo.assignees: the failing dataset's owners"
+        assert info["description"].startswith("### Decision\n"), "decision first"
         section = owners_section(info["description"])
-        assert section[0] == f"- {dataset_name(KEY)} (failing dataset): alice@example.com, dave@example.com"
+        assert section[0] == f"- {short_name(KEY)} (failing dataset): alice@example.com and dave@example.com"
         for model in CHURN:
-            expected = "urn:li:corpGroup:ml-platform, bob@example.com" if model == CHURN_3 else ML_PLATFORM
-            assert f"- {model}: {expected}" in section, (model, section)
-        assert not any(LTV_1 in line for line in section), "ltv has no owner"
+            expected = "ml-platform and bob@example.com" if model == CHURN_3 else "ml-platform"
+            assert f"- {short_name(model)}: {expected}" in section, (model, section)
+        assert not any(short_name(LTV_1) in line for line in section), "ltv has no owner"
         assert "fiona" not in info["description"], "a feature's owner is not an incident's"
     answer = analyze_json(live.env, redis_url)
     assert answer["incident"]["urn"] == INCIDENT
@@ -336,12 +358,28 @@ def test_owners_are_named_mentioned_assigned_and_followed_on_the_kafka_path(
     (message,) = slack.top_level()
     owners_line = next(line for line in str(message["text"]).splitlines() if line.startswith("Owners: "))
     assert owners_line == "Owners: <@UALICE01>, dave@example.com, ml-platform, <@UBOB0001>", owners_line
+    # The payloads lead with the decision: Slack's header is the incident's title (the decision), the Owners section
+    # mentions; Jira's description opens with the Decision heading; Linear's Markdown too.
+    blocks = message["blocks"]
+    assert blocks[0] == {
+        "type": "header",
+        "text": {"type": "plain_text", "text": f":large_orange_circle: [MEDIUM] {opened[0]['title']}", "emoji": True},
+    }
+    assert opened[0]["title"].startswith("Roll back churn to "), opened[0]["title"]
+    assert blocks[1]["text"]["text"].startswith("*churn*: *ROLL BACK to* "), blocks[1]
+    owners_block = next(b["text"]["text"] for b in blocks if b["type"] == "section" and "*Owners*" in b["text"]["text"])
+    assert "<@UALICE01>" in owners_block and "<@UBOB0001>" in owners_block, owners_block
     looked_up = sorted(str(r.form().get("email") or r.json().get("email")) for r in slack.calls("users.lookupByEmail"))
     assert looked_up == ["alice@example.com", "bob@example.com", "dave@example.com"], "each email once, cached"
     (issue,) = jira.issues.values()
+    description = issue["fields"]["description"]["content"]
+    assert (
+        description[0]["content"] == [{"type": "text", "text": "Decision"}] and description[1]["type"] == "bulletList"
+    )
     assert issue["fields"]["assignee"]["accountId"] == "acc-alice"
     assert issue["watchers"] == ["acc-ml", "acc-bob"]
     (linear_issue,) = linear.issues.values()
+    assert linear_issue["description"].startswith("### Decision\n\n- **churn**: **ROLL BACK to** ")
     assert linear_issue["assigneeId"] == "lin-alice"
     assert linear_issue["subscriberIds"] == ["lin-bob"]
 
@@ -353,17 +391,30 @@ def test_owners_are_named_mentioned_assigned_and_followed_on_the_kafka_path(
         assert info["status"]["state"] == "ACTIVE"
         assert actors(info) == [ALICE, CAROL, DAVE], "the new owner is assigned"
         assert owners_section(info["description"])[0] == (
-            f"- {dataset_name(KEY)} (failing dataset): alice@example.com, carol@example.com, dave@example.com"
+            f"- {short_name(KEY)} (failing dataset): alice@example.com, carol@example.com and dave@example.com"
         )
-    change = f"+{KEY}/{CAROL}"
+    change = f"+{short_name(KEY)}/carol"  # by short names: the URNs are in the JSON
     (thread,) = [slack.replies(m["ts"]) for m in slack.top_level()]
     assert any(change in str(r["text"]) for r in thread), thread
     assert any(change in json.dumps(c["body"]) for c in issue["comments"]), issue["comments"]
     assert any(change in c for c in linear.comments_on(linear_issue["id"]))
     live.stop()
 
+    # --- DataHub's incident carries the tickets: a link to each, the Update's comment as a note per ticket -------
+    links, notes = ticket_copies(live.bootstrap, live.topics["mcp"])
+    urls = {
+        "slack": f"https://pareis-test.slack.com/archives/{CHANNEL_ID}/p{message['ts'].replace('.', '')}",
+        "jira": f"{jira.url}/browse/{issue['key']}",
+        "linear": linear_issue["url"],
+    }
+    assert sorted((link["system"], link["url"]) for link in links["links"]) == sorted(urls.items())
+    assert sorted(n["source"]["externalId"].rsplit("/", 1)[1] for n in notes["notes"]) == ["jira", "linear", "slack"]
+    assert all(change in n["message"] for n in notes["notes"])
 
-def test_ml_incidents_where_gms_accepts_them_and_a_human_edit_survives_on_the_rest_path(live_factory: Any) -> None:
+
+def test_ml_incidents_where_gms_accepts_them_and_a_human_edit_survives_on_the_rest_path(
+    live_factory: Any, fakes: tuple[FakeSlack, FakeJira, FakeLinear]
+) -> None:
     before, day6_runs, churn_4 = sample_steps()
     # A GMS that takes incidents on models (and feature tables) but refuses them on features.
     with FakeGms(incident_types=INCIDENT_TYPES_RELEASE | {"mlModel", "mlFeatureTable"}) as gms:
@@ -371,7 +422,7 @@ def test_ml_incidents_where_gms_accepts_them_and_a_human_edit_survives_on_the_re
             {
                 "PAREIS_DATAHUB__WRITE_PATH": "rest",
                 "PAREIS_DATAHUB__GMS_URL": gms.url,
-                "PAREIS_TICKETS__NO_TOOLS": "true",
+                **ticket_env(*fakes),
             }
         )
 
@@ -411,14 +462,27 @@ def test_ml_incidents_where_gms_accepts_them_and_a_human_edit_survives_on_the_re
             "priority": 0,
         }
         gms.edit(INCIDENT, "incidentInfo", edited)
+        # The tickets are linked on the incident; the on-call writes two notes in DataHub's UI (no source).
+        links = gms.aspect(INCIDENT, "incidentExternalLinks")
+        assert links is not None and sorted(link["system"] for link in links["links"]) == ["jira", "linear", "slack"]
+        people = [
+            {"message": "Paused the churn retrain", "created": {"time": DAY6 + 60_000, "actor": oncall}},
+            {"message": "Data team is on it", "created": {"time": DAY6 + 90_000, "actor": oncall}},
+        ]
+        gms.edit(INCIDENT, "incidentNotes", {"notes": people})
 
         # churn_4 registered mid-incident (the sample's day 7): an Update, from the lineage change alone.
         live.replay("churn-4", churn_4)
         assert entity_lists(gms) - opened == {(KEY, *sorted([*MODELS, CHURN_4]))}, entity_lists(gms)
         after = gms.aspect(INCIDENT, "incidentInfo")
         assert after["entities"] == [KEY, *sorted([*MODELS, CHURN_4])], "the new version carries the incident"
-        assert CHURN_4 in after["description"], "Pareis's own fields move on"
+        assert "churn_4 serves and trained on corrupt data" in after["description"], "Pareis's own fields move on"
         assert actors(after) == [oncall], "the person's assignee survives"
         assert after["status"]["stage"] == "INVESTIGATION" and after["priority"] == 0
         assert after["status"]["state"] == "ACTIVE"
+        # The Update's comment is mirrored once per ticket; the people's notes are still there, first.
+        notes = gms.aspect(INCIDENT, "incidentNotes")["notes"]
+        assert notes[:2] == people and len(notes) == 5, notes
+        assert sorted(n["source"]["externalId"].rsplit("/", 1)[1] for n in notes[2:]) == ["jira", "linear", "slack"]
+        assert all("churn_4" in n["message"] for n in notes[2:]), "the comment: churn_4 joined the blast radius"
         live.stop()

@@ -19,6 +19,7 @@ from pareis.compose.replay import kafka_sink, replayer
 from pareis.config import Settings
 from pareis.core.intents import TAG_AT_RISK
 from pareis.core.lifecycle import Status
+from pareis.core.names import short_name
 from pareis.datahub.files.metadata_file import Proposal, read_proposals
 from pareis.datahub.wire.codec import Decoder
 from pareis.datahub.wire.registry import VendoredSchemaSource
@@ -135,6 +136,7 @@ def test_a_version_registered_mid_incident_is_tagged_and_a_re_pointed_feature_un
     assert [type(e) for e in effects] == [TicketOpen, TicketComment, TicketComment]
     first, second = (e.text for e in effects if isinstance(e, TicketComment))
     cause = [line for line in first.splitlines() if line.startswith("- after a lineage change of: ")]
-    assert len(cause) == 1 and CHURN_4 in cause[0] and f"+{CHURN_4}" in first  # one batch may carry its run too
-    assert f"- after a lineage change of: {TOTAL_SPEND}" in second and f"-{LTV[0]}" in second
+    # Entities by short names (DESIGN §4); one batch may carry churn_4's training run too.
+    assert len(cause) == 1 and short_name(CHURN_4) in cause[0] and f"+{short_name(CHURN_4)}" in first
+    assert f"- after a lineage change of: {short_name(TOTAL_SPEND)}" in second and f"-{short_name(LTV[0])}" in second
     assert read_all(settings, settings.kafka.topics.dlq, partitions=1) == []

@@ -9,7 +9,8 @@ Rest.li ``GET /aspects/<urn>?aspect=<name>&version=0`` (what ``DataHubGraph.get_
 through :func:`pareis.datahub.gms.patch.apply_patch`, as GMS's templates do).
 
 Validation: every proposal is checked as GMS does (:func:`refusal`: the entity registry, the URN's type, the
-aspect against acryl-datahub's class); an invalid one makes the request a 422 with GMS's error shape.
+aspect against acryl-datahub's class — for a PATCH, the aspect it yields once applied to the stored one); an invalid
+one makes the request a 422 with GMS's error shape, and nothing of the request is stored.
 
 Faults: :meth:`FakeGms.fail_next` answers the next *n* requests (``/config`` included) with a status and a
 DataHub-shaped error body (Rest.li's ``{exceptionClass, message, status, stackTrace}``); ``token`` makes every
@@ -33,7 +34,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from datahub.emitter.serialization_helper import post_json_transform, pre_json_transform
 from datahub.metadata.schema_classes import ASPECT_NAME_MAP, ENTITY_TYPE_TO_ASPECT_NAMES
 
-from pareis.datahub.gms.patch import apply_patch
+from pareis.datahub.gms.patch import PatchError, apply_patch
 from tests.support.fake_http import local_url, serve_local, stop_local
 
 INCIDENT_TYPES_RELEASE = frozenset({"dataset", "chart", "dashboard", "dataFlow", "dataJob", "schemaField"})
@@ -198,8 +199,11 @@ class FakeGms:
             problem = refusal(proposal) or self._incident_refusal(proposal)
             if problem is not None:
                 return _reply(request, 422, _error(422, problem))
-        for proposal in proposals:
-            self._accept(proposal)
+        values = self._applied(proposals)
+        if isinstance(values, str):
+            return _reply(request, 422, _error(422, values))
+        for proposal, value in zip(proposals, values, strict=True):
+            self._accept(proposal, value)
         if parts.path.startswith("/openapi/"):
             return _reply(request, 200, [{"urn": p.entity_urn, p.aspect_name: {}} for p in proposals])
         return _reply(request, 200, {"value": proposals[0].entity_urn if proposals else None})
@@ -250,14 +254,31 @@ class FakeGms:
             return [_openapi(entity_type, method, item) for item in payload]
         return None
 
-    def _accept(self, proposal: Received) -> None:
-        key = (proposal.entity_urn, proposal.aspect_name)
+    def _applied(self, proposals: list[Received]) -> list[Any] | str:
+        """Each proposal's aspect once written (a PATCH applied to what is stored, and to the request's earlier
+        proposals), or why GMS would refuse one: a patch it cannot apply, or one yielding an invalid aspect."""
+        with self._lock:
+            pending = dict(self._store)
+        out = []
+        for proposal in proposals:
+            key = (proposal.entity_urn, proposal.aspect_name)
+            value = proposal.aspect
+            if proposal.change_type == "PATCH":
+                try:
+                    value = apply_patch(proposal.aspect_name, pending.get(key), proposal.aspect)
+                except PatchError as exc:
+                    return f"Failed to apply patch to {proposal.aspect_name}: {exc}"
+                problem = aspect_refusal(proposal.aspect_name, value)
+                if problem is not None:
+                    return f"{problem} (after applying the patch to {proposal.entity_urn})"
+            pending[key] = value
+            out.append(value)
+        return out
+
+    def _accept(self, proposal: Received, value: Any) -> None:
         with self._lock:
             self._received.append(proposal)
-            if proposal.change_type == "PATCH":
-                self._store[key] = apply_patch(proposal.aspect_name, self._store.get(key), proposal.aspect)
-            else:
-                self._store[key] = proposal.aspect
+            self._store[(proposal.entity_urn, proposal.aspect_name)] = value
 
 
 def refusal(proposal: Received) -> str | None:
@@ -272,12 +293,18 @@ def refusal(proposal: Received) -> str | None:
     if not proposal.entity_urn.startswith(f"urn:li:{proposal.entity_type}:"):
         return f"Urn {proposal.entity_urn} is not of entity type {proposal.entity_type}"
     if proposal.change_type == "PATCH":
-        return None
-    cls = ASPECT_NAME_MAP.get(proposal.aspect_name)
+        return None  # checked once applied (FakeGms._applied)
+    return aspect_refusal(proposal.aspect_name, proposal.aspect)
+
+
+def aspect_refusal(aspect_name: str, aspect: Any) -> str | None:
+    """Why GMS would refuse ``aspect`` as the value of ``aspect_name`` (None: it accepts it): acryl-datahub's class
+    must read it (``from_obj``) and ``validate`` it."""
+    cls = ASPECT_NAME_MAP.get(aspect_name)
     if cls is None:
-        return f"No schema for aspect {proposal.aspect_name}"
+        return f"No schema for aspect {aspect_name}"
     try:
-        value = cls.from_obj(post_json_transform(proposal.aspect))
+        value = cls.from_obj(post_json_transform(aspect))
     except Exception as exc:  # noqa: BLE001 (avrogen raises assorted errors on a malformed object)
         return f"Failed to validate record with class {cls.RECORD_SCHEMA.fullname}: {type(exc).__name__}: {exc}"
     if not value.validate():

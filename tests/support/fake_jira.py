@@ -127,8 +127,9 @@ class FakeJira(FakeServer):
             errors["summary"] = "You must specify a summary of the issue."
         elif len(fields["summary"]) > 255:
             errors["summary"] = "Summary must be less than 255 characters."
-        if "description" in fields and not _is_adf(fields["description"]):
-            errors["description"] = "Operation value must be an Atlassian Document (see the Atlassian Document Format)"
+        problem = adf_problem(fields["description"]) if "description" in fields else None
+        if problem is not None:
+            errors["description"] = f"Operation value must be an Atlassian Document: {problem}"
         labels = fields.get("labels", [])
         if not isinstance(labels, list) or any(not isinstance(x, str) or " " in x or not x for x in labels):
             errors["labels"] = "Labels must be non-empty strings without spaces."
@@ -258,18 +259,58 @@ def _matches(issue: dict[str, Any], name: str, value: str) -> bool:
 
 
 def _is_adf(node: Any) -> bool:
-    """A version-1 ``doc`` whose nodes all have a type, and whose text nodes carry non-empty text."""
-    if not isinstance(node, dict) or node.get("type") != "doc" or node.get("version") != 1:
-        return False
+    return adf_problem(node) is None
 
-    def valid(child: Any) -> bool:
-        if not isinstance(child, dict) or not isinstance(child.get("type"), str):
-            return False
-        if child["type"] == "text" and not (isinstance(child.get("text"), str) and child["text"]):
-            return False
-        return all(valid(c) for c in child.get("content", []))
 
-    return isinstance(node.get("content"), list) and all(valid(c) for c in node["content"])
+_BLOCKS = {"paragraph", "heading", "bulletList", "orderedList", "rule", "blockquote", "codeBlock"}
+_CHILDREN = {  # node type → the node types its content may hold (ADF's document structure)
+    "doc": _BLOCKS,
+    "paragraph": {"text", "hardBreak", "mention", "emoji", "inlineCard"},
+    "heading": {"text", "hardBreak", "mention", "emoji", "inlineCard"},
+    "bulletList": {"listItem"},
+    "orderedList": {"listItem"},
+    "listItem": {"paragraph", "bulletList", "orderedList", "codeBlock"},
+    "blockquote": {"paragraph", "bulletList", "orderedList"},
+    "codeBlock": {"text"},
+}
+_MARKS = {"strong", "em", "code", "strike", "underline", "link", "subsup", "textColor"}
+
+
+def adf_problem(node: Any, path: str = "doc") -> str | None:
+    """Why Jira would refuse ``node`` as an Atlassian Document (None: it takes it), by the documented structure:
+    a version-1 ``doc``; each node's children of the types its type allows (lists hold list items, a list item
+    starts with a paragraph, paragraphs and headings hold inline nodes); a heading's ``attrs.level`` from 1 to 6;
+    text nodes with non-empty text and known marks, a ``link`` mark with an ``href``."""
+    if path == "doc" and (not isinstance(node, dict) or node.get("type") != "doc" or node.get("version") != 1):
+        return "not a version-1 doc"
+    kind = node.get("type") if isinstance(node, dict) else None
+    if kind == "text":
+        if not isinstance(node.get("text"), str) or not node["text"]:
+            return f"{path}: empty text"
+        for mark in node.get("marks", []):
+            if not isinstance(mark, dict) or mark.get("type") not in _MARKS:
+                return f"{path}: unknown mark {mark!r}"
+            if mark["type"] == "link" and not isinstance((mark.get("attrs") or {}).get("href"), str):
+                return f"{path}: a link mark needs attrs.href"
+        return None
+    if kind == "heading" and (node.get("attrs") or {}).get("level") not in range(1, 7):
+        return f"{path}: a heading needs attrs.level 1-6"
+    content = node.get("content", [])
+    if not isinstance(content, list):
+        return f"{path}: content must be a list"
+    allowed = _CHILDREN.get(str(kind), set())
+    if kind in ("bulletList", "orderedList", "listItem") and not content:
+        return f"{path}: {kind} must not be empty"
+    if kind == "listItem" and content[0].get("type") != "paragraph":
+        return f"{path}: a list item starts with a paragraph"
+    for i, child in enumerate(content):
+        child_kind = child.get("type") if isinstance(child, dict) else None
+        if child_kind not in allowed:
+            return f"{path}.content[{i}]: {child_kind!r} is not allowed in {kind}"
+        problem = adf_problem(child, f"{path}.content[{i}]")
+        if problem is not None:
+            return problem
+    return None
 
 
 def _errors(status: int, messages: list[str], errors: dict[str, str] | None = None) -> Reply:

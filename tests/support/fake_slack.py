@@ -1,6 +1,11 @@
-"""A fake Slack Web API: chat.postMessage, chat.update, conversations.history, conversations.replies,
-users.lookupByEmail (``users``: email → user id; an unknown email answers ``users_not_found``; ``scopes`` without
-``users:read.email`` answers ``missing_scope``, as Slack does).
+"""A fake Slack Web API: chat.postMessage, chat.update, chat.getPermalink, conversations.history,
+conversations.replies, users.lookupByEmail (``users``: email → user id; an unknown email answers
+``users_not_found``; ``scopes`` without ``users:read.email`` answers ``missing_scope``, as Slack does).
+
+Messages keep their Block Kit ``blocks``, checked as Slack documents them (:func:`block_problem`): at most 50 blocks
+of the layout types Pareis may send (``header``, ``section``, ``divider``, ``context``, ``actions``), a header's
+``plain_text`` at most 150 characters, a section's text at most 3000, a context at most 10 elements, buttons with a
+``plain_text`` of at most 75 characters and a URL of at most 3000; invalid blocks answer ``invalid_blocks``.
 
 Speaks what the documented API does: ``POST /api/<method>`` with a JSON or form body (or query string),
 ``Authorization: Bearer <token>`` (else HTTP 200 ``{"ok": false, "error": "not_authed"|"invalid_auth"}``),
@@ -90,6 +95,7 @@ class FakeSlack(FakeServer):
         handler = {
             "chat.postMessage": self._post,
             "chat.update": self._update,
+            "chat.getPermalink": self._permalink,
             "conversations.history": self._history,
             "conversations.replies": self._replies,
             "users.lookupByEmail": self._lookup,
@@ -127,8 +133,13 @@ class FakeSlack(FakeServer):
             return _fail("channel_not_found")
         if not args.get("text") and not args.get("blocks"):
             return _fail("no_text")
+        blocks = _blocks(args.get("blocks"))
+        if isinstance(blocks, str):
+            return _fail("invalid_blocks", blocks)
         message: dict[str, Any] = {"type": "message", "ts": self._next_ts(), "text": args.get("text", "")}
         message |= {"bot_id": "B0PAREIS", "app_id": "A0PAREIS"}
+        if blocks is not None:
+            message["blocks"] = blocks
         thread_ts = args.get("thread_ts")
         if thread_ts:
             parent = _by_ts(self.channels[channel], str(thread_ts))
@@ -145,15 +156,26 @@ class FakeSlack(FakeServer):
         self.channels[channel].append(message)
         return _ok({"channel": channel, "ts": message["ts"], "message": message})
 
-    def _update(self, args: dict[str, Any]) -> Reply:
+    def _message(self, args: dict[str, Any], ts_key: str) -> tuple[str, dict[str, Any]] | Reply:
+        """The channel and message ``args`` name (the message's ts under ``ts_key``), or Slack's error."""
         channel = self._channel(args)
         if channel is None:
             return _fail("channel_not_found")
-        message = _by_ts(self.channels[channel], str(args.get("ts", "")))
-        if message is None:
-            return _fail("message_not_found")
+        message = _by_ts(self.channels[channel], str(args.get(ts_key, "")))
+        return _fail("message_not_found") if message is None else (channel, message)
+
+    def _update(self, args: dict[str, Any]) -> Reply:
+        found = self._message(args, "ts")
+        if isinstance(found, Reply):
+            return found
+        channel, message = found
+        blocks = _blocks(args.get("blocks"))
+        if isinstance(blocks, str):
+            return _fail("invalid_blocks", blocks)
         if "text" in args:
             message["text"] = args["text"]
+        if blocks is not None:
+            message["blocks"] = blocks
         if "metadata" in args:
             metadata = _metadata(args["metadata"])
             if metadata is None:
@@ -161,6 +183,14 @@ class FakeSlack(FakeServer):
             message["metadata"] = metadata
         message["edited"] = {"user": "U0PAREIS", "ts": self._next_ts()}
         return _ok({"channel": channel, "ts": message["ts"], "text": message["text"], "message": message})
+
+    def _permalink(self, args: dict[str, Any]) -> Reply:
+        found = self._message(args, "message_ts")
+        if isinstance(found, Reply):
+            return found
+        channel, message = found
+        link = f"https://pareis-test.slack.com/archives/{channel}/p{message['ts'].replace('.', '')}"
+        return _ok({"channel": channel, "permalink": link})
 
     def _history(self, args: dict[str, Any]) -> Reply:
         channel = self._channel(args)
@@ -232,6 +262,66 @@ def _metadata(value: Any) -> dict[str, Any] | None:
     return {"event_type": value["event_type"], "event_payload": value["event_payload"]}
 
 
+def _blocks(value: Any) -> list[dict[str, Any]] | str | None:
+    """The blocks of a request (None: none given), or why Slack would refuse them."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return "blocks are not JSON"
+    problem = block_problem(value)
+    return problem if problem is not None else value
+
+
+def block_problem(blocks: Any) -> str | None:
+    """Why Slack would refuse ``blocks`` (None: it takes them), for the layout blocks Pareis sends."""
+    if not isinstance(blocks, list) or len(blocks) > 50:
+        return "blocks must be a list of at most 50 blocks"
+    for i, block in enumerate(blocks):
+        kind = block.get("type") if isinstance(block, dict) else None
+        problem = _BLOCK_RULES[kind](block) if kind in _BLOCK_RULES else f"unsupported block type {kind!r}"
+        if problem is not None:
+            return f"blocks[{i}]: {problem}"
+    return None
+
+
+def _text_problem(text: Any, kinds: tuple[str, ...], limit: int) -> str | None:
+    if not isinstance(text, dict) or text.get("type") not in kinds:
+        return f"a text object of type {'/'.join(kinds)} is required"
+    value = text.get("text")
+    if not isinstance(value, str) or not value or len(value) > limit:
+        return f"text must be 1 to {limit} characters"
+    return None
+
+
+def _button_problem(element: Any) -> str | None:
+    if not isinstance(element, dict) or element.get("type") != "button":
+        return "actions take buttons only here"
+    url = element.get("url")
+    if url is not None and (not isinstance(url, str) or len(url) > 3000):
+        return "a button's url is at most 3000 characters"
+    return _text_problem(element.get("text"), ("plain_text",), 75)
+
+
+_BLOCK_RULES: dict[str, Callable[[dict[str, Any]], str | None]] = {
+    "header": lambda b: _text_problem(b.get("text"), ("plain_text",), 150),
+    "section": lambda b: _text_problem(b.get("text"), ("plain_text", "mrkdwn"), 3000),
+    "divider": lambda b: None,
+    "context": lambda b: (
+        "a context has 1 to 10 elements"
+        if not isinstance(b.get("elements"), list) or not 1 <= len(b["elements"]) <= 10
+        else next(filter(None, (_text_problem(e, ("plain_text", "mrkdwn"), 3000) for e in b["elements"])), None)
+    ),
+    "actions": lambda b: (
+        "an actions block has 1 to 25 elements"
+        if not isinstance(b.get("elements"), list) or not 1 <= len(b["elements"]) <= 25
+        else next(filter(None, (_button_problem(e) for e in b["elements"])), None)
+    ),
+}
+
+
 def _by_ts(messages: list[dict[str, Any]], ts: str) -> dict[str, Any] | None:
     return next((m for m in messages if m["ts"] == ts), None)
 
@@ -244,5 +334,6 @@ def _ok(payload: dict[str, Any]) -> Reply:
     return Reply.json(200, {"ok": True, **payload})
 
 
-def _fail(error: str) -> Reply:
-    return Reply.json(200, {"ok": False, "error": error})
+def _fail(error: str, detail: str | None = None) -> Reply:
+    extra = {"errors": [detail]} if detail else {}
+    return Reply.json(200, {"ok": False, "error": error, **extra})

@@ -27,9 +27,11 @@ def test_demo_prints_the_lifecycle_and_writes_its_outputs(tmp_path: Path) -> Non
     writes = list(read_metadata_file(out / "datahub-writes.json"))
     aspects = {str(w.aspectName) for w in writes}
     assert {"incidentInfo", "globalTags", "structuredProperties", "documentInfo", "propertyDefinition"} <= aspects
+    assert {"incidentExternalLinks", "incidentNotes"} <= aspects, "the tickets inside DataHub's incident"
     tickets = [json.loads(line) for line in (out / "tickets.jsonl").read_text().splitlines()]
     assert sorted(t["tool"] for t in tickets) == ["jira", "linear", "slack"]
     assert all(t["closed"] and t["comments"] for t in tickets)
+    assert all(t["body"].startswith("### Decision\n") for t in tickets), "decision first"
     assert len({t["incident"] for t in tickets}) == 1
     [postmortem] = out.glob("postmortem-*.md")
     assert "Time to heal" in postmortem.read_text()
@@ -39,9 +41,7 @@ def test_demo_prints_the_lifecycle_and_writes_its_outputs(tmp_path: Path) -> Non
     # by live re-evaluation) or resolves the incident (decisions on the recorded timeline are pinned by
     # test_gate_demo.py; the sample's untested datasets score low after the repair).
     assert {g["decision"] for n, g in gates.items() if n.endswith("-2025-10-08.json")} == {"NO-GO"}
-    assert "after a lineage change of: urn:li:mlModel:(urn:li:dataPlatform:mlflow,churn_4,PROD)" in "".join(
-        c for t in tickets for c in t["comments"]
-    )
+    assert "after a lineage change of: churn_4" in "".join(c for t in tickets for c in t["comments"])
     assert len(gates) == 6 and all(g["exit_code"] in (0, 1) and len(g["checks"]) == 10 for g in gates.values())
     assert {g["decision"] for n, g in gates.items() if n.endswith("-2025-10-07.json")} == {"NO-GO"}
     report = (out / "report.html").read_text()

@@ -86,7 +86,7 @@ def test_the_demo_incident_is_a_completeness_failure_in_description_ticket_and_p
     raw = "urn:li:dataset:(urn:li:dataPlatform:postgres,retail.raw.transactions,PROD)"
     facts = incident(metadata, raw)
     assert facts.failure_class == "completeness"
-    assert "failed rows: 254193. Class of failure: completeness." in description(facts)  # the tickets' text too
+    assert "class of failure: completeness; 1 failing assertion(s); failed rows: 254193." in description(facts)
     assert facts.window.healed_ms is not None
     text = postmortem(facts, facts.window.first_failure_ms, facts.window.healed_ms).text
     assert "Class of failure: completeness" in text

@@ -90,8 +90,11 @@ def test_the_incident_names_its_owners_in_description_json_and_incident_assignee
     others = tuple((m.urn, ()) for m in facts.blast.models if m.urn != CHURN_V3)
     assert facts.owners == IncidentOwners(dataset=(JDOE,), models=tuple(sorted(((CHURN_V3, (TEAM, ALICE)), *others))))
     assert facts.owners.everyone == (JDOE, TEAM, ALICE), "the dataset's owners first"
-    assert "Owners:" in opened.description and "jdoe@example.com" in opened.description
-    assert f"{CHURN_V3}: urn:li:corpGroup:ml-platform, alice@example.com" in opened.description
+    owners = opened.description.split("### Owners\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert owners == [
+        "- shop.public.orders (failing dataset): jdoe@example.com",
+        "- churn_3: ml-platform and alice@example.com",
+    ], "by short names; a group by its name"
     assert facts.to_json()["owners"]["dataset"] == [{"email": "jdoe@example.com", "urn": JDOE.urn}]
     info = json.loads(intent_mcps(opened, SETTINGS)[0].make_mcp().aspect.value)
     assert [a["actor"] for a in info["assignees"]] == [JDOE.urn], "the failing dataset's owners are assigned"
@@ -102,7 +105,7 @@ def test_an_owner_change_during_the_incident_is_picked_up_by_the_next_update() -
     after = {DATASET: (JDOE,), CHURN_V3: (ALICE,)}
     opened, update, *_ = intents({0: before, 3: after})
     assert isinstance(update, Update) and "owners" in update.changed
-    assert f"+{CHURN_V3}/{ALICE.urn}" in update.comment
+    assert "- owners: +churn_3/alice" in update.comment.splitlines(), "by short names"
     assert update.prior is not None and update.prior.assignees == (JDOE.urn,)
     assert update.prior.priority == opened.facts.priority
 

@@ -123,10 +123,12 @@ def test_first_failure_opens_an_incident_with_everything_the_writers_need() -> N
         (V3, Verdict.CONTAMINATED),
     ]
     assert group.safe_rollback == V2
-    for needle in ("Blind window", "1970-01-01T00:00:00.100Z", "1970-01-01T00:00:00.200Z", "still failing", V3.urn):
+    for needle in ("Blind window", "1970-01-01T00:00:00.100Z", "1970-01-01T00:00:00.200Z", "still failing"):
         assert needle in opened.description
-    assert "roll back to v2" in opened.description
-    assert opened.title == "ML data incident on shop.orders: 1 model(s) at risk, severity HIGH"
+    # Decision first, by short names: the full URNs stay in the JSON of the facts.
+    assert opened.description.startswith("### Decision\n\n- **churn**: **ROLL BACK to** **churn_2** — ")
+    assert "urn:li:" not in opened.description
+    assert opened.title == "Roll back churn to churn_2 — shop.orders failing"
     assert engine.state.status is Status.ACTIVE and engine.state.at_risk == opened.tags_add
 
 
@@ -166,7 +168,19 @@ def test_a_second_assertion_failing_grows_the_incident() -> None:
     [update] = engine.feed(run(B, 300, F, 1))
     assert isinstance(update, Update)
     assert update.facts.urn == incident_urn(DS, 200)  # same incident: one failing period
-    assert update.changed == ("assertions", "at_risk", "blast", "contamination", "failed_rows", "retrain", "rollback")
+    assert update.changed == (
+        "assertions",
+        "at_risk",
+        "blast",
+        "contamination",
+        "decisions",
+        "failed_rows",
+        "retrain",
+        "rollback",
+    )
+    # The comment leads with the decisions (a new group: its decision), entities by short name.
+    assert update.comment.splitlines()[:2] == ["Pareis updated this incident:", "- fraud: NOTHING TO SWITCH"]
+    assert "urn:li:" not in update.comment
     assert update.tags_add == (FEATURE_EMAIL, FRAUD.urn) and update.tags_remove == ()
     assert update.retrain == ((FRAUD.urn, RetrainStatus.BLOCKED),)
     assert update.facts.window.assertions == (A, B) and update.facts.window.failed_rows == 13
@@ -210,7 +224,8 @@ def test_resolve_when_every_assertion_passes_with_the_postmortem() -> None:
         (1_000, "opened"),
         (9_000, "resolved"),
     ]
-    assert "Time to heal: 0d 00:00:00.300" in pm.text and "Contaminated versions: " + V3.urn in pm.text
+    assert "Time to heal: 0d 00:00:00.300" in pm.text and "Contaminated versions: churn_3\n" in pm.text
+    assert pm.text.startswith("# Postmortem: Roll back churn to churn_2 — shop.orders healed\n\n## As of the heal\n")
     assert engine.state.status is Status.RESOLVED and engine.state.at_risk == ()
     assert engine.state.floor_ms == 501
 

@@ -30,6 +30,7 @@ from pareis.contracts.records import header
 from pareis.core.blast import blast_radius
 from pareis.core.incident_urn import incident_urn
 from pareis.core.lifecycle import Status
+from pareis.core.names import short_name
 from pareis.datahub.writes.definitions import CONTAMINATION_URN, RELIABILITY_SCORE_URN, RETRAIN_STATUS_URN
 from pareis.datahub.writes.writer import Mcp, MemoryWriter
 from pareis.kafka.dlq import ERROR_REASON, ROLE
@@ -132,9 +133,10 @@ def test_the_blast_radius_is_churn_and_ltv_through_two_features(flow: Flow) -> N
     (opened,) = [e.ticket for e in map(decode_effect, flow.values("pareis.effects.v1")) if isinstance(e, TicketOpen)]
     assert opened.severity.value == "MEDIUM"
     for urn in CHURN:
-        assert f"- {urn}: MEDIUM, 2/6 feature(s) poisoned" in opened.body
+        assert f"- {short_name(urn)}: MEDIUM, 2/6 feature(s) poisoned" in opened.body
     for urn in LTV:
-        assert f"- {urn}: LOW, 1/5 feature(s) poisoned" in opened.body
+        assert f"- {short_name(urn)}: LOW, 1/5 feature(s) poisoned" in opened.body
+    assert opened.brief is not None and opened.brief.sections[0].title == "Decision", "decision first"
     tagged = {m.entityUrn for m in flow.writer.proposals if m.aspectName == "globalTags"}
     features = {sample.feature("avg_unit_price"), sample.feature("total_spend")}
     assert tagged == {*CHURN, *LTV, *features}
@@ -180,7 +182,7 @@ def test_verdicts_retrain_statuses_and_rollbacks(flow: Flow) -> None:
     assert len(closed) == 1
     (doc,) = [m for m in flow.writer.proposals if m.aspectName == "documentInfo"]
     text = aspect(doc)["contents"]["text"]
-    assert sample.model("churn", 2) in text and sample.model("ltv", 1) in text, "the rollbacks"
+    assert "- Safe rollback: churn → churn_2; ltv → ltv_1\n" in text, "the rollbacks"
 
 
 def test_exactly_one_ticket_per_tool_opened_and_closed(flow: Flow) -> None:
@@ -247,7 +249,11 @@ def test_the_rest_path_writes_the_same_proposals_through_the_effects_role() -> N
         kinds[effect.kind] += 1
     assert kinds["ticket.open"] == kinds["ticket.close"] == 1
     start_up = len(start_up_mcps(Settings()))
-    assert kinds["datahub.write"] == len(via_rest.writer.proposals) - start_up, "all but the start-up proposals"
+    copies = [m for m in via_rest.writer.proposals if m.aspectName in ("incidentExternalLinks", "incidentNotes")]
+    assert copies, "the effects role copied the tickets into DataHub"
+    assert kinds["datahub.write"] == len(via_rest.writer.proposals) - start_up - len(copies), (
+        "all but the start-up proposals and the tickets' copies (which only the effects role knows)"
+    )
     assert reports["effects"].dead == 0
 
 
@@ -287,10 +293,10 @@ def test_one_malformed_lineage_entry_keeps_the_rest_indexed_and_marks_the_incide
     (opened,) = [e.ticket for e in map(decode_effect, flow.values("pareis.effects.v1")) if isinstance(e, TicketOpen)]
     assert opened.severity.value == "MEDIUM", "the valid entries are indexed: the same blast radius as clean"
     for urn in CHURN:
-        assert f"- {urn}: MEDIUM, 2/6 feature(s) poisoned" in opened.body
+        assert f"- {short_name(urn)}: MEDIUM, 2/6 feature(s) poisoned" in opened.body
     for urn in LTV:
-        assert f"- {urn}: LOW, 1/5 feature(s) poisoned" in opened.body
-    assert f"Lineage incomplete: part of the lineage of {FEATURES_DBT}" in opened.body
+        assert f"- {short_name(urn)}: LOW, 1/5 feature(s) poisoned" in opened.body
+    assert f"Lineage incomplete: part of the lineage of {short_name(FEATURES_DBT)}" in opened.body
     assert flow.incident_infos()[0]["description"] == opened.body
     (letter,) = list(flow.broker.records(flow.settings.kafka.topics.dlq))
     assert header(letter.headers, ERROR_REASON) == b"lineage-incomplete"

@@ -12,6 +12,7 @@ import pytest
 from datahub.emitter.mcp import MetadataChangeProposalWrapper
 from datahub.metadata.schema_classes import StatusClass
 
+from pareis.core.brief import Span, brief
 from pareis.core.impact import Severity
 from pareis.core.runs import AssertionRun, ResultType
 from pareis.errors import DecodeError, Origin, Poison
@@ -28,6 +29,7 @@ from pareis.roles.messages import (
     encode,
 )
 from pareis.tickets.port import IncidentTicket
+from tests.support.writer_scenario import story
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas" / "pareis"
 DATASET = "urn:li:dataset:(urn:li:dataPlatform:postgres,retail.stg,PROD)"
@@ -52,6 +54,9 @@ def signal() -> RunSignal:
     return RunSignal(DATASET, run, logged_ms=1_005)
 
 
+BRIEF = brief(story().open.facts, ui_url="https://datahub", links=[Span("Open in DataHub", "https://datahub/x")])
+
+
 def effects() -> list[Effect]:
     mcp = MetadataChangeProposalWrapper(entityUrn=DATASET, aspect=StatusClass(removed=False)).to_obj()
     return [
@@ -62,7 +67,31 @@ def effects() -> list[Effect]:
         TicketComment("e2/ticket", INCIDENT, "changed: severity"),
         TicketClose("e3/ticket", INCIDENT, "postmortem"),
         DatahubWrite("e1/datahub/0", INCIDENT, mcp),
+        TicketOpen(
+            "e1/ticket",
+            IncidentTicket(INCIDENT, BRIEF.headline, "md", Severity.HIGH, "https://datahub/x", (), BRIEF),
+            1_700_000_000_000,
+        ),
+        TicketComment("e2/ticket", INCIDENT, "- churn: now PROMOTE churn_4", 1_700_000_100_000),
+        TicketClose("e3/ticket", INCIDENT, "postmortem", 1_700_000_200_000),
+        TicketClose(
+            "e3/ticket",
+            INCIDENT,
+            "postmortem",
+            1_700_000_200_000,
+            IncidentTicket(INCIDENT, BRIEF.headline, "md", Severity.HIGH, None, (), BRIEF),
+        ),
     ]
+
+
+def test_a_ticket_effect_written_before_briefs_and_times_existed_still_decodes() -> None:
+    old = {"v": 1, "kind": "ticket.open", "effect_id": "e", "incident": INCIDENT, "title": "T", "body": "b"}
+    decoded = decode_effect(orjson.dumps({**old, "severity": "LOW"}))
+    assert isinstance(decoded, TicketOpen) and decoded.ticket.brief is None and decoded.at_ms == 0
+    comment = decode_effect(
+        orjson.dumps({"v": 1, "kind": "ticket.comment", "effect_id": "e", "incident": INCIDENT, "text": "t"})
+    )
+    assert isinstance(comment, TicketComment) and comment.at_ms == 0
 
 
 def test_a_signal_round_trips_and_conforms_to_its_schema() -> None:
@@ -160,6 +189,13 @@ BAD_EFFECTS = {
     "comment without text": _without(_effect_obj(2), "text"),
     "close with null text": {**_effect_obj(3), "text": None},
     "write without proposal": _without(_effect_obj(4), "mcp"),
+    "open with a malformed brief": {**_effect_obj(5), "brief": {**_effect_obj(5)["brief"], "sections": "x"}},
+    "open with a brief span without text": {
+        **_effect_obj(5),
+        "brief": {**_effect_obj(5)["brief"], "links": [{"url": "https://x"}]},
+    },
+    "comment with a string time": {**_effect_obj(6), "at_ms": "5"},
+    "close with a ticket without title": {**_effect_obj(8), "ticket": _without(_effect_obj(8)["ticket"], "title")},
     "write of a proposal without entity": {**_effect_obj(4), "mcp": _without(_effect_obj(4)["mcp"], "entityUrn")},
 }
 

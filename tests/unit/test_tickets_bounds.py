@@ -138,8 +138,8 @@ class Busy:
     def posted(self, ticket: TicketRef, effect_id: str, since: str = "") -> bool:
         return self.inner.posted(ticket, effect_id)
 
-    def close(self, ticket: TicketRef) -> None:
-        self.inner.close(ticket)
+    def close(self, ticket: TicketRef, final: IncidentTicket | None = None) -> None:
+        self.inner.close(ticket, final)
 
 
 def test_two_consumers_delivering_the_same_effect_at_once_post_it_once() -> None:

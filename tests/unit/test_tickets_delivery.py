@@ -202,7 +202,7 @@ class Failing:
     def posted(self, ticket: TicketRef, effect_id: str, since: str = "") -> bool:
         raise self.error
 
-    def close(self, ticket: TicketRef) -> None:
+    def close(self, ticket: TicketRef, final: IncidentTicket | None = None) -> None:
         raise self.error
 
 

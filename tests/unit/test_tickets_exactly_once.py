@@ -7,7 +7,8 @@ by a fresh process (a new ticketer, the same ledger) until it goes through, a mi
 runtime's back-off). One fault is injected per run, at request *k*, for every *k* of the run: applied by the
 server and then answered 502 or not answered at all (the response lost), or refused before applying (429, 503).
 The ledger's writes fail the same way, one at a time. Every run must end with the same tool state as a run with
-no fault.
+no fault, and with every ticket and comment reported to the mirror (what the effects role copies into DataHub) with
+the ticket as the tool holds it.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import pytest
 
 from pareis.errors import Retriable
 from pareis.store.ledger import MemoryLedger
-from pareis.tickets.delivery import TicketDelivery
+from pareis.tickets.delivery import Posted, TicketDelivery
 from pareis.tickets.port import IncidentTicket, TicketRef
 from pareis.tickets.retry import RetryPolicy
 from tests.support.fake_http import FakeServer, Recorded
@@ -70,17 +71,29 @@ def inject(server: FakeServer, fault: str, k: int) -> None:
         server.fail_next(status, retry_after="0" if status == 429 else None, when=at_request(k))
 
 
-def fresh(t: Tool, ledger: MemoryLedger) -> Callable[[], TicketDelivery]:
+def fresh(t: Tool, ledger: MemoryLedger, mirrored: list[Posted] | None = None) -> Callable[[], TicketDelivery]:
     # No in-place retry: every fault reaches the runtime, whose redelivery is a fresh process (nothing in memory).
     policy = RetryPolicy(attempts=1)
-    return lambda: TicketDelivery([t.make()], ledger, policy)
+    mirror = mirrored.append if mirrored is not None else None
+    return lambda: TicketDelivery([t.make()], ledger, policy, mirror=mirror)
 
 
-def assert_exactly_once(t: Tool, why: str) -> None:
+def assert_exactly_once(t: Tool, why: str, mirrored: list[Posted] | None = None) -> None:
     assert t.count() == 1, f"{why}: {t.count()} tickets"
     (ref,) = list(refs(t))
     assert t.texts(ref) == [*UPDATES, RESOLUTION], f"{why}: comments {t.texts(ref)}"
     assert t.closed(ref), f"{why}: not closed"
+    if mirrored is not None:
+        tool = t.name
+        expected = {
+            (f"open/1/{tool}", None),
+            (f"update/2/{tool}", UPDATES[0]),
+            (f"update/3/{tool}", UPDATES[1]),
+            (f"resolve/4/{tool}/comment", RESOLUTION),
+        }
+        assert {(p.key, p.text) for p in mirrored} == expected, f"{why}: mirrored {mirrored}"
+        assert {(p.ticket.tool, p.ticket.id) for p in mirrored} == {(ref.tool, ref.id)}, f"{why}: the tool's ticket"
+        assert all(p.ticket.url for p in mirrored), f"{why}: every copy links the ticket"
 
 
 def refs(t: Tool) -> Iterator[TicketRef]:
@@ -118,8 +131,9 @@ def test_a_fault_at_any_request_of_an_incidents_life_leaves_one_ticket_one_comme
         with tool(name) as t:
             assert t.server is not None
             inject(t.server, fault, k)
-            redelivered += life(fresh(t, MemoryLedger()), t.pass_minute)
-            assert_exactly_once(t, f"{fault} at request {k}")
+            mirrored: list[Posted] = []
+            redelivered += life(fresh(t, MemoryLedger(), mirrored), t.pass_minute)
+            assert_exactly_once(t, f"{fault} at request {k}", mirrored)
             assert t.server.pending_faults == 0, f"the fault at request {k} was played"
     assert redelivered >= requests - 2, "the faults reached the runtime's redelivery"
 
@@ -155,8 +169,9 @@ def test_a_failed_ledger_write_at_any_step_never_doubles_a_ticket_or_a_comment(n
     for k in range(40):
         with tool(name) as t:
             ledger = FlakyLedger(k, applied)
-            life(fresh(t, ledger), t.pass_minute)
-            assert_exactly_once(t, f"ledger write {k} failed ({'applied' if applied else 'refused'})")
+            mirrored: list[Posted] = []
+            life(fresh(t, ledger, mirrored), t.pass_minute)
+            assert_exactly_once(t, f"ledger write {k} failed ({'applied' if applied else 'refused'})", mirrored)
             if not ledger.failed:
                 assert k > 10, "the life has more than a few ledger writes"
                 return

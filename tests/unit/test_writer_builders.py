@@ -4,6 +4,7 @@ and saying what DESIGN §3 says (checked on the realistic story of ``test_writer
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -179,7 +180,8 @@ def test_open_writes_an_active_custom_incident_from_the_failed_assertion() -> No
     assert info.status.state == "ACTIVE" and info.status.lastUpdated.time == STORY.open.at_ms
     assert (info.created.time, info.startedAt) == (T0, T0)
     assert info.title == STORY.open.title and info.description == STORY.open.description
-    assert "Blind window" in (info.description or "") and "roll back to v1" in (info.description or "")
+    assert "Blind window" in (info.description or "") and "**ROLL BACK to** **churn_1**" in (info.description or "")
+    assert (info.description or "").startswith("### Decision\n"), "decision first"
 
 
 def test_where_ml_entities_take_incidents_the_models_carry_it_in_a_second_write() -> None:
@@ -266,6 +268,21 @@ def test_the_note_links_the_web_app_when_one_is_configured() -> None:
     assert link.endswith("/Incidents?incident=urn%3Ali%3Aincident%3A" + STORY.open.facts.urn.split(":")[-1])
 
 
+def test_with_the_web_app_configured_the_description_and_postmortem_link_short_names_to_datahub_pages() -> None:
+    settings = DatahubSettings(ui_url="https://datahub.example.com/")
+    (info_mcp,) = of(intent_mcps(STORY.open, settings), "incidentInfo")
+    text = info_mcp.aspect.description  # type: ignore[union-attr]
+    page = "https://datahub.example.com/mlModelGroup/urn%3Ali%3AmlModelGroup%3A%28"
+    assert text.startswith(f"### Decision\n\n- **[churn]({page}")
+    assert "](https://datahub.example.com/mlModels/urn%3Ali%3AmlModel%3A%28" in text
+    # The same text as the intent's but for the links (the intent's is rendered without the web app's URL).
+    assert re.sub(r"\[([^]]*)\]\([^)]*\)", r"\1", text) == STORY.open.description
+    (document,) = of(intent_mcps(STORY.resolve, settings), "documentInfo")
+    postmortem = document.aspect.contents.text  # type: ignore[union-attr]
+    assert postmortem.split("\n")[:3] == STORY.resolve.postmortem.text.split("\n")[:3]
+    assert f"]({page}" in postmortem and f"]({page}" not in STORY.resolve.postmortem.text
+
+
 def _properties(batch: list[Mcp]) -> dict[str, dict[str, str]]:
     found: dict[str, dict[str, str]] = {}
     for mcp in of(batch, "structuredProperties"):
@@ -310,7 +327,14 @@ def test_resolve_publishes_the_postmortem_document_last() -> None:
     assert doc.status.state == "PUBLISHED"
     assert doc.title == f"Postmortem: {STORY.resolve.title}"
     assert doc.contents.text == STORY.resolve.postmortem.text
-    for fact in ("Time to detect", "Time to heal", "Contaminated versions", "Rollback", "Class of failure", "Timeline"):
+    for fact in (
+        "Time to detect",
+        "Time to heal",
+        "Contaminated versions",
+        "Safe rollback",
+        "Class of failure",
+        "Timeline",
+    ):
         assert fact in doc.contents.text
     assert [a.asset for a in doc.relatedAssets or []] == sorted([DATASET, *MODELS])
     assert doc.customProperties["pareisIncident"] == STORY.resolve.facts.urn

@@ -25,6 +25,7 @@ from pareis.datahub.writes import postmortem
 from pareis.datahub.writes.incident_writes import (
     CUSTOM_TYPE,
     Builders,
+    description,
     incident_link,
     ml_entities,
     note_text,
@@ -118,8 +119,9 @@ def incident_info(intent: Intent, settings: DatahubSettings, extra: Iterable[str
     info: dict[str, Any] = {"type": "CUSTOM", "customType": CUSTOM_TYPE}
     if intent.title is not None:
         info["title"] = intent.title
-    if intent.description is not None:
-        info["description"] = intent.description
+    text = description(intent, settings)
+    if text is not None:
+        info["description"] = text
     info["entities"] = [facts.dataset, *extra]
     if facts.priority is not None:
         info["priority"] = facts.priority

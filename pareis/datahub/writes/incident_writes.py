@@ -49,6 +49,7 @@ from datahub.specific.aspect_helpers.structured_properties import HasStructuredP
 from datahub.specific.aspect_helpers.tags import HasTagsPatch
 
 from pareis.config import ML_INCIDENT_TYPES, DatahubSettings
+from pareis.core import incident_text
 from pareis.core.incident_text import iso
 from pareis.core.intents import TAG_AT_RISK, IncidentFacts, Intent, Open, Resolve, RetrainStatus, Update
 from pareis.datahub.writes import postmortem
@@ -162,7 +163,7 @@ def incident_info(intent: Intent, settings: DatahubSettings, *, extra: Iterable[
         type=IncidentTypeClass.CUSTOM,
         customType=CUSTOM_TYPE,
         title=intent.title,
-        description=intent.description,
+        description=description(intent, settings),
         entities=[facts.dataset, *extra],
         priority=facts.priority,
         assignees=assignees or None,
@@ -260,6 +261,14 @@ def property_values(
             for verdict in group.versions:
                 values.setdefault(verdict.version.urn, {})[CONTAMINATION] = verdict.verdict.value
     return values
+
+
+def description(intent: Intent, settings: DatahubSettings) -> str:
+    """``incidentInfo.description``: the intent's (:func:`pareis.core.incident_text.description`, decision first),
+    rendered again with its entities linked to DataHub's web app when ``settings.ui_url`` is set."""
+    if not settings.ui_url:
+        return intent.description
+    return incident_text.description(intent.facts, settings.ui_url)
 
 
 def incident_link(facts: IncidentFacts, settings: DatahubSettings) -> str:

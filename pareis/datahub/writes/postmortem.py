@@ -1,9 +1,10 @@
 """The postmortem of a resolved incident as a DataHub Document (DESIGN §3).
 
-The Markdown comes from the core (:func:`pareis.core.incident_text.postmortem`: timeline, time to detect, time
-to heal, blast radius, contaminated versions, rollback, class of failure); this module wraps it in a
-``documentInfo`` aspect, PUBLISHED, related to the dataset, the affected models and the contaminated versions.
-The document URN is a function of the incident URN, so a replayed Resolve rewrites the same document.
+The Markdown comes from the core (:func:`pareis.core.incident_text.postmortem`: the decision as of the heal first,
+then time to detect, time to heal, contaminated versions, rollback, class of failure, blast radius, timeline); this
+module wraps it in a ``documentInfo`` aspect, PUBLISHED, related to the dataset, the affected models and the
+contaminated versions. The document URN is a function of the incident URN, so a replayed Resolve rewrites the same
+document.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from datahub.metadata.schema_classes import (
 )
 
 from pareis.config import DatahubSettings
+from pareis.core import incident_text
 from pareis.core.intents import Resolve
 from pareis.datahub.writes.marks import stamp, system_metadata
 
@@ -30,6 +32,17 @@ def document_urn(incident_urn: str) -> str:
     if incident_id == incident_urn:
         raise ValueError(f"not an incident URN: {incident_urn!r}")
     return f"{DOCUMENT_PREFIX}{incident_id}-postmortem"
+
+
+def text(intent: Resolve, settings: DatahubSettings) -> str:
+    """The postmortem's Markdown: the intent's, rendered again with its entities linked to DataHub's web app when
+    ``settings.ui_url`` is set (from the same facts and the opened/resolved times of its timeline)."""
+    report = intent.postmortem
+    if not settings.ui_url:
+        return report.text
+    opened = next(e.at_ms for e in report.timeline if e.event == "opened")
+    resolved = next(e.at_ms for e in report.timeline if e.event == "resolved")
+    return incident_text.postmortem(intent.facts, opened, resolved, settings.ui_url).text
 
 
 def document_info(intent: Resolve, settings: DatahubSettings) -> DocumentInfoClass:
@@ -48,7 +61,7 @@ def document_info(intent: Resolve, settings: DatahubSettings) -> DocumentInfoCla
     at = stamp(settings, intent.at_ms)
     return DocumentInfoClass(
         title=f"Postmortem: {intent.title}",
-        contents=DocumentContentsClass(text=report.text),
+        contents=DocumentContentsClass(text=text(intent, settings)),
         status=DocumentStatusClass(state=DocumentStateClass.PUBLISHED),
         relatedAssets=[RelatedAssetClass(asset=urn) for urn in related],
         customProperties=properties,
