@@ -35,6 +35,7 @@ from pareis.core.gate import (
 )
 from pareis.core.gate_inputs import FeatureState, GateInputs, SourceColumn, UpstreamAssertion
 from pareis.core.graph import Memo, Names, Query, Rel, columns_of, sibling_columns, siblings_of, union
+from pareis.core.upstream import walk_up
 
 Scores = Callable[[Sequence[str]], Mapping[str, float]]
 """The reliability scores (0–100) of datasets at the evaluation time (DESIGN §2.5); a dataset it cannot score is
@@ -170,7 +171,6 @@ def gather(
 ) -> GateInputs:
     """What the ten checks read for ``version`` at ``at_ms`` (see the module docstring)."""
     from pareis.answers.reach import REGION, analysed, candidates, near, reaching
-    from pareis.answers.upstream import walk_up
 
     info = catalog.models(view, [version])[version]
     features = sorted(info.features)
@@ -210,7 +210,8 @@ def gather(
         table.update(i for r in runs.values() for i in r.inputs if not is_column(i))
     found = candidates(view, sources.runs)
     seeds: dict[object, set[str]] = {**found.seeds, REGION: _group_inputs(view, info)}
-    ancestors, ups = walk_up(view, direct, seeds)
+    walk, ups = walk_up(view, direct, seeds)
+    ancestors = set(walk.columns)
     table = _table_upstream(view, table)
     datasets = sorted({parent_of(c) for c in ancestors} | table)
     source_datasets = sorted({_dataset_of(s) for f in known for s in sources_of[f]})

@@ -17,7 +17,7 @@ dataset (:class:`DatasetExposure`), because the readers ask for the columns of w
    edges backwards, the schema of a whole-dataset upstream, and the same-named (exact or case-folded) columns of the
    siblings. Only these can have a non-empty exposure: they are the only columns a computation visits.
 3. *Sums* — the downstream step restricted to the candidates (exactly as the walk takes it), and
-   :func:`~pareis.core.exposure.closed_union` of the seeds' values over it: one pass over strongly connected
+   :func:`~pareis.core.closures.closed_union` of the seeds' values over it: one pass over strongly connected
    components, linear in the candidates and their edges, cycle-safe.
 
 Same answer as the walk for every column, except two spellings the walk itself answers differently depending on
@@ -37,17 +37,22 @@ from dataclasses import dataclass, field
 
 from pareis.core import catalog
 from pareis.core.blast import blast_radius
-from pareis.core.exposure import (
-    Exposure,
-    closed_union,
+from pareis.core.closures import closed_union
+from pareis.core.exposure import Exposure
+from pareis.core.fieldpath import COLUMN_PREFIX, column_urn, feature_name, index_parent, index_path, parents_of
+from pareis.core.graph import (
+    LineageView,
+    Names,
+    Query,
+    Rel,
+    columns_of,
     downstream_columns,
-    parent_of,
-    parents_of,
-    path_of,
+    memoised,
+    related,
     sibling_columns,
+    siblings_of,
+    union,
 )
-from pareis.core.fieldpath import COLUMN_PREFIX, column_urn, feature_name
-from pareis.core.graph import LineageView, Names, Query, Rel, columns_of, memoised, related, siblings_of, union
 from pareis.core.incident_urn import incident_urn
 from pareis.core.runs import AssertionRun
 from pareis.core.window import incidents
@@ -136,7 +141,7 @@ def exposure_of(
 ) -> Exposure:
     """:func:`pareis.core.exposure.exposure`'s answer for ``columns``, read from the entries of their datasets
     (a dataset without an entry, or whose entry is None: nothing downstream of its columns). ``parents``, each
-    column's dataset (:func:`~pareis.core.exposure.parents_of`) when the caller has it."""
+    column's dataset (:func:`~pareis.core.fieldpath.parents_of`) when the caller has it."""
     cols = sorted(set(columns))
     parent = parents if parents is not None else parents_of(cols)
     feats: dict[str, tuple[str, ...]] = {}
@@ -181,7 +186,7 @@ class IncidentColumns:
     def encode(self) -> str:
         by_dataset: dict[str, list[str]] = {}
         for c in self.columns:
-            d = parent_of(c)
+            d = index_parent(c)
             by_dataset.setdefault(d, []).append(column_key(d, c))
         data = {
             "d": self.dataset,
@@ -206,7 +211,7 @@ def _reverse_step(view: LineageView, frontier: set[str]) -> dict[str, set[str]]:
     """For each column, a superset of the columns whose downstream step reaches it (see the module docstring)."""
     cols = sorted(frontier)
     direct, whole = view.lookup([Query(Rel.COLUMN, cols, True), Query(Rel.DATASET_COLUMN, cols, True)])
-    parents = {c: parent_of(c) for c in cols}
+    parents = {c: index_parent(c) for c in cols}
     sibs = siblings_of(view, set(parents.values()))
     schemas = columns_of(view, union(whole) | union(sibs))
     folded: dict[str, dict[str, list[str]]] = {}
@@ -215,14 +220,14 @@ def _reverse_step(view: LineageView, frontier: set[str]) -> dict[str, set[str]]:
         found = set(direct[c])
         for d in whole[c]:
             found.update(schemas[d])
-        path = path_of(c)
+        path = index_path(c)
         for s in sibs[parents[c]]:
             found.add(column_urn(s, path))
             if schemas[s]:
                 if s not in folded:
                     names: dict[str, list[str]] = {}
                     for x in schemas[s]:
-                        names.setdefault(path_of(x).casefold(), []).append(x)
+                        names.setdefault(index_path(x).casefold(), []).append(x)
                     folded[s] = names
                 found.update(folded[s].get(path.casefold(), ()))
         out[c] = found
@@ -288,7 +293,7 @@ def snapshot(
     lineage = downstream_columns(memo, ordered)
     twins = sibling_columns(memo, ordered)
     children = {c: (lineage[c] | twins[c]) & candidates for c in ordered}
-    tables = {c: frozenset(by_table[parent_of(c)]) for c in ordered if parent_of(c) in by_table}
+    tables = {c: frozenset(by_table[index_parent(c)]) for c in ordered if index_parent(c) in by_table}
     below_f = closed_union(children, {c: frozenset(fs) for c, fs in direct.items() if c in candidates})
     below_t = closed_union(children, tables) if tables else {}
     reached = sorted(union(below_f))
@@ -300,7 +305,7 @@ def snapshot(
         if not fs and not ts:
             continue
         ms = set(ts).union(*(consumers[f] for f in fs))
-        d = parent_of(c)
+        d = index_parent(c)
         grouped.setdefault(d, {})[column_key(d, c)] = (tuple(sorted(fs)), tuple(sorted(ms)))
     every = sorted({m for cols in grouped.values() for _, ms in cols.values() for m in ms})
     group_of = {m: info.group for m, info in catalog.models(memo, every).items()}
