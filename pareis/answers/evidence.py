@@ -138,7 +138,7 @@ def evidence_pack(sources: Sources, model: str, at_ms: int) -> EvidencePack:
             "bias mitigation is outside what lineage and data-quality metadata show.",
         ),
         gaps(answer),
-        errors(sources, s, answer, incidents, versions, at_ms),
+        errors(view, sources, s, answer, incidents, versions, at_ms),
         not_assessed(
             "10(4)",
             "Specific geographical, contextual, behavioural or functional setting",

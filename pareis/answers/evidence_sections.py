@@ -10,9 +10,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pareis.answers.gate import upstream_assertions
 from pareis.core import catalog
 from pareis.core.contamination import contamination
-from pareis.core.graph import Attr, LineageView, Query, Rel, union
+from pareis.core.graph import Attr, LineageView, Memo, Query, Rel, union
 from pareis.core.protect import Survey
 from pareis.core.runs import ResultType
 
@@ -195,6 +196,7 @@ def gaps(answer: Any) -> Section:
 
 
 def errors(
+    view: Memo,
     sources: Sources,
     s: Survey,
     answer: Any,
@@ -202,11 +204,10 @@ def errors(
     versions: Sequence[str],
     at_ms: int,
 ) -> Section:
+    checked = upstream_assertions(view, sources.runs, s.upstream.values())
     assertions = []
     for key, cls in sorted(s.classes.items()):
-        names = set(cls.assertions)
-        for m in cls.members:
-            names.update(sources.runs.assertions_of(m))
+        names = {a for a, on in checked.items() if set(on.datasets) & set(cls.members)}
         for a in sorted(names):
             runs = [r for r in sources.runs.runs(a, None, at_ms) if r.counts]
             failures = [r for r in runs if r.result is ResultType.FAILURE]

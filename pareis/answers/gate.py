@@ -5,12 +5,12 @@
 assertion definitions, schemas, deprecation), the run history (latest runs at or before ``at``, dataset
 modifications, the incidents of :mod:`pareis.answers.reach`) and the reliability score — and evaluates them.
 
-Upstream of the evaluated version: the columns its features link to (schemaField sources; a dataset source's
-column named like the feature, case-insensitive; in a dataset without a known schema, the column of that name),
-their column ancestors with sibling twins; the datasets of those columns; at table precision the dataset sources
-without such a column and, for a model that lists no features, the datasets its training runs read — each with its
-table-level upstream and siblings. Upstream assertions name an upstream column, or are dataset-level (name no
-column, or are not defined in the index) on an upstream dataset.
+Upstream of the evaluated version: the one upstream (:func:`pareis.core.upstream.model_upstream`, DESIGN §2.1) —
+the columns feeding its features (their links, keys' links, column ancestors with sibling twins and containment),
+at table precision the dataset sources without a column named like the feature and, for a model that lists no
+features, the datasets its training runs read (with the columns feeding those); the datasets of all of them.
+Upstream assertions are those the index defines on them, and the assertions it does not define that ran on an
+upstream dataset (dataset-level).
 
 :class:`GateAnswer`'s JSON (``pareis gate --json``, the MCP tool ``check_retrain_gate``) is published as a JSON
 Schema in ``schemas/pareis/gate.schema.json``; :func:`cannot_evaluate_json` is the exit-2 form.
@@ -20,12 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pareis.answers.sources import CannotEvaluate, Sources
 from pareis.core import catalog
 from pareis.core.contamination import ModelVersion
-from pareis.core.fieldpath import column_urn, entity_type, feature_name, is_column, parent_of
+from pareis.core.fieldpath import entity_type, is_column, parent_of
 from pareis.core.gate import (
     HOUR_MS,
     GateResult,
@@ -34,8 +34,11 @@ from pareis.core.gate import (
     evaluate,
 )
 from pareis.core.gate_inputs import FeatureState, GateInputs, SourceColumn, UpstreamAssertion
-from pareis.core.graph import Memo, Names, Query, Rel, columns_of, sibling_columns, siblings_of, union
-from pareis.core.upstream import walk_up
+from pareis.core.graph import Memo, Query, Rel, columns_of, sibling_columns, union
+from pareis.core.upstream import ModelUpstream, upstream_walk
+
+if TYPE_CHECKING:
+    from pareis.store.runs import RunHistory
 
 Scores = Callable[[Sequence[str]], Mapping[str, float]]
 """The reliability scores (0–100) of datasets at the evaluation time (DESIGN §2.5); a dataset it cannot score is
@@ -173,71 +176,42 @@ def gather(
     from pareis.answers.reach import REGION, analysed, candidates, near, reaching
 
     info = catalog.models(view, [version])[version]
-    features = sorted(info.features)
     group = [info.group] if info.group else []
     # One round trip for the features' sources and the group's versions (read again below, from the memo).
     view.lookup(
         [
-            Query(Rel.FEATURE_SOURCE, features, True),
+            Query(Rel.FEATURE_SOURCE, sorted(info.features), True),
             Query(Rel.MODEL_GROUP, group, True),
             Query(Rel.VERSION_OF, group, True),
         ]
     )
-    sources_of = catalog.feature_sources(view, features)
-    removed = _removed(view, [*features, *union(sources_of)])
-    # A feature with a source is indexed; one without needs its record read to tell "no source" from "unknown".
-    known = {f for f in features if f not in removed and (sources_of[f] or _live(sources, f, "mlFeatureProperties"))}
-
-    # Feature source columns and the table-precision datasets.
-    direct: set[str] = set()
-    table: set[str] = set()
-    dataset_sources = sorted({s for f in known for s in sources_of[f] if not is_column(s)})
-    schemas = columns_of(view, dataset_sources)
-    for f in sorted(known):
-        for s in sources_of[f]:
-            if s in removed:
-                continue
-            if is_column(s):
-                direct.add(s)
-                continue
-            named = Names(schemas[s]).match(feature_name(f)) if schemas[s] else [column_urn(s, feature_name(f))]
-            if named:
-                direct.update(named)
-            else:
-                table.add(s)
-    if not features:
-        runs = catalog.runs(view, info.training_runs)
-        table.update(i for r in runs.values() for i in r.inputs if not is_column(i))
     found = candidates(view, sources.runs)
-    seeds: dict[object, set[str]] = {**found.seeds, REGION: _group_inputs(view, info)}
-    walk, ups = walk_up(view, direct, seeds)
-    ancestors = set(walk.columns)
-    table = _table_upstream(view, table)
-    datasets = sorted({parent_of(c) for c in ancestors} | table)
-    source_datasets = sorted({_dataset_of(s) for f in known for s in sources_of[f]})
+    walked = upstream_walk(view, [version], {**found.seeds, REGION: _group_inputs(view, info)})
+    up = walked.models[version]
+    features = sorted(up.features)
+    sources_of = up.sources or {}
+    datasets = sorted(up.datasets)
+    source_datasets = sorted({_dataset_of(s) for f in features for s in sources_of[f]})
     # One round trip for every lookup below that the walk did not answer (they then read the memo).
     view.lookup(
-        [
-            *_known_queries(source_datasets),
-            Query(Rel.HAS_COLUMN, sorted({parent_of(c) for c in direct})),
-            Query(Rel.ASSERTS_COLUMN, sorted(ancestors), True),
-            Query(Rel.ASSERTS, datasets, True),
-        ]
+        [*_known_queries(source_datasets), Query(Rel.HAS_COLUMN, sorted({parent_of(c) for c in up.source_columns}))]
     )
 
-    # Which sources the index knows nothing about.
+    # A feature with a source is indexed; one without needs its record read to tell "no source" from "unknown".
+    known = {f for f in features if sources_of[f] or _live(sources, f, "mlFeatureProperties")}
     known_datasets = _known_datasets(view, sources, set(source_datasets))
     feature_states = tuple(
         FeatureState(
             f,
             f in known,
             tuple(sorted(sources_of[f])),
-            tuple(sorted(s for s in sources_of[f] if s in removed or _dataset_of(s) not in known_datasets)),
+            tuple(sorted(s for s in sources_of[f] if _dataset_of(s) not in known_datasets)),
         )
         for f in features
     )
 
     # Schemas and coverage of the source columns.
+    direct = up.source_columns
     source_schemas = columns_of(view, {parent_of(c) for c in direct})
     twins = sibling_columns(view, direct)
     named_by = view.lookup([Query(Rel.ASSERTS_COLUMN, sorted(direct | union(twins)), True)])[0]
@@ -251,9 +225,8 @@ def gather(
         for c in sorted(direct)
     )
 
-    assertions = _upstream_assertions(view, sources, ancestors, datasets, at_ms)
     flags = catalog.flags(view, [*datasets, *features])
-    facts = analysed(view, sources.runs, at_ms, found, near(found, ups, REGION))
+    facts = analysed(view, sources.runs, at_ms, found, near(found, walked.regions, REGION))
     return GateInputs(
         model=model,
         evaluated=version,
@@ -263,7 +236,7 @@ def gather(
         source_columns=columns,
         upstream_datasets=tuple(datasets),
         deprecated=tuple(sorted(u for u, f in flags.items() if f.deprecated)),
-        assertions=assertions,
+        assertions=_upstream_assertions(view, sources, up, at_ms),
         modified_ms=_modified(sources, datasets, at_ms),
         incidents=reaching(facts, version),
         scores=dict((scores or reliability_scores(sources, view, at_ms, version))(datasets)),
@@ -285,19 +258,6 @@ def _group_inputs(view: Memo, info: catalog.ModelInfo) -> set[str]:
 
 def _dataset_of(source: str) -> str:
     return parent_of(source) if is_column(source) else source
-
-
-def _table_upstream(view: Memo, start: set[str]) -> set[str]:
-    """Datasets upstream of ``start`` at table level (lineage, siblings), ``start`` included."""
-    seen = set(start)
-    frontier = set(start)
-    while frontier:
-        nodes = sorted(frontier)
-        ups = view.lookup([Query(Rel.DATASET, nodes, True)])[0]
-        sibs = siblings_of(view, nodes)
-        frontier = (union(ups) | union(sibs)) - seen
-        seen |= frontier
-    return seen
 
 
 def _known_datasets(view: Memo, sources: Sources, datasets: set[str]) -> set[str]:
@@ -324,25 +284,34 @@ def _known_queries(nodes: list[str]) -> list[Query]:
     ]
 
 
-def _upstream_assertions(
-    view: Memo, sources: Sources, columns: set[str], datasets: list[str], at_ms: int
-) -> tuple[UpstreamAssertion, ...]:
-    on_columns, on_datasets = view.lookup(
-        [Query(Rel.ASSERTS_COLUMN, sorted(columns), True), Query(Rel.ASSERTS, datasets, True)]
-    )
-    names = sorted(union(on_columns) | union(on_datasets))
-    targets, fields = view.lookup([Query(Rel.ASSERTS, names), Query(Rel.ASSERTS_COLUMN, names)])
-    defined = {n for n in names if targets[n] or fields[n]}
-    picked: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
-    for name in sorted(defined):
-        named = tuple(sorted(fields[name] & columns))
-        if named or (not fields[name] and targets[name] & set(datasets)):
-            picked[name] = (tuple(sorted(targets[name])), named)
-    for dataset, run_names in sources.runs.assertions_by_dataset(datasets).items():
+def upstream_assertions(view: Memo, runs: RunHistory, ups: Iterable[ModelUpstream]) -> dict[str, Checked]:
+    """The upstream assertions of the versions ``ups`` (DESIGN §2.4): those the index defines on their upstream
+    (:attr:`~pareis.core.upstream.ModelUpstream.assertions`) and, dataset-level, those it does not define that ran
+    on an upstream dataset — each with the datasets it checks and the upstream columns it names."""
+    ups = list(ups)
+    datasets = sorted(set().union(*(up.datasets for up in ups)))
+    columns = frozenset().union(*(up.columns for up in ups))
+    ran = runs.assertions_by_dataset(datasets)
+    names = set().union(*(up.assertions for up in ups))
+    defs = catalog.assertions(view, names.union(*ran.values()))
+    picked = {n: Checked(defs[n].datasets, tuple(sorted(set(defs[n].columns) & columns))) for n in sorted(names)}
+    for dataset, run_names in ran.items():
         for name in run_names:
-            if name not in defined:  # not defined in the index: covers its whole assertee dataset
-                seen = picked.get(name, ((), ()))
-                picked[name] = (tuple(sorted({*seen[0], dataset})), ())
+            if name not in defs:  # not defined in the index: covers its whole assertee dataset
+                seen = picked.get(name, Checked((), ()))
+                picked[name] = Checked(tuple(sorted({*seen.datasets, dataset})), ())
+    return picked
+
+
+class Checked(NamedTuple):
+    """What an upstream assertion checks: its datasets, and the upstream columns it names (none: dataset-level)."""
+
+    datasets: tuple[str, ...]
+    columns: tuple[str, ...]
+
+
+def _upstream_assertions(view: Memo, sources: Sources, up: ModelUpstream, at_ms: int) -> tuple[UpstreamAssertion, ...]:
+    picked = upstream_assertions(view, sources.runs, [up])
     latest = sources.runs.latest_of(picked, at_ms)
     return tuple(UpstreamAssertion(n, *picked[n], *latest[n]) for n in sorted(picked))
 

@@ -4,10 +4,13 @@ reaches summed at once. The walks over the lineage view (:mod:`pareis.core.graph
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Hashable, Iterable, Iterator, Mapping
+from typing import TypeVar
+
+N = TypeVar("N", bound=Hashable)
 
 
-def reach(node: str, step: Mapping[str, Iterable[str]], memo: dict[str, frozenset[str]]) -> frozenset[str]:
+def reach(node: N, step: Mapping[N, Iterable[N]], memo: dict[N, frozenset[N]]) -> frozenset[N]:
     """``node`` and everything reachable from it along ``step`` (node → successors), remembered in ``memo`` by
     start node; iterative, cycle-safe."""
     hit = memo.get(node)

@@ -310,8 +310,14 @@ def _model_score(s: Survey, model: str, by_class: Mapping[str, Score]) -> Score:
     for cols in up.feature_columns.values():
         for key in sorted({s.class_of[index_parent(c)] for c in cols if index_parent(c) in s.class_of}):
             weights[key] = weights.get(key, 0) + 1
+    # A table-precision input weighs as every feature would, and so does each class feeding it only by lineage.
+    tables: set[str] = set()
     for d in up.table_datasets:
         table_key = s.class_of.get(d)
         if table_key is not None:
             weights[table_key] = weights.get(table_key, 0) + max(1, len(up.features))
+            tables.add(table_key)
+    feeding = {s.class_of[d] for d in {index_parent(c) for c in up.table_columns} if d in s.class_of}
+    for key in sorted(feeding - tables):
+        weights[key] = weights.get(key, 0) + max(1, len(up.features))
     return reliability.model_score(model, {k: (by_class[k].score, n) for k, n in weights.items()})
