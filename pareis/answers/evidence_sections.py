@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pareis.answers.gate import upstream_assertions
 from pareis.core import catalog
 from pareis.core.contamination import contamination
-from pareis.core.graph import Attr, LineageView, Memo, Query, Rel, union
+from pareis.core.graph import Attr, LineageView, Memo, Query, Rel
 from pareis.core.protect import Survey
 from pareis.core.runs import ResultType
 
@@ -69,9 +69,14 @@ def origin(view: LineageView, s: Survey, infos: Mapping[str, Any], runs: Mapping
     members = sorted(s.class_of)
     ups = _dataset_upstreams(view, members)
     origins = sorted(key for key, cls in s.classes.items() if not any(ups[m] - set(cls.members) for m in cls.members))
-    sources_of = catalog.feature_sources(view, union({m: frozenset(i.features) for m, i in infos.items()}))
     features = [
-        {"model": m, "group": info.group, "feature": f, "sources": sorted(sources_of.get(f, ()))}
+        {
+            "model": m,
+            "group": info.group,
+            "feature": f,
+            "sources": sorted((s.upstream[m].sources or {})[f]),
+            "removed_sources": sorted((s.upstream[m].removed_sources or {})[f]),
+        }
         for m, info in sorted(infos.items())
         for f in info.features
     ]
@@ -85,6 +90,12 @@ def origin(view: LineageView, s: Survey, infos: Mapping[str, Any], runs: Mapping
     if not columns and not any(up.table_datasets for up in s.upstream.values()):
         missing.append("no lineage: no feature source column and no training-run input is known for this model")
     for m, info in sorted(infos.items()):
+        up = s.upstream[m]
+        for f in up.removed_features:
+            missing.append(f"{f} (listed by {m}) is removed")
+        for row in features:
+            if row["model"] == m and row["removed_sources"]:
+                missing.append(f"{row['feature']}: source removed ({', '.join(row['removed_sources'])})")
         if not info.features:
             missing.append(f"{m} lists no features")
         if not info.training_runs:

@@ -22,10 +22,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from pareis.answers import time_travel
 from pareis.answers.sources import CannotEvaluate, Sources
+from pareis.answers.versions import MODEL, kind_of, model_versions
 from pareis.core import catalog
 from pareis.core.contamination import ModelVersion
-from pareis.core.fieldpath import entity_type, is_column, parent_of
+from pareis.core.fieldpath import is_column, parent_of
 from pareis.core.gate import (
     HOUR_MS,
     GateResult,
@@ -43,8 +45,6 @@ if TYPE_CHECKING:
 Scores = Callable[[Sequence[str]], Mapping[str, float]]
 """The reliability scores (0–100) of datasets at the evaluation time (DESIGN §2.5); a dataset it cannot score is
 left out (check 9 does not judge it)."""
-
-MODEL, GROUP = "mlModel", "mlModelGroup"
 
 
 @dataclass(frozen=True)
@@ -78,6 +78,7 @@ class GateAnswer:
             "model": self.model,
             "override": None if override is None else {"reason": override},
             "safe_rollback": None if rollback is None else {"urn": rollback.urn, "version": rollback.version},
+            "time_travel": time_travel.field(time_travel.GATE),
         }
 
 
@@ -111,7 +112,7 @@ def gate(
     if override_reason is not None and not override_reason.strip():
         raise CannotEvaluate("--override-reason must say why")
     view = Memo(sources.lineage)
-    evaluated = _evaluated(view, sources, model, at_ms)
+    evaluated = _evaluated(view, model, at_ms)
     info = catalog.models(view, [evaluated.urn])[evaluated.urn]
     if not info.features and not info.training_runs:
         raise CannotEvaluate(f"{evaluated.urn} lists no features and has no training runs: nothing to check")
@@ -127,27 +128,13 @@ def gate(
     return GateAnswer(model, evaluated.urn, at_ms, evaluate(inputs, policy), evaluated.version)
 
 
-def _evaluated(view: Memo, sources: Sources, model: str, at_ms: int) -> ModelVersion:
-    """The version to evaluate: ``model`` itself, or a group's newest version trained at or before ``at_ms``."""
-    try:
-        kind = entity_type(model)
-    except ValueError as exc:
-        raise CannotEvaluate(f"--model {model!r} is not a URN") from exc
-    if kind not in (MODEL, GROUP):
-        raise CannotEvaluate(f"--model must be an mlModel or mlModelGroup URN, got a {kind}")
-    if kind == MODEL:
-        if not _live(sources, model, "mlModelProperties", "versionProperties") or _removed(view, [model]):
-            raise CannotEvaluate(f"unknown model {model}: the index has no live mlModelProperties for it")
-        return catalog.model_versions(view, [model])[model]
-    members = catalog.group_members(view, [model])[model]
-    live = sorted(members - _removed(view, members))
-    if not live and not _live(sources, model, "mlModelGroupProperties"):
-        raise CannotEvaluate(f"unknown model group {model}")
-    found = catalog.model_versions(view, live).values()
-    versions = [v for v in found if v.trained_at_ms is None or v.trained_at_ms <= at_ms]
-    if not versions:
-        raise CannotEvaluate(f"model group {model} has no version trained at or before {at_ms}")
-    return max(versions, key=_newest)
+def _evaluated(view: Memo, model: str, at_ms: int) -> ModelVersion:
+    """The version to evaluate: ``model`` itself, or a group's newest version trained at or before ``at_ms``
+    (:func:`pareis.answers.versions.model_versions`)."""
+    if kind_of(model) == MODEL:
+        return catalog.model_versions(view, model_versions(view, model))[model]
+    found = catalog.model_versions(view, model_versions(view, model, at_ms)).values()
+    return max(found, key=_newest)
 
 
 def _newest(v: ModelVersion) -> tuple[bool, int, tuple[int, int | str], str]:
@@ -155,18 +142,6 @@ def _newest(v: ModelVersion) -> tuple[bool, int, tuple[int, int | str], str]:
     label = v.version or ""
     number: tuple[int, int | str] = (1, int(label)) if label.isdigit() else (0, label)
     return (v.trained_at_ms is not None, v.trained_at_ms or 0, number, v.urn)
-
-
-def _live(sources: Sources, urn: str, *aspects: str) -> bool:
-    for aspect in aspects:
-        record = sources.lineage.record(urn, aspect)
-        if record is not None and record.facts is not None:
-            return True
-    return False
-
-
-def _removed(view: Memo, urns: Iterable[str]) -> set[str]:
-    return {u for u, f in catalog.flags(view, urns).items() if f.removed}
 
 
 def gather(
@@ -198,17 +173,20 @@ def gather(
     )
 
     # A feature with a source is indexed; one without needs its record read to tell "no source" from "unknown".
-    known = {f for f in features if sources_of[f] or _live(sources, f, "mlFeatureProperties")}
+    known = {f for f in features if sources_of[f] or view.recorded(f, ["mlFeatureProperties"])}
     known_datasets = _known_datasets(view, sources, set(source_datasets))
+    removed_sources = up.removed_sources or {}
     feature_states = tuple(
         FeatureState(
             f,
             f in known,
-            tuple(sorted(sources_of[f])),
+            tuple(sorted(sources_of[f] | removed_sources[f])),
             tuple(sorted(s for s in sources_of[f] if _dataset_of(s) not in known_datasets)),
+            removed_sources=tuple(sorted(removed_sources[f])),
         )
         for f in features
-    )
+    ) + tuple(FeatureState(f, False, removed=True) for f in up.removed_features)
+    feature_states = tuple(sorted(feature_states, key=lambda state: state.urn))
 
     # Schemas and coverage of the source columns.
     direct = up.source_columns

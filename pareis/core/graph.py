@@ -295,6 +295,18 @@ class Memo:
         dropped = self._dropped.get((rel, reverse), {})
         return {n: dropped.get(n, _NONE) for n in wanted}
 
+    def recorded(self, entity: str, aspects: Iterable[str]) -> bool:
+        """Whether the store keeps a live record of one of ``aspects`` for ``entity`` (it was ingested, whatever
+        facts it contributed); False for a view that keeps no records. Not remembered: the store is asked."""
+        record = getattr(self._view, "record", None)
+        if record is None:
+            return False
+        for aspect in aspects:
+            found = record(entity, aspect)
+            if found is not None and found.facts is not None:
+                return True
+        return False
+
     def removed(self, nodes: Iterable[str]) -> set[str]:
         """The soft-deleted among ``nodes`` (a column when its dataset is)."""
         return self._gone(nodes, {})

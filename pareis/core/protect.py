@@ -217,12 +217,13 @@ def assess(
     *,
     max_gaps: int | None = None,
     legacy: bool = False,
+    absent: frozenset[str] = frozenset(),
 ) -> tuple[list[Score], list[Score], list[Gap], list[dbt_tests.Entry]]:
     """Dataset scores (every member, by URN), model scores (by URN), gaps in rank order (at most ``max_gaps``)
     and the dbt entries of those gaps (for :func:`pareis.core.dbt_tests.schema_yml`).
 
     ``runs``: class key → the runs of every assertion of the class; ``incidents``: past incident URN → its
-    affected columns.
+    affected columns; ``absent``: model versions a gap does not name (trained after ``at_ms``: not there yet).
     """
     by_class = {key: class_score(s, key, runs.get(key, ()), at_ms) for key in s.classes}
     datasets = [
@@ -236,7 +237,7 @@ def assess(
             spellings = cls.paths[p]
             column = _gap_column(cls, p)
             feats = sorted(set().union(*(s.features[c] for c in spellings)))
-            mods = sorted(set().union(*(s.models[c] for c in spellings)))
+            mods = sorted(set().union(*(s.models[c] for c in spellings)) - absent)
             gaps.append(
                 Gap(
                     column=column,

@@ -63,6 +63,7 @@ class BlastRadiusResult(TypedDict):
 
     assertion: str | None
     blast: Blast
+    missing: NotRequired[list[str]]
     totals: BlastTotals
     offset: int
     max_results: int
@@ -225,6 +226,21 @@ class Override(TypedDict):
 
 
 @with_config(_STRICT)
+class GateTimeTravel(TypedDict):
+    """Per input, whether the answer read it as of ``at`` (true) or as the index holds it today
+    (:mod:`pareis.answers.time_travel`)."""
+
+    dataset_changes: bool
+    deprecation: bool
+    incidents: bool
+    lineage: bool
+    removals: bool
+    runs: bool
+    schemas: bool
+    versions: bool
+
+
+@with_config(_STRICT)
 class GateResult(TypedDict):
     """``pareis gate --json`` (``schemas/pareis/gate.schema.json``)."""
 
@@ -237,6 +253,7 @@ class GateResult(TypedDict):
     checks: list[GateCheck]
     incidents: list[str]
     safe_rollback: Rollback | None
+    time_travel: GateTimeTravel
 
 
 # --- reliability and gaps ------------------------------------------------------------------------------------------
@@ -275,6 +292,19 @@ class Gap(TypedDict):
 
 
 @with_config(_STRICT)
+class TimeTravel(TypedDict):
+    """Per input, whether the answer read it as of ``at`` (true) or as the index holds it today
+    (:mod:`pareis.answers.time_travel`)."""
+
+    incidents: bool
+    lineage: bool
+    removals: bool
+    runs: bool
+    schemas: bool
+    versions: bool
+
+
+@with_config(_STRICT)
 class ReliabilityResult(TypedDict):
     """``pareis protect --json``: scores with their components, and the gaps in rank order."""
 
@@ -282,6 +312,7 @@ class ReliabilityResult(TypedDict):
     datasets: list[Score]
     models: list[Score]
     gaps: list[Gap]
+    time_travel: TimeTravel
 
 
 # --- evidence ------------------------------------------------------------------------------------------------------

@@ -6,11 +6,11 @@ Overlays, with answers computed by hand from DESIGN:
 
 * ``nested_profile_country_fails``: ``shop.crm.customers`` (T) has a struct ``profile`` with ``country`` and
   ``age``; the view ``customers_view`` (V) copies ``profile`` whole (a column edge T.profile → V.profile) and ``id``.
-  Features: ``profile`` ← V.profile, ``age`` ← V.profile.age, ``country`` ← T.profile.country, ``id`` ← V.id; models
-  ``churn_profile`` (profile, id), ``churn_age`` (age), ``churn_country`` (country), ``churn_id`` (id). A not-null test on
-  T.profile.country passes on day 1 and fails on day 2. A bad ``profile.country`` poisons ``profile`` (a reader of
-  the struct reads it) but not ``profile.age``: the failure reaches ``churn_profile`` and ``churn_country``, never
-  ``churn_age``; a bad T.profile (the struct itself) reaches all three.
+  Features: ``profile`` ← V.profile, ``age`` ← V.profile.age, ``country`` ← T.profile.country, ``id`` ← V.id;
+  models ``churn_profile`` (profile, id), ``churn_age`` (age), ``churn_country`` (country), ``churn_id`` (id). A
+  not-null test on T.profile.country passes on day 1 and fails on day 2. A bad ``profile.country`` poisons
+  ``profile`` (a reader of the struct reads it) but not ``profile.age``: the failure reaches ``churn_profile`` and
+  ``churn_country``, never ``churn_age``; a bad T.profile (the struct itself) reaches all three.
 * ``mlflow_training_rows_schema_and_table_lineage`` over the MLflow golden and its second-version overlay: the
   featureless versions' training input ``shop.public.training_rows`` gets a schema (id, amount, label) and two
   table-level upstreams (``orders_raw``, ``customers_raw``, no column lineage). The upstream is the training input
