@@ -209,6 +209,27 @@ class ModelVerdicts(TypedDict):
     safe_rollback: Rollback | None
 
 
+@with_config(_STRICT)
+class TimeTravel(TypedDict):
+    """Per input, whether the answer read it as of ``at`` (true) or as the index holds it today
+    (:mod:`pareis.answers.time_travel`)."""
+
+    incidents: bool
+    lineage: bool
+    removals: bool
+    runs: bool
+    schemas: bool
+    versions: bool
+
+
+@with_config(_STRICT)
+class GateTimeTravel(TimeTravel):
+    """:class:`TimeTravel` of the gate, which also judges dataset changes and deprecation."""
+
+    dataset_changes: bool
+    deprecation: bool
+
+
 # --- retrain gate --------------------------------------------------------------------------------------------------
 
 
@@ -223,21 +244,6 @@ class GateCheck(TypedDict):
 @with_config(_STRICT)
 class Override(TypedDict):
     reason: str
-
-
-@with_config(_STRICT)
-class GateTimeTravel(TypedDict):
-    """Per input, whether the answer read it as of ``at`` (true) or as the index holds it today
-    (:mod:`pareis.answers.time_travel`)."""
-
-    dataset_changes: bool
-    deprecation: bool
-    incidents: bool
-    lineage: bool
-    removals: bool
-    runs: bool
-    schemas: bool
-    versions: bool
 
 
 @with_config(_STRICT)
@@ -289,19 +295,6 @@ class Gap(TypedDict):
     matches_past_incident: bool
     incidents: list[str]
     tests: list[SuggestedTest]
-
-
-@with_config(_STRICT)
-class TimeTravel(TypedDict):
-    """Per input, whether the answer read it as of ``at`` (true) or as the index holds it today
-    (:mod:`pareis.answers.time_travel`)."""
-
-    incidents: bool
-    lineage: bool
-    removals: bool
-    runs: bool
-    schemas: bool
-    versions: bool
 
 
 @with_config(_STRICT)
