@@ -152,10 +152,11 @@ def gather(
 
     info = catalog.models(view, [version])[version]
     group = [info.group] if info.group else []
-    # One round trip for the features' sources and the group's versions (read again below, from the memo).
+    # One round trip for the features' sources and tables and the group's versions (read again below, from the memo).
     view.lookup(
         [
             Query(Rel.FEATURE_SOURCE, sorted(info.features), True),
+            Query(Rel.TABLE_FEATURE, sorted(info.features), True),
             Query(Rel.MODEL_GROUP, group, True),
             Query(Rel.VERSION_OF, group, True),
         ]

@@ -182,10 +182,8 @@ def protect(
         incidents = past_incident_columns(sources, view, at_ms, reader)
     else:  # the walk and the analysed incident list, as before the index (the benchmarks' baseline)
         incidents = {summary.urn: frozenset(radius.columns) for summary, radius in past_incidents(sources, view, at_ms)}
-    named = sorted({m for ms in s.models.values() for m in ms})
-    absent = frozenset(named) - set(trained_by(view, named, at_ms))
     scored, model_scores, gaps, entries = assess(
-        s, runs, incidents, at_ms, max_gaps=max_gaps, legacy=legacy, absent=absent
+        s, runs, incidents, at_ms, max_gaps=max_gaps, legacy=legacy, existing=lambda ms: trained_by(view, ms, at_ms)
     )
     if dataset is not None:
         members = set(s.classes[s.class_of[dataset]].members)

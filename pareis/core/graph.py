@@ -256,7 +256,13 @@ class Memo:
         for d in datasets:
             found = self._outlines.get(d)
             if found is None:
-                found = self._outlines[d] = outline_of(d, schemas[d])
+                columns = schemas[d]
+                split = self._schemas.get(d)  # what reading the schema already found: outline_of without a parse
+                if split is None:
+                    found = outline_of(d, columns)
+                else:
+                    found = Outline(len(columns), _NONE if columns and split == ([], {}) else columns)
+                self._outlines[d] = found
             out[d] = found
         return out
 

@@ -13,7 +13,7 @@ written there), else on the class's key member (the smallest non-dbt URN).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pareis.core import catalog, dbt_tests, reliability
@@ -217,13 +217,14 @@ def assess(
     *,
     max_gaps: int | None = None,
     legacy: bool = False,
-    absent: frozenset[str] = frozenset(),
+    existing: Callable[[Sequence[str]], Collection[str]] | None = None,
 ) -> tuple[list[Score], list[Score], list[Gap], list[dbt_tests.Entry]]:
     """Dataset scores (every member, by URN), model scores (by URN), gaps in rank order (at most ``max_gaps``)
     and the dbt entries of those gaps (for :func:`pareis.core.dbt_tests.schema_yml`).
 
     ``runs``: class key → the runs of every assertion of the class; ``incidents``: past incident URN → its
-    affected columns; ``absent``: model versions a gap does not name (trained after ``at_ms``: not there yet).
+    affected columns; ``existing``, when given, says which of the model versions the gaps would name existed at
+    ``at_ms`` (those trained later are not named: not there yet).
     """
     by_class = {key: class_score(s, key, runs.get(key, ()), at_ms) for key in s.classes}
     datasets = [
@@ -231,24 +232,26 @@ def assess(
     ]
     datasets.sort(key=lambda sc: sc.urn)
     models = [_model_score(s, m, by_class) for m in s.targets]
+    found = [(cls, p) for key, cls in s.classes.items() for p in sorted(s.gap_paths[key] - cls.tested)]
+    named = {m for cls, p in found for c in cls.paths[p] for m in s.models[c]}
+    kept = set(existing(sorted(named))) if existing is not None and named else named
     gaps: list[Gap] = []
-    for key, cls in s.classes.items():
-        for p in sorted(s.gap_paths[key] - cls.tested):
-            spellings = cls.paths[p]
-            column = _gap_column(cls, p)
-            feats = sorted(set().union(*(s.features[c] for c in spellings)))
-            mods = sorted(set().union(*(s.models[c] for c in spellings)) - absent)
-            gaps.append(
-                Gap(
-                    column=column,
-                    dataset=index_parent(column),
-                    models=tuple(mods),
-                    features=tuple(feats),
-                    groups=distinct_groups(mods, s.groups),
-                    incidents=matching_incidents(spellings, incidents),
-                    tests=(),
-                )
+    for cls, p in found:
+        spellings = cls.paths[p]
+        column = _gap_column(cls, p)
+        feats = sorted(set().union(*(s.features[c] for c in spellings)))
+        mods = sorted(set().union(*(s.models[c] for c in spellings)) & kept)
+        gaps.append(
+            Gap(
+                column=column,
+                dataset=index_parent(column),
+                models=tuple(mods),
+                features=tuple(feats),
+                groups=distinct_groups(mods, s.groups),
+                incidents=matching_incidents(spellings, incidents),
+                tests=(),
             )
+        )
     top = ranked(gaps, max_gaps)
     entries: list[dbt_tests.Entry] = []
     out: list[Gap] = []

@@ -108,8 +108,9 @@ class Links:
 def feature_links(view: LineageView, features: Iterable[str]) -> Links:
     """The :class:`Links` of ``features`` (features or primary keys) and of the keys of their feature tables."""
     wanted = sorted(set(features))
-    (tables_of,) = view.lookup([Query(Rel.TABLE_FEATURE, wanted, True)])
-    (keys_of_table,) = view.lookup([Query(Rel.TABLE_KEY, sorted(union(tables_of)))])
+    # Two round trips, a third only for the sources of keys not asked for.
+    tables_of, sources = view.lookup([Query(Rel.TABLE_FEATURE, wanted, True), Query(Rel.FEATURE_SOURCE, wanted, True)])
+    keys_of_table, _ = view.lookup([Query(Rel.TABLE_KEY, sorted(union(tables_of))), _schemas_of(sources)])
     keys = {f: frozenset().union(*(keys_of_table[t] for t in tables_of[f])) - {f} for f in wanted}
     every = sorted(set(wanted) | union(keys))
     sources = catalog.feature_sources(view, every)
@@ -132,6 +133,11 @@ def feature_links(view: LineageView, features: Iterable[str]) -> Links:
                 table.add(s)
         columns[f], tables[f] = frozenset(cols), frozenset(table)
     return Links(columns, tables, keys)
+
+
+def _schemas_of(sources: Adjacency) -> Query:
+    """The question for the schemas of the datasets among ``sources``."""
+    return Query(Rel.HAS_COLUMN, sorted({s for srcs in sources.values() for s in srcs if not is_column(s)}))
 
 
 def linked_features(view: LineageView, links: Links, columns: Iterable[str]) -> dict[str, frozenset[str]]:
@@ -203,8 +209,13 @@ class _Up:
         self.succ: dict[tuple[str, str], frozenset[tuple[str, str]]] = {}
         self._reached: dict[tuple[str, str], frozenset[str]] = {}
 
-    def run(self, seeds: Iterable[str], regions: Mapping[K, set[str]]) -> dict[K, set[str]]:
+    def run(
+        self, seeds: Iterable[str], regions: Mapping[K, set[str]], datasets: Iterable[str] = ()
+    ) -> dict[K, set[str]]:
+        """Walk up from ``seeds`` (and ``regions``); the assertions on every column met and on ``datasets`` are read
+        on the way, in the same round trips."""
         pending = {(c, ANY) for c in seeds}
+        also = sorted(set(datasets))
         seen = {key: set(start) for key, start in regions.items()}
         todo = {key: set(start) for key, start in regions.items() if start}
         while pending or todo:
@@ -217,7 +228,8 @@ class _Up:
                 self.state.setdefault(c, set()).add(part)
             cols = sorted({c for c, _ in new} - self.parents.keys())
             nodes = sorted(set().union(*todo.values())) if todo else []
-            region_parents = self._read(cols, nodes)
+            region_parents = self._read(cols, nodes, also)
+            also = []
             pending = set()
             for node in new:
                 nxt = frozenset(self._successors(*node))
@@ -232,17 +244,19 @@ class _Up:
             todo = nxt_todo
         return seen
 
-    def _read(self, cols: list[str], nodes: list[str]) -> dict[str, set[str]]:
+    def _read(self, cols: list[str], nodes: list[str], also: list[str]) -> dict[str, set[str]]:
         """Read the parents, twins and containment of ``cols`` and the table-level parents of ``nodes`` (returned),
-        in two round trips."""
+        in two round trips; and the assertions on ``cols`` and on their datasets and ``also`` (read later)."""
         owners = sorted({index_parent(c) for c in cols})
-        direct, whole, sib, sib_rev, _, ups, covered, tsib, tsib_rev, writers = self.view.lookup(
+        direct, whole, sib, sib_rev, *_, ups, covered, tsib, tsib_rev, writers = self.view.lookup(
             [
                 Query(Rel.COLUMN, cols, True),
                 Query(Rel.DATASET_COLUMN, cols, True),
                 Query(Rel.SIBLING, owners),
                 Query(Rel.SIBLING, owners, True),
                 Query(Rel.HAS_COLUMN, owners),  # the outlines containment reads, in this round trip
+                Query(Rel.ASSERTS_COLUMN, cols, True),
+                Query(Rel.ASSERTS, sorted(set(owners) | set(also)), True),
                 Query(Rel.DATASET, nodes, True),
                 Query(Rel.COVERED, nodes, True),
                 Query(Rel.SIBLING, nodes),
@@ -349,7 +363,7 @@ def upstream_walk(view: LineageView, models: Iterable[str], regions: Mapping[K, 
     table_schemas = columns_of(memo, union(tables))
     seeds = {c for f in listed for c in links.column_links(f)} | union(table_schemas)
     walk = _Up(memo)
-    found = walk.run(seeds, regions)
+    found = walk.run(seeds, regions, union(tables))
     sources = catalog.feature_sources(memo, listed)
     ups = {}
     for m, info in infos.items():
