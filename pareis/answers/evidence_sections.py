@@ -74,8 +74,8 @@ def origin(view: LineageView, s: Survey, infos: Mapping[str, Any], runs: Mapping
             "model": m,
             "group": info.group,
             "feature": f,
-            "sources": sorted((s.upstream[m].sources or {})[f]),
-            "removed_sources": sorted((s.upstream[m].removed_sources or {})[f]),
+            "sources": sorted(s.upstream[m].sources[f]),
+            "removed_sources": sorted(s.upstream[m].removed_sources[f]),
         }
         for m, info in sorted(infos.items())
         for f in info.features

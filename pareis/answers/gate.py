@@ -165,7 +165,7 @@ def gather(
     walked = upstream_walk(view, [version], {**found.seeds, REGION: _group_inputs(view, info)})
     up = walked.models[version]
     features = sorted(up.features)
-    sources_of = up.sources or {}
+    sources_of = up.sources
     datasets = sorted(up.datasets)
     source_datasets = sorted({_dataset_of(s) for f in features for s in sources_of[f]})
     # One round trip for every lookup below that the walk did not answer (they then read the memo).
@@ -176,7 +176,7 @@ def gather(
     # A feature with a source is indexed; one without needs its record read to tell "no source" from "unknown".
     known = {f for f in features if sources_of[f] or view.recorded(f, ["mlFeatureProperties"])}
     known_datasets = _known_datasets(view, sources, set(source_datasets))
-    removed_sources = up.removed_sources or {}
+    removed_sources = up.removed_sources
     feature_states = tuple(
         FeatureState(
             f,

@@ -35,7 +35,7 @@ assertions the index defines that name an upstream column, or name none and chec
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Generic, TypeVar
 
@@ -69,9 +69,9 @@ class ModelUpstream:
     """The columns its features link to directly (not through a key)."""
     removed_features: tuple[str, ...] = ()
     """Features it lists that are removed (``status.removed``)."""
-    sources: Mapping[str, frozenset[str]] | None = None
+    sources: Mapping[str, frozenset[str]] = field(default_factory=dict)
     """Feature → its live declared sources."""
-    removed_sources: Mapping[str, frozenset[str]] | None = None
+    removed_sources: Mapping[str, frozenset[str]] = field(default_factory=dict)
     """Feature → its declared sources that are removed."""
     assertions: frozenset[str] = frozenset()
     """The upstream assertions the index defines."""

@@ -116,8 +116,12 @@ def test_table_precision_models_and_removed_entities(g: Graph) -> None:
     assert e.features[c("gone", "z")] == () and e.models[c("gone", "z")] == ()  # removed: out of the graph
 
 
-@pytest.mark.parametrize("path", [*GOLDENS, "recorded"], ids=lambda p: getattr(p, "stem", p))
+NESTED = ROOT / "tests" / "data" / "overlays" / "nested_profile_country_fails.json"
+
+
+@pytest.mark.parametrize("path", [*GOLDENS, NESTED, "recorded"], ids=lambda p: getattr(p, "stem", p))
 def test_on_the_goldens_and_the_demo_recording_the_snapshot_is_the_walk(path: Any) -> None:
+    """(And on the nested-field overlay: containment is followed alike.)"""
     store = MemoryLineageStore()
     load_files(store, RECORDED if path == "recorded" else [path])
     assert_snapshot_is_the_walk(store)
