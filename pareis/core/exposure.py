@@ -42,12 +42,12 @@ def exposure(view: LineageView, columns: Iterable[str]) -> Exposure:
     start = sorted(set(columns))
     spread = Spread(memo, Containment(memo), lambda frontier: downstream_columns(memo, frontier))
     spread.run({c: {""} for c in start})
-    reached = sorted(spread.state)
-    direct = linked_features(memo, links_near(memo, reached), reached)
-    tables = table_models(memo, reached)
+    parents = spread.parents
+    direct = linked_features(memo, links_near(memo, parents), parents)
+    tables = table_models(memo, parents)
     graph = spread.graph()
     below_f = closed_union(graph, spread.on_states(direct))
-    below_t = closed_union(graph, spread.on_states(tables))
+    below_t = closed_union(graph, spread.on_states(tables)) if any(tables.values()) else {}
     consumers = related(memo, Rel.FEATURE_MODEL, union(below_f))
     feats: dict[str, tuple[str, ...]] = {}
     mods: dict[str, tuple[str, ...]] = {}

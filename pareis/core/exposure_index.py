@@ -274,8 +274,10 @@ def snapshot(
     spread = Spread(memo, contained, lambda f: downstream_columns(memo, f), within=candidates)
     spread.run({c: {""} for c in ordered})
     graph = spread.graph()
-    below_f = closed_union(graph, spread.on_states(linked_features(memo, links, ordered)))
-    below_t = closed_union(graph, spread.on_states(table_models(memo, ordered)))
+    parents = parents_of(ordered)
+    below_f = closed_union(graph, spread.on_states(linked_features(memo, links, parents)))
+    tables = table_models(memo, parents)
+    below_t = closed_union(graph, spread.on_states(tables)) if any(tables.values()) else {}
     consumers = related(memo, Rel.FEATURE_MODEL, union(below_f))
     grouped: dict[str, dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {}
     for c in ordered:

@@ -16,7 +16,6 @@ from pareis.core.fieldpath import (
     column_parts,
     column_urn,
     is_flat,
-    parent_of,
     path_of,
     split_schema,
     with_foreign,
@@ -354,7 +353,7 @@ def _owner(urn: str) -> str | None:
     entity types without one (tags, containers, …)."""
     if urn.startswith(COLUMN_PREFIX):
         try:
-            urn = parent_of(urn)
+            urn = column_parts(urn)[0]
         except ValueError:
             return None
     return _removable(urn)

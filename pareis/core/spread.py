@@ -19,13 +19,17 @@ state's successors), for the sums of :func:`pareis.core.closures.closed_union`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 
 from pareis.core.containment import Containment
 from pareis.core.fieldpath import index_parent
 from pareis.core.graph import LineageView, sibling_columns
 
 Step = Callable[[set[str]], Mapping[str, frozenset[str]]]
+
+
+_EMPTY: frozenset[str] = frozenset()
+_WHOLE = {""}
 
 
 def state_key(column: str, part: str) -> str:
@@ -48,38 +52,81 @@ class Spread:
         self.hops: dict[str, frozenset[str]] = {}
         self.twins: dict[str, frozenset[str]] = {}
         self.up: dict[str, list[tuple[str, str]]] = {}
+        self._parents: dict[str, str] = {}
+        self._next: dict[str, frozenset[str]] = {}
+        """Column → its lineage neighbours and twins (``hops`` and ``twins`` together)."""
         self._nested: dict[str, frozenset[str]] = {}
+        self._whole: set[str] = set()
+        """The columns wholly bad (``""`` in their state)."""
 
     def run(self, start: Mapping[str, set[str]]) -> None:
-        pending = {c: set(bad) for c, bad in start.items()}
-        while pending:
-            fresh = {c: parts - self.state.get(c, set()) for c, parts in pending.items()}
-            new = {c: parts for c, parts in fresh.items() if parts}
-            if not new:
+        """Spread from ``start`` (column → its bad parts), adding to :attr:`state`."""
+        # Wholly bad columns travel as a plain set (most of any walk: a flat schema knows no other part), partly bad
+        # ones with their parts.
+        whole = {c for c, parts in start.items() if "" in parts}
+        partial = {c: {p for p in parts if p} for c, parts in start.items()}
+        partial = {c: parts for c, parts in partial.items() if parts}
+        while whole or partial:
+            if self.within is not None:
+                whole.intersection_update(self.within)
+                partial = {c: parts for c, parts in partial.items() if c in self.within}
+            new_whole = whole - self._whole
+            new_parts = {}
+            for c, parts in partial.items():
+                fresh = parts - self.state.get(c, _EMPTY)
+                if fresh:
+                    new_parts[c] = fresh
+            if not new_whole and not new_parts:
                 return
-            for c, parts in new.items():
+            self._whole |= new_whole
+            for c in new_whole:
+                self.state.setdefault(c, set()).add("")
+            for c, parts in new_parts.items():
                 self.state.setdefault(c, set()).update(parts)
-            frontier = set(new)
+            frontier = new_whole | new_parts.keys()
             todo = frontier - self.hops.keys()
             if todo:
                 self.hops.update(self.step(todo))
                 self.twins.update(sibling_columns(self.view, todo))
                 self.up.update(self.contained.enclosing(todo))
-            self.contained.load({index_parent(c) for c in frontier})  # one batch for the containment reads below
-            whole = {c for c in frontier if "" in new[c] and c not in self._nested}
-            self._nested.update(self.contained.nested(whole))
-            pending = {}
-            for c in sorted(frontier):
-                for bad in new[c]:
-                    for n, part in self._successors(c, bad):
-                        pending.setdefault(n, set()).add(part)
-            if self.within is not None:
-                pending = {n: parts for n, parts in pending.items() if n in self.within}
+                for c in todo:
+                    self._next[c] = self.hops[c] | self.twins[c]
+            self.contained.load({self._parent(c) for c in frontier})  # one batch for the containment reads below
+            self._nested.update(self.contained.nested(new_whole - self._nested.keys()))
+            whole, partial = set(), {}
+            for c in new_whole:
+                whole |= self._next[c]
+                if self.up[c] or self._nested[c]:
+                    for n, part in self._contained(c, ""):
+                        self._add(whole, partial, n, part)
+            for c, parts in new_parts.items():
+                for bad in parts:
+                    for n in self._next[c]:
+                        partial.setdefault(n, set()).add(bad)
+                    for n, part in self._contained(c, bad):
+                        self._add(whole, partial, n, part)
 
-    def _successors(self, c: str, bad: str) -> Iterable[tuple[str, str]]:
-        """The states (c, bad) leads to (the rules of the module docstring)."""
-        for n in self.hops[c] | self.twins[c]:
-            yield n, bad
+    @staticmethod
+    def _add(whole: set[str], partial: dict[str, set[str]], column: str, part: str) -> None:
+        if part:
+            partial.setdefault(column, set()).add(part)
+        else:
+            whole.add(column)
+
+    def _parent(self, c: str) -> str:
+        found = self._parents.get(c)
+        if found is None:
+            found = self._parents[c] = index_parent(c)
+        return found
+
+    @property
+    def parents(self) -> Mapping[str, str]:
+        """Every column reached → its dataset."""
+        return self._parents
+
+    def _contained(self, c: str, bad: str) -> Iterator[tuple[str, str]]:
+        """The states (c, bad) leads to through containment (the rules of the module docstring; lineage and twins
+        lead to the same part of each neighbour)."""
         for struct, rest in self.up[c]:
             yield struct, rest + bad
         if bad:
@@ -90,15 +137,23 @@ class Spread:
             for n in self._nested[c]:
                 yield n, ""
 
-    def graph(self) -> dict[str, list[str]]:
+    def graph(self) -> dict[str, frozenset[str]]:
         """Every state reached (:func:`state_key`) → the states it leads to (within the bounds)."""
-        out: dict[str, list[str]] = {}
+        out: dict[str, frozenset[str]] = {}
         within = self.within
         for c, parts in self.state.items():
+            hops = self._next[c]
+            if within is not None:
+                hops = hops.intersection(within)
+            if parts == _WHOLE and not self.up[c] and not self._nested[c]:
+                out[c] = hops  # the usual column: no containment
+                continue
             for bad in parts:
-                out[state_key(c, bad)] = [
-                    state_key(n, part) for n, part in self._successors(c, bad) if within is None or n in within
-                ]
+                contained = [state_key(n, part) for n, part in self._contained(c, bad) if within is None or n in within]
+                if bad:
+                    out[state_key(c, bad)] = frozenset(state_key(n, bad) for n in hops).union(contained)
+                else:
+                    out[c] = hops.union(contained) if contained else hops
         return out
 
     def on_states(self, values: Mapping[str, frozenset[str]]) -> dict[str, frozenset[str]]:

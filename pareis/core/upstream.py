@@ -140,9 +140,10 @@ def _schemas_of(sources: Adjacency) -> Query:
     return Query(Rel.HAS_COLUMN, sorted({s for srcs in sources.values() for s in srcs if not is_column(s)}))
 
 
-def linked_features(view: LineageView, links: Links, columns: Iterable[str]) -> dict[str, frozenset[str]]:
-    """For each of ``columns``, the features (and keys) of ``links`` linked to it: at column precision, or at table
-    precision through its dataset's schema; a key's link links every feature keyed by it too."""
+def linked_features(view: LineageView, links: Links, parents: Mapping[str, str]) -> dict[str, frozenset[str]]:
+    """For each column of ``parents`` (column → its dataset) linked to any, the features (and keys) of ``links``
+    linked to it: at column precision, or at table precision through its dataset's schema; a key's link links every
+    feature keyed by it too. Columns linked to none are left out."""
     keyed: dict[str, set[str]] = {}
     for f, ks in links.keys.items():
         for k in ks:
@@ -155,26 +156,25 @@ def linked_features(view: LineageView, links: Links, columns: Iterable[str]) -> 
     for f, ds in links.tables.items():
         for d in ds:
             by_table.setdefault(d, set()).add(f)
-    wanted = sorted(set(columns))
-    schemas = columns_of(view, {index_parent(c) for c in wanted if index_parent(c) in by_table})
+    schemas = columns_of(view, {d for d in parents.values() if d in by_table})
     out: dict[str, frozenset[str]] = {}
-    for c in wanted:
+    for c, d in parents.items():
         found = set(by_column.get(c, ()))
-        d = index_parent(c)
         if d in by_table and c in schemas[d]:
             found |= by_table[d]
-        for k in list(found):
-            found |= keyed.get(k, set())
-        out[c] = frozenset(found)
+        if found:
+            for k in list(found):
+                found |= keyed.get(k, set())
+            out[c] = frozenset(found)
     return out
 
 
-def links_near(view: LineageView, columns: Iterable[str]) -> Links:
-    """The :class:`Links` of every feature or primary key that may link to one of ``columns`` (a source naming the
-    column or its dataset) and of every feature keyed by such a key: what :func:`linked_features` needs."""
-    cols = sorted(set(columns))
+def links_near(view: LineageView, parents: Mapping[str, str]) -> Links:
+    """The :class:`Links` of every feature or primary key that may link to one of the columns of ``parents``
+    (column → its dataset): a source naming the column or its dataset; and of every feature keyed by such a key —
+    what :func:`linked_features` needs."""
     by_column, by_dataset = view.lookup(
-        [Query(Rel.FEATURE_SOURCE, cols), Query(Rel.FEATURE_SOURCE, sorted({index_parent(c) for c in cols}))]
+        [Query(Rel.FEATURE_SOURCE, sorted(parents)), Query(Rel.FEATURE_SOURCE, sorted(set(parents.values())))]
     )
     near = union(by_column) | union(by_dataset)
     (tables,) = view.lookup([Query(Rel.TABLE_KEY, sorted(near), True)])
@@ -182,10 +182,10 @@ def links_near(view: LineageView, columns: Iterable[str]) -> Links:
     return feature_links(view, near | union(keyed))
 
 
-def table_models(view: LineageView, columns: Iterable[str]) -> dict[str, frozenset[str]]:
-    """For each column, the model versions that list no features and whose training runs read its dataset, when
-    the column is in that dataset's schema: what it feeds at table precision."""
-    parents = {c: index_parent(c) for c in columns}
+def table_models(view: LineageView, parents: Mapping[str, str]) -> dict[str, frozenset[str]]:
+    """For each column of ``parents`` (column → its dataset), the model versions that list no features and whose
+    training runs read its dataset, when the column is in that dataset's schema: what it feeds at table
+    precision."""
     datasets = sorted(set(parents.values()))
     reads = related(view, Rel.READS, datasets)
     trained = related(view, Rel.TRAINS, union(reads))
