@@ -19,7 +19,8 @@ itself reaches it if wholly bad, ``".x"`` when only its field ``x`` matters. Fro
 * for :data:`ANY` or ``""``: each struct ``s`` enclosing the column at ``rest``, as (s, rest) and (s, ``""``) —
   a bad struct poisons its fields, a bad field makes its struct partly bad at that field;
 * for :data:`ANY`: every column nested in it, :data:`ANY` (a bad ``a.b`` poisons a reader of ``a``);
-* for ``".x"``: the columns nested in it at ``.x`` (wholly, ``""``… their own part when deeper) — never ``.y``.
+* for a part ``".x"``: the column nested in it at ``.x`` (as ``""``) and each struct nested in it on the way to
+  ``.x`` (with the rest of that path) — never a field outside ``.x``.
 
 A column is upstream when it is reached as :data:`ANY` or ``""``: so an assertion on ``a.b`` is upstream of a model
 reading ``a``, and one on ``a.c`` is not upstream of a model reading ``a.b``.
