@@ -28,13 +28,31 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class BlastAnswer:
-    """The blast radius of ``assertion`` (or of the columns / dataset it was asked for)."""
+    """The blast radius of ``assertion`` (or of the columns / dataset it was asked for); ``missing``, what the index
+    lacks to answer more (a dataset known without a schema or lineage), in the JSON only when there is any."""
 
     assertion: str | None
     radius: BlastRadius
+    missing: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"assertion": self.assertion, "blast": self.radius.to_json()}
+        out: dict[str, Any] = {"assertion": self.assertion, "blast": self.radius.to_json()}
+        if self.missing:
+            out["missing"] = list(self.missing)
+        return out
+
+
+DATASET_ASPECTS = (
+    "datasetProperties",
+    "schemaMetadata",
+    "upstreamLineage",
+    "siblings",
+    "datasetProfile",
+    "status",
+    "deprecation",
+    "ownership",
+)
+"""The aspects of a dataset whose record says the metadata holds it, whatever facts they contributed."""
 
 
 def blast(
@@ -42,36 +60,60 @@ def blast(
 ) -> BlastAnswer:
     """The blast radius of exactly one of: a failing ``assertion``, failing ``columns``, a whole ``dataset``.
 
-    Raises :class:`CannotEvaluate` for an unknown assertion, column or dataset (named as unknown), or when not
-    exactly one subject is given.
+    Raises :class:`CannotEvaluate` for an unknown assertion, column or dataset (named as unknown; a removed
+    dataset and its columns are unknown alike, and say so), or when not exactly one subject is given.
     """
     from pareis.core.blast import UnknownAssertion, blast_radius
+    from pareis.core.graph import Memo
 
     if sum((assertion is not None, bool(columns), dataset is not None)) != 1:
         raise CannotEvaluate("give --assertion URN, --column URN or --dataset URN (one of them)")
+    view = Memo(sources.lineage)
+    missing: tuple[str, ...] = ()
     try:
         if assertion is not None:
-            radius = blast_radius(sources.lineage, assertions=[assertion])
+            radius = blast_radius(view, assertions=[assertion])
             radius = replace(radius, failed_rows=latest_failed_rows(sources.runs, assertion))
         elif dataset is not None:
-            if not known_dataset(sources.lineage, sources.runs, dataset):
-                raise CannotEvaluate(f"unknown dataset {dataset} (not in the index)")
-            radius = blast_radius(sources.lineage, datasets=[dataset])
+            require_dataset(view, sources.runs, dataset)
+            radius = blast_radius(view, datasets=[dataset])
+            if not linked(view, dataset):
+                missing = (f"{dataset} has no schema and no lineage in the index: nothing is known downstream of it",)
         else:
-            radius = blast_radius(sources.lineage, columns=[known_column(sources.lineage, c) for c in columns])
+            radius = blast_radius(view, columns=[known_column(view, c) for c in columns])
     except UnknownAssertion as exc:
         raise CannotEvaluate(f"unknown assertion {assertion} (no assertionInfo in the index)") from exc
-    return BlastAnswer(assertion, radius)
+    return BlastAnswer(assertion, radius, missing)
+
+
+def require_dataset(view: LineageView, runs: RunHistory, dataset: str) -> None:
+    """CannotEvaluate unless ``dataset`` is known (:func:`known_dataset`); a removed one is unknown, and said so."""
+    from pareis.core.graph import memoised
+
+    if memoised(view).removed([dataset]):
+        raise CannotEvaluate(f"unknown dataset {dataset}: it is removed (status.removed)")
+    if not dataset.startswith("urn:li:dataset:") or not known_dataset(view, runs, dataset):
+        raise CannotEvaluate(f"unknown dataset {dataset} (not in the index)")
 
 
 def known_dataset(view: LineageView, runs: RunHistory, dataset: str) -> bool:
     """Whether the index or the run history knows ``dataset``: a schema, lineage either way, siblings, a feature
-    or run reading it, an assertion on it, an attribute, or a recorded run. A soft-deleted dataset is unknown."""
-    from pareis.core.graph import Memo, Query, Rel
+    or run reading it, an assertion on it, an attribute, a recorded run, or any record of it (it was ingested,
+    without lineage). A soft-deleted dataset is unknown."""
+    from pareis.core.graph import memoised
 
-    memo = view if isinstance(view, Memo) else Memo(view)
+    memo = memoised(view)
     if memo.removed([dataset]):
         return False
+    if linked(memo, dataset) or memo.attributes([dataset])[dataset] or runs.assertions_of(dataset):
+        return True
+    return memo.recorded(dataset, DATASET_ASPECTS)
+
+
+def linked(view: LineageView, dataset: str) -> bool:
+    """Whether the index holds a schema, lineage, a sibling, a reader, a feature or an assertion of ``dataset``."""
+    from pareis.core.graph import Query, Rel
+
     questions = [
         Query(Rel.HAS_COLUMN, [dataset]),
         Query(Rel.DATASET, [dataset]),
@@ -84,23 +126,25 @@ def known_dataset(view: LineageView, runs: RunHistory, dataset: str) -> bool:
         Query(Rel.FEATURE_DATASET, [dataset]),
         Query(Rel.ASSERTS, [dataset], True),
     ]
-    if any(answer[dataset] for answer in memo.lookup(questions)) or memo.attributes([dataset])[dataset]:
-        return True
-    return bool(runs.assertions_of(dataset))
+    return any(answer[dataset] for answer in view.lookup(questions))
 
 
 def known_column(view: LineageView, column: str) -> str:
     """The canonical URN of ``column`` if the index knows it (in its dataset's schema, in column lineage, as a
-    feature source or an assertion's field); CannotEvaluate otherwise."""
+    feature source or an assertion's field); CannotEvaluate otherwise — and for a column of a removed dataset,
+    which is out of the graph with it (DESIGN §2.1)."""
     from pareis.core.fieldpath import canonical_column, parent_of
-    from pareis.core.graph import Query, Rel
+    from pareis.core.graph import Query, Rel, memoised
 
     try:
         urn = canonical_column(column)
     except ValueError as exc:
         raise CannotEvaluate(f"{column!r} is not a schemaField URN") from exc
     parent = parent_of(urn)
-    answers = view.lookup(
+    memo = memoised(view)
+    if memo.removed([parent]):
+        raise CannotEvaluate(f"unknown column {column}: its dataset {parent} is removed (status.removed)")
+    answers = memo.lookup(
         [
             Query(Rel.HAS_COLUMN, [parent]),
             Query(Rel.COLUMN, [urn]),

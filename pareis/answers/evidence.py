@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from pareis.answers import time_travel
 from pareis.answers.evidence_sections import (
     Section,
     corrective,
@@ -80,6 +81,7 @@ class EvidencePack:
                 "generated_at_ms": self.generated_at_ms,
                 "generated_at": iso(self.generated_at_ms),
                 "generated_from": self.origin,
+                "time_travel": time_travel.field(time_travel.PROTECT),
                 "regulation": REGULATION,
                 "article": "Article 10 — Data and data governance",
                 "applicable_dates": [dict(d) for d in APPLICABLE_DATES],
@@ -96,7 +98,8 @@ def evidence_pack(sources: Sources, model: str, at_ms: int) -> EvidencePack:
     CannotEvaluate for a model the index does not know; a known model without lineage gives a pack whose sections
     say what is missing.
     """
-    from pareis.answers.reliability import model_versions, past_incidents, protect
+    from pareis.answers.reliability import past_incidents, protect
+    from pareis.answers.versions import model_versions
 
     view = Memo(sources.lineage)
     versions = model_versions(view, model, at_ms)
@@ -138,7 +141,7 @@ def evidence_pack(sources: Sources, model: str, at_ms: int) -> EvidencePack:
             "bias mitigation is outside what lineage and data-quality metadata show.",
         ),
         gaps(answer),
-        errors(sources, s, answer, incidents, versions, at_ms),
+        errors(view, sources, s, answer, incidents, versions, at_ms),
         not_assessed(
             "10(4)",
             "Specific geographical, contextual, behavioural or functional setting",

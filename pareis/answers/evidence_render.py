@@ -66,6 +66,14 @@ def _md_value(name: str, value: Any, depth: int) -> list[str]:
     return [f"**{label}**: {_cell(value)}", ""]
 
 
+def _as_of(header: Mapping[str, Any]) -> str:
+    """One line for ``time_travel``: what the pack read as of its time, and what as the index holds it today."""
+    read = header["time_travel"]
+    then = ", ".join(k.replace("_", " ") for k, v in read.items() if v)
+    now = ", ".join(k.replace("_", " ") for k, v in read.items() if not v)
+    return f"{then} as of {header['generated_at']}; {now} as the index holds them today"
+
+
 def markdown(pack: Mapping[str, Any]) -> str:
     """The pack as Markdown."""
     h = pack["header"]
@@ -75,6 +83,7 @@ def markdown(pack: Mapping[str, Any]) -> str:
         f"- **Model**: `{h['model']}`",
         f"- **Versions**: {', '.join(f'`{v}`' for v in h['versions']) or '—'}",
         f"- **Generated**: {h['generated_at']} (from {h['generated_from']})",
+        f"- **As of**: {_as_of(h)}",
         f"- **Regulation**: {h['regulation']}",
         "- **Applicable dates**: "
         + "; ".join(f"{d['date']} for {d['applies_to']}" for d in h["applicable_dates"])
@@ -154,6 +163,7 @@ def to_html(pack: Mapping[str, Any]) -> str:
         f"<li><strong>Versions</strong>: {', '.join(f'<code>{html.escape(v)}</code>' for v in h['versions'])}</li>",
         f"<li><strong>Generated</strong>: {html.escape(h['generated_at'])} "
         f"(from {html.escape(h['generated_from'])})</li>",
+        f"<li><strong>As of</strong>: {html.escape(_as_of(h))}</li>",
         f"<li><strong>Regulation</strong>: {html.escape(h['regulation'])}</li>",
         f"<li><strong>Applicable dates</strong>: {dates}. {html.escape(h['amendment'])}</li>",
         "</ul>",

@@ -10,9 +10,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pareis.answers.gate import upstream_assertions
 from pareis.core import catalog
 from pareis.core.contamination import contamination
-from pareis.core.graph import Attr, LineageView, Query, Rel, union
+from pareis.core.graph import Attr, LineageView, Memo, Query, Rel
 from pareis.core.protect import Survey
 from pareis.core.runs import ResultType
 
@@ -68,9 +69,14 @@ def origin(view: LineageView, s: Survey, infos: Mapping[str, Any], runs: Mapping
     members = sorted(s.class_of)
     ups = _dataset_upstreams(view, members)
     origins = sorted(key for key, cls in s.classes.items() if not any(ups[m] - set(cls.members) for m in cls.members))
-    sources_of = catalog.feature_sources(view, union({m: frozenset(i.features) for m, i in infos.items()}))
     features = [
-        {"model": m, "group": info.group, "feature": f, "sources": sorted(sources_of.get(f, ()))}
+        {
+            "model": m,
+            "group": info.group,
+            "feature": f,
+            "sources": sorted(s.upstream[m].sources[f]),
+            "removed_sources": sorted(s.upstream[m].removed_sources[f]),
+        }
         for m, info in sorted(infos.items())
         for f in info.features
     ]
@@ -84,6 +90,12 @@ def origin(view: LineageView, s: Survey, infos: Mapping[str, Any], runs: Mapping
     if not columns and not any(up.table_datasets for up in s.upstream.values()):
         missing.append("no lineage: no feature source column and no training-run input is known for this model")
     for m, info in sorted(infos.items()):
+        up = s.upstream[m]
+        for f in up.removed_features:
+            missing.append(f"{f} (listed by {m}) is removed")
+        for row in features:
+            if row["model"] == m and row["removed_sources"]:
+                missing.append(f"{row['feature']}: source removed ({', '.join(row['removed_sources'])})")
         if not info.features:
             missing.append(f"{m} lists no features")
         if not info.training_runs:
@@ -195,6 +207,7 @@ def gaps(answer: Any) -> Section:
 
 
 def errors(
+    view: Memo,
     sources: Sources,
     s: Survey,
     answer: Any,
@@ -202,11 +215,10 @@ def errors(
     versions: Sequence[str],
     at_ms: int,
 ) -> Section:
+    checked = upstream_assertions(view, sources.runs, s.upstream.values())
     assertions = []
     for key, cls in sorted(s.classes.items()):
-        names = set(cls.assertions)
-        for m in cls.members:
-            names.update(sources.runs.assertions_of(m))
+        names = {a for a, on in checked.items() if set(on.datasets) & set(cls.members)}
         for a in sorted(names):
             runs = [r for r in sources.runs.runs(a, None, at_ms) if r.counts]
             failures = [r for r in runs if r.result is ResultType.FAILURE]

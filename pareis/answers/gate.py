@@ -5,12 +5,12 @@
 assertion definitions, schemas, deprecation), the run history (latest runs at or before ``at``, dataset
 modifications, the incidents of :mod:`pareis.answers.reach`) and the reliability score — and evaluates them.
 
-Upstream of the evaluated version: the columns its features link to (schemaField sources; a dataset source's
-column named like the feature, case-insensitive; in a dataset without a known schema, the column of that name),
-their column ancestors with sibling twins; the datasets of those columns; at table precision the dataset sources
-without such a column and, for a model that lists no features, the datasets its training runs read — each with its
-table-level upstream and siblings. Upstream assertions name an upstream column, or are dataset-level (name no
-column, or are not defined in the index) on an upstream dataset.
+Upstream of the evaluated version: the one upstream (:func:`pareis.core.upstream.model_upstream`, DESIGN §2.1) —
+the columns feeding its features (their links, keys' links, column ancestors with sibling twins and containment),
+at table precision the dataset sources without a column named like the feature and, for a model that lists no
+features, the datasets its training runs read (with the columns feeding those); the datasets of all of them.
+Upstream assertions are those the index defines on them, and the assertions it does not define that ran on an
+upstream dataset (dataset-level).
 
 :class:`GateAnswer`'s JSON (``pareis gate --json``, the MCP tool ``check_retrain_gate``) is published as a JSON
 Schema in ``schemas/pareis/gate.schema.json``; :func:`cannot_evaluate_json` is the exit-2 form.
@@ -20,12 +20,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from pareis.answers import time_travel
 from pareis.answers.sources import CannotEvaluate, Sources
+from pareis.answers.versions import MODEL, kind_of, model_versions
 from pareis.core import catalog
 from pareis.core.contamination import ModelVersion
-from pareis.core.fieldpath import column_urn, entity_type, feature_name, is_column, parent_of
+from pareis.core.fieldpath import is_column, parent_of
 from pareis.core.gate import (
     HOUR_MS,
     GateResult,
@@ -34,13 +36,15 @@ from pareis.core.gate import (
     evaluate,
 )
 from pareis.core.gate_inputs import FeatureState, GateInputs, SourceColumn, UpstreamAssertion
-from pareis.core.graph import Memo, Names, Query, Rel, columns_of, sibling_columns, siblings_of, union
+from pareis.core.graph import Memo, Query, Rel, columns_of, sibling_columns, union
+from pareis.core.upstream import ModelUpstream, upstream_walk
+
+if TYPE_CHECKING:
+    from pareis.store.runs import RunHistory
 
 Scores = Callable[[Sequence[str]], Mapping[str, float]]
 """The reliability scores (0–100) of datasets at the evaluation time (DESIGN §2.5); a dataset it cannot score is
 left out (check 9 does not judge it)."""
-
-MODEL, GROUP = "mlModel", "mlModelGroup"
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,7 @@ class GateAnswer:
             "model": self.model,
             "override": None if override is None else {"reason": override},
             "safe_rollback": None if rollback is None else {"urn": rollback.urn, "version": rollback.version},
+            "time_travel": time_travel.field(time_travel.GATE),
         }
 
 
@@ -107,7 +112,7 @@ def gate(
     if override_reason is not None and not override_reason.strip():
         raise CannotEvaluate("--override-reason must say why")
     view = Memo(sources.lineage)
-    evaluated = _evaluated(view, sources, model, at_ms)
+    evaluated = _evaluated(view, model, at_ms)
     info = catalog.models(view, [evaluated.urn])[evaluated.urn]
     if not info.features and not info.training_runs:
         raise CannotEvaluate(f"{evaluated.urn} lists no features and has no training runs: nothing to check")
@@ -123,27 +128,13 @@ def gate(
     return GateAnswer(model, evaluated.urn, at_ms, evaluate(inputs, policy), evaluated.version)
 
 
-def _evaluated(view: Memo, sources: Sources, model: str, at_ms: int) -> ModelVersion:
-    """The version to evaluate: ``model`` itself, or a group's newest version trained at or before ``at_ms``."""
-    try:
-        kind = entity_type(model)
-    except ValueError as exc:
-        raise CannotEvaluate(f"--model {model!r} is not a URN") from exc
-    if kind not in (MODEL, GROUP):
-        raise CannotEvaluate(f"--model must be an mlModel or mlModelGroup URN, got a {kind}")
-    if kind == MODEL:
-        if not _live(sources, model, "mlModelProperties", "versionProperties") or _removed(view, [model]):
-            raise CannotEvaluate(f"unknown model {model}: the index has no live mlModelProperties for it")
-        return catalog.model_versions(view, [model])[model]
-    members = catalog.group_members(view, [model])[model]
-    live = sorted(members - _removed(view, members))
-    if not live and not _live(sources, model, "mlModelGroupProperties"):
-        raise CannotEvaluate(f"unknown model group {model}")
-    found = catalog.model_versions(view, live).values()
-    versions = [v for v in found if v.trained_at_ms is None or v.trained_at_ms <= at_ms]
-    if not versions:
-        raise CannotEvaluate(f"model group {model} has no version trained at or before {at_ms}")
-    return max(versions, key=_newest)
+def _evaluated(view: Memo, model: str, at_ms: int) -> ModelVersion:
+    """The version to evaluate: ``model`` itself, or a group's newest version trained at or before ``at_ms``
+    (:func:`pareis.answers.versions.model_versions`)."""
+    if kind_of(model) == MODEL:
+        return catalog.model_versions(view, model_versions(view, model))[model]
+    found = catalog.model_versions(view, model_versions(view, model, at_ms)).values()
+    return max(found, key=_newest)
 
 
 def _newest(v: ModelVersion) -> tuple[bool, int, tuple[int, int | str], str]:
@@ -153,90 +144,53 @@ def _newest(v: ModelVersion) -> tuple[bool, int, tuple[int, int | str], str]:
     return (v.trained_at_ms is not None, v.trained_at_ms or 0, number, v.urn)
 
 
-def _live(sources: Sources, urn: str, *aspects: str) -> bool:
-    for aspect in aspects:
-        record = sources.lineage.record(urn, aspect)
-        if record is not None and record.facts is not None:
-            return True
-    return False
-
-
-def _removed(view: Memo, urns: Iterable[str]) -> set[str]:
-    return {u for u, f in catalog.flags(view, urns).items() if f.removed}
-
-
 def gather(
     view: Memo, sources: Sources, model: str, version: str, at_ms: int, scores: Scores | None = None
 ) -> GateInputs:
     """What the ten checks read for ``version`` at ``at_ms`` (see the module docstring)."""
     from pareis.answers.reach import REGION, analysed, candidates, near, reaching
-    from pareis.answers.upstream import walk_up
 
     info = catalog.models(view, [version])[version]
-    features = sorted(info.features)
     group = [info.group] if info.group else []
-    # One round trip for the features' sources and the group's versions (read again below, from the memo).
+    # One round trip for the features' sources and tables and the group's versions (read again below, from the memo).
     view.lookup(
         [
-            Query(Rel.FEATURE_SOURCE, features, True),
+            Query(Rel.FEATURE_SOURCE, sorted(info.features), True),
+            Query(Rel.TABLE_FEATURE, sorted(info.features), True),
             Query(Rel.MODEL_GROUP, group, True),
             Query(Rel.VERSION_OF, group, True),
         ]
     )
-    sources_of = catalog.feature_sources(view, features)
-    removed = _removed(view, [*features, *union(sources_of)])
-    # A feature with a source is indexed; one without needs its record read to tell "no source" from "unknown".
-    known = {f for f in features if f not in removed and (sources_of[f] or _live(sources, f, "mlFeatureProperties"))}
-
-    # Feature source columns and the table-precision datasets.
-    direct: set[str] = set()
-    table: set[str] = set()
-    dataset_sources = sorted({s for f in known for s in sources_of[f] if not is_column(s)})
-    schemas = columns_of(view, dataset_sources)
-    for f in sorted(known):
-        for s in sources_of[f]:
-            if s in removed:
-                continue
-            if is_column(s):
-                direct.add(s)
-                continue
-            named = Names(schemas[s]).match(feature_name(f)) if schemas[s] else [column_urn(s, feature_name(f))]
-            if named:
-                direct.update(named)
-            else:
-                table.add(s)
-    if not features:
-        runs = catalog.runs(view, info.training_runs)
-        table.update(i for r in runs.values() for i in r.inputs if not is_column(i))
     found = candidates(view, sources.runs)
-    seeds: dict[object, set[str]] = {**found.seeds, REGION: _group_inputs(view, info)}
-    ancestors, ups = walk_up(view, direct, seeds)
-    table = _table_upstream(view, table)
-    datasets = sorted({parent_of(c) for c in ancestors} | table)
-    source_datasets = sorted({_dataset_of(s) for f in known for s in sources_of[f]})
+    walked = upstream_walk(view, [version], {**found.seeds, REGION: _group_inputs(view, info)})
+    up = walked.models[version]
+    features = sorted(up.features)
+    sources_of = up.sources
+    datasets = sorted(up.datasets)
+    source_datasets = sorted({_dataset_of(s) for f in features for s in sources_of[f]})
     # One round trip for every lookup below that the walk did not answer (they then read the memo).
     view.lookup(
-        [
-            *_known_queries(source_datasets),
-            Query(Rel.HAS_COLUMN, sorted({parent_of(c) for c in direct})),
-            Query(Rel.ASSERTS_COLUMN, sorted(ancestors), True),
-            Query(Rel.ASSERTS, datasets, True),
-        ]
+        [*_known_queries(source_datasets), Query(Rel.HAS_COLUMN, sorted({parent_of(c) for c in up.source_columns}))]
     )
 
-    # Which sources the index knows nothing about.
+    # A feature with a source is indexed; one without needs its record read to tell "no source" from "unknown".
+    known = {f for f in features if sources_of[f] or view.recorded(f, ["mlFeatureProperties"])}
     known_datasets = _known_datasets(view, sources, set(source_datasets))
+    removed_sources = up.removed_sources
     feature_states = tuple(
         FeatureState(
             f,
             f in known,
-            tuple(sorted(sources_of[f])),
-            tuple(sorted(s for s in sources_of[f] if s in removed or _dataset_of(s) not in known_datasets)),
+            tuple(sorted(sources_of[f] | removed_sources[f])),
+            tuple(sorted(s for s in sources_of[f] if _dataset_of(s) not in known_datasets)),
+            removed_sources=tuple(sorted(removed_sources[f])),
         )
         for f in features
-    )
+    ) + tuple(FeatureState(f, False, removed=True) for f in up.removed_features)
+    feature_states = tuple(sorted(feature_states, key=lambda state: state.urn))
 
     # Schemas and coverage of the source columns.
+    direct = up.source_columns
     source_schemas = columns_of(view, {parent_of(c) for c in direct})
     twins = sibling_columns(view, direct)
     named_by = view.lookup([Query(Rel.ASSERTS_COLUMN, sorted(direct | union(twins)), True)])[0]
@@ -250,9 +204,8 @@ def gather(
         for c in sorted(direct)
     )
 
-    assertions = _upstream_assertions(view, sources, ancestors, datasets, at_ms)
     flags = catalog.flags(view, [*datasets, *features])
-    facts = analysed(view, sources.runs, at_ms, found, near(found, ups, REGION))
+    facts = analysed(view, sources.runs, at_ms, found, near(found, walked.regions, REGION))
     return GateInputs(
         model=model,
         evaluated=version,
@@ -262,7 +215,7 @@ def gather(
         source_columns=columns,
         upstream_datasets=tuple(datasets),
         deprecated=tuple(sorted(u for u, f in flags.items() if f.deprecated)),
-        assertions=assertions,
+        assertions=_upstream_assertions(view, sources, up, at_ms),
         modified_ms=_modified(sources, datasets, at_ms),
         incidents=reaching(facts, version),
         scores=dict((scores or reliability_scores(sources, view, at_ms, version))(datasets)),
@@ -284,19 +237,6 @@ def _group_inputs(view: Memo, info: catalog.ModelInfo) -> set[str]:
 
 def _dataset_of(source: str) -> str:
     return parent_of(source) if is_column(source) else source
-
-
-def _table_upstream(view: Memo, start: set[str]) -> set[str]:
-    """Datasets upstream of ``start`` at table level (lineage, siblings), ``start`` included."""
-    seen = set(start)
-    frontier = set(start)
-    while frontier:
-        nodes = sorted(frontier)
-        ups = view.lookup([Query(Rel.DATASET, nodes, True)])[0]
-        sibs = siblings_of(view, nodes)
-        frontier = (union(ups) | union(sibs)) - seen
-        seen |= frontier
-    return seen
 
 
 def _known_datasets(view: Memo, sources: Sources, datasets: set[str]) -> set[str]:
@@ -323,25 +263,34 @@ def _known_queries(nodes: list[str]) -> list[Query]:
     ]
 
 
-def _upstream_assertions(
-    view: Memo, sources: Sources, columns: set[str], datasets: list[str], at_ms: int
-) -> tuple[UpstreamAssertion, ...]:
-    on_columns, on_datasets = view.lookup(
-        [Query(Rel.ASSERTS_COLUMN, sorted(columns), True), Query(Rel.ASSERTS, datasets, True)]
-    )
-    names = sorted(union(on_columns) | union(on_datasets))
-    targets, fields = view.lookup([Query(Rel.ASSERTS, names), Query(Rel.ASSERTS_COLUMN, names)])
-    defined = {n for n in names if targets[n] or fields[n]}
-    picked: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
-    for name in sorted(defined):
-        named = tuple(sorted(fields[name] & columns))
-        if named or (not fields[name] and targets[name] & set(datasets)):
-            picked[name] = (tuple(sorted(targets[name])), named)
-    for dataset, run_names in sources.runs.assertions_by_dataset(datasets).items():
+def upstream_assertions(view: Memo, runs: RunHistory, ups: Iterable[ModelUpstream]) -> dict[str, Checked]:
+    """The upstream assertions of the versions ``ups`` (DESIGN §2.4): those the index defines on their upstream
+    (:attr:`~pareis.core.upstream.ModelUpstream.assertions`) and, dataset-level, those it does not define that ran
+    on an upstream dataset — each with the datasets it checks and the upstream columns it names."""
+    ups = list(ups)
+    datasets = sorted(set().union(*(up.datasets for up in ups)))
+    columns = frozenset().union(*(up.columns for up in ups))
+    ran = runs.assertions_by_dataset(datasets)
+    names = set().union(*(up.assertions for up in ups))
+    defs = catalog.assertions(view, names.union(*ran.values()))
+    picked = {n: Checked(defs[n].datasets, tuple(sorted(set(defs[n].columns) & columns))) for n in sorted(names)}
+    for dataset, run_names in ran.items():
         for name in run_names:
-            if name not in defined:  # not defined in the index: covers its whole assertee dataset
-                seen = picked.get(name, ((), ()))
-                picked[name] = (tuple(sorted({*seen[0], dataset})), ())
+            if name not in defs:  # not defined in the index: covers its whole assertee dataset
+                seen = picked.get(name, Checked((), ()))
+                picked[name] = Checked(tuple(sorted({*seen.datasets, dataset})), ())
+    return picked
+
+
+class Checked(NamedTuple):
+    """What an upstream assertion checks: its datasets, and the upstream columns it names (none: dataset-level)."""
+
+    datasets: tuple[str, ...]
+    columns: tuple[str, ...]
+
+
+def _upstream_assertions(view: Memo, sources: Sources, up: ModelUpstream, at_ms: int) -> tuple[UpstreamAssertion, ...]:
+    picked = upstream_assertions(view, sources.runs, [up])
     latest = sources.runs.latest_of(picked, at_ms)
     return tuple(UpstreamAssertion(n, *picked[n], *latest[n]) for n in sorted(picked))
 

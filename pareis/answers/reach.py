@@ -15,7 +15,7 @@ radius, or it is a version of a group the blast radius reaches. The incidents ro
 the failing datasets' table-level ancestors (every column edge also makes a ``covered`` dataset edge; sibling,
 lineage and process hops are table-level edges), so an incident whose datasets share no table-level ancestor (or
 self) with a version's *region* — its group's feature source datasets and training inputs — cannot reach it, and is
-not analysed (:func:`~pareis.answers.upstream.walk_up` walks every class's datasets and the region up together).
+not analysed (:func:`~pareis.core.upstream.upstream_walk` walks every class's datasets and the region up together).
 Pruning never drops an incident that reaches the version; with ``near_to=None`` every incident is analysed.
 """
 
@@ -25,12 +25,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from pareis.answers.timelines import class_timelines
-from pareis.answers.upstream import walk_up
 from pareis.core.analysis import incident_facts
 from pareis.core.gate_inputs import IncidentReach
 from pareis.core.graph import Memo, Query, Rel
 from pareis.core.intents import IncidentFacts
 from pareis.core.keys import canonical, sibling_classes
+from pareis.core.upstream import upstream_walk
 from pareis.core.window import incidents
 from pareis.store.runs import RunHistory
 
@@ -82,13 +82,13 @@ def incident_facts_at(
     keys: Iterable[str] = found.members
     if near_to is not None:
         seeds: dict[object, set[str]] = {**found.seeds, REGION: set(near_to)}
-        _, ups = walk_up(view, set(), seeds)
+        ups = upstream_walk(view, [], seeds).regions
         keys = near(found, ups, REGION)
     return analysed(view, runs, at_ms, found, keys)
 
 
 REGION = object()
-"""The key of a version's region among the seeds of :func:`~pareis.answers.upstream.walk_up`."""
+"""The key of a version's region among the seeds of :func:`~pareis.core.upstream.upstream_walk`."""
 
 
 def reaching(facts: Iterable[IncidentFacts], version: str) -> tuple[IncidentReach, ...]:

@@ -17,13 +17,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pareis.answers import time_travel
+from pareis.answers.blast import require_dataset
 from pareis.answers.exposure import ExposureReader, past_incident_columns
 from pareis.answers.incidents import incident_list
 from pareis.answers.sources import CannotEvaluate
+from pareis.answers.versions import model_versions, trained_by
 from pareis.core import catalog, dbt_tests
 from pareis.core.blast import blast_radius
 from pareis.core.gaps import Gap
-from pareis.core.graph import LineageView, Memo, Query, Rel
+from pareis.core.graph import LineageView, Memo
 from pareis.core.protect import Survey, assess, survey
 from pareis.core.reliability import INCIDENT_WINDOW_MS, Score
 from pareis.core.runs import AssertionRun
@@ -57,62 +60,12 @@ class ProtectAnswer:
             "datasets": [s.to_json() for s in self.datasets],
             "models": [s.to_json() for s in self.models],
             "gaps": [g.to_json() for g in self.gaps],
+            "time_travel": time_travel.field(time_travel.PROTECT),
         }
 
 
 def _cannot(reason: str) -> Exception:
     return CannotEvaluate(reason)
-
-
-def _known_dataset(view: LineageView, dataset: str) -> bool:
-    nodes = [dataset]
-    answers = view.lookup(
-        [
-            Query(Rel.HAS_COLUMN, nodes),
-            Query(Rel.SIBLING, nodes),
-            Query(Rel.SIBLING, nodes, True),
-            Query(Rel.DATASET, nodes),
-            Query(Rel.DATASET, nodes, True),
-            Query(Rel.ASSERTS, nodes, True),
-            Query(Rel.FEATURE_SOURCE, nodes),
-            Query(Rel.READS, nodes),
-        ]
-    )
-    return any(a[dataset] for a in answers) or bool(view.attributes(nodes)[dataset])
-
-
-def model_versions(view: LineageView, model: str, at_ms: int | None = None) -> list[str]:
-    """The versions ``model`` names: itself for an ``mlModel``, every live member for an ``mlModelGroup`` — with
-    ``at_ms``, only the members trained by then (:func:`trained_by`).
-
-    CannotEvaluate when the index does not know it (or it is removed), or when no member of the group was trained
-    by ``at_ms``.
-    """
-    if model.startswith(GROUP_PREFIX):
-        members = sorted(catalog.group_members(view, [model])[model])
-        flags = catalog.flags(view, members)
-        live = [m for m in members if not flags[m].removed]
-        if not live:
-            raise _cannot(f"unknown model group {model} (no version in the index)")
-        if at_ms is not None:
-            live = trained_by(view, live, at_ms)
-            if not live:
-                raise _cannot(f"no version of {model} was trained by {at_ms} ms")
-        return live
-    if not model.startswith(MODEL_PREFIX):
-        raise _cannot(f"not a model URN: {model}")
-    info = catalog.models(view, [model])[model]
-    known = info.features or info.groups or info.version_sets or info.training_runs or info.created_ms
-    if not known or info.removed:
-        raise _cannot(f"unknown model {model}")
-    return [model]
-
-
-def trained_by(view: LineageView, versions: Sequence[str], at_ms: int) -> list[str]:
-    """The ``versions`` that existed at ``at_ms``: trained (DESIGN §2.3's training time) at or before it, or of an
-    unknown training time (kept: nothing says they did not exist). Order kept."""
-    when = catalog.model_versions(view, versions)
-    return [m for m in versions if (t := when[m].trained_at_ms) is None or t <= at_ms]
 
 
 def _runs(sources: Sources, s: Survey, at_ms: int) -> dict[str, list[AssertionRun]]:
@@ -178,8 +131,7 @@ def dataset_scores(
 def dataset_score(sources: Sources, dataset: str, at_ms: int) -> Score:
     """The reliability score of ``dataset`` at ``at_ms`` (DESIGN §2.5). CannotEvaluate for an unknown dataset."""
     view = Memo(sources.lineage)
-    if not dataset.startswith(DATASET_PREFIX) or not _known_dataset(view, dataset):
-        raise _cannot(f"unknown dataset {dataset}")
+    require_dataset(view, sources.runs, dataset)
     return dataset_scores(sources, [dataset], at_ms, view=view)[dataset]
 
 
@@ -217,8 +169,7 @@ def protect(
     if model is not None:
         models = model_versions(view, model, at_ms)
     elif dataset is not None:
-        if not dataset.startswith(DATASET_PREFIX) or not _known_dataset(view, dataset):
-            raise _cannot(f"unknown dataset {dataset}")
+        require_dataset(view, sources.runs, dataset)
         datasets = [dataset]
     else:
         every = sources.lineage.entities("mlModelProperties")
@@ -231,7 +182,9 @@ def protect(
         incidents = past_incident_columns(sources, view, at_ms, reader)
     else:  # the walk and the analysed incident list, as before the index (the benchmarks' baseline)
         incidents = {summary.urn: frozenset(radius.columns) for summary, radius in past_incidents(sources, view, at_ms)}
-    scored, model_scores, gaps, entries = assess(s, runs, incidents, at_ms, max_gaps=max_gaps, legacy=legacy)
+    scored, model_scores, gaps, entries = assess(
+        s, runs, incidents, at_ms, max_gaps=max_gaps, legacy=legacy, existing=lambda ms: trained_by(view, ms, at_ms)
+    )
     if dataset is not None:
         members = set(s.classes[s.class_of[dataset]].members)
         scored = [sc for sc in scored if sc.urn in members]

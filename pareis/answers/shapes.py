@@ -173,6 +173,30 @@ class ModelVerdicts(TypedDict):
     safe_rollback: Rollback | None
 
 
+# --- time travel ---------------------------------------------------------------------------------------------------
+
+
+@with_config(_STRICT)
+class TimeTravel(TypedDict):
+    """Per input, whether the answer read it as of ``at`` (true) or as the index holds it today
+    (:mod:`pareis.answers.time_travel`)."""
+
+    incidents: bool
+    lineage: bool
+    removals: bool
+    runs: bool
+    schemas: bool
+    versions: bool
+
+
+@with_config(_STRICT)
+class GateTimeTravel(TimeTravel):
+    """:class:`TimeTravel` of the gate, which also judges dataset changes and deprecation."""
+
+    dataset_changes: bool
+    deprecation: bool
+
+
 # --- retrain gate --------------------------------------------------------------------------------------------------
 
 
@@ -202,6 +226,7 @@ class GateResult(TypedDict):
     checks: list[GateCheck]
     incidents: list[str]
     safe_rollback: Rollback | None
+    time_travel: GateTimeTravel
 
 
 # --- reliability and gaps ------------------------------------------------------------------------------------------
@@ -247,3 +272,4 @@ class ReliabilityResult(TypedDict):
     datasets: list[Score]
     models: list[Score]
     gaps: list[Gap]
+    time_travel: TimeTravel

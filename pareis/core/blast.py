@@ -7,8 +7,8 @@
    parent. Siblings are one column: a sibling class is an origin when no member has a parent outside the class,
    and it is reported by its members without any parent (all members when each has one, i.e. a cycle).
 3. **Affected columns A**: F, its ancestors, and everything downstream of those (lineage and sibling hops).
-   Both walks also follow containment (:class:`_Spread`, :mod:`pareis.core.containment`): a bad nested field
-   makes its enclosing structs bad (and what flows from them), a bad struct its nested fields.
+   Both walks also follow containment (:class:`~pareis.core.spread.Spread`): a bad nested field makes its
+   enclosing structs bad (and what flows from them), a bad struct its nested fields.
 4. **Affected datasets**: those with a column in A, plus the *table-level* spread: a dataset edge (lineage, or a
    process reading one and writing the other) along which no column edge exists carries the failure to the whole
    downstream dataset, and from there to everything downstream of it at table level (DESIGN §2.1, "used where no
@@ -28,7 +28,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable
 
 from pareis.core.containment import Containment
 from pareis.core.fieldpath import canonical_column, column_urn, feature_name, parent_of, path_of
@@ -44,12 +44,12 @@ from pareis.core.graph import (
     downstream_columns,
     memoised,
     related,
-    sibling_columns,
     siblings_of,
     union,
     upstream_columns,
 )
 from pareis.core.impact import BlastRadius, ModelImpact, Precision
+from pareis.core.spread import Spread
 
 
 class UnknownAssertion(LookupError):
@@ -75,11 +75,11 @@ def blast_radius(
     memo = memoised(view)
     failing, table_seeds = _failing(memo, sorted(set(assertions)), columns, sorted(set(datasets)))
     contained = Containment(memo)
-    up = _Spread(memo, contained, lambda frontier: upstream_columns(memo, frontier))
+    up = Spread(memo, contained, lambda frontier: upstream_columns(memo, frontier))
     up.run({c: {""} for c in failing})
     whole = {c for c, bad in up.state.items() if "" in bad}
     origins = _origins(whole, up.origin_parents(whole), up.twins)
-    down = _Spread(memo, contained, lambda frontier: downstream_columns(memo, frontier))
+    down = Spread(memo, contained, lambda frontier: downstream_columns(memo, frontier))
     down.run(up.state)
     affected = set(down.state)
     with_columns = {parent_of(c) for c in affected}
@@ -129,74 +129,6 @@ def _failing(
             else:
                 table.add(d)
     return failing, table
-
-
-class _Spread:
-    """A walk of columns along lineage (``step``), siblings and containment (DESIGN §2.1), remembering how much
-    of each column is bad: ``state[c]`` holds ``""`` when all of ``c`` is, and ``".x.y"`` when only its nested
-    field ``x.y`` is.
-
-    A bad nested field makes its enclosing structs partly bad (the rest of its path remembered); a wholly bad
-    column makes everything nested in it wholly bad; a partly bad struct flowing into another struct makes the
-    field at the same path inside it wholly bad when that field exists. So a failing ``service.type`` reaches a
-    view's ``service`` copied from its table's ``service`` (and the view's ``service.type``), but not the
-    table's ``service.provider``.
-    """
-
-    def __init__(
-        self,
-        view: LineageView,
-        contained: Containment,
-        step: Callable[[set[str]], Mapping[str, frozenset[str]]],
-    ) -> None:
-        self.view = view
-        self.contained = contained
-        self.step = step
-        self.state: dict[str, set[str]] = {}
-        self.hops: dict[str, frozenset[str]] = {}
-        self.twins: dict[str, frozenset[str]] = {}
-        self.up: dict[str, list[tuple[str, str]]] = {}
-
-    def run(self, start: Mapping[str, set[str]]) -> None:
-        pending = {c: set(bad) for c, bad in start.items()}
-        while pending:
-            fresh = {c: parts - self.state.get(c, set()) for c, parts in pending.items()}
-            new = {c: parts for c, parts in fresh.items() if parts}
-            if not new:
-                return
-            for c, parts in new.items():
-                self.state.setdefault(c, set()).update(parts)
-            frontier = set(new)
-            todo = frontier - self.hops.keys()
-            if todo:
-                self.hops.update(self.step(todo))
-                self.twins.update(sibling_columns(self.view, todo))
-                self.up.update(self.contained.enclosing(todo))
-            self.contained.load({parent_of(c) for c in frontier})  # one batch for the containment reads below
-            whole = {c for c in frontier if "" in new[c]}
-            nested = self.contained.nested(whole)
-            pending = {}
-            for c in sorted(frontier):
-                for bad in new[c]:
-                    for n in self.hops[c] | self.twins[c]:
-                        pending.setdefault(n, set()).add(bad)
-                    for struct, rest in self.up[c]:
-                        pending.setdefault(struct, set()).add(rest + bad)
-                    if bad and (inner := self.contained.inside(c, bad)) is not None:
-                        pending.setdefault(inner, set()).add("")
-                for n in nested.get(c, ()):
-                    pending.setdefault(n, set()).add("")
-
-    def origin_parents(self, columns: Iterable[str]) -> dict[str, frozenset[str]]:
-        """Lineage parents of each column for re-rooting, a struct enclosing it standing in for a nested field
-        that has none of its own (its data came with the struct)."""
-        out: dict[str, frozenset[str]] = {}
-        for c in columns:
-            parents = self.hops[c]
-            if not parents:
-                parents = frozenset(s for s, _ in self.up.get(c, ()) if self.hops.get(s))
-            out[c] = parents
-        return out
 
 
 def _origins(ancestors: set[str], parents: dict[str, frozenset[str]], twins: dict[str, frozenset[str]]) -> set[str]:

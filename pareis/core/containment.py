@@ -19,8 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from pareis.core.fieldpath import column_urn, dotted_paths, parent_of, path_of
+from pareis.core.fieldpath import column_urn, dotted_paths, index_parent, index_path
 from pareis.core.graph import LineageView, Memo, columns_of
+
+_NONE: frozenset[str] = frozenset()
 
 
 class Containment:
@@ -71,13 +73,13 @@ class Containment:
         """For each column, every struct enclosing it and the rest of its path inside that struct: for
         ``a.b.c``, ``[(a.b, ".c"), (a, ".b.c")]`` (the structs that exist, see the module docstring)."""
         cols = sorted(set(columns))
-        dotted = [c for c in cols if "." in path_of(c)]
-        self.load(parent_of(c) for c in dotted)
+        dotted = [c for c in cols if "." in index_path(c)]
+        self.load(index_parent(c) for c in dotted)
         # A dotted column is in no flat schema, but a struct enclosing it may be: those schemas are read whole.
-        self._whole(parent_of(c) for c in dotted)
+        self._whole(index_parent(c) for c in dotted)
         out: dict[str, list[tuple[str, str]]] = {c: [] for c in cols}
         for c in dotted:
-            parent, path = parent_of(c), path_of(c)
+            parent, path = index_parent(c), index_path(c)
             schema = self._schemas[parent]
             dot = path.rfind(".")
             while dot > 0:
@@ -89,16 +91,21 @@ class Containment:
 
     def nested(self, columns: Iterable[str]) -> dict[str, frozenset[str]]:
         """For each column, the known columns nested in it at any depth (none for a leaf or an unknown schema)."""
-        cols = sorted(set(columns))
-        self.load(parent_of(c) for c in cols)
-        return {c: frozenset(self._nested[parent_of(c)].get(path_of(c), ())) for c in cols}
+        parents = {c: index_parent(c) for c in columns}
+        self.load(parents.values())
+        out: dict[str, frozenset[str]] = {}
+        for c, parent in parents.items():
+            index = self._nested[parent]
+            found = index.get(index_path(c)) if index else None  # a flat schema nests nothing
+            out[c] = frozenset(found) if found else _NONE
+        return out
 
     def inside(self, struct: str, rest: str) -> str | None:
         """The column at ``rest`` (``".b.c"``) inside ``struct``: the known one, or spelled when the schema of its
         dataset is unknown; None when the schema is known and lacks it. ``struct`` must have been asked about."""
-        parent = parent_of(struct)
+        parent = index_parent(struct)
         self.load([parent])
-        found = column_urn(parent, path_of(struct) + rest)
+        found = column_urn(parent, index_path(struct) + rest)
         schema = self._schemas[parent]
         if parent in self._flat:
             return None  # a dotted path: in no flat schema

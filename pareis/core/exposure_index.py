@@ -3,27 +3,29 @@ for the whole lineage graph in one pass, so that ``pareis protect`` and the retr
 :func:`pareis.core.exposure.exposure` would walk.
 
 **What it holds.** :func:`snapshot` gives, for every column whose exposure is not empty, exactly
-:func:`~pareis.core.exposure.exposure`'s answer — the features (and primary keys) linked to a column its lineage
-reaches (column edges, whole-dataset edges, sibling twins) and the model versions consuming them or, at table
-precision, trained on runs reading its dataset. A column it does not hold has nothing downstream. Grouped per
-dataset (:class:`DatasetExposure`), because the readers ask for the columns of whole datasets.
+:func:`~pareis.core.exposure.exposure`'s answer — the features (and primary keys) a wholly bad column reaches
+through the blast radius's spread (:mod:`pareis.core.spread`: lineage, sibling twins, containment) and their links
+(:mod:`pareis.core.upstream`: the features keyed by a key too), and the model versions consuming them or, at table
+precision, trained on runs reading a dataset whose schema holds a column it reaches. A column it does not hold has
+nothing downstream. Grouped per dataset (:class:`DatasetExposure`), because the readers ask for the columns of
+whole datasets.
 
 **How, in one pass** (no column's closure is walked on its own):
 
-1. *Seeds* — every column that feeds something directly: feature sources (a schemaField; a dataset source's column
-   named like the feature, or every column of its schema when none is, or the column of that name when its schema
-   is unknown), and the columns of datasets read by the training runs of featureless models.
-2. *Candidates* — everything upstream of the seeds, along a superset of the reverse of the downstream step: column
-   edges backwards, the schema of a whole-dataset upstream, and the same-named (exact or case-folded) columns of the
-   siblings. Only these can have a non-empty exposure: they are the only columns a computation visits.
-3. *Sums* — the downstream step restricted to the candidates (exactly as the walk takes it), and
-   :func:`~pareis.core.exposure.closed_union` of the seeds' values over it: one pass over strongly connected
-   components, linear in the candidates and their edges, cycle-safe.
+1. *Seeds* — every column that feeds something directly: the links of every feature and key
+   (:func:`~pareis.core.upstream.feature_links`), and the columns of datasets read by the training runs of
+   featureless models.
+2. *Candidates* — everything upstream of the seeds, along a superset of the reverse of the spread's step: column
+   edges backwards, the schema of a whole-dataset upstream, the same-named (exact or case-folded) columns of the
+   siblings, and the structs enclosing a column and the fields nested in it. Only these can have a non-empty
+   exposure: they are the only columns a computation visits.
+3. *Sums* — the spread from every candidate, bounded to the candidates (exactly as the walk takes it), and
+   :func:`~pareis.core.closures.closed_union` of the seeds' values over its states: one pass over strongly connected
+   components, linear in the states and their edges, cycle-safe.
 
-Same answer as the walk for every column, except two spellings the walk itself answers differently depending on
+Same answer as the walk for every column, except one spelling the walk itself answers differently depending on
 which columns it starts from, and which no producer of the goldens writes: a column outside its dataset's schema
-that reaches something only through a whole-dataset edge or through a sibling twin spelled in another case, and a
-feature linked by name into a dataset without a schema, matched in another case only.
+that reaches something only through a whole-dataset edge or through a sibling twin spelled in another case.
 
 The encoding (:func:`encode` / :func:`decode`) is the stored form, one string per dataset; pure, deterministic,
 sorted.
@@ -37,19 +39,25 @@ from dataclasses import dataclass, field
 
 from pareis.core import catalog
 from pareis.core.blast import blast_radius
-from pareis.core.exposure import (
-    Exposure,
-    closed_union,
+from pareis.core.closures import closed_union
+from pareis.core.containment import Containment
+from pareis.core.exposure import Exposure
+from pareis.core.fieldpath import COLUMN_PREFIX, column_urn, index_parent, index_path, parents_of
+from pareis.core.graph import (
+    LineageView,
+    Query,
+    Rel,
+    columns_of,
     downstream_columns,
-    parent_of,
-    parents_of,
-    path_of,
-    sibling_columns,
+    memoised,
+    related,
+    siblings_of,
+    union,
 )
-from pareis.core.fieldpath import COLUMN_PREFIX, column_urn, feature_name
-from pareis.core.graph import LineageView, Names, Query, Rel, columns_of, memoised, related, siblings_of, union
 from pareis.core.incident_urn import incident_urn
 from pareis.core.runs import AssertionRun
+from pareis.core.spread import Spread
+from pareis.core.upstream import feature_links, linked_features, table_models
 from pareis.core.window import incidents
 
 EMPTY: tuple[str, ...] = ()
@@ -136,7 +144,7 @@ def exposure_of(
 ) -> Exposure:
     """:func:`pareis.core.exposure.exposure`'s answer for ``columns``, read from the entries of their datasets
     (a dataset without an entry, or whose entry is None: nothing downstream of its columns). ``parents``, each
-    column's dataset (:func:`~pareis.core.exposure.parents_of`) when the caller has it."""
+    column's dataset (:func:`~pareis.core.fieldpath.parents_of`) when the caller has it."""
     cols = sorted(set(columns))
     parent = parents if parents is not None else parents_of(cols)
     feats: dict[str, tuple[str, ...]] = {}
@@ -181,7 +189,7 @@ class IncidentColumns:
     def encode(self) -> str:
         by_dataset: dict[str, list[str]] = {}
         for c in self.columns:
-            d = parent_of(c)
+            d = index_parent(c)
             by_dataset.setdefault(d, []).append(column_key(d, c))
         data = {
             "d": self.dataset,
@@ -202,27 +210,31 @@ class IncidentColumns:
             raise ValueError(f"malformed incident entry for {urn}: {exc!r}") from exc
 
 
-def _reverse_step(view: LineageView, frontier: set[str]) -> dict[str, set[str]]:
-    """For each column, a superset of the columns whose downstream step reaches it (see the module docstring)."""
+def _reverse_step(view: LineageView, contained: Containment, frontier: set[str]) -> dict[str, set[str]]:
+    """For each column, a superset of the columns whose downstream spread reaches it in one step (see the module
+    docstring): lineage parents, same-named columns of siblings, and the structs enclosing it and the fields nested
+    in it."""
     cols = sorted(frontier)
     direct, whole = view.lookup([Query(Rel.COLUMN, cols, True), Query(Rel.DATASET_COLUMN, cols, True)])
-    parents = {c: parent_of(c) for c in cols}
+    parents = {c: index_parent(c) for c in cols}
     sibs = siblings_of(view, set(parents.values()))
     schemas = columns_of(view, union(whole) | union(sibs))
+    enclosing, nested = contained.enclosing(cols), contained.nested(cols)
     folded: dict[str, dict[str, list[str]]] = {}
     out: dict[str, set[str]] = {}
     for c in cols:
-        found = set(direct[c])
+        found = set(direct[c]) | nested[c]
+        found.update(s for s, _ in enclosing[c])
         for d in whole[c]:
             found.update(schemas[d])
-        path = path_of(c)
+        path = index_path(c)
         for s in sibs[parents[c]]:
             found.add(column_urn(s, path))
             if schemas[s]:
                 if s not in folded:
                     names: dict[str, list[str]] = {}
                     for x in schemas[s]:
-                        names.setdefault(path_of(x).casefold(), []).append(x)
+                        names.setdefault(index_path(x).casefold(), []).append(x)
                     folded[s] = names
                 found.update(folded[s].get(path.casefold(), ()))
         out[c] = found
@@ -240,59 +252,33 @@ def snapshot(
     :class:`~pareis.core.graph.Memo` so removed entities are absent.
     """
     memo = memoised(view)
-    feats = sorted(set(features))
-    # 1. Seeds: each column's direct features (the walk's ``direct``) and table-precision models.
-    direct: dict[str, set[str]] = {}
-    sources = related(memo, Rel.FEATURE_SOURCE, feats, reverse=True)
-    by_dataset: dict[str, set[str]] = {}
-    for f in feats:
-        for s in sources[f]:
-            if s.startswith(COLUMN_PREFIX):
-                direct.setdefault(s, set()).add(f)
-            else:
-                by_dataset.setdefault(s, set()).add(f)
-    schemas = columns_of(memo, sorted(by_dataset))
-    for d in sorted(by_dataset):
-        known = Names(schemas[d])
-        for f in sorted(by_dataset[d]):
-            name = feature_name(f)
-            if schemas[d]:
-                named = known.match(name)
-                targets: Iterable[str] = named if named else schemas[d]
-            else:
-                targets = [column_urn(d, name)]
-            for c in targets:
-                direct.setdefault(c, set()).add(f)
+    contained = Containment(memo)
+    # 1. Seeds: every column a feature (or key) links to, and the columns of the datasets read by the training runs
+    # of the models that list no features.
+    links = feature_links(memo, features)
     trained = related(memo, Rel.TRAINS, sorted(set(run_outputs)))
     every_model = sorted(set(models) | union(trained))
     listed = related(memo, Rel.FEATURE_MODEL, every_model, reverse=True)
-    featureless = [m for m in every_model if not listed[m]]
-    trainers = related(memo, Rel.TRAINS, featureless, reverse=True)
+    trainers = related(memo, Rel.TRAINS, [m for m in every_model if not listed[m]], reverse=True)
     read = related(memo, Rel.READS, sorted(union(trainers)), reverse=True)
-    by_table: dict[str, set[str]] = {}
-    for m in featureless:
-        for p in trainers[m]:
-            for d in read[p]:
-                by_table.setdefault(d, set()).add(m)
-    table_schemas = columns_of(memo, sorted(by_table))
-    seeds = set(direct) | union(table_schemas)
+    seeds = union(links.columns) | union(columns_of(memo, union(links.tables) | union(read)))
     # 2. Candidates: everything upstream of the seeds.
     candidates = set(seeds)
     frontier = set(seeds)
     while frontier:
-        step = _reverse_step(memo, frontier)
+        step = _reverse_step(memo, contained, frontier)
         frontier = set().union(*step.values()) - candidates if step else set()
         candidates |= frontier
-    # 3. The downstream step restricted to the candidates, and the sums over it.
+    # 3. The downstream spread restricted to the candidates, and the sums over it.
     ordered = sorted(candidates)
-    lineage = downstream_columns(memo, ordered)
-    twins = sibling_columns(memo, ordered)
-    children = {c: (lineage[c] | twins[c]) & candidates for c in ordered}
-    tables = {c: frozenset(by_table[parent_of(c)]) for c in ordered if parent_of(c) in by_table}
-    below_f = closed_union(children, {c: frozenset(fs) for c, fs in direct.items() if c in candidates})
-    below_t = closed_union(children, tables) if tables else {}
-    reached = sorted(union(below_f))
-    consumers = related(memo, Rel.FEATURE_MODEL, reached)
+    spread = Spread(memo, contained, lambda f: downstream_columns(memo, f), within=candidates)
+    spread.run({c: {""} for c in ordered})
+    graph = spread.graph()
+    parents = parents_of(ordered)
+    below_f = closed_union(graph, spread.on_states(linked_features(memo, links, parents)))
+    tables = table_models(memo, parents)
+    below_t = closed_union(graph, spread.on_states(tables)) if any(tables.values()) else {}
+    consumers = related(memo, Rel.FEATURE_MODEL, union(below_f))
     grouped: dict[str, dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {}
     for c in ordered:
         fs = below_f.get(c, frozenset())
@@ -300,7 +286,7 @@ def snapshot(
         if not fs and not ts:
             continue
         ms = set(ts).union(*(consumers[f] for f in fs))
-        d = parent_of(c)
+        d = index_parent(c)
         grouped.setdefault(d, {})[column_key(d, c)] = (tuple(sorted(fs)), tuple(sorted(ms)))
     every = sorted({m for cols in grouped.values() for _, ms in cols.values() for m in ms})
     group_of = {m: info.group for m, info in catalog.models(memo, every).items()}

@@ -226,6 +226,45 @@ def path_of(column: str) -> str:
     return split_column(column)[1]
 
 
+def _column_parts(column: str) -> tuple[str, str]:
+    """(dataset, decoded path) of a column URN, as :func:`split_column` says, split at the last comma for the
+    canonical URNs the index holds (a canonical path has no comma: it is percent-encoded), which is much cheaper
+    than parsing the parent URN; any other spelling goes to the general parser."""
+    if column.startswith(COLUMN_PREFIX) and column.endswith(")"):
+        comma = column.rfind(",")
+        if comma > len(COLUMN_PREFIX) and column.startswith("urn:li:", len(COLUMN_PREFIX)):
+            path = column[comma + 1 : -1]
+            if path and not path.startswith("[") and "(" not in path:
+                return column[len(COLUMN_PREFIX) : comma], decode_field_path(path) if "%" in path else path
+    return split_column(column)
+
+
+column_parts = functools.lru_cache(maxsize=1 << 18)(_column_parts)
+"""The cached :func:`_column_parts`: what the walks over the index parse columns with (a walk meets each column
+several times)."""
+
+
+def index_parent(column: str) -> str:
+    """The dataset of a column URN as the index spells it (:func:`column_parts`)."""
+    return column_parts(column)[0]
+
+
+def index_path(column: str) -> str:
+    """The decoded path of a column URN as the index spells it (:func:`column_parts`)."""
+    return column_parts(column)[1]
+
+
+def split_columns(columns: Iterable[str]) -> dict[str, tuple[str, str]]:
+    """``{column: column_parts(column)}`` for ``columns``, not through its cache: a survey's hundreds of thousands
+    of distinct columns would only churn it. Raises as :func:`column_parts` does."""
+    return {c: _column_parts(c) for c in columns}
+
+
+def parents_of(columns: Iterable[str]) -> dict[str, str]:
+    """``{column: column_parts(column)[0]}`` for ``columns`` (:func:`split_columns`)."""
+    return {c: parts[0] for c, parts in split_columns(columns).items()}
+
+
 def key_parts(urn: str) -> tuple[str, ...]:
     """The top-level comma-separated parts of a tuple key: ``urn:li:mlFeature:(ns,name)`` → ``("ns", "name")``.
 

@@ -15,8 +15,8 @@ Rules (the contract; ``tests/unit/test_gate_core.py`` pins each status of each c
 4. ``assertions_fresh`` — FAIL when an upstream assertion has no SUCCESS/FAILURE run at or before ``at``, when
    that run is older than ``max_age_ms``, or when a dataset it checks was modified (an ``operation``) after it.
 5. ``feature_columns_covered`` — WARN when a feature source column is named by no assertion.
-6. ``features_resolve`` — FAIL when the version lists a feature the index does not know (or that is removed), a
-   feature without a source, or a source the index does not know.
+6. ``features_resolve`` — FAIL when the version lists a feature the index does not know or that is removed, a
+   feature without a source, or a source the index does not know or that is removed ("source removed").
 7. ``upstream_not_deprecated`` — FAIL when an upstream dataset or feature is deprecated.
 8. ``latest_version_clean`` — version: FAIL when CONTAMINATED in any incident, WARN when reached with an UNKNOWN
    verdict; group (its newest version): WARN when CONTAMINATED or UNKNOWN, naming the safe rollback.
@@ -206,21 +206,27 @@ def feature_columns_covered(g: GateInputs) -> Check:
 
 
 def features_resolve(g: GateInputs) -> Check:
-    unknown = _sorted(f.urn for f in g.features if not f.known)
+    unknown = _sorted(f.urn for f in g.features if not f.known and not f.removed)
+    removed = _sorted(f.urn for f in g.features if f.removed)
     sourceless = _sorted(f.urn for f in g.features if f.known and not f.sources)
     lost = _sorted(s for f in g.features if f.known for s in f.unknown_sources)
+    gone = _sorted(s for f in g.features if f.known for s in f.removed_sources)
     if not g.features:
         return Check(CHECK_IDS[5], Status.PASS, "the model lists no features (its training runs' inputs are read)")
-    if not (unknown or sourceless or lost):
+    if not (unknown or removed or sourceless or lost or gone):
         return Check(CHECK_IDS[5], Status.PASS, f"all {len(g.features)} features and their sources resolve")
     parts = []
     if unknown:
-        parts.append(f"{len(unknown)} feature(s) unknown or removed")
+        parts.append(f"{len(unknown)} feature(s) unknown")
+    if removed:
+        parts.append(f"{len(removed)} feature(s) removed")
     if sourceless:
         parts.append(f"{len(sourceless)} feature(s) without a source")
     if lost:
-        parts.append(f"{len(lost)} source(s) unknown or removed")
-    return Check(CHECK_IDS[5], Status.FAIL, "; ".join(parts), _sorted((*unknown, *sourceless, *lost)))
+        parts.append(f"{len(lost)} source(s) unknown")
+    if gone:
+        parts.append(f"source removed: {_names(gone)}")
+    return Check(CHECK_IDS[5], Status.FAIL, "; ".join(parts), _sorted((*unknown, *removed, *sourceless, *lost, *gone)))
 
 
 def upstream_not_deprecated(g: GateInputs) -> Check:

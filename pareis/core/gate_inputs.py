@@ -15,14 +15,17 @@ from pareis.core.runs import AssertionRun
 class FeatureState:
     """A feature the evaluated version lists.
 
-    ``known``: the index has its definition (``mlFeatureProperties``) and it is not removed. ``sources``: its
-    declared sources; ``unknown_sources``: those the index knows nothing about (or that are removed).
+    ``known``: the index has its definition (``mlFeatureProperties``) and it is not removed; ``removed``: it is
+    removed (``status.removed``). ``sources``: its declared sources; ``unknown_sources``: those the index knows
+    nothing about; ``removed_sources``: those that are removed.
     """
 
     urn: str
     known: bool
     sources: tuple[str, ...] = ()
     unknown_sources: tuple[str, ...] = ()
+    removed: bool = False
+    removed_sources: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,15 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import NamedTuple, Protocol
 
-from pareis.core.fieldpath import COLUMN_PREFIX, column_urn, is_flat, parent_of, path_of, split_schema, with_foreign
+from pareis.core.fieldpath import (
+    COLUMN_PREFIX,
+    column_parts,
+    column_urn,
+    is_flat,
+    path_of,
+    split_schema,
+    with_foreign,
+)
 
 REMOVABLE_TYPES = frozenset(
     {
@@ -186,6 +194,7 @@ class Memo:
         self._schemas: dict[str, tuple[list[str], dict[str, str]]] = {}
         self._outlines: dict[str, Outline] = {}
         self._flags: dict[Attr, dict[str, str | None]] = {}
+        self._dropped: dict[tuple[Rel, bool], dict[str, frozenset[str]]] = {}
 
     def lookup(self, queries: Sequence[Query]) -> list[Adjacency]:
         missing: list[Query] = []
@@ -221,8 +230,12 @@ class Memo:
         for q, answer in zip(missing, answers, strict=True):
             cache = self._edges[(q.rel, q.reverse)]
             if gone:
+                dropped = self._dropped.setdefault((q.rel, q.reverse), {})
                 for n in q.nodes:
-                    cache[n] = frozenset() if n in gone else answer.get(n, _NONE) - gone
+                    targets = answer.get(n, _NONE)
+                    cache[n] = frozenset() if n in gone else targets - gone
+                    if n not in gone and not targets.isdisjoint(gone):
+                        dropped[n] = targets & gone
             else:
                 for n in q.nodes:
                     cache[n] = answer.get(n, _NONE)
@@ -246,7 +259,13 @@ class Memo:
         for d in datasets:
             found = self._outlines.get(d)
             if found is None:
-                found = self._outlines[d] = outline_of(d, schemas[d])
+                columns = schemas[d]
+                split = self._schemas.get(d)  # what reading the schema already found: outline_of without a parse
+                if split is None:
+                    found = outline_of(d, columns)
+                else:
+                    found = Outline(len(columns), _NONE if columns and split == ([], {}) else columns)
+                self._outlines[d] = found
             out[d] = found
         return out
 
@@ -276,6 +295,26 @@ class Memo:
             return {}
         foreign, dotted = self._schemas[dataset]
         return {c: p for c, p in with_foreign(dotted, foreign).items() if c in columns}
+
+    def removed_neighbours(self, rel: Rel, nodes: Iterable[str], *, reverse: bool = False) -> dict[str, frozenset[str]]:
+        """The neighbours along ``rel`` of each of ``nodes`` (itself live) that this view leaves out because they are
+        removed — what an answer names when a removal is why something is missing (a feature's removed source)."""
+        wanted = sorted(set(nodes))
+        self.lookup([Query(rel, wanted, reverse)])
+        dropped = self._dropped.get((rel, reverse), {})
+        return {n: dropped.get(n, _NONE) for n in wanted}
+
+    def recorded(self, entity: str, aspects: Iterable[str]) -> bool:
+        """Whether the store keeps a live record of one of ``aspects`` for ``entity`` (it was ingested, whatever
+        facts it contributed); False for a view that keeps no records. Not remembered: the store is asked."""
+        record = getattr(self._view, "record", None)
+        if record is None:
+            return False
+        for aspect in aspects:
+            found = record(entity, aspect)
+            if found is not None and found.facts is not None:
+                return True
+        return False
 
     def removed(self, nodes: Iterable[str]) -> set[str]:
         """The soft-deleted among ``nodes`` (a column when its dataset is)."""
@@ -318,7 +357,7 @@ def _owner(urn: str) -> str | None:
     entity types without one (tags, containers, …)."""
     if urn.startswith(COLUMN_PREFIX):
         try:
-            urn = parent_of(urn)
+            urn = column_parts(urn)[0]
         except ValueError:
             return None
     return _removable(urn)
@@ -392,15 +431,17 @@ def sibling_columns(view: LineageView, columns: Iterable[str]) -> dict[str, froz
     one; a sibling whose schema is unknown contributes the column of that name spelled in it.
     """
     cols = sorted(set(columns))
-    parents = {c: parent_of(c) for c in cols}
-    sibs = siblings_of(view, parents.values())
+    parts = {c: column_parts(c) for c in cols}
+    sibs = siblings_of(view, {parent for parent, _ in parts.values()})
+    if not any(sibs.values()):
+        return {c: _NONE for c in cols}
     schemas = columns_of(view, union(sibs))
     names = {s: Names(schema) for s, schema in schemas.items() if schema}
     out: dict[str, frozenset[str]] = {}
     for c in cols:
-        path = path_of(c)
+        parent, path = parts[c]
         found: set[str] = set()
-        for s in sibs[parents[c]]:
+        for s in sibs[parent]:
             found.update(names[s].match(path) if s in names else [column_urn(s, path)])
         out[c] = frozenset(found)
     return out
@@ -417,7 +458,7 @@ def upstream_columns(view: LineageView, columns: Iterable[str]) -> dict[str, fro
 def downstream_columns(view: LineageView, columns: Iterable[str]) -> dict[str, frozenset[str]]:
     """Lineage children of each column: column edges, plus columns fed by its whole dataset."""
     cols = sorted(set(columns))
-    parents = {c: parent_of(c) for c in cols}
+    parents = {c: column_parts(c)[0] for c in cols}
     direct, whole = view.lookup([Query(Rel.COLUMN, cols), Query(Rel.DATASET_COLUMN, sorted(set(parents.values())))])
     return {c: direct[c] | whole[parents[c]] for c in cols}
 

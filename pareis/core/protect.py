@@ -13,17 +13,19 @@ written there), else on the class's key member (the smallest non-dbt URN).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pareis.core import catalog, dbt_tests, reliability
 from pareis.core.dbt_tests import ColumnFacts, DbtNode
-from pareis.core.exposure import Exposure, ModelUpstream, exposure, model_upstream, parent_of, path_of, sibling_classes
-from pareis.core.fieldpath import column_urn
+from pareis.core.exposure import Exposure, exposure
+from pareis.core.fieldpath import column_urn, index_parent, index_path
 from pareis.core.gaps import Gap, SuggestedTest, distinct_groups, matching_incidents, ranked
 from pareis.core.graph import Attr, LineageView, columns_of, memoised, union
+from pareis.core.keys import sibling_classes
 from pareis.core.reliability import Score
 from pareis.core.runs import AssertionRun
+from pareis.core.upstream import ModelUpstream, model_upstream
 
 DBT_PREFIX = "urn:li:dataset:(urn:li:dataPlatform:dbt,"
 
@@ -93,7 +95,7 @@ def survey(
     wanted: dict[str, set[str]] = {}
     for up in ups.values():
         for c in up.columns:
-            wanted.setdefault(parent_of(c), set()).add(path_of(c))
+            wanted.setdefault(index_parent(c), set()).add(index_path(c))
         for d in up.table_datasets:
             wanted.setdefault(d, set())
     explicit = set(datasets)
@@ -111,7 +113,7 @@ def survey(
     gap_paths: dict[str, frozenset[str]] = {}
     by_parent: dict[str, list[str]] = {}
     for c in sorted(every):
-        by_parent.setdefault(parent_of(c), []).append(c)
+        by_parent.setdefault(index_parent(c), []).append(c)
     declared: dict[str, frozenset[str]] = {}
     feeds = {c for c in every if exp.models[c] or exp.features[c]}
     declared_cols = {c for cols in schemas.values() for c in cols}
@@ -121,12 +123,14 @@ def survey(
         paths: dict[str, list[str]] = {}
         for m in ordered:
             for c in by_parent.get(m, ()):
-                paths.setdefault(path_of(c), []).append(c)
+                paths.setdefault(index_path(c), []).append(c)
         for cols in paths.values():
             cols.sort()
         feeding = frozenset(p for p, cols in paths.items() if any(exp.models[c] or exp.features[c] for c in cols))
         names = sorted({a for m in ordered for a in on.get(m, ())})
-        tested = frozenset(path_of(c) for a in names if a in defs for c in defs[a].columns if parent_of(c) in group)
+        tested = frozenset(
+            index_path(c) for a in names if a in defs for c in defs[a].columns if index_parent(c) in group
+        )
         dbt = sorted(m for m in ordered if attrs[m].get(Attr.DBT_UNIQUE_ID) or m.startswith(DBT_PREFIX))
         dbt_member = dbt[0] if dbt else None
         node = dbt_tests.dbt_node(dbt_member or key, attrs[dbt_member].get(Attr.DBT_UNIQUE_ID) if dbt_member else None)
@@ -140,7 +144,7 @@ def survey(
             eligible |= feeding
         gap_paths[key] = frozenset(eligible & feeding)
         own = (c for m in ordered for c in by_parent.get(m, ()) if c in declared_cols)
-        declared[key] = frozenset(path_of(c) for c in own if c in feeds)
+        declared[key] = frozenset(index_path(c) for c in own if c in feeds)
     model_set = sorted({m for ms in exp.models.values() for m in ms} | set(targets))
     known = exp.groups or {}
     groups = {m: known[m] for m in model_set if m in known}
@@ -155,7 +159,7 @@ def survey(
 
 def _gap_column(cls: DatasetClass, path: str) -> str:
     home = cls.dbt_member or cls.key
-    spelled = [c for c in cls.paths[path] if parent_of(c) == home]
+    spelled = [c for c in cls.paths[path] if index_parent(c) == home]
     return spelled[0] if spelled else cls.paths[path][0]
 
 
@@ -177,8 +181,8 @@ def _facts(column: str, spellings: Sequence[str], attrs: Mapping[str, Mapping[st
     foreign: set[str] = set()
     profile: tuple[int, dict[str, object]] | None = None
     for c in sorted(spellings):
-        a = attrs.get(parent_of(c), {})
-        path = path_of(c)
+        a = attrs.get(index_parent(c), {})
+        path = index_path(c)
         types = _json(a, Attr.SCHEMA_TYPES)
         if kind is None and isinstance(types, dict) and isinstance(types.get(path), str):
             kind = types[path]
@@ -213,12 +217,14 @@ def assess(
     *,
     max_gaps: int | None = None,
     legacy: bool = False,
+    existing: Callable[[Sequence[str]], Collection[str]] | None = None,
 ) -> tuple[list[Score], list[Score], list[Gap], list[dbt_tests.Entry]]:
     """Dataset scores (every member, by URN), model scores (by URN), gaps in rank order (at most ``max_gaps``)
     and the dbt entries of those gaps (for :func:`pareis.core.dbt_tests.schema_yml`).
 
     ``runs``: class key → the runs of every assertion of the class; ``incidents``: past incident URN → its
-    affected columns.
+    affected columns; ``existing``, when given, says which of the model versions the gaps would name existed at
+    ``at_ms`` (those trained later are not named: not there yet).
     """
     by_class = {key: class_score(s, key, runs.get(key, ()), at_ms) for key in s.classes}
     datasets = [
@@ -226,34 +232,36 @@ def assess(
     ]
     datasets.sort(key=lambda sc: sc.urn)
     models = [_model_score(s, m, by_class) for m in s.targets]
+    found = [(cls, p) for key, cls in s.classes.items() for p in sorted(s.gap_paths[key] - cls.tested)]
+    named = {m for cls, p in found for c in cls.paths[p] for m in s.models[c]}
+    kept = set(existing(sorted(named))) if existing is not None and named else named
     gaps: list[Gap] = []
-    for key, cls in s.classes.items():
-        for p in sorted(s.gap_paths[key] - cls.tested):
-            spellings = cls.paths[p]
-            column = _gap_column(cls, p)
-            feats = sorted(set().union(*(s.features[c] for c in spellings)))
-            mods = sorted(set().union(*(s.models[c] for c in spellings)))
-            gaps.append(
-                Gap(
-                    column=column,
-                    dataset=parent_of(column),
-                    models=tuple(mods),
-                    features=tuple(feats),
-                    groups=distinct_groups(mods, s.groups),
-                    incidents=matching_incidents(spellings, incidents),
-                    tests=(),
-                )
+    for cls, p in found:
+        spellings = cls.paths[p]
+        column = _gap_column(cls, p)
+        feats = sorted(set().union(*(s.features[c] for c in spellings)))
+        mods = sorted(set().union(*(s.models[c] for c in spellings)) & kept)
+        gaps.append(
+            Gap(
+                column=column,
+                dataset=index_parent(column),
+                models=tuple(mods),
+                features=tuple(feats),
+                groups=distinct_groups(mods, s.groups),
+                incidents=matching_incidents(spellings, incidents),
+                tests=(),
             )
+        )
     top = ranked(gaps, max_gaps)
     entries: list[dbt_tests.Entry] = []
     out: list[Gap] = []
     for g in top:
         cls = s.classes[s.class_of[g.dataset]]
         tests = dbt_tests.choose(s.facts[g.column], s.nodes)
-        entry = (cls.node, path_of(g.column), tests)
+        entry = (cls.node, index_path(g.column), tests)
         entries.append(entry)
         suggested = tuple(
-            SuggestedTest(t.name, dbt_tests.schema_yml([(cls.node, path_of(g.column), [t])], legacy=legacy))
+            SuggestedTest(t.name, dbt_tests.schema_yml([(cls.node, index_path(g.column), [t])], legacy=legacy))
             for t in tests
         )
         out.append(Gap(g.column, g.dataset, g.models, g.features, g.groups, g.incidents, suggested))
@@ -288,10 +296,10 @@ def model_scores(
     for m in targets:
         up = s.upstream[m]
         for c in up.columns:
-            key = s.class_of[parent_of(c)]
+            key = s.class_of[index_parent(c)]
             keys.add(key)
             if s.models[c] or s.features[c]:
-                extra.setdefault(key, set()).add(path_of(c))
+                extra.setdefault(key, set()).add(index_path(c))
         keys.update(s.class_of[d] for d in up.table_datasets)
     by_class = {
         key: class_score(s, key, runs(key), at_ms, feeding=s.declared_feeding[key] | extra.get(key, set()))
@@ -304,10 +312,16 @@ def _model_score(s: Survey, model: str, by_class: Mapping[str, Score]) -> Score:
     up = s.upstream[model]
     weights: dict[str, int] = {}
     for cols in up.feature_columns.values():
-        for key in sorted({s.class_of[parent_of(c)] for c in cols if parent_of(c) in s.class_of}):
+        for key in sorted({s.class_of[index_parent(c)] for c in cols if index_parent(c) in s.class_of}):
             weights[key] = weights.get(key, 0) + 1
+    # A table-precision input weighs as every feature would, and so does each class feeding it only by lineage.
+    tables: set[str] = set()
     for d in up.table_datasets:
         table_key = s.class_of.get(d)
         if table_key is not None:
             weights[table_key] = weights.get(table_key, 0) + max(1, len(up.features))
+            tables.add(table_key)
+    feeding = {s.class_of[d] for d in {index_parent(c) for c in up.table_columns} if d in s.class_of}
+    for key in sorted(feeding - tables):
+        weights[key] = weights.get(key, 0) + max(1, len(up.features))
     return reliability.model_score(model, {k: (by_class[k].score, n) for k, n in weights.items()})

@@ -7,7 +7,7 @@ keys are forbidden here as there.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NotRequired
 
 from pydantic import ConfigDict, with_config
 from typing_extensions import TypedDict
@@ -57,6 +57,7 @@ class BlastRadiusResult(TypedDict):
 
     assertion: str | None
     blast: shapes.Blast
+    missing: NotRequired[list[str]]
     totals: BlastTotals
     offset: int
     max_results: int

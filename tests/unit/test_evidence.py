@@ -209,7 +209,7 @@ def test_pareis_protect_json_has_the_contract_shape_and_yaml_prints_only_the_tes
     done = cli("protect", "--metadata", str(RECORDED), "--model", CHURN, "--at", "2025-10-08T06:00:00Z", "--json")
     assert done.exit_code == 0, done.output
     answer = json.loads(done.output)
-    assert sorted(answer) == ["datasets", "evaluated_at_ms", "gaps", "models"]
+    assert sorted(answer) == ["datasets", "evaluated_at_ms", "gaps", "models", "time_travel"]
     assert answer["evaluated_at_ms"] == AT
     assert sorted(answer["datasets"][0]) == ["components", "score", "urn"]
     assert sorted(answer["datasets"][0]["components"][0]) == ["detail", "name", "value", "weight"]

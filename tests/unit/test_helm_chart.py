@@ -286,8 +286,8 @@ def test_redis_cluster_replica_acknowledgements_and_persistence_render(
     a cluster URL reaches the roles as it is (issue 34)."""
     url = "rediss+cluster://:pw@redis-cluster:6379"
     docs = render(helm, tmp_path, {"secrets": {"env": {"PAREIS_REDIS_URL": url}}})
-    (config,) = of_kind(docs, "ConfigMap").values()
-    (secret,) = of_kind(docs, "Secret").values()
+    config = of_kind(docs, "ConfigMap")["rel-pareis"]
+    secret = of_kind(docs, "Secret")["rel-pareis"]
     assert secret["stringData"]["PAREIS_REDIS_URL"] == url
     path = tmp_path / "config.yaml"
     path.write_text(config["data"]["config.yaml"])

@@ -172,7 +172,7 @@ def test_reliability_of_a_urn_dispatches_and_can_leave_the_gaps_out(store: Memor
 
 
 def test_closed_union_collects_everything_reachable_through_cycles() -> None:
-    from pareis.core.exposure import closed_union
+    from pareis.core.closures import closed_union
 
     step = {"a": {"b"}, "b": {"c", "d"}, "c": {"b"}, "d": set(), "e": {"a"}, "x": set()}
     values = {"c": frozenset({"f1"}), "d": frozenset({"f2"}), "e": frozenset({"f3"})}
