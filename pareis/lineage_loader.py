@@ -86,13 +86,15 @@ def load(
     datahub: DatahubSettings | None = None,
     batch: int = DEFAULT_BATCH,
     hooks: bool = True,
+    open_on_low_severity: bool = False,
 ) -> Loaded:
     """Apply ``proposals`` to ``store`` in order, ``batch`` updates per :meth:`LineageStore.apply` call.
 
     A change's time is its ``systemMetadata.lastObserved``, else ``default_ms``. ``datahub`` names Pareis's own
     marks (default settings): its own writes are skipped, as the role skips them. ``hooks``: whether GMS's
     sibling hook runs (:meth:`~pareis.datahub.gms.emulator.ChangeLogEmulator.log`); off only to read files that already
-    hold what GMS wrote.
+    hold what GMS wrote. ``open_on_low_severity``: the setting ``incidents.open_on_low_severity``, for the runs
+    (:func:`~pareis.core.runs.run_from_event`).
     """
     own = datahub or DatahubSettings()
     emulator = ChangeLogEmulator(is_timeseries, hooks=hooks)
@@ -108,7 +110,8 @@ def load(
                 try:
                     if logged.log == "timeseries" and change.aspect_name != PROFILE_ASPECT:
                         if change.aspect_name == RUN_ASPECT and change.aspect is not None:
-                            loaded.runs.append(run_from_event(orjson.loads(change.aspect)))
+                            event = orjson.loads(change.aspect)
+                            loaded.runs.append(run_from_event(event, open_on_low_severity=open_on_low_severity))
                         elif change.aspect_name == OPERATION_ASPECT and change.aspect and change.entity_urn:
                             changed = operation_time(orjson.loads(change.aspect))
                             if changed is not None:
@@ -174,9 +177,18 @@ def load_files(
     datahub: DatahubSettings | None = None,
     batch: int = DEFAULT_BATCH,
     hooks: bool = True,
+    open_on_low_severity: bool = False,
 ) -> Loaded:
     """:func:`load` of every proposal of every file (:func:`~pareis.datahub.files.metadata_file.read_proposals`)."""
-    return load(store, read_proposals(paths), default_ms=default_ms, datahub=datahub, batch=batch, hooks=hooks)
+    return load(
+        store,
+        read_proposals(paths),
+        default_ms=default_ms,
+        datahub=datahub,
+        batch=batch,
+        hooks=hooks,
+        open_on_low_severity=open_on_low_severity,
+    )
 
 
 def check(proposals: Iterable[Proposal]) -> None:
