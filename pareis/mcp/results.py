@@ -245,7 +245,8 @@ class GateResult(TypedDict):
 @with_config(_STRICT)
 class ScoreComponent(TypedDict):
     name: str
-    value: float
+    value: float | None
+    """None: unknown (no data), left out of the score."""
     weight: float
     detail: str
 
