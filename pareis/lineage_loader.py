@@ -9,7 +9,8 @@ replayed onto Kafka (``pareis replay``). Assertion runs (timeseries ``assertionR
 :class:`~pareis.core.runs.AssertionRun` values for the incident core, and dataset changes (timeseries ``operation``)
 as (dataset, time) pairs for the gate's freshness check.
 
-Errors: an unreadable file, an aspect the translation rejects or an invalid run event raise
+Errors: an unreadable file, a patch or aspect GMS would refuse, an aspect the translation rejects or an invalid run
+event raise
 :class:`~pareis.datahub.files.metadata_file.MetadataFileError` (Poison) naming the file and element; store errors
 propagate as the store raises them (Redis: Retriable / Fatal).
 """
@@ -27,6 +28,7 @@ from pareis.config import DatahubSettings
 from pareis.core.runs import OPERATION_ASPECT, AssertionRun, InvalidRun, operation_time, run_from_event
 from pareis.datahub.files.metadata_file import MetadataFileError, Proposal, read_proposals
 from pareis.datahub.gms.emulator import ChangeLogEmulator, LoggedChange
+from pareis.datahub.gms.patch import PatchError
 from pareis.datahub.wire.aspects import is_timeseries
 from pareis.datahub.wire.changelog import ChangeLog
 from pareis.errors import DecodeError
@@ -104,7 +106,11 @@ def load(
     def updates() -> Iterator[LineageUpdate | None]:
         for proposal in proposals:
             loaded.proposals += 1
-            for logged in emulator.log(proposal, clock(proposal)):
+            try:
+                logged_changes = emulator.log(proposal, clock(proposal))
+            except (PatchError, DecodeError) as exc:  # what GMS would refuse: a bad patch, a malformed aspect
+                raise MetadataFileError(f"{proposal.source}: {exc}") from exc
+            for logged in logged_changes:
                 loaded.changes += 1
                 change = to_changelog(logged)
                 try:
