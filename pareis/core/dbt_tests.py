@@ -101,9 +101,7 @@ def dbt_node(dataset: str, unique_id: str | None) -> DbtNode:
             return DbtNode(kind + "s", parts[-1])
     schema, table = relation_of(dataset)
     source, name = _dbt_name(schema), _dbt_name(table)
-    return DbtNode(
-        "sources", name, source, None if source == schema else schema, None if name == table else table
-    )
+    return DbtNode("sources", name, source, None if source == schema else schema, None if name == table else table)
 
 
 def relation_of(dataset: str) -> tuple[str, str]:
