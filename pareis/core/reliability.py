@@ -11,7 +11,8 @@ Deterministic; time (``at_ms``) is an input.
 alike). Weights sum to 1:
 
 * ``coverage`` (0.30) — the share of the dataset's columns that feed models (their lineage reaches a feature or a
-  model) named by an assertion; 100 when no column of it feeds a model; unknown when its schema is unknown.
+  model) named by an assertion; unknown when no column of it is known to feed a model (a share of nothing: a
+  training-run input read at table precision, a dataset that feeds none) or its schema is unknown.
 * ``pass_rate`` (0.30) — the share of SUCCESS among the SUCCESS/FAILURE runs of its assertions in the last 7 days
   (``(at − 7 d, at]``; a warning, a FAILURE of severity LOW, is no SUCCESS); unknown when it has none (freshness
   is what says the runs are stale or missing).
@@ -117,7 +118,7 @@ def coverage(feeding: Iterable[str], tested: Iterable[str], *, schema_known: boo
     if not schema_known:
         return Component("coverage", None, weight, "schema unknown")
     if not feed:
-        return Component("coverage", 100.0, weight, "no column feeds a model")
+        return Component("coverage", None, weight, "no column feeds a model")
     return Component(
         "coverage", _pct(len(hit), len(feed)), weight, f"{len(hit)}/{len(feed)} model-feeding columns tested"
     )

@@ -207,8 +207,11 @@ def test_reliability_threshold() -> None:
         assert scored[sc.RAW] == 78.2  # coverage 50, pass rate 6/7, one incident, fresh
         # shop.sessions has no schema: only ltv_1's walk names its column ``sessions`` (feature-linked by name),
         # untested, so scored for ltv_1 (as ``pareis protect --model ltv_1`` scores it) its coverage is 0; the
-        # dataset alone lists no column. Never tested: pass rate and incident history unknown, freshness 0.
-        assert scored[sc.SESSIONS] == 0.0 < dataset_score(sources, sc.SESSIONS, sc.AT).score
+        # dataset alone lists no column (its coverage is unknown). Never tested: pass rate and incident history
+        # unknown, freshness 0: both score 0.
+        alone = dataset_score(sources, sc.SESSIONS, sc.AT)
+        assert scored[sc.SESSIONS] == 0.0 == alone.score
+        assert alone.component("coverage").value is None
 
 
 @pytest.mark.parametrize(

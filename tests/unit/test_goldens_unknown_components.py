@@ -2,9 +2,10 @@
 
 * ``dbt_test_events_golden`` (jaffle_shop): the ``orders`` class (dbt node and postgres table, siblings) has 11 tests
   passing and one erroring at the golden's run (T0, 2022-06-18) and feeds no model. Eight days later no run is
-  within the 7-day pass window: the pass rate is unknown (not 0); coverage 100 (no column feeds a model), incidents
-  100 (runs, none failing), freshness 0 (older than 7 days): (100 × 0.30 + 100 × 0.25 + 0 × 0.15) / 0.70 = 78.6.
-  One day after T0 every component is known and full (11 of 11 counting runs passed, the latest 24 h old): 100.
+  within the 7-day pass window: the pass rate is unknown (not 0); so is coverage (no column feeds a model: a share
+  of nothing, not full coverage); incidents 100 (runs, none failing), freshness 0 (older than 7 days):
+  (100 × 0.25 + 0 × 0.15) / 0.40 = 62.5. One day after T0 pass rate, incidents and freshness are full (11 of 11
+  counting runs passed, the latest 24 h old): 100.
 * The excel golden plus a model on two of its sheet's columns (``excel_model_on_spreadsheet_columns``): no test has
   ever run, so pass rate and incidents are unknown; coverage 0 of 2 and freshness 0 are known: the score is 0.
 """
@@ -30,8 +31,8 @@ def components(score: object) -> dict[str, float | None]:
 def test_no_run_in_the_window_makes_the_pass_rate_unknown_not_zero() -> None:
     sources = open_sources(metadata=[golden("dbt__dbt_test_events_golden")])
     stale = next(s for s in protect(sources, at_ms=T0 + 8 * DAY, dataset=ORDERS).datasets if s.urn == ORDERS)
-    assert components(stale) == {"coverage": 100.0, "pass_rate": None, "incidents": 100.0, "freshness": 0.0}
-    assert stale.score == 78.6
+    assert components(stale) == {"coverage": None, "pass_rate": None, "incidents": 100.0, "freshness": 0.0}
+    assert stale.score == 62.5
     assert stale.to_json()["components"][1] == {
         "name": "pass_rate",
         "value": None,
@@ -39,7 +40,7 @@ def test_no_run_in_the_window_makes_the_pass_rate_unknown_not_zero() -> None:
         "detail": "no assertion run in the last 7 days",
     }
     fresh = next(s for s in protect(sources, at_ms=T0 + DAY, dataset=ORDERS).datasets if s.urn == ORDERS)
-    assert components(fresh) == {"coverage": 100.0, "pass_rate": 100.0, "incidents": 100.0, "freshness": 100.0}
+    assert components(fresh) == {"coverage": None, "pass_rate": 100.0, "incidents": 100.0, "freshness": 100.0}
     assert fresh.score == 100.0
 
 

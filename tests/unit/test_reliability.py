@@ -59,14 +59,16 @@ def test_each_component_follows_its_rule() -> None:
 
 def test_an_open_incident_counts_its_failing_time_up_to_at() -> None:
     runs = [run("a", AT - 40 * DAY, True), run("a", AT - 35 * DAY, False)]
-    parts = {c.name: c for c in dataset_score(DS, feeding=(), tested=(), runs=runs, at_ms=AT).components}
+    score = dataset_score(DS, feeding={"x"}, tested={"x"}, runs=runs, at_ms=AT)
+    parts = {c.name: c for c in score.components}
     # still failing: the whole 30-day window is failing time, and one incident → floored at 0
     assert parts["incidents"].value == 0.0
-    assert parts["coverage"].value == 100.0  # no column feeds a model
+    assert parts["coverage"].value == 100.0  # its one model-feeding column is tested
     assert parts["pass_rate"].value is None  # no run in the last 7 days: unknown, not 0
     assert parts["freshness"].value == 0.0  # 35 days old
-    # (100 × 0.30 + 0 × 0.25 + 0 × 0.15) / 0.70
-    assert dataset_score(DS, feeding=(), tested=(), runs=runs, at_ms=AT).score == 42.9
+    assert score.score == round(100 * 0.30 / 0.70, 1)  # (100 × 0.30 + 0 × 0.25 + 0 × 0.15) / 0.70
+    untested = dataset_score(DS, feeding=(), tested=(), runs=runs, at_ms=AT).component("coverage")
+    assert (untested.value, untested.detail) == (None, "no column feeds a model")  # a share of nothing
 
 
 def test_an_untested_dataset_scores_low() -> None:
