@@ -22,7 +22,7 @@ since a Kafka write has no answer. ``datahub.ml_incident_types`` set explicitly 
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import requests
 from datahub.emitter.mcp import MetadataChangeProposalWrapper
@@ -55,8 +55,10 @@ _LISTING = (
 )
 
 
+@runtime_checkable
 class IncidentLister(Protocol):
-    """Asks the server whether it can list incidents on an entity type."""
+    """Asks the server whether it can list incidents on an entity type (a writer that stands for a server, the
+    in-memory one, answers for itself)."""
 
     def lists_incidents(self, kind: str, urn: str) -> bool:
         """Whether incidents on ``urn`` (of ML entity type ``kind``) can be listed on it. Raises Retriable (GMS
@@ -114,9 +116,11 @@ def probe_mcp(settings: DatahubSettings, entities: list[str]) -> MetadataChangeP
 def probe_ml_incident_types(
     writer: DatahubWriter, settings: DatahubSettings, lister: IncidentLister | None = None
 ) -> list[str]:
-    """The ML entity types GMS both lists and accepts incidents on (sorted): asked with ``lister`` (default: GMS's
-    GraphQL at ``settings.gms_url``), then by writing the probe incident on each type it lists."""
-    lister = lister or GraphqlLister.from_settings(settings)
+    """The ML entity types GMS both lists and accepts incidents on (sorted): asked with ``lister`` (default: the
+    writer when it answers for its server, else GMS's GraphQL at ``settings.gms_url``), then by writing the probe
+    incident on each type it lists."""
+    if lister is None:
+        lister = writer if isinstance(writer, IncidentLister) else GraphqlLister.from_settings(settings)
     accepted = []
     for kind in sorted(ML_INCIDENT_TYPES):
         if not lister.lists_incidents(kind, PROBE_ENTITIES[kind]):
