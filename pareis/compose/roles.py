@@ -87,7 +87,8 @@ def _lineage_handler(settings: Settings, ports: Ports) -> LineageHandler:
 def assertions_pipeline(settings: Settings, ports: Ports) -> Pipeline[Observed]:
     """The assertions role: run events → run history + signals (reads the lineage index for sibling classes);
     dataset ``operation`` aspects → the run history's change times (for the retrain gate)."""
-    decode = run_decoder(changelog_decoder(settings, {ASPECT, OPERATION_ASPECT}))
+    low = settings.incidents.open_on_low_severity
+    decode = run_decoder(changelog_decoder(settings, {ASPECT, OPERATION_ASPECT}), open_on_low_severity=low)
     handler = AssertionsHandler(ports.runs, ports.lineage, settings.kafka.topics.signals)
     return ports.pipeline(decode, handler)
 
