@@ -8,11 +8,13 @@ so a learner reads the same bytes on the topic, over HTTP and from the CLI.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from pareis.answers.gate import cannot_evaluate_json, gate
 from pareis.answers.render import dump
 from pareis.answers.sources import CannotEvaluate, Sources
 from pareis.errors import Poison
+from pareis.roles.batch_reads import LineageReads, RunReads
 from pareis.roles.gates import CANNOT_EVALUATE, Decision, Gate
 
 
@@ -35,10 +37,12 @@ def cannot_evaluate(model: str, why: BaseException | str, at_ms: int) -> Decisio
 
 
 def gate_decisions(sources: Sources) -> Gate:
-    """The scores role's gate over ``sources`` (its own stores): :func:`decision` of each model."""
+    """The scores role's gate over ``sources`` (its own stores): :func:`decision` of each model, the models of one
+    call (one batch) reading the stores through one :mod:`~pareis.roles.batch_reads` (each question asked once)."""
 
     def decide(models: Sequence[str], at_ms: int) -> list[Decision]:
-        return [decision(sources, model, at_ms) for model in models]
+        batch = replace(sources, lineage=LineageReads(sources.lineage), runs=RunReads(sources.runs))
+        return [decision(batch, model, at_ms) for model in models]
 
     return decide
 

@@ -10,8 +10,6 @@ recording its runs and producing their signals: its SUCCESS of day 4 (the first 
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
@@ -26,22 +24,13 @@ from pareis.store.runs_redis import RedisRunHistory
 from tests.support.live import RoleProc, pareis, read_committed, role_topics, stack_env
 from tests.support.recorded import RECORDED, mlflow, recorded_sources
 from tests.support.roles import caught_up, wait_until
-from tests.support.stack import NewTopic, delete_topics
+from tests.support.stack import NewTopic
 
 pytestmark = pytest.mark.integration
 
 PARTITIONS = 3
 UNIT_PRICE = "urn:li:assertion:6e41cb73d72b9001ee4652988641ffbb"
 DAY4, DAY5 = 1_759_644_000_000, 1_759_730_400_000  # 2025-10-05T06:00Z (tests pass), 2025-10-06T06:00Z (fail)
-
-
-@pytest.fixture
-def gate_topic(kafka_admin: AdminClient) -> Iterator[str]:
-    """A fresh name for the gate topic, not created: the scores role creates it; deleted at the end."""
-    name = f"gate-{uuid.uuid4().hex[:12]}"
-    yield name
-    if name in kafka_admin.list_topics(timeout=10).topics:
-        delete_topics(kafka_admin, [name])
 
 
 def runs_of(at_ms: int) -> AssertionRun:
@@ -55,10 +44,11 @@ def test_a_decision_change_is_one_record_an_unchanged_one_none_on_a_compacted_to
     new_topic: NewTopic,
     new_group: str,
     redis_url: str,
-    gate_topic: str,
+    later_topic: str,
     tmp_path: Path,
 ) -> None:
     url = redis_url  # the session's own database, flushed for this test
+    gate_topic = later_topic  # not created: the scores role creates it at start-up
     topics = {**role_topics(new_topic, PARTITIONS), "gate": gate_topic}
     env = stack_env(
         kafka_bootstrap,
