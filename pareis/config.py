@@ -41,7 +41,7 @@ CONFIG_FILE_ENV = "PAREIS_CONFIG_FILE"
 ENV_PREFIX = "PAREIS_"
 NOT_SETTINGS = ("PAREIS_TEST_", "PAREIS_STACK_")
 """Prefixes of variables that belong to tooling, not to the settings."""
-ROLE_NAMES = ("lineage", "assertions", "incidents", "effects")
+ROLE_NAMES = ("lineage", "assertions", "incidents", "scores", "effects")
 
 
 class SettingsError(ValueError):

@@ -39,7 +39,6 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import cast
 from urllib.parse import quote
 
 from pareis.config import DatahubSettings
@@ -69,7 +68,6 @@ from pareis.roles.messages import (
     effect_record,
 )
 from pareis.roles.output import DatahubOutput
-from pareis.roles.scores import ScorePublisher
 from pareis.store.incidents import IncidentStore
 from pareis.store.journal import JournalEntry, Position, StepJournal
 from pareis.store.runs import RunHistory
@@ -161,9 +159,8 @@ class IncidentsHandler:
     """The role's handler over its ports.
 
     ``output`` gives the records of the DataHub writes (:mod:`pareis.roles.output`); the ticket effects go to
-    ``effects_topic``, linking Mission Control at ``console_url`` (``web.public_url``) when given. ``scores``, when
-    given, adds the reliability-score patches the batch's runs cause (:mod:`pareis.roles.scores`) after the
-    incidents' outputs.
+    ``effects_topic``, linking Mission Control at ``console_url`` (``web.public_url``) when given. Reliability scores
+    are the scores role's (:mod:`pareis.roles.scores`): an incident never waits for one.
     """
 
     def __init__(
@@ -176,12 +173,10 @@ class IncidentsHandler:
         output: DatahubOutput,
         datahub: DatahubSettings,
         effects_topic: str,
-        scores: ScorePublisher | None = None,
         watch: IncidentWatch | None = None,
         console_url: str | None = None,
     ) -> None:
         self._console_url = console_url
-        self._scores = scores
         self._watch = watch
         self._lineage = lineage
         self._runs = runs
@@ -203,7 +198,7 @@ class IncidentsHandler:
         starts = {d: journaled[d][0].before if journaled[d] else stored[d] for d in chains}
         # The datasets' chains are independent (one state each); their steps are then taken in the batch's order.
         # One view of the index for the whole batch (each question asked of it once, as the batch is computed over
-        # one snapshot of it): small blasts of one batch share most of their upstream, and the scores ask it again.
+        # one snapshot of it): small blasts of one batch share most of their upstream.
         view = Memo(self._lineage)
         walk_together(view, batch)
         steps = {d: self._chain(view, ms, journaled[d], starts[d]) for d, ms in chains.items()}
@@ -229,9 +224,6 @@ class IncidentsHandler:
             self._watch.put(analysed, view)
         self._journal.record(entries)
         self._incidents.put_many(changed.values())
-        if self._scores is not None:  # reliability scores changed by these runs (pareis.roles.scores)
-            runs = [cast("Message[RunSignal]", m) for m in batch if isinstance(m.value, RunSignal)]
-            out.extend(self._output.scores(self._scores.writes(runs, view)))
         return out
 
     def _chain(
