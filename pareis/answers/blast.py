@@ -160,9 +160,7 @@ def known_column(view: LineageView, column: str) -> str:
 
 
 def latest_failed_rows(runs: RunHistory, assertion: str) -> int | None:
-    """The failing-row count of ``assertion``'s latest FAILURE run; None when it never failed or the count is
-    unknown."""
-    from pareis.core.runs import ResultType
-
-    failures = [r for r in runs.runs(assertion) if r.result is ResultType.FAILURE]
+    """The failing-row count of ``assertion``'s latest failing run (a warning is not one); None when it never
+    failed or the count is unknown."""
+    failures = [r for r in runs.runs(assertion) if r.fails]
     return failures[-1].failed_rows if failures else None

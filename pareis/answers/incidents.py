@@ -35,7 +35,6 @@ from pareis.core.graph import Memo
 from pareis.core.incident_urn import incident_urn
 from pareis.core.intents import IncidentFacts
 from pareis.core.lifecycle import IncidentState, Status
-from pareis.core.runs import ResultType
 from pareis.core.window import IncidentWindow, incidents
 
 
@@ -149,7 +148,7 @@ def analysis(sources: Sources, *, assertion: str | None = None, dataset: str | N
     view = Memo(sources.lineage)
     if assertion is not None:
         runs = sources.runs.runs(assertion)
-        failures = [r for r in runs if r.result is ResultType.FAILURE]
+        failures = [r for r in runs if r.fails]
         if not runs and not catalog.assertions(view, [assertion]):
             raise CannotEvaluate(f"unknown assertion {assertion} (no assertionInfo and no runs)")
         if not failures:

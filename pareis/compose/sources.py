@@ -46,9 +46,12 @@ def open_sources(
     redis_url: str | None = None,
     datahub_url: str | None = None,
     token: str | None = None,
+    open_on_low_severity: bool = False,
 ) -> Sources:
     """The sources named by exactly one of ``metadata``, ``redis_url``, ``datahub_url`` (CannotEvaluate
-    otherwise). The caller closes them."""
+    otherwise). The caller closes them. ``open_on_low_severity`` (the setting ``incidents.open_on_low_severity``)
+    decides whether a LOW-severity FAILURE read from files or GMS fails or warns, as the assertions role decides it
+    for the runs it records in Redis."""
     given = sum((bool(metadata), redis_url is not None, datahub_url is not None))
     if given != 1:
         raise CannotEvaluate("give --metadata FILE…, --redis URL or --datahub URL (one of them)")
@@ -56,8 +59,8 @@ def open_sources(
         return redis_sources(redis_url)
     with reading():
         if datahub_url is not None:
-            return _gms_sources(datahub_url, token)
-        return _file_sources([os.fspath(path) for path in metadata])
+            return _gms_sources(datahub_url, token, open_on_low_severity)
+        return _file_sources([os.fspath(path) for path in metadata], open_on_low_severity)
 
 
 def redis_sources(url: str) -> Sources:
@@ -165,11 +168,11 @@ def reading() -> Iterator[None]:
         raise SourceUnavailable(str(exc)) from exc
 
 
-def _file_sources(paths: list[str]) -> Sources:
+def _file_sources(paths: list[str], open_on_low_severity: bool) -> Sources:
     from pareis.lineage_loader import load_files
 
     store, history = MemoryLineageStore(), MemoryRunHistory()
-    loaded = load_files(store, paths)
+    loaded = load_files(store, paths, open_on_low_severity=open_on_low_severity)
     for run in loaded.runs:
         history.record(run)
     for dataset, changed in loaded.operations:
@@ -177,14 +180,14 @@ def _file_sources(paths: list[str]) -> Sources:
     return Sources(store, history, None, origin="metadata: " + ", ".join(paths))
 
 
-def _gms_sources(url: str, token: str | None) -> Sources:
+def _gms_sources(url: str, token: str | None, open_on_low_severity: bool) -> Sources:
     from pareis.datahub.gms.snapshot import GmsSnapshot
     from pareis.lineage_loader import load_changes
 
     store, history = MemoryLineageStore(), MemoryRunHistory()
     graph = datahub_graph(url, token)
     try:
-        snapshot = GmsSnapshot(graph)
+        snapshot = GmsSnapshot(graph, open_on_low_severity=open_on_low_severity)
         load_changes(store, snapshot.all_changes())
         for run in snapshot.all_runs():
             history.record(run)

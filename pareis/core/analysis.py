@@ -26,7 +26,7 @@ from pareis.core.impact import BlastRadius, ModelImpact
 from pareis.core.incident_urn import incident_urn
 from pareis.core.intents import IncidentFacts, RetrainStatus
 from pareis.core.owners import Owner, incident_owners, owners_by_entity
-from pareis.core.runs import AssertionRun, ResultType
+from pareis.core.runs import AssertionRun
 from pareis.core.serving import DEFAULT_SERVING_ALIASES, Reach, VersionFacts, recommend
 from pareis.core.window import IncidentWindow
 
@@ -92,7 +92,7 @@ def analysis_inputs(
     """
     assertees: dict[str, set[str]] = {}
     for run in failing:
-        if run.result is ResultType.FAILURE:
+        if run.fails:  # a warning opens nothing: its blast would be walked for no incident
             assertees.setdefault(run.assertion, set()).add(run.dataset)
     defs = catalog.assertions(view, assertees)
     blast: dict[str, BlastRadius] = {}

@@ -18,7 +18,10 @@ incident [T2, T4), its latest failure the T2 one (17 rows); with the setting on,
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import pytest
 
 from pareis.core.reliability import pass_rate
 from pareis.core.runs import AssertionRun, ResultType
@@ -104,3 +107,41 @@ def test_in_the_demo_a_warning_opens_no_incident_and_a_failure_does(tmp_path: Pa
             session.run(step)
         written = {str(m.aspectName) for m in session.writer.proposals}
         assert ("incidentInfo" in written) is opened, name
+
+
+def analyze(*overlays: str) -> tuple[int, str]:
+    """``pareis analyze --assertion NOT_NULL_AMOUNT --json`` on the golden and ``overlays`` (a read surface)."""
+    from typer.testing import CliRunner
+
+    from pareis import cli
+
+    files = [str(golden("dbt__dbt_test_events_golden")), *(str(overlay(name)) for name in overlays)]
+    args = ["analyze", "--assertion", NOT_NULL_AMOUNT, "--json"]
+    for file in files:
+        args += ["--metadata", file]
+    result = CliRunner().invoke(cli.app, args)
+    return result.exit_code, result.stdout + result.stderr
+
+
+def test_a_read_surface_judges_a_warning_by_the_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files are judged where they are read: ``analyze`` finds no incident of a warning by default, and the one the
+    assertions role would open with ``incidents.open_on_low_severity``."""
+    code, said = analyze("dbt_events_not_null_amount_warns")
+    assert code == 2 and "never failed" in said, said
+    monkeypatch.setenv("PAREIS_INCIDENTS__OPEN_ON_LOW_SEVERITY", "true")
+    code, said = analyze("dbt_events_not_null_amount_warns")
+    assert code == 0, said
+    answer = json.loads(said)
+    assert (answer["window"]["first_failure_ms"], answer["incident"]["failed_rows"]) == (T2, 17)
+
+
+def test_a_warning_after_a_failure_is_not_its_latest_failed_rows() -> None:
+    from pareis.answers.blast import latest_failed_rows
+    from pareis.compose.sources import open_sources
+
+    files = [golden("dbt__dbt_test_events_golden")]
+    files += [overlay("dbt_events_not_null_amount_fails"), overlay("dbt_events_not_null_amount_warns_then_passes")]
+    with open_sources(metadata=files) as sources:
+        assert latest_failed_rows(sources.runs, NOT_NULL_AMOUNT) == 17
+    with open_sources(metadata=files, open_on_low_severity=True) as sources:
+        assert latest_failed_rows(sources.runs, NOT_NULL_AMOUNT) == 5

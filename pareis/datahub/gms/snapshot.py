@@ -79,6 +79,8 @@ class GmsSnapshot:
     page_size: int = 1000
     runs_per_assertion: int = 10_000
     operations_per_dataset: int = 10
+    open_on_low_severity: bool = False
+    """The setting ``incidents.open_on_low_severity``: whether a LOW-severity FAILURE fails (else a warning)."""
 
     def urns(self, entity_type: str) -> Iterator[str]:
         """Every URN of ``entity_type``, soft-deleted or not."""
@@ -125,7 +127,8 @@ class GmsSnapshot:
                 assertion, AssertionRunEventClass, COMPLETE_RUNS, limit=self.runs_per_assertion
             )
         try:
-            return [run_from_event(pre_json_transform(event.to_obj())) for event in events]
+            low = self.open_on_low_severity
+            return [run_from_event(pre_json_transform(event.to_obj()), open_on_low_severity=low) for event in events]
         except InvalidRun as exc:
             raise DecodeError("aspect-shape", f"{what}: {exc}") from exc
 
