@@ -97,6 +97,25 @@ def evaluating(command: str, *, dependency_code: int = EXIT_DEPENDENCY) -> Itera
         raise fail(command, str(exc) or type(exc).__name__, EXIT_CANNOT_EVALUATE) from exc
 
 
+MIN_TOKEN_CHARS = 16
+
+
+def read_token(path: Path) -> str:
+    """The access token of ``pareis serve`` and ``pareis mcp --http``: the first line of ``path``, stripped.
+    ValueError (one line) when the file is unreadable, or the token is empty, holds a space or is shorter than
+    :data:`MIN_TOKEN_CHARS` (a guessable token protects nothing)."""
+    try:
+        first = path.read_text(encoding="utf-8").split("\n", 1)[0].strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise ValueError(f"can't read --token-file {path}: {reason}") from exc
+    if not first or any(c.isspace() for c in first):
+        raise ValueError(f"--token-file {path} must hold one token on its first line (no spaces)")
+    if len(first) < MIN_TOKEN_CHARS:
+        raise ValueError(f"--token-file {path}: the token must be at least {MIN_TOKEN_CHARS} characters")
+    return first
+
+
 def gms_token(token: str | None) -> str | None:
     """The token for DataHub GMS: ``--token`` when given, else the setting ``datahub.token``
     (``PAREIS_DATAHUB__TOKEN``), the same variable the roles' REST writes use."""

@@ -19,7 +19,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from pareis.commands.common import DatahubOption, MetadataOption, RedisOption, TokenOption, evaluating, gms_token
+from pareis.commands.common import (
+    DatahubOption,
+    MetadataOption,
+    RedisOption,
+    TokenOption,
+    evaluating,
+    gms_token,
+    read_token,
+)
 
 if TYPE_CHECKING:
     from pareis.answers.sources import Sources
@@ -55,7 +63,7 @@ def mcp(
 
     with evaluating("mcp"):
         settings = load_settings()
-        bearer = _read_token(token_file) if token_file is not None else None
+        bearer = read_token(token_file) if token_file is not None else None
         if http:
             check_exposure(host, bearer, allowed_hosts or ())
         gms = gms_token(token) if datahub_url is not None else None
@@ -93,13 +101,3 @@ def _serve(
     # log_config=None: uvicorn's loggers propagate to the root handler configure_logging set (stderr); its
     # default config would print access logs to stdout.
     uvicorn.run(app, host=host, port=port, log_config=None, lifespan="on")
-
-
-def _read_token(path: Path) -> str:
-    try:
-        token = path.read_text(encoding="utf-8").strip()
-    except OSError as exc:
-        raise ValueError(f"cannot read --token-file {path}: {exc.strerror}") from exc
-    if not token or any(c.isspace() for c in token):
-        raise ValueError(f"--token-file {path} must hold one token (non-empty, no spaces)")
-    return token

@@ -22,7 +22,7 @@ from typing import Annotated
 
 import typer
 
-from pareis.commands.common import MetadataOption, RedisOption, evaluating, fail
+from pareis.commands.common import MetadataOption, RedisOption, evaluating, fail, read_token
 from pareis.commands.times import AtOption, at_ms_of
 
 # A command imports what it runs with inside its function: `pareis --help` imports every command module, and
@@ -39,17 +39,6 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-def read_token(path: Path) -> str:
-    """The first line of ``path``, stripped; ValueError when the file is unreadable or the token empty."""
-    try:
-        token = path.read_text(encoding="utf-8").splitlines()[0].strip() if path.stat().st_size else ""
-    except OSError as exc:
-        raise ValueError(f"can't read --token-file {path}: {exc.strerror}") from exc
-    if len(token) < 16:
-        raise ValueError(f"--token-file {path}: the token must be at least 16 characters")
-    return token
 
 
 def check_port(host: str, port: int) -> None:

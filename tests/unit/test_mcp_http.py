@@ -179,6 +179,10 @@ def test_the_command_refuses_an_unprotected_public_bind_before_opening_anything(
     result = cli("--metadata", str(RECORDED), "--http", "--token-file", str(empty))
     assert result.exit_code == 2 and "must hold one token" in result.stderr
     result = cli("--http", "--token-file", str(tmp_path / "missing"))
-    assert result.exit_code == 2 and "cannot read --token-file" in result.stderr
+    assert result.exit_code == 2 and "can't read --token-file" in result.stderr
+    short = tmp_path / "short"
+    short.write_text("abc\n", encoding="utf-8")  # the same rule as pareis serve's: a guessable token is refused
+    result = cli("--metadata", str(RECORDED), "--http", "--token-file", str(short))
+    assert result.exit_code == 2 and "at least 16 characters" in result.stderr
     result = cli("--redis", "redis://x", "--metadata", str(RECORDED))
     assert result.exit_code == 2 and "one of them" in result.stderr

@@ -177,6 +177,10 @@ def test_serve_refuses_to_bind_beyond_loopback_without_a_token(tmp_path: Path) -
     assert result.exit_code == 2 and "at least 16 characters" in result.output
     result = runner.invoke(app, ["serve", *files, "--token-file", str(tmp_path / "absent")])
     assert result.exit_code == 2 and "can't read --token-file" in result.output
+    spaced = tmp_path / "spaced"
+    spaced.write_text("two words of a token\n")  # the same rule as pareis mcp's: one token, no spaces
+    result = runner.invoke(app, ["serve", *files, "--token-file", str(spaced)])
+    assert result.exit_code == 2 and "must hold one token" in result.output
 
 
 def test_the_incidents_page_shows_the_first_hundred_then_all(monkeypatch: pytest.MonkeyPatch, demo: DemoState) -> None:
