@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
+from pareis import config
 from pareis.answers.sources import Sources
 from pareis.compose.datahub import (
     effects_writer,
@@ -230,7 +231,9 @@ REGISTRY: Final[Mapping[str, tuple[RoleSpec, OverPorts]]] = {
 """Every role by name, in start order: its declaration (topics by settings field, delivery, its own process's
 pipeline) and its pipeline over given ports."""
 
-ROLE_NAMES: Final = tuple(REGISTRY)
+ROLE_NAMES: Final = config.ROLE_NAMES
+"""The role names, declared once where the settings validate them (``runtime.roles.<role>``); the registry holds
+exactly these, in this order (``tests/unit/test_runtime_bootstrap.py``)."""
 
 
 def role_spec(name: str) -> RoleSpec:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pareis.compose.decoding import changelog_decoder
-from pareis.compose.roles import ROLE_NAMES, resolve_roles
+from pareis.compose.roles import REGISTRY, ROLE_NAMES, resolve_roles
 from pareis.config import Settings
 from pareis.contracts.records import RawMessage
 from pareis.datahub.wire.codec import Encoder, mcl_record
@@ -29,6 +29,7 @@ def raw(value: bytes, offset: int = 9) -> RawMessage:
 def test_resolve_roles_expands_all_and_rejects_unknown_names() -> None:
     settings = Settings()
     assert [r.name for r in resolve_roles(["all"], settings)] == list(ROLE_NAMES)
+    assert tuple(REGISTRY) == ROLE_NAMES, "the settings' role names and the registry's are one list"
     assert [r.name for r in resolve_roles(["effects", "effects"], settings)] == ["effects"]
     with pytest.raises(ValueError, match="unknown role"):
         resolve_roles(["nope"], settings)
