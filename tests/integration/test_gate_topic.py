@@ -80,7 +80,9 @@ def test_a_decision_change_is_one_record_an_unchanged_one_none_on_a_compacted_to
         group = f"{new_group}-scores"
         wait_until(lambda: caught_up(kafka_bootstrap, group, topics["signals"], PARTITIONS), 120, "scores caught up")
         records = read_committed(kafka_bootstrap, gate_topic, PARTITIONS)
-        return [(m.key().decode(), orjson.loads(m.value())) for m in records]
+        # The reader interleaves partitions as they arrive: order by partition, then offset, to compare two reads.
+        ordered = sorted(records, key=lambda m: (m.partition(), m.offset()))
+        return [(m.key().decode(), orjson.loads(m.value())) for m in ordered]
 
     role = RoleProc("scores", env, tmp_path)
     role.start()
