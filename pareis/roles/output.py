@@ -30,7 +30,7 @@ from pareis.datahub.writes.incident_serial import intent_serial
 from pareis.datahub.writes.incident_writes import intent_mcps
 from pareis.datahub.writes.writer import DatahubWriter, Mcp, SerialWriter
 from pareis.roles.messages import DatahubWrite, effect_record
-from pareis.roles.scores import ScoreWrite, score_mcps, score_serial
+from pareis.roles.score_writes import ScoreWrite, score_mcps, score_serial
 
 
 class DatahubOutput(Protocol):

@@ -21,44 +21,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from pareis.config import DatahubSettings
 from pareis.contracts.records import Message, OutRecord, RawMessage
 from pareis.core.graph import LineageView, Memo
 from pareis.core.protect import Survey, class_score, model_scores, survey
 from pareis.core.reliability import INCIDENT_WINDOW_MS
 from pareis.core.runs import AssertionRun
-from pareis.datahub.writes.definitions import RELIABILITY_SCORE
-from pareis.datahub.writes.incident_writes import EntityPatch
-from pareis.datahub.writes.marks import system_metadata
-from pareis.datahub.writes.score_serial import score_patch
-from pareis.datahub.writes.writer import Mcp, SerialMcp
 from pareis.roles.gates import GatePublisher
 from pareis.roles.messages import RunSignal, decode_signal
+from pareis.roles.output import ScoreOutput
+from pareis.roles.score_writes import ScoreWrite
 from pareis.roles.span import BatchSpan
 from pareis.store.exposure import ExposureIndex
 from pareis.store.exposure_reader import ExposureReader
 from pareis.store.runs import RunHistory
 from pareis.store.scores import Published, ScoreLedger
-
-if TYPE_CHECKING:
-    from pareis.roles.output import ScoreOutput
-
-
-@dataclass(frozen=True)
-class ScoreWrite:
-    """One value to write: the entity, the score, when, and the class whose run caused it (the record key)."""
-
-    urn: str
-    score: float
-    at_ms: int
-    cause: str
-
-    @property
-    def effect_id(self) -> str:
-        """Deterministic, and distinct for distinct values (the effects role's ledger dedupes by it)."""
-        return f"score/{self.urn}/{self.at_ms}/{self.score!r}"
 
 
 @dataclass(frozen=True)
@@ -208,20 +185,3 @@ class _BatchView:
             every = sorted({m for cls in s.classes.values() for m in cls.members} - self._assertions.keys())
             self._assertions.update(runs.assertions_by_dataset(every))
         return {a for m in members for a in self._assertions.get(m, ())}
-
-
-def score_mcps(writes: Sequence[ScoreWrite], settings: DatahubSettings) -> list[Mcp]:
-    """One ``structuredProperties`` PATCH per write, with Pareis's marks."""
-    out: list[Mcp] = []
-    for w in writes:
-        patch = EntityPatch(w.urn, system_metadata=system_metadata(settings, w.effect_id, w.at_ms))
-        patch.set_structured_property(RELIABILITY_SCORE, w.score)
-        out += patch.build()
-    return out
-
-
-def score_serial(writes: Sequence[ScoreWrite], settings: DatahubSettings) -> list[SerialMcp]:
-    """:func:`score_mcps` in serial form, for a writer that takes it (:mod:`pareis.datahub.writes.score_serial`: the
-    same
-    bytes)."""
-    return [score_patch(w.urn, w.score, w.at_ms, w.effect_id, settings) for w in writes]

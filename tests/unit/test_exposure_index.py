@@ -129,9 +129,9 @@ def test_on_the_goldens_and_the_demo_recording_the_snapshot_is_the_walk(path: An
 
 def live(paths: list[Path]) -> tuple[Sources, Sources]:
     """File sources, and the same with an exposure index the maintainer built."""
-    from pareis.compose.sources import _file_sources
+    from pareis.compose.sources import open_sources
 
-    plain = _file_sources([str(p) for p in paths])
+    plain = open_sources(metadata=paths)
     index = MemoryExposureIndex()
     assert rebuild(plain.lineage, index, plain.runs, 0) is not None
     return plain, dataclasses.replace(plain, exposure=index)

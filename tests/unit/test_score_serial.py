@@ -1,6 +1,6 @@
 """The reliability-score patches built in serial form (:mod:`pareis.datahub.writes.score_serial`) are, byte for byte,
 the
-ones acryl-datahub's patch builder gives (:func:`pareis.roles.scores.score_mcps`), and the incidents role writes
+ones acryl-datahub's patch builder gives (:func:`pareis.roles.score_writes.score_mcps`), and the incidents role writes
 them on the Kafka path."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pareis.config import DatahubSettings
 from pareis.datahub.wire.registry import VendoredSchemaSource
 from pareis.datahub.writes.score_serial import score_patch
 from pareis.datahub.writes.writer import KafkaWriter
-from pareis.roles.scores import ScoreWrite, score_mcps
+from pareis.roles.score_writes import ScoreWrite, score_mcps
 from tests.support.writer_scenario import SETTINGS
 
 WRITER = KafkaWriter.from_source(VendoredSchemaSource(), "MetadataChangeProposal_v1")

@@ -11,7 +11,7 @@ Dataset-side aspects live here; ML aspects in :mod:`pareis.datahub.translate.ml`
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from pareis.contracts.lineage import Edge, Facts, LineageUpdate, Stamp
@@ -20,10 +20,8 @@ from pareis.core.fieldpath import COLUMN_PREFIX, canonical_column, entity_type, 
 from pareis.core.graph import REMOVABLE_TYPES, Attr, Rel
 from pareis.datahub.translate import ml as translate_ml
 from pareis.datahub.translate import owners as translate_owners
-from pareis.datahub.translate.shape import Shape, canonical_parent, is_plain_path
+from pareis.datahub.translate.shape import Handler, Shape, canonical_parent, is_plain_path
 from pareis.errors import DecodeError
-
-Handler = Callable[[Shape, str, Mapping[str, Any]], Facts]
 
 UPSERTS = frozenset({"UPSERT", "CREATE", "UPDATE", "RESTATE", "CREATE_ENTITY"})
 """Change types carrying the aspect's whole new value (GMS logs PATCH proposals as UPSERT)."""

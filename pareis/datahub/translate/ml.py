@@ -9,15 +9,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pareis.contracts.lineage import Edge, Facts
 from pareis.core.fieldpath import entity_type
 from pareis.core.graph import Attr, Rel
-from pareis.datahub.translate.shape import Shape
-
-if TYPE_CHECKING:
-    from pareis.datahub.translate.lineage import Handler
+from pareis.datahub.translate.shape import Handler, Shape
 
 
 def ml_feature_properties(shape: Shape, entity: str, aspect: Mapping[str, Any]) -> Facts:

@@ -13,15 +13,12 @@ of charts, dashboards, containers, assertions or tags costs the index nothing.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pareis.contracts.lineage import Facts
 from pareis.core.graph import Attr
 from pareis.core.owners import encode_owners
-from pareis.datahub.translate.shape import Shape
-
-if TYPE_CHECKING:
-    from pareis.datahub.translate.lineage import Handler
+from pareis.datahub.translate.shape import Handler, Shape
 
 OWNED_TYPES = frozenset({"dataset", "mlModel", "mlModelGroup", "mlFeature", "mlFeatureTable"})
 """Entity types whose owners an incident names (the failing dataset and its siblings, models and their groups;

@@ -8,9 +8,10 @@ may not). Wrong types, missing required keys and unparsable URNs raise
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NoReturn
 
+from pareis.contracts.lineage import Facts
 from pareis.core.fieldpath import COLUMN_PREFIX, canonical_column, column_urn, is_column, split_column
 from pareis.errors import DecodeError
 
@@ -167,3 +168,7 @@ def is_plain_path(path: str) -> bool:
 
 def _at(where: str, key: str) -> str:
     return f"{where}.{key}" if where else key
+
+
+Handler = Callable[[Shape, str, Mapping[str, Any]], Facts]
+"""The translation of one aspect: (the reader, the entity's URN, the aspect's JSON) → the facts it states."""

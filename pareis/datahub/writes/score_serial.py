@@ -1,9 +1,8 @@
 """The reliability-score patch (``io.pareis.reliability_score``, DESIGN §2.5) built straight in its serial form
 (:class:`~pareis.datahub.writes.writer.SerialMcp`), for the Kafka write path: the bytes of the acryl-datahub patch
-:func:`pareis.roles.scores.score_mcps` builds (the reference: ``tests/unit/test_score_serial.py`` compares them), as
-:mod:`pareis.datahub.writes.incident_serial` builds the incidents' proposals. A burst writes about one and a half of
-these
-per incident; acryl's patch builder and ``to_obj`` were most of their cost."""
+:func:`pareis.roles.score_writes.score_mcps` builds (the reference: ``tests/unit/test_score_serial.py`` compares
+them), as :mod:`pareis.datahub.writes.incident_serial` builds the incidents' proposals; acryl's patch builder and
+``to_obj`` were most of their cost."""
 
 from __future__ import annotations
 
