@@ -14,6 +14,7 @@ CannotEvaluate, one line naming it and the rebuild.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -46,23 +47,35 @@ def open_sources(
     redis_url: str | None = None,
     datahub_url: str | None = None,
     token: str | None = None,
+    serving_aliases: Sequence[str] | None = None,
 ) -> Sources:
     """The sources named by exactly one of ``metadata``, ``redis_url``, ``datahub_url`` (CannotEvaluate
-    otherwise). The caller closes them."""
+    otherwise), answering with ``serving_aliases`` (None: the setting ``datahub.serving_aliases``). The caller
+    closes them."""
     given = sum((bool(metadata), redis_url is not None, datahub_url is not None))
     if given != 1:
         raise CannotEvaluate("give --metadata FILE…, --redis URL or --datahub URL (one of them)")
+    aliases = tuple(serving_aliases) if serving_aliases is not None else configured_aliases()
     if redis_url is not None:
-        return redis_sources(redis_url)
+        return dataclasses.replace(redis_sources(redis_url), serving_aliases=aliases)
     with reading():
         if datahub_url is not None:
-            return _gms_sources(datahub_url, token)
-        return _file_sources([os.fspath(path) for path in metadata])
+            found = _gms_sources(datahub_url, token)
+        else:
+            found = _file_sources([os.fspath(path) for path in metadata])
+    return dataclasses.replace(found, serving_aliases=aliases)
+
+
+def configured_aliases() -> tuple[str, ...]:
+    """The setting ``datahub.serving_aliases``: the version aliases the read side takes for serving."""
+    from pareis.config import load_settings
+
+    return tuple(load_settings().datahub.serving_aliases)
 
 
 def redis_sources(url: str) -> Sources:
-    """The live index, run history, incident state, effect ledger (ticket refs) and exposure index in Redis at
-    ``url`` (default prefixes), each read checked against the epoch (see the module docstring); lazy."""
+    """The live index, run history, incident state, effect ledger (ticket refs), exposure and reach indexes in Redis
+    at ``url`` (default prefixes), each read checked against the epoch (see the module docstring); lazy."""
     return _redis_sources(url, check=True)[0]
 
 
@@ -84,6 +97,7 @@ def _redis_sources(url: str, *, check: bool) -> tuple[Sources, Epoch]:
     from pareis.store.incidents_redis import RedisIncidentStore
     from pareis.store.ledger_redis import RedisLedger
     from pareis.store.lineage_redis import RedisLineageStore
+    from pareis.store.reaches_redis import RedisReachStore
     from pareis.store.redis_epoch import Epoch
     from pareis.store.runs_redis import RedisRunHistory
 
@@ -107,6 +121,7 @@ def _redis_sources(url: str, *, check: bool) -> tuple[Sources, Epoch]:
         tickets=cast("Any", store(RedisLedger(client))),
         _close=client.close,
         exposure=cast("Any", store(RedisExposureIndex(client))),
+        reaches=cast("Any", store(RedisReachStore(client))),
     )
     return sources, epoch
 

@@ -248,7 +248,10 @@ def recommend(
     names = _namer(label)
     incidents = tuple(sorted({r.incident for r in reaches}))
     healed = all(r.healed_ms is not None for r in reaches)
-    reason = _reason(action, target, bad, on, known, contaminated, healed, names)
+    if live:
+        reason = _reason(action, target, bad, on, known, contaminated, healed, names)
+    else:
+        reason = f"Nothing to switch: {short_name(group)} has no version {'left' if present else 'yet'}."
     return Recommendation(group, action, target, on, known, contaminated, incidents, reason)
 
 

@@ -189,8 +189,10 @@ async def _incident_of(ctx: Context, urn: str) -> str | None:
         return listed
     from pareis.answers.incidents import analysis  # a sibling of the incident's key, or an assertion not listed
 
-    kind = "dataset" if urn.startswith("urn:li:dataset:") else "assertion"
-    found = await ctx.ask(translated(lambda: analysis(ctx.sources, **{kind: urn})))
+    if urn.startswith("urn:li:dataset:"):
+        found = await ctx.ask(translated(lambda: analysis(ctx.sources, dataset=urn)))
+    else:
+        found = await ctx.ask(translated(lambda: analysis(ctx.sources, assertion=urn)))
     return found.facts.urn
 
 
