@@ -12,7 +12,8 @@ burst and large-blast time goes, for profiling and for comparing two checkouts o
 builds it, with the Kafka writer) on the signals: ``small`` in batches of ``--batch`` (the runtime's
 ``batch_size``), ``medium`` and ``large`` one per batch. ``--digest`` prints a SHA-256 of every output record
 (topic, key, value, headers), to check that two checkouts give the same bytes; ``--no-scores`` leaves out the
-reliability-score publisher. Another checkout runs this same file with its own code when started from its
+reliability-score publisher in a checkout whose incidents role still computes scores (before the scores role: since,
+the handler has none to leave out). Another checkout runs this same file with its own code when started from its
 directory with this one's ``--state``.
 """
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import inspect
 import json
 import sys
 import time
@@ -78,6 +80,10 @@ def reset(client: redis.Redis, ts: list[il.Target], now: int) -> None:
 def handler(client: redis.Redis, scores: bool) -> IncidentsHandler:
     lineage, runs = RedisLineageStore(client), RedisRunHistory(client)
     datahub = DatahubSettings().model_copy(update={"ml_incident_types": []})
+    extra = {}
+    if scores and "scores" in inspect.signature(IncidentsHandler).parameters:  # a checkout before the scores role
+        # The exposure index load_index published, as compose.roles.incidents_pipeline passed ports.exposure.
+        extra["scores"] = ScorePublisher(lineage, runs, RedisScoreLedger(client), RedisExposureIndex(client))
     return IncidentsHandler(
         lineage=lineage,
         runs=runs,
@@ -86,9 +92,8 @@ def handler(client: redis.Redis, scores: bool) -> IncidentsHandler:
         output=McpTopic(KafkaWriter.from_source(VendoredSchemaSource(), "MetadataChangeProposal_v1"), datahub),
         datahub=datahub,
         effects_topic="pareis.effects.v1",
-        # The exposure index load_index published, as compose.roles.incidents_pipeline passes ports.exposure.
-        scores=ScorePublisher(lineage, runs, RedisScoreLedger(client), RedisExposureIndex(client)) if scores else None,
         watch=IncidentWatch(RedisWatchStore(client), lineage),
+        **extra,
     )
 
 

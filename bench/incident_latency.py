@@ -36,6 +36,13 @@ to a fresh topic (plain produce → ``read_committed`` consume: the broker round
 every two periods in its own transaction (begin, produce, commit → consume: the floor of an exactly-once hop).
 Both run during the small phase, for the ratio.
 
+**The scores role.** With ``--scores process`` (the default, where the checkout has the role) ``pareis run scores``
+runs beside the pipeline in a subprocess of its own, as its own Deployment would (its own group on the signals
+topic, the same Redis), so it competes for the machine's cores as it does in production, never for the incidents
+role's interpreter; after the burst, the time until its group has committed the end of the signals topic (its lag
+drained) is measured from the burst's first send, before the next phase starts. ``--scores none`` runs no scores
+role (a checkout from before it computed the scores inside the incidents role).
+
 **Settings.** Each runtime setting (``--settings``) is one subprocess with fresh topics: ``default`` is
 :class:`pareis.config.RuntimeSettings` as shipped (the incident path's roles have their own latency cadence);
 ``throughput`` gives the assertions and incidents roles the batch timeout and commit interval of the throughput
@@ -67,7 +74,7 @@ from typing import Any
 
 import orjson
 import redis
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -76,7 +83,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench import blast
 from bench.machine import cpu_model
 from bench.results import record_section
-from pareis.config import DatahubSettings, RoleTuning, RuntimeSettings
+from pareis.config import ROLE_NAMES, DatahubSettings, RoleTuning, RuntimeSettings
 from pareis.contracts.records import Message
 from pareis.core.incident_urn import incident_urn
 from pareis.core.runs import AssertionRun, ResultType
@@ -226,11 +233,12 @@ class Topics:
     versioned: str
     ping: str
     txn_ping: str
+    gate: str
 
     @classmethod
     def fresh(cls) -> Topics:
         tag = uuid.uuid4().hex[:10]
-        names = ("mcl-ts", "signals", "mcp", "effects", "dlq", "mcl-v", "ping", "txping")
+        names = ("mcl-ts", "signals", "mcp", "effects", "dlq", "mcl-v", "ping", "txping", "gate")
         return cls(*(f"bench-il-{tag}-{name}" for name in names))
 
     def partitions(self) -> dict[str, int]:
@@ -303,6 +311,7 @@ class Pipeline:
         self, bootstrap: str, redis_url: str, topics: Topics, setting: Setting, roles: Sequence[str] = ROLES
     ) -> None:
         tag = uuid.uuid4().hex[:10]
+        self.group_prefix = f"bench-il-{tag}"
         self.port = free_port()
         env = {k: v for k, v in os.environ.items() if not k.startswith("PAREIS_")}
         env.update(
@@ -316,6 +325,7 @@ class Pipeline:
                 "PAREIS_KAFKA__TOPICS__SIGNALS": topics.signals,
                 "PAREIS_KAFKA__TOPICS__EFFECTS": topics.effects,
                 "PAREIS_KAFKA__TOPICS__DLQ": topics.dlq,
+                "PAREIS_KAFKA__TOPICS__GATE": topics.gate,
                 "PAREIS_REDIS_URL": redis_url,
                 "PAREIS_RUNTIME__HTTP_HOST": "127.0.0.1",
                 "PAREIS_RUNTIME__HTTP_PORT": str(self.port),
@@ -357,6 +367,28 @@ class Pipeline:
                 self.process.kill()
                 self.process.wait(10)
         self.log.close()
+
+
+def drained(bootstrap: str, group: str, topic: str, since: float, timeout_s: float, pipeline: Pipeline) -> float:
+    """Seconds from ``since`` (a :func:`time.perf_counter` time) until ``group`` has committed the end of every
+    partition of ``topic`` (its lag drained), looked at every 0.1 s; ``nan`` after ``timeout_s``."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    probe = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bench-il-probe-{uuid.uuid4().hex[:8]}"})
+    partitions = [TopicPartition(topic, p) for p in range(PARTITIONS)]
+    deadline = time.monotonic() + timeout_s
+    try:
+        while time.monotonic() < deadline:
+            pipeline.check()
+            ends = {tp.partition: probe.get_watermark_offsets(tp, 10)[1] for tp in partitions}
+            request = ConsumerGroupTopicPartitions(group, partitions)
+            done = admin.list_consumer_group_offsets([request], request_timeout=10)[group].result(10)
+            committed = {tp.partition: max(tp.offset, 0) for tp in done.topic_partitions}
+            if committed == ends:
+                return time.perf_counter() - since
+            time.sleep(0.1)
+    finally:
+        probe.close()
+    return float("nan")
 
 
 class Receiver(threading.Thread):
@@ -542,6 +574,10 @@ class RunResult:
     windows: dict[str, tuple[float, float]]
     """Per phase, (wall-clock start, end): from its first send to its last incident seen."""
     stalls: list[str] = field(default_factory=list)
+    scores_drained_s: float | None = None
+    """Seconds from the burst's first send until the scores role's lag was drained (None: no scores role)."""
+    burst_s: float = 0.0
+    """Seconds from the burst's first send until its last incident was visible."""
 
 
 PHASES = ("small", "burst", "medium", "large")
@@ -557,6 +593,10 @@ def run_setting(args: argparse.Namespace, setting: Setting, batches: dict[str, l
     receiver = Receiver(args.bootstrap, topics)
     receiver.start()
     pipeline = Pipeline(args.bootstrap, args.redis, topics, setting)
+    scores = (
+        Pipeline(args.bootstrap, args.redis, topics, setting, roles=("scores",)) if args.scores == "process" else None
+    )
+    scores_drained: float | None = None
     pinger: TxnPinger | None = None
     done: dict[str, Phase] = {}
     mcps: dict[str, float] = {}
@@ -584,16 +624,23 @@ def run_setting(args: argparse.Namespace, setting: Setting, batches: dict[str, l
             done[name] = phase
             missing += receiver.wait(_keys(phase, topics), 120, pipeline)
             windows[name] = (time.time() - (time.perf_counter() - phase.began), time.time())
+            if name == "burst" and scores is not None:
+                group = f"{scores.group_prefix}-scores"
+                scores_drained = drained(args.bootstrap, group, topics.signals, phase.began, 600, scores)
             time.sleep(0.5)  # the rest of the last transaction's records, for the per-incident count
             mcps[name] = (receiver.counts[topics.mcp] - before) / len(phase.incidents)
             if pinger is not None:
                 pinger.halt.set()
                 pinger.join(30)
         metrics = pipeline.metrics()
+        if scores is not None:
+            metrics.update(scores.metrics())
     finally:
         if pinger is not None:
             pinger.halt.set()
         pipeline.stop()
+        if scores is not None:
+            scores.stop()
         receiver.halt.set()
         receiver.join(10)
         delete_topics(admin, topics)
@@ -607,11 +654,12 @@ def run_setting(args: argparse.Namespace, setting: Setting, batches: dict[str, l
             if (topics.txn_ping, k) in receiver.seen
         ]
     )
-    burst_rate = 0.0
+    burst_rate = burst_s = 0.0
     if "burst" in done:
         burst = done["burst"]
         last = max(receiver.seen.get((topics.mcp, urn), 0.0) for _, _, urn in burst.incidents)
-        burst_rate = len(burst.incidents) / (last - burst.began)
+        burst_s = last - burst.began
+        burst_rate = len(burst.incidents) / burst_s
     return RunResult(
         setting,
         {name: samples(receiver, topics, phase) for name, phase in done.items()},
@@ -621,6 +669,8 @@ def run_setting(args: argparse.Namespace, setting: Setting, batches: dict[str, l
         metrics,
         mcps,
         windows,
+        scores_drained_s=scores_drained,
+        burst_s=burst_s,
     )
 
 
@@ -730,12 +780,19 @@ def report(results: Sequence[RunResult], args: argparse.Namespace, sizes: dict[s
         lines.append(f"| baseline during the small phase: own transaction → consume {stats(r.txn_ping)} |")
         m = r.metrics
         means = []
-        for role in ("assertions", "incidents"):
+        for role in ("assertions", "incidents", "scores"):
             for kind in ("batch", "commit"):
                 count = m.get(f"{role}.{kind}_count", 0.0)
                 if count:
                     means.append(f"{role} {kind} {m[f'{role}.{kind}_sum'] / count * 1000:,.1f} ms ({count:,.0f})")
         lines += ["", "Role metrics, mean over the whole run (count): " + "; ".join(means) + "."]
+        if r.scores_drained_s is not None:
+            lines += [
+                "",
+                f"Scores role (`pareis run scores`, its own process): its lag drained {r.scores_drained_s:,.1f} s "
+                f"after the burst's first send, {r.scores_drained_s - r.burst_s:,.1f} s after the burst's last "
+                "incident was visible.",
+            ]
     return "\n".join(lines)
 
 
@@ -844,6 +901,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--keep", action="store_true", help="leave the index in Redis")
     parser.add_argument("--write-results", action="store_true")
+    parser.add_argument(
+        "--scores",
+        choices=("process", "none"),
+        default="process" if "scores" in ROLE_NAMES else "none",
+        help="run the scores role beside the pipeline in its own process (default where the checkout has it)",
+    )
     args = parser.parse_args()
     began = time.perf_counter()
     load_before = os.getloadavg()
@@ -892,7 +955,7 @@ def main() -> None:
         "the tree, and the incidents role computes it from Redis before it writes.",
         f"Command: `.venv/bin/python bench/incident_latency.py --scale {args.scale:g} --incidents {args.incidents} "
         f"--rate {args.rate:g} --medium {args.medium} --large {args.large} --burst {args.burst} "
-        f"--settings {args.settings} "
+        f"--settings {args.settings} --scores {args.scores} "
         f"--throughput-batch-timeout-s {args.throughput_batch_timeout_s:g} --throughput-commit-interval-ms "
         f"{args.throughput_commit_interval_ms} --seed {args.seed} --write-results`",
         f"Machine: {machine()}; {kafka_version()}, Redis {client.info('server')['redis_version']}; "

@@ -45,7 +45,7 @@ def _root() -> None:
 
 @app.command()
 def run(
-    roles: list[str] = typer.Argument(..., help="lineage, assertions, incidents, effects, or all"),  # noqa: B008
+    roles: list[str] = typer.Argument(..., help="lineage, assertions, incidents, scores, effects, or all"),  # noqa: B008
 ) -> None:
     """Run consumer roles until SIGTERM/SIGINT (`all`: every role in one process, for local use)."""
     # Imported here, not above, to keep `pareis --help` and the read commands fast: the roles' wiring loads the Kafka

@@ -43,7 +43,7 @@ CONFIG_FILE_ENV = "PAREIS_CONFIG_FILE"
 ENV_PREFIX = "PAREIS_"
 NOT_SETTINGS = ("PAREIS_TEST_", "PAREIS_STACK_")
 """Prefixes of variables that belong to tooling, not to the settings."""
-ROLE_NAMES = ("lineage", "assertions", "incidents", "effects")
+ROLE_NAMES = ("lineage", "assertions", "incidents", "scores", "effects")
 
 
 class SettingsError(ValueError):
@@ -313,6 +313,14 @@ class DatahubSettings(Section):
         return sorted(set(types))
 
 
+class IncidentSettings(Section):
+    """How assertion runs become incidents (DESIGN §2.3)."""
+
+    open_on_low_severity: bool = False
+    """True: a FAILURE of ``result.severity`` LOW (dbt's ``warn``) opens an incident like any other. False: it is a
+    warning: recorded, counted in pass rates and shown (the gate's check 2 WARNs), but it opens no incident."""
+
+
 class SlackSettings(Section):
     token: SecretStr | None = None
     channel: str | None = None
@@ -389,6 +397,7 @@ class Settings(Redacting, BaseSettings):
     redis: RedisSettings = Field(default_factory=RedisSettings)
     runtime: RuntimeSettings = Field(default_factory=RuntimeSettings)
     datahub: DatahubSettings = Field(default_factory=DatahubSettings)
+    incidents: IncidentSettings = Field(default_factory=IncidentSettings)
     tickets: TicketSettings = Field(default_factory=TicketSettings)
     web: WebSettings = Field(default_factory=WebSettings)
     log_level: str = "INFO"

@@ -9,7 +9,8 @@ replayed onto Kafka (``pareis replay``). Assertion runs (timeseries ``assertionR
 :class:`~pareis.core.runs.AssertionRun` values for the incident core, and dataset changes (timeseries ``operation``)
 as (dataset, time) pairs for the gate's freshness check.
 
-Errors: an unreadable file, an aspect the translation rejects or an invalid run event raise
+Errors: an unreadable file, a patch or aspect GMS would refuse, an aspect the translation rejects or an invalid run
+event raise
 :class:`~pareis.datahub.files.metadata_file.MetadataFileError` (Poison) naming the file and element; store errors
 propagate as the store raises them (Redis: Retriable / Fatal).
 """
@@ -27,6 +28,7 @@ from pareis.config import DatahubSettings
 from pareis.core.runs import OPERATION_ASPECT, AssertionRun, InvalidRun, operation_time, run_from_event
 from pareis.datahub.files.metadata_file import MetadataFileError, Proposal, read_proposals
 from pareis.datahub.gms.emulator import ChangeLogEmulator, LoggedChange
+from pareis.datahub.gms.patch import PatchError
 from pareis.datahub.wire.aspects import is_timeseries
 from pareis.datahub.wire.changelog import ChangeLog
 from pareis.errors import DecodeError
@@ -86,13 +88,15 @@ def load(
     datahub: DatahubSettings | None = None,
     batch: int = DEFAULT_BATCH,
     hooks: bool = True,
+    open_on_low_severity: bool = False,
 ) -> Loaded:
     """Apply ``proposals`` to ``store`` in order, ``batch`` updates per :meth:`LineageStore.apply` call.
 
     A change's time is its ``systemMetadata.lastObserved``, else ``default_ms``. ``datahub`` names Pareis's own
     marks (default settings): its own writes are skipped, as the role skips them. ``hooks``: whether GMS's
     sibling hook runs (:meth:`~pareis.datahub.gms.emulator.ChangeLogEmulator.log`); off only to read files that already
-    hold what GMS wrote.
+    hold what GMS wrote. ``open_on_low_severity``: the setting ``incidents.open_on_low_severity``, for the runs
+    (:func:`~pareis.core.runs.run_from_event`).
     """
     own = datahub or DatahubSettings()
     emulator = ChangeLogEmulator(is_timeseries, hooks=hooks)
@@ -102,13 +106,18 @@ def load(
     def updates() -> Iterator[LineageUpdate | None]:
         for proposal in proposals:
             loaded.proposals += 1
-            for logged in emulator.log(proposal, clock(proposal)):
+            try:
+                logged_changes = emulator.log(proposal, clock(proposal))
+            except (PatchError, DecodeError) as exc:  # what GMS would refuse: a bad patch, a malformed aspect
+                raise MetadataFileError(f"{proposal.source}: {exc}") from exc
+            for logged in logged_changes:
                 loaded.changes += 1
                 change = to_changelog(logged)
                 try:
                     if logged.log == "timeseries" and change.aspect_name != PROFILE_ASPECT:
                         if change.aspect_name == RUN_ASPECT and change.aspect is not None:
-                            loaded.runs.append(run_from_event(orjson.loads(change.aspect)))
+                            event = orjson.loads(change.aspect)
+                            loaded.runs.append(run_from_event(event, open_on_low_severity=open_on_low_severity))
                         elif change.aspect_name == OPERATION_ASPECT and change.aspect and change.entity_urn:
                             changed = operation_time(orjson.loads(change.aspect))
                             if changed is not None:
@@ -174,9 +183,18 @@ def load_files(
     datahub: DatahubSettings | None = None,
     batch: int = DEFAULT_BATCH,
     hooks: bool = True,
+    open_on_low_severity: bool = False,
 ) -> Loaded:
     """:func:`load` of every proposal of every file (:func:`~pareis.datahub.files.metadata_file.read_proposals`)."""
-    return load(store, read_proposals(paths), default_ms=default_ms, datahub=datahub, batch=batch, hooks=hooks)
+    return load(
+        store,
+        read_proposals(paths),
+        default_ms=default_ms,
+        datahub=datahub,
+        batch=batch,
+        hooks=hooks,
+        open_on_low_severity=open_on_low_severity,
+    )
 
 
 def check(proposals: Iterable[Proposal]) -> None:

@@ -282,7 +282,7 @@ class GateResult(TypedDict):
 @with_config(_STRICT)
 class ScoreComponent(TypedDict):
     name: str
-    value: float
+    value: float | None
     weight: float
     detail: str
 

@@ -72,11 +72,15 @@ def demo(
     from pareis.demo.gates import gates_after, write_gates
     from pareis.demo.outputs import write_outputs
     from pareis.demo.session import DemoSession, steps_of
+    from pareis.lineage_loader import check
 
     started = time.monotonic()
     console = Console()
     files = timeline or default_timeline()
     steps = steps_of(files)
+    # The files are input, not a stream: read whole as the roles will read them, and refused (exit 2, naming the file
+    # and record) before anything runs, as every command refuses them; dead letters are the running service's.
+    check([proposal for step in steps for proposal in step.proposals])
     try:  # before the run, so that a bad --out fails at once and not after the whole scenario
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

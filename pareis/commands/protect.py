@@ -83,7 +83,9 @@ def protect(
 
 
 def _components(score: Score) -> str:
-    return "  ".join(f"{c.name} {c.value:g}×{c.weight:g}" for c in score.components)
+    return "  ".join(
+        f"{c.name} {'unknown' if c.value is None else format(c.value, 'g')}×{c.weight:g}" for c in score.components
+    )
 
 
 def print_protect(console: Console, answer: ProtectAnswer, *, title: str = "Reliability") -> None:

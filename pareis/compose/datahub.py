@@ -1,14 +1,16 @@
 """Pareis's DataHub writes: the writer, chosen once from ``datahub.write_path``, and which role uses it.
 
-* ``kafka`` — a :class:`~pareis.datahub.writes.writer.KafkaWriter` behind the incidents role's output port: the
-  proposals are records of the role's own Kafka transaction, committed exactly once with the step that caused them;
-* ``rest`` — a :class:`~pareis.datahub.writes.rest.RestWriter` in the effects role: the incidents role's output port
-  emits ``datahub.write`` effects instead, and the effects role delivers them (at-least-once, idempotent writes).
+* ``kafka`` — a :class:`~pareis.datahub.writes.writer.KafkaWriter` behind the incidents and scores roles' output
+  ports: the proposals are records of the role's own output (the incidents role's committed exactly once, in its
+  Kafka transaction, with the step that caused them);
+* ``rest`` — a :class:`~pareis.datahub.writes.rest.RestWriter` in the effects role: the output ports emit
+  ``datahub.write`` effects instead, and the effects role delivers them (at-least-once, idempotent writes).
 
-This module is the only reader of ``write_path``: the incidents role is given its output port
-(:func:`incidents_output`), the effects role a writer or None (:func:`effects_writer`). On either path the effects
-role copies the tickets it delivers into DataHub through the path's writer (the links and notes only it can know:
-:class:`~pareis.roles.effects.TicketMirror`), so on ``kafka`` it produces to the MCP topic too.
+This module is the only reader of ``write_path``: the incidents and scores roles are given their output ports
+(:func:`incidents_output`, :func:`scores_output`: one choice), the effects role a writer or None
+(:func:`effects_writer`). On either path the effects role copies the tickets it delivers into DataHub through the
+path's writer (the links and notes only it can know: :class:`~pareis.roles.effects.TicketMirror`), so on ``kafka`` it
+produces to the MCP topic too.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from pareis.datahub.writes.capabilities import probe_ml_incident_types
 from pareis.datahub.writes.definitions import definition_mcps
 from pareis.datahub.writes.rest import RestWriter
 from pareis.datahub.writes.writer import DatahubWriter, KafkaWriter, SerialWriter
-from pareis.roles.output import DatahubOutput, McpTopic, RestEffects, Written
+from pareis.roles.output import DatahubOutput, McpTopic, RestEffects, ScoreOutput, Written
 
 log = structlog.get_logger(__name__)
 
@@ -39,8 +41,19 @@ def datahub_writer(settings: Settings) -> DatahubWriter:
 
 def incidents_output(settings: Settings, writer: DatahubWriter, datahub: DatahubSettings) -> DatahubOutput:
     """The incidents role's output port (:mod:`pareis.roles.output`), writing with ``datahub`` (the settings with
-    capabilities decided): on ``rest``, ``datahub.write`` effects for the effects role; on ``kafka``, the MCP topic
-    in serial form when ``writer`` takes that (the Kafka writer), else ``writer`` itself (the in-memory one)."""
+    capabilities decided): :func:`_output`."""
+    return _output(settings, writer, datahub)
+
+
+def scores_output(settings: Settings, writer: DatahubWriter) -> ScoreOutput:
+    """The scores role's output port (:mod:`pareis.roles.output`), writing with ``settings.datahub``:
+    :func:`_output`."""
+    return _output(settings, writer, settings.datahub)
+
+
+def _output(settings: Settings, writer: DatahubWriter, datahub: DatahubSettings) -> McpTopic | RestEffects | Written:
+    """On ``rest``, ``datahub.write`` effects for the effects role; on ``kafka``, the MCP topic in serial form when
+    ``writer`` takes that (the Kafka writer), else ``writer`` itself (the in-memory one)."""
     if settings.datahub.write_path == "rest":
         return RestEffects(settings.kafka.topics.effects, datahub)
     if isinstance(writer, SerialWriter):

@@ -23,6 +23,8 @@ from pareis.datahub.writes.writer import DatahubWriter, MemoryWriter
 from pareis.kafka.role import Check, Decoder, Handler, Pipeline
 from pareis.store.exposure import ExposureIndex, MemoryExposureIndex
 from pareis.store.exposure_redis import RedisExposureIndex
+from pareis.store.gates import GateLedger, MemoryGateLedger
+from pareis.store.gates_redis import RedisGateLedger
 from pareis.store.incidents import IncidentStore
 from pareis.store.incidents_memory import MemoryIncidentStore
 from pareis.store.incidents_redis import RedisIncidentStore
@@ -80,6 +82,8 @@ class Ports:
     start: Callable[[], None] = _nothing
     scores: ScoreLedger = field(default_factory=MemoryScoreLedger)
     """The reliability scores last written to DataHub (:mod:`pareis.roles.scores`)."""
+    gates: GateLedger = field(default_factory=MemoryGateLedger)
+    """The retrain gate's decisions last published on ``pareis.gate.v1`` (:mod:`pareis.roles.gates`)."""
     watch: WatchStore = field(default_factory=MemoryWatchStore)
     """What the active incidents watch in the lineage graph (:mod:`pareis.store.watch`): written by the incidents
     role, read by the lineage role (DESIGN §3, live re-evaluation)."""
@@ -177,6 +181,7 @@ class Ports:
             close=close,
             start=start,
             scores=RedisScoreLedger(client),
+            gates=RedisGateLedger(client),
             watch=RedisWatchStore(client),
             exposure=RedisExposureIndex(client),
             verify=epoch.check,

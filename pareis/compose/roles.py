@@ -16,9 +16,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
-from pareis.compose.datahub import effects_writer, incidents_output, with_capabilities, write_definitions
+from pareis.answers.sources import Sources
+from pareis.compose.datahub import (
+    effects_writer,
+    incidents_output,
+    scores_output,
+    with_capabilities,
+    write_definitions,
+)
 from pareis.compose.decoding import changelog_decoder
 from pareis.compose.exposure import MaintainerProcess
+from pareis.compose.gates import gate_decisions
 from pareis.compose.ports import Ports
 from pareis.config import Settings
 from pareis.core.runs import OPERATION_ASPECT
@@ -28,12 +36,13 @@ from pareis.kafka.clients import instance_id
 from pareis.kafka.embedded import EmbeddedRunner
 from pareis.kafka.memory import MemoryBroker
 from pareis.kafka.role import Delivery, Pipeline, Role, RoleSpec
-from pareis.roles import effects, incidents
+from pareis.roles import effects, incidents, scores
 from pareis.roles.assertions import ASPECT, AssertionsHandler, Observed, run_decoder
+from pareis.roles.gates import GatePublisher
 from pareis.roles.incident_watch import IncidentWatch
 from pareis.roles.lineage import LineageHandler
 from pareis.roles.lineage_watch import LineageWatch
-from pareis.roles.messages import AnySignal, Effect
+from pareis.roles.messages import AnySignal, Effect, RunSignal
 from pareis.roles.scores import ScorePublisher
 from pareis.tickets.delivery import TicketDelivery
 from pareis.tickets.factory import check_ticket_tools
@@ -87,7 +96,8 @@ def _lineage_handler(settings: Settings, ports: Ports) -> LineageHandler:
 def assertions_pipeline(settings: Settings, ports: Ports) -> Pipeline[Observed]:
     """The assertions role: run events → run history + signals (reads the lineage index for sibling classes);
     dataset ``operation`` aspects → the run history's change times (for the retrain gate)."""
-    decode = run_decoder(changelog_decoder(settings, {ASPECT, OPERATION_ASPECT}))
+    low = settings.incidents.open_on_low_severity
+    decode = run_decoder(changelog_decoder(settings, {ASPECT, OPERATION_ASPECT}), open_on_low_severity=low)
     handler = AssertionsHandler(ports.runs, ports.lineage, settings.kafka.topics.signals)
     return ports.pipeline(decode, handler)
 
@@ -111,7 +121,6 @@ def incidents_pipeline(settings: Settings, ports: Ports) -> Pipeline[AnySignal]:
         output=incidents_output(settings, ports.datahub, datahub),
         datahub=datahub,
         effects_topic=settings.kafka.topics.effects,
-        scores=ScorePublisher(ports.lineage, ports.runs, ports.scores, ports.exposure),
         watch=IncidentWatch(ports.watch, ports.lineage),
         console_url=settings.web.public_url,
         reaches=ports.reaches,
@@ -124,6 +133,28 @@ def incidents_pipeline(settings: Settings, ports: Ports) -> Pipeline[AnySignal]:
 def incidents_process(settings: Settings) -> Pipeline[AnySignal]:
     """:func:`incidents_pipeline` on Redis."""
     return incidents_pipeline(settings, Ports.on_redis(settings))
+
+
+def scores_pipeline(settings: Settings, ports: Ports) -> Pipeline[RunSignal]:
+    """The scores role: run signals → the reliability scores of the classes they touch and of the model versions
+    downstream, through the DataHub output port (:func:`~pareis.compose.datahub.scores_output`), and the retrain
+    gate's changed decisions of those versions and their groups → ``pareis.gate.v1`` (:mod:`pareis.roles.scores`).
+
+    Over given ports it writes no start-up definitions: an embedded run builds the incidents role over the same
+    writer, which writes them (:func:`scores_process` does, in a process of its own)."""
+    publisher = ScorePublisher(ports.lineage, ports.runs, ports.scores, ports.exposure)
+    sources = Sources(ports.lineage, ports.runs, ports.incidents, origin="scores role", exposure=ports.exposure)
+    gates = GatePublisher(ports.gates, gate_decisions(sources), settings.kafka.topics.gate)
+    handler = scores.ScoresHandler(publisher, scores_output(settings, ports.datahub), gates)
+    return Pipeline(scores.decode, handler, checks=ports.checks, close=ports.close, start=ports.start)
+
+
+def scores_process(settings: Settings) -> Pipeline[RunSignal]:
+    """:func:`scores_pipeline` on Redis, after writing the start-up definitions (the reliability score's structured
+    property among them: a value written before its definition would be refused), as the incidents role does."""
+    ports = Ports.on_redis(settings)
+    write_definitions(settings, ports.datahub)
+    return scores_pipeline(settings, ports)
 
 
 def effects_pipeline(settings: Settings, ports: Ports) -> Pipeline[Effect]:
@@ -171,6 +202,14 @@ INCIDENTS = RoleSpec(
     process=incidents_process,
     description="pareis.signals.v1 → IncidentStore (Redis) + MetadataChangeProposal_v1 + pareis.effects.v1",
 )
+SCORES = RoleSpec(
+    "scores",
+    inputs=("signals",),
+    outputs=("gate", "mcp", "effects"),
+    delivery=Delivery.AT_LEAST_ONCE,
+    process=scores_process,
+    description="pareis.signals.v1 → reliability scores (Redis + DataHub properties) + pareis.gate.v1 (compacted)",
+)
 EFFECTS = RoleSpec(
     "effects",
     inputs=("effects",),
@@ -186,6 +225,7 @@ REGISTRY: Final[Mapping[str, tuple[RoleSpec, OverPorts]]] = {
         (LINEAGE, lineage_pipeline),
         (ASSERTIONS, assertions_pipeline),
         (INCIDENTS, incidents_pipeline),
+        (SCORES, scores_pipeline),
         (EFFECTS, effects_pipeline),
     )
 }

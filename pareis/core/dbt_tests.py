@@ -15,6 +15,15 @@ dbt node is where tests are written). Snippets are ``schema.yml`` documents unde
 test's ``arguments:``) or, with ``legacy``, the older one (``tests:`` with the arguments inline), which every dbt
 since 1.0 reads. YAML is written here (standard library only): names that are identifiers are plain, every other
 string is a JSON string, which YAML reads as a double-quoted scalar.
+
+A table dbt does not know yet is declared as a source named after its relation, which the dataset's URN gives: the
+name part of ``urn:li:dataset:(platform,name,env)`` is a path (``dir/…/file``, as object stores and spreadsheets
+name datasets: the last segment is the relation, the folder its schema) or a dotted ``[database.]schema.table``;
+dots inside brackets or quotes belong to a name (``[business_report.xlsx]Business Report`` is one relation). dbt
+refuses resource names with spaces (its test names are built from them), so a schema or table whose name is not an
+identifier gets a dbt name made of its letters, digits and underscores, and the real name as the source's
+``schema`` or the table's ``identifier``: the test still names the real relation. A column whose name is neither an
+identifier nor a dotted path of identifiers (a nested field) is marked ``quote: true``.
 """
 
 from __future__ import annotations
@@ -25,13 +34,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pareis.core.fieldpath import parent_of, path_of
+from pareis.core.fieldpath import key_parts, parent_of, path_of
 
 MAX_ACCEPTED_VALUES = 20
 NUMERIC_TYPES = frozenset({"number"})
 STRING_TYPES = frozenset({"string", "enum"})
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _NUMBER = re.compile(r"-?\d+(\.\d+)?([eE][-+]?\d+)?\Z")
+_NESTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
+_NOT_NAME = re.compile(r"[^A-Za-z0-9_]+")
+_CLOSING = {"[": "]", '"': '"', "`": "`"}
 
 
 @dataclass(frozen=True)
@@ -52,11 +64,14 @@ class ColumnFacts:
 @dataclass(frozen=True)
 class DbtNode:
     """Where a column's tests go: ``kind`` is the ``schema.yml`` key, ``name`` the model/seed/snapshot or table
-    name, ``source`` the source name for a source table."""
+    name, ``source`` the source name for a source table (dbt names, as ``ref``/``source`` take them). ``schema`` and
+    ``identifier``: the source's schema and the table's relation name where they differ from its dbt name."""
 
     kind: str
     name: str
     source: str | None = None
+    schema: str | None = None
+    identifier: str | None = None
 
     def ref(self) -> str:
         """How another test refers to it: ``ref('name')`` or ``source('source', 'table')``."""
@@ -75,8 +90,8 @@ class DbtTest:
 
 def dbt_node(dataset: str, unique_id: str | None) -> DbtNode:
     """The dbt node of ``dataset``: from its ``dbt_unique_id`` (``model.pkg.name``, ``source.pkg.src.table``,
-    ``seed.…``, ``snapshot.…``) when known, else a source named after the schema part of its name (a warehouse
-    table that dbt does not know yet is declared as a source)."""
+    ``seed.…``, ``snapshot.…``) when known, else a source named after the relation its name gives (a warehouse
+    table that dbt does not know yet is declared as a source; see the module docstring)."""
     if unique_id:
         parts = unique_id.split(".")
         kind = parts[0]
@@ -84,17 +99,45 @@ def dbt_node(dataset: str, unique_id: str | None) -> DbtNode:
             return DbtNode("sources", parts[-1], ".".join(parts[2:-1]))
         if kind in ("model", "seed", "snapshot") and len(parts) >= 3:
             return DbtNode(kind + "s", parts[-1])
-    name = _dataset_name(dataset).split(".")
-    table = name[-1]
-    schema = name[-2] if len(name) >= 2 else "default"
-    return DbtNode("sources", table, schema)
+    schema, table = relation_of(dataset)
+    source, name = _dbt_name(schema), _dbt_name(table)
+    return DbtNode("sources", name, source, None if source == schema else schema, None if name == table else table)
 
 
-def _dataset_name(dataset: str) -> str:
-    """The name part of ``urn:li:dataset:(platform,name,env)``."""
-    inner = dataset[dataset.find("(") + 1 : dataset.rfind(")")]
-    parts = inner.split(",")
-    return parts[1] if len(parts) >= 3 else inner
+def relation_of(dataset: str) -> tuple[str, str]:
+    """(schema, table) of the relation ``dataset`` names, split on the structure of its name, never inside a name:
+    the folder and last segment of a path, else the last two parts of a dotted name (``default`` when it has one
+    part only)."""
+    parts = key_parts(dataset)
+    name = parts[1] if len(parts) == 3 else parts[-1]
+    if "/" in name:
+        folder, _, table = name.rstrip("/").rpartition("/")
+        return (folder or "default", table)
+    dotted = _dotted_parts(name)
+    return (dotted[-2] if len(dotted) >= 2 else "default", dotted[-1])
+
+
+def _dotted_parts(name: str) -> list[str]:
+    """``name`` split on the dots outside ``[…]``, ``"…"`` and `` `…` ``."""
+    parts: list[str] = []
+    start, closing = 0, ""
+    for i, c in enumerate(name):
+        if closing:
+            closing = "" if c == closing else closing
+        elif c in _CLOSING:
+            closing = _CLOSING[c]
+        elif c == ".":
+            parts.append(name[start:i])
+            start = i + 1
+    parts.append(name[start:])
+    return parts
+
+
+def _dbt_name(name: str) -> str:
+    """``name`` when dbt takes it as a resource name (an identifier), else its letters, digits and underscores."""
+    if _PLAIN.match(name):
+        return name
+    return _NOT_NAME.sub("_", name).strip("_") or "unnamed"
 
 
 def _number(text: str) -> int | float | None:
@@ -173,10 +216,13 @@ def schema_yml(entries: Iterable[Entry], *, legacy: bool = False) -> str:
             continue
         lines.append(f"{kind}:")
         if kind == "sources":
-            for source in sorted({n.source or "" for n in of_kind}):
-                lines += [f"  - name: {_scalar(source)}", "    tables:"]
-                for n in (n for n in of_kind if n.source == source):
+            for source, schema in sorted({(n.source or "", n.schema or "") for n in of_kind}):
+                lines += [f"  - name: {_scalar(source)}"]
+                lines += [f"    schema: {_scalar(schema)}"] if schema else []
+                lines += ["    tables:"]
+                for n in (n for n in of_kind if (n.source or "", n.schema or "") == (source, schema)):
                     lines += [f"      - name: {_scalar(n.name)}"]
+                    lines += [f"        identifier: {_scalar(n.identifier)}"] if n.identifier else []
                     lines += _columns(nodes[n], "        ", key, legacy)
         else:
             for n in of_kind:
@@ -188,7 +234,9 @@ def schema_yml(entries: Iterable[Entry], *, legacy: bool = False) -> str:
 def _columns(columns: Mapping[str, list[DbtTest]], indent: str, key: str, legacy: bool) -> list[str]:
     lines = [f"{indent}columns:"]
     for name, tests in columns.items():
-        lines += [f"{indent}  - name: {_scalar(name)}", f"{indent}    {key}:"]
+        lines += [f"{indent}  - name: {_scalar(name)}"]
+        lines += [] if _NESTED.match(name) else [f"{indent}    quote: true"]
+        lines += [f"{indent}    {key}:"]
         for test in tests:
             lines += _test_lines(test, f"{indent}      ", legacy)
     return lines

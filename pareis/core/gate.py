@@ -37,7 +37,6 @@ from typing import Any
 
 from pareis.core.contamination import ModelVersion, Verdict
 from pareis.core.gate_inputs import GateInputs, IncidentReach
-from pareis.core.runs import ResultType
 
 HOUR_MS = 3_600_000
 
@@ -140,12 +139,19 @@ def no_active_incident(g: GateInputs) -> Check:
 def upstream_assertions_passing(g: GateInputs) -> Check:
     if not g.assertions:
         return Check(CHECK_IDS[1], Status.WARN, "no assertion tests the model's upstream: nothing is tested")
-    failing = _sorted(
-        a.urn for a in g.assertions if a.latest_counting and a.latest_counting.result is ResultType.FAILURE
-    )
+    failing = _sorted(a.urn for a in g.assertions if a.latest_counting and a.latest_counting.fails)
     if failing:
         return Check(
             CHECK_IDS[1], Status.FAIL, f"{len(failing)} of {len(g.assertions)} upstream assertions fail", failing
+        )
+    # A FAILURE of severity LOW (dbt's warn) is a warning (DESIGN §2.3): shown, never blocking.
+    warned = _sorted(a.urn for a in g.assertions if a.latest_counting and a.latest_counting.warning)
+    if warned:
+        return Check(
+            CHECK_IDS[1],
+            Status.WARN,
+            f"{len(warned)} of {len(g.assertions)} upstream assertions warn (a failure of severity LOW)",
+            warned,
         )
     return Check(CHECK_IDS[1], Status.PASS, f"no upstream assertion fails ({len(g.assertions)} tested)")
 

@@ -51,6 +51,8 @@ class DatasetClass:
     """Assertions the index defines on any member (the caller adds those with runs on a member)."""
     dbt_member: str | None
     node: DbtNode
+    has_schema: bool = True
+    """Whether a schema of a member is known (coverage of a class without one is unknown, DESIGN §2.5)."""
 
 
 @dataclass(frozen=True)
@@ -135,7 +137,15 @@ def survey(
         dbt_member = dbt[0] if dbt else None
         node = dbt_tests.dbt_node(dbt_member or key, attrs[dbt_member].get(Attr.DBT_UNIQUE_ID) if dbt_member else None)
         classes[key] = DatasetClass(
-            key, ordered, {p: tuple(cs) for p, cs in paths.items()}, feeding, tested, tuple(names), dbt_member, node
+            key,
+            ordered,
+            {p: tuple(cs) for p, cs in paths.items()},
+            feeding,
+            tested,
+            tuple(names),
+            dbt_member,
+            node,
+            has_schema=any(schemas.get(m) for m in ordered),
         )
         for m in ordered:
             class_of[m] = key
@@ -276,7 +286,9 @@ def class_score(
     what else ``s`` surveyed: one survey of many datasets answers for each."""
     cls = s.classes[key]
     paths = cls.feeding if feeding is None else feeding
-    return reliability.dataset_score(key, feeding=paths, tested=cls.tested, runs=runs, at_ms=at_ms)
+    return reliability.dataset_score(
+        key, feeding=paths, tested=cls.tested, runs=runs, at_ms=at_ms, schema_known=cls.has_schema
+    )
 
 
 def model_scores(

@@ -1,18 +1,25 @@
 """Reliability scores, 0–100, per dataset and per model (DESIGN §2.5), from published components.
 
-Every score is a weighted sum of components, each shown with its value (0–100), its weight and what it was
-computed from, so an auditor can recompute it: ``score = round(Σ value × weight, 1)`` over the (already rounded)
-component values. Deterministic; time (``at_ms``) is an input.
+Every score is a weighted mean of components, each shown with its value (0–100), its weight and what it was
+computed from, so an auditor can recompute it: ``score = round(Σ value × weight / Σ weight, 1)`` over the known
+components and their (already rounded) values. A component without data is *unknown* (value None, ``null`` in the
+JSON): left out of the score, its weight spread over the known ones in proportion to theirs, never counted as 0
+(DESIGN §2.5). When every component is known the weights sum to 1 and the score is ``Σ value × weight``.
+Deterministic; time (``at_ms``) is an input.
 
 **Dataset** (its sibling class: a dbt node and its warehouse table are the same data, DESIGN §2.1, so they score
 alike). Weights sum to 1:
 
 * ``coverage`` (0.30) — the share of the dataset's columns that feed models (their lineage reaches a feature or a
-  model) named by an assertion; 100 when no column of it feeds a model.
+  model) named by an assertion; unknown when no column of it is known to feed a model (a share of nothing: a
+  training-run input read at table precision, a dataset that feeds none) or its schema is unknown.
 * ``pass_rate`` (0.30) — the share of SUCCESS among the SUCCESS/FAILURE runs of its assertions in the last 7 days
-  (``(at − 7 d, at]``); 0 when it has none (untested data is not known to be good).
+  (``(at − 7 d, at]``; a warning, a FAILURE of severity LOW, is no SUCCESS); unknown when it has none (freshness
+  is what says the runs are stale or missing).
 * ``incidents`` (0.25) — the last 30 days: ``100 − 10 × incidents − 100 × failing time / 30 d``, floored at 0.
   An incident counts when its failing period overlaps ``(at − 30 d, at]``; its failing time is that overlap.
+  Unknown when no assertion of it ever ran (SUCCESS/FAILURE) at or before ``at``: an untested dataset has no
+  incident history, not a clean one (else its weight would lift the score of data nobody tests).
 * ``freshness`` (0.15) — the age of the latest SUCCESS/FAILURE run at or before ``at``: 100 up to 24 h, then
   linearly down to 0 at 7 days; 0 without a run.
 
@@ -49,12 +56,17 @@ MODEL_WEIGHTS: Mapping[str, float] = {"upstream_mean": 0.5, "weakest_upstream": 
 
 @dataclass(frozen=True)
 class Component:
-    """One published part of a score: its value (0–100), its weight, and what it was computed from."""
+    """One published part of a score: its value (0–100, None when unknown), its weight, and what it was computed
+    from."""
 
     name: str
-    value: float
+    value: float | None
     weight: float
     detail: str
+
+    @property
+    def known(self) -> bool:
+        return self.value is not None
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "value": self.value, "weight": self.weight, "detail": self.detail}
@@ -84,21 +96,29 @@ class Score:
 
 
 def _score(urn: str, components: Iterable[Component]) -> Score:
+    """The weighted mean of the known components (see the module docstring); at least one must be known."""
     parts = tuple(components)
-    return Score(urn, round(sum(c.value * c.weight for c in parts), 1), parts)
+    known = [(c.value, c.weight) for c in parts if c.value is not None]
+    weight = sum(w for _, w in known)
+    if not weight:
+        raise ValueError(f"no component of the score of {urn} is known")
+    return Score(urn, round(sum(v * w for v, w in known) / weight, 1), parts)
 
 
 def _pct(part: float, whole: float) -> float:
     return round(100.0 * part / whole, 1) if whole else 0.0
 
 
-def coverage(feeding: Iterable[str], tested: Iterable[str]) -> Component:
-    """The ``coverage`` component over the names (or URNs) of the columns feeding models and those tested."""
+def coverage(feeding: Iterable[str], tested: Iterable[str], *, schema_known: bool = True) -> Component:
+    """The ``coverage`` component over the names (or URNs) of the columns feeding models and those tested;
+    unknown when the dataset's schema is not (``schema_known``)."""
     feed = set(feeding)
     hit = feed & set(tested)
     weight = DATASET_WEIGHTS["coverage"]
+    if not schema_known:
+        return Component("coverage", None, weight, "schema unknown")
     if not feed:
-        return Component("coverage", 100.0, weight, "no column feeds a model")
+        return Component("coverage", None, weight, "no column feeds a model")
     return Component(
         "coverage", _pct(len(hit), len(feed)), weight, f"{len(hit)}/{len(feed)} model-feeding columns tested"
     )
@@ -110,7 +130,7 @@ def pass_rate(runs: Iterable[AssertionRun], at_ms: int) -> Component:
     passed = sum(1 for r in recent if r.result is ResultType.SUCCESS)
     weight = DATASET_WEIGHTS["pass_rate"]
     if not recent:
-        return Component("pass_rate", 0.0, weight, "no assertion run in the last 7 days")
+        return Component("pass_rate", None, weight, "no assertion run in the last 7 days")
     return Component("pass_rate", _pct(passed, len(recent)), weight, f"{passed}/{len(recent)} runs passed in 7 days")
 
 
@@ -118,6 +138,8 @@ def incident_history(runs: Iterable[AssertionRun], at_ms: int) -> Component:
     """The ``incidents`` component over the incidents the runs (at or before ``at``) describe."""
     start = at_ms - INCIDENT_WINDOW_MS
     known = [r for r in runs if r.timestamp_ms <= at_ms]
+    if not any(r.counts for r in known):
+        return Component("incidents", None, DATASET_WEIGHTS["incidents"], "no assertion run")
     count = 0
     failing_ms = 0
     for w in incidents(known):
@@ -149,16 +171,23 @@ def freshness(runs: Iterable[AssertionRun], at_ms: int) -> Component:
 
 
 def dataset_score(
-    urn: str, *, feeding: Iterable[str], tested: Iterable[str], runs: Iterable[AssertionRun], at_ms: int
+    urn: str,
+    *,
+    feeding: Iterable[str],
+    tested: Iterable[str],
+    runs: Iterable[AssertionRun],
+    at_ms: int,
+    schema_known: bool = True,
 ) -> Score:
     """The score of a dataset: ``feeding`` and ``tested`` name its columns that feed models and those an
     assertion names (in one spelling: field paths across a sibling class); ``runs`` are the runs of every
-    assertion of it (any time; those after ``at_ms`` are ignored)."""
+    assertion of it (any time; those after ``at_ms`` are ignored); ``schema_known``: whether a schema of it (of
+    a member of its sibling class) is known."""
     history = tuple(runs)
     return _score(
         urn,
         (
-            coverage(feeding, tested),
+            coverage(feeding, tested, schema_known=schema_known),
             pass_rate(history, at_ms),
             incident_history(history, at_ms),
             freshness(history, at_ms),

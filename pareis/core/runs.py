@@ -2,7 +2,13 @@
 
 A run is identified by (assertion, timestamp_ms): DataHub's timeseries store keys its points by the timestamp,
 so a re-sent event with the same timestamp is the same run. Only SUCCESS and FAILURE runs say anything about
-the data (:attr:`ResultType.counts`); ERROR and INIT runs are kept in the history but never count.
+the data (:attr:`ResultType.counts`); ERROR and INIT runs are kept in the history but never count (DataHub's dbt
+source writes a dbt runtime error as ERROR, reference §15).
+
+A FAILURE whose ``result.severity`` is LOW (dbt's ``warn``) is a *warning* (:attr:`AssertionRun.warning`) unless
+the setting ``incidents.open_on_low_severity`` is on: it counts like any FAILURE in pass rates and freshness, but
+opens no incident and keeps none open (:attr:`AssertionRun.fails`). Which runs are warnings is decided once, where
+an event becomes a run (:func:`run_from_event`), and travels with the run.
 """
 
 from __future__ import annotations
@@ -31,6 +37,10 @@ class ResultType(StrEnum):
         return self in (ResultType.SUCCESS, ResultType.FAILURE)
 
 
+SEVERITIES = ("LOW", "MEDIUM", "HIGH")
+"""``AssertionResultSeverity``: how bad a FAILURE is (null allowed; MEDIUM is DataHub's documented default)."""
+
+
 @dataclass(frozen=True)
 class AssertionRun:
     """One run of one assertion against one dataset (its assertee, as DataHub wrote it)."""
@@ -41,6 +51,10 @@ class AssertionRun:
     dataset: str
     run_id: str = ""
     failed_rows: int | None = None
+    severity: str | None = None
+    """``result.severity`` as DataHub wrote it (one of :data:`SEVERITIES`), None when absent."""
+    warning: bool = False
+    """A FAILURE of severity LOW that opens no incident (see the module docstring)."""
 
     def __post_init__(self) -> None:
         if not self.assertion:
@@ -53,6 +67,12 @@ class AssertionRun:
             raise InvalidRun(f"run of {self.assertion}: result must be a ResultType, got {self.result!r}")
         if self.failed_rows is not None and not _is_int(self.failed_rows):
             raise InvalidRun(f"run of {self.assertion}: failed_rows must be an int, got {self.failed_rows!r}")
+        if self.severity is not None and self.severity not in SEVERITIES:
+            raise InvalidRun(f"run of {self.assertion}: unknown severity {self.severity!r}")
+        if self.warning is not False and (
+            self.warning is not True or self.result is not ResultType.FAILURE or self.severity != "LOW"
+        ):
+            raise InvalidRun(f"run of {self.assertion}: only a FAILURE of severity LOW is a warning")
 
     @property
     def key(self) -> tuple[str, int]:
@@ -63,15 +83,27 @@ class AssertionRun:
     def counts(self) -> bool:
         return self.result.counts
 
+    @property
+    def fails(self) -> bool:
+        """A FAILURE that makes its dataset failing (DESIGN §2.3): any FAILURE but a warning."""
+        return self.result is ResultType.FAILURE and not self.warning
+
     def to_json(self) -> dict[str, Any]:
-        return {
+        """Sorted keys; ``severity`` and ``warning`` only when set (a run without them has the same JSON as before
+        they existed)."""
+        out: dict[str, Any] = {
             "assertion": self.assertion,
             "dataset": self.dataset,
             "failed_rows": self.failed_rows,
             "result": self.result.value,
             "run_id": self.run_id,
-            "timestamp_ms": self.timestamp_ms,
         }
+        if self.severity is not None:
+            out["severity"] = self.severity
+        out["timestamp_ms"] = self.timestamp_ms
+        if self.warning:
+            out["warning"] = True
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> AssertionRun:
@@ -84,17 +116,20 @@ class AssertionRun:
                 dataset=data["dataset"],
                 run_id=data.get("run_id") or "",
                 failed_rows=data.get("failed_rows"),
+                severity=data.get("severity"),
+                warning=data.get("warning", False),
             )
         except (KeyError, TypeError) as error:
             raise InvalidRun(f"stored run {data!r}: {error!r}") from error
 
 
-def run_from_event(event: Mapping[str, Any]) -> AssertionRun:
+def run_from_event(event: Mapping[str, Any], *, open_on_low_severity: bool = False) -> AssertionRun:
     """The run an ``assertionRunEvent`` aspect (its JSON, as on the change log) describes.
 
-    A run without ``result`` is an INIT run (the assertion exists but was not evaluated). Raises
+    A run without ``result`` is an INIT run (the assertion exists but was not evaluated). A FAILURE of severity LOW
+    is a warning unless ``open_on_low_severity`` (the setting ``incidents.open_on_low_severity``). Raises
     :class:`InvalidRun` when ``assertionUrn``, ``asserteeUrn`` or an integer ``timestampMillis`` is missing, or
-    the result type is not one DataHub defines.
+    the result type or severity is not one DataHub defines.
     """
     if not isinstance(event, Mapping):
         raise InvalidRun(f"assertionRunEvent must be an object, got {type(event).__name__}")
@@ -110,13 +145,19 @@ def run_from_event(event: Mapping[str, Any]) -> AssertionRun:
         return AssertionRun(assertion, timestamp, ResultType.INIT, dataset, str(event.get("runId") or ""))
     if not isinstance(result, Mapping):
         raise InvalidRun(f"assertionRunEvent of {assertion}: result must be an object")
+    kind = _result_type(result.get("type"))
+    severity = result.get("severity")
+    if severity is not None and severity not in SEVERITIES:
+        raise InvalidRun(f"assertionRunEvent of {assertion}: unknown result severity {severity!r}")
     return AssertionRun(
         assertion=assertion,
         timestamp_ms=timestamp,
-        result=_result_type(result.get("type")),
+        result=kind,
         dataset=dataset,
         run_id=str(event.get("runId") or ""),
         failed_rows=failed_rows_of(result),
+        severity=severity,
+        warning=kind is ResultType.FAILURE and severity == "LOW" and not open_on_low_severity,
     )
 
 

@@ -1,7 +1,9 @@
 """Incidents of a dataset, their blind window and their healing (DESIGN §2.3).
 
-Only SUCCESS and FAILURE runs count. A dataset is failing at time t when one of its assertions has FAILURE as
-its latest counting run at or before t. An incident is a maximal failing period, from ``first_failure_ms`` (the
+Only SUCCESS and FAILURE runs count, and of FAILUREs only those that are not warnings
+(:attr:`~pareis.core.runs.AssertionRun.fails`: a warning, dbt's ``warn``, opens no incident, heals none and is no
+success: these functions leave it out). A dataset is failing at time t when one of its assertions has a FAILURE
+as its latest such run at or before t. An incident is a maximal failing period, from ``first_failure_ms`` (the
 run that made the dataset failing) to ``healed_ms`` (the run after which none of its assertions fails; None
 while it still fails). Runs with equal timestamps happen together: the dataset's status is judged after all of
 them, so a SUCCESS and a FAILURE of two assertions at the same millisecond neither heal nor split an incident.
@@ -28,7 +30,8 @@ class IncidentWindow:
     them of their latest SUCCESS strictly before ``first_failure_ms``; None if any has none. The blind window
     is (``last_success_ms``, ``first_failure_ms``]. ``latest_failures``: per incident assertion its latest
     FAILURE run inside the period, sorted by assertion. ``runs``: every counting run of the dataset's
-    assertions from ``first_failure_ms`` through ``healed_ms`` inclusive, in time order (the timeline).
+    assertions from ``first_failure_ms`` through ``healed_ms`` inclusive, in time order (the timeline), warnings
+    left out.
     """
 
     first_failure_ms: int
@@ -76,10 +79,15 @@ def counting_runs(runs: Iterable[AssertionRun]) -> tuple[AssertionRun, ...]:
     return tuple(sorted(kept, key=lambda r: (r.timestamp_ms, r.assertion)))
 
 
+def judged_runs(runs: Iterable[AssertionRun]) -> tuple[AssertionRun, ...]:
+    """The runs incidents are judged by: :func:`counting_runs` without the warnings."""
+    return tuple(run for run in counting_runs(runs) if not run.warning)
+
+
 def failing_assertions_at(runs: Iterable[AssertionRun], t: int) -> tuple[str, ...]:
-    """The assertions whose latest counting run at or before ``t`` is a FAILURE, sorted."""
+    """The assertions whose latest judged run (:func:`judged_runs`) at or before ``t`` is a FAILURE, sorted."""
     latest: dict[str, AssertionRun] = {}
-    for run in counting_runs(runs):
+    for run in judged_runs(runs):
         if run.timestamp_ms > t:
             break
         latest[run.assertion] = run
@@ -88,7 +96,7 @@ def failing_assertions_at(runs: Iterable[AssertionRun], t: int) -> tuple[str, ..
 
 def incidents(runs: Iterable[AssertionRun]) -> tuple[IncidentWindow, ...]:
     """Every incident the runs describe, oldest first."""
-    ordered = counting_runs(runs)
+    ordered = judged_runs(runs)
     periods: list[tuple[int, int | None]] = []
     latest: dict[str, ResultType] = {}
     start: int | None = None

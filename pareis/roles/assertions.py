@@ -47,14 +47,17 @@ class ObservedRun:
     logged_ms: int
 
 
-def observed_run(change: ChangeLog, kafka_ms: int | None = None) -> ObservedRun | None:
+def observed_run(
+    change: ChangeLog, kafka_ms: int | None = None, *, open_on_low_severity: bool = False
+) -> ObservedRun | None:
     """The run an ``assertionRunEvent`` change carries; None for other aspects and for DELETE (nothing to
-    record). DecodeError (Poison, reason ``aspect-shape``) when the event is not a valid run."""
+    record). DecodeError (Poison, reason ``aspect-shape``) when the event is not a valid run. A FAILURE of severity
+    LOW is a warning unless ``open_on_low_severity`` (:func:`pareis.core.runs.run_from_event`)."""
     if change.aspect_name != ASPECT or change.change_type == "DELETE":
         return None
     event = change.aspect_json()
     try:
-        run = run_from_event(event)
+        run = run_from_event(event, open_on_low_severity=open_on_low_severity)
     except InvalidRun as exc:
         raise DecodeError("aspect-shape", f"{ASPECT} of {change.entity_urn}: {exc}", change.origin) from exc
     created = (change.created or {}).get("time")
@@ -88,9 +91,10 @@ def observed_operation(change: ChangeLog) -> ObservedOperation | None:
     return None if changed is None else ObservedOperation(change.entity_urn, changed)
 
 
-def run_decoder(changes: Decoder[ChangeLog]) -> Decoder[Observed]:
+def run_decoder(changes: Decoder[ChangeLog], *, open_on_low_severity: bool = False) -> Decoder[Observed]:
     """The role's decoder: ``changes`` (the change-log decoder, filtering on the aspects) then
-    :func:`observed_run` or, for an ``operation``, :func:`observed_operation`."""
+    :func:`observed_run` (with the setting ``incidents.open_on_low_severity``) or, for an ``operation``,
+    :func:`observed_operation`."""
 
     def decode(raw: RawMessage) -> Observed | None:
         change = changes(raw)
@@ -98,7 +102,7 @@ def run_decoder(changes: Decoder[ChangeLog]) -> Decoder[Observed]:
             return None
         if change.aspect_name == OPERATION_ASPECT:
             return observed_operation(change)
-        return observed_run(change, raw.timestamp_ms)
+        return observed_run(change, raw.timestamp_ms, open_on_low_severity=open_on_low_severity)
 
     return decode
 

@@ -43,7 +43,6 @@ import dataclasses
 from collections import deque
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import cast
 from urllib.parse import quote
 
 from pareis.config import DatahubSettings
@@ -75,7 +74,6 @@ from pareis.roles.messages import (
     effect_record,
 )
 from pareis.roles.output import DatahubOutput
-from pareis.roles.scores import ScorePublisher
 from pareis.store.incidents import IncidentStore
 from pareis.store.journal import JournalEntry, Position, StepJournal
 from pareis.store.reaches import ReachStore
@@ -188,10 +186,10 @@ class IncidentsHandler:
     """The role's handler over its ports.
 
     ``output`` gives the records of the DataHub writes (:mod:`pareis.roles.output`); the ticket effects go to
-    ``effects_topic``, linking Mission Control at ``console_url`` (``web.public_url``) when given. ``scores``, when
-    given, adds the reliability-score patches the batch's runs cause (:mod:`pareis.roles.scores`) after the
-    incidents' outputs. ``reaches``, when given, is the reach index the recommendations read and the role keeps
-    (:mod:`pareis.roles.incident_reaches`); ``serving_aliases`` the setting ``datahub.serving_aliases``.
+    ``effects_topic``, linking Mission Control at ``console_url`` (``web.public_url``) when given. Reliability scores
+    are the scores role's (:mod:`pareis.roles.scores`): an incident never waits for one. ``reaches``, when given, is
+    the reach index the recommendations read and the role keeps (:mod:`pareis.roles.incident_reaches`);
+    ``serving_aliases`` the setting ``datahub.serving_aliases``.
     """
 
     def __init__(
@@ -204,7 +202,6 @@ class IncidentsHandler:
         output: DatahubOutput,
         datahub: DatahubSettings,
         effects_topic: str,
-        scores: ScorePublisher | None = None,
         watch: IncidentWatch | None = None,
         console_url: str | None = None,
         reaches: ReachStore | None = None,
@@ -213,7 +210,6 @@ class IncidentsHandler:
         self._reaches = reaches
         self._aliases = tuple(serving_aliases)
         self._console_url = console_url
-        self._scores = scores
         self._watch = watch
         self._lineage = lineage
         self._runs = runs
@@ -235,7 +231,7 @@ class IncidentsHandler:
         starts = {d: journaled[d][0].before if journaled[d] else stored[d] for d in chains}
         # The datasets' chains are independent (one state each); their steps are then taken in the batch's order.
         # One view of the index for the whole batch (each question asked of it once, as the batch is computed over
-        # one snapshot of it): small blasts of one batch share most of their upstream, and the scores ask it again.
+        # one snapshot of it): small blasts of one batch share most of their upstream.
         view = Memo(self._lineage)
         walked = walk_together(view, batch)
         reader = None
@@ -268,9 +264,6 @@ class IncidentsHandler:
             self._reaches.put(reached)
         self._journal.record(entries)
         self._incidents.put_many(changed.values())
-        if self._scores is not None:  # reliability scores changed by these runs (pareis.roles.scores)
-            runs = [cast("Message[RunSignal]", m) for m in batch if isinstance(m.value, RunSignal)]
-            out.extend(self._output.scores(self._scores.writes(runs, view)))
         return out
 
     def _chain(

@@ -1,13 +1,16 @@
-"""The incidents role's DataHub output port: the records that carry an intent's DataHub writes, and the reliability
-scores', out of the role's Kafka transaction (DESIGN §1, §3).
+"""The DataHub output ports: the records that carry the incidents role's writes (an intent's, out of its Kafka
+transaction) and the scores role's (the reliability scores') (DESIGN §1, §3).
 
-The composition root hands the role one port (:func:`pareis.compose.datahub.incidents_output`, the one reader of
-``datahub.write_path``); the role asks it for the records of each intent and appends the intent's ticket effect. The
-proposals are the same on every path (:func:`~pareis.datahub.writes.incident_writes.intent_mcps`, and
-:mod:`pareis.datahub.writes.incident_serial` gives their bytes without acryl's classes):
+The composition root hands each role its port (:func:`pareis.compose.datahub.incidents_output`,
+:func:`~pareis.compose.datahub.scores_output`: one choice, made where ``datahub.write_path`` is read); the incidents
+role asks it for the records of each intent and appends the intent's ticket effect, the scores role for the records
+of a batch's score writes. The proposals are the same on every path
+(:func:`~pareis.datahub.writes.incident_writes.intent_mcps`, and :mod:`pareis.datahub.writes.incident_serial` gives
+their bytes without acryl's classes):
 
-* :class:`McpTopic` — ``kafka``: ``MetadataChangeProposal_v1`` records in the role's transaction, committed exactly
-  once with the step that caused them, built in serial form;
+* :class:`McpTopic` — ``kafka``: ``MetadataChangeProposal_v1`` records, built in serial form (in the incidents
+  role's transaction, committed exactly once with the step that caused them; the scores role's delivered before its
+  offsets are committed);
 * :class:`RestEffects` — ``rest``: one ``datahub.write`` effect per proposal on ``pareis.effects.v1``, delivered by
   the effects role, which reads ``incidentInfo`` back and keeps what people edited;
 * :class:`Written` — a writer that takes the proposals itself (the in-memory writer of the demo and tests): no
@@ -31,13 +34,18 @@ from pareis.roles.scores import ScoreWrite, score_mcps, score_serial
 
 
 class DatahubOutput(Protocol):
-    """Where the incidents role's DataHub writes go. Each method returns the records the role produces in its
-    transaction, in write order (none when the writes were handed over); errors are the writer's
+    """Where the incidents role's DataHub writes go. It returns the records the role produces in its transaction, in
+    write order (none when the writes were handed over); errors are the writer's
     (:class:`~pareis.datahub.writes.writer.DatahubWriter`)."""
 
     def intent(self, intent: Intent) -> list[OutRecord]:
         """The records of ``intent``'s proposals."""
         ...
+
+
+class ScoreOutput(Protocol):
+    """Where the scores role's DataHub writes go: the records the role produces, in write order (none when the
+    writes were handed over); errors are the writer's."""
 
     def scores(self, writes: Sequence[ScoreWrite]) -> list[OutRecord]:
         """The records of the reliability-score patches ``writes`` (:mod:`pareis.roles.scores`)."""

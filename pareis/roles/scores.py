@@ -1,4 +1,4 @@
-"""Keeping ``io.pareis.reliability_score`` current in DataHub (DESIGN §2.5), from the incidents role.
+"""The scores role's computations (DESIGN §1, §2.5): keeping ``io.pareis.reliability_score`` current in DataHub.
 
 For each sibling class a batch of run signals touches, at the time ``t`` of its latest run in the batch, the
 class's score (:func:`pareis.core.protect.assess` over the runs at or before ``t``) and the scores of the model
@@ -8,20 +8,23 @@ versions downstream of its columns (each aggregating all its upstream classes' s
 back). Write volume is bounded by the batch: at most the class's members and
 its downstream models, once each, whatever the number of runs.
 
-The ledger is updated when the batch is computed, before Kafka's transaction commits, with the batch's input
-position. An entry recorded on the batch's partition at or after its first offset comes from an attempt whose
-transaction aborted (committed offsets lie before the batch), so its value is written again: a redo never loses a
-write. A score that only ages between runs (freshness, the
-sliding windows) is rewritten on the class's next run.
+The ledger is updated when the batch is computed, before its records are delivered, with the position of the
+signals that caused each write (:class:`~pareis.roles.span.BatchSpan`): a batch redone after a crash writes again
+what an earlier attempt recorded and may not have delivered, so a redo never loses a write. A score that only ages
+between runs (freshness, the sliding windows) is rewritten on the class's next run.
+
+:class:`ScoresHandler` is the role's handler: the scores of a batch, then the retrain gate's decisions of the models
+downstream (:mod:`pareis.roles.gates`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pareis.config import DatahubSettings
-from pareis.contracts.records import Message
+from pareis.contracts.records import Message, OutRecord, RawMessage
 from pareis.core.graph import LineageView, Memo
 from pareis.core.protect import Survey, class_score, model_scores, survey
 from pareis.core.reliability import INCIDENT_WINDOW_MS
@@ -31,11 +34,16 @@ from pareis.datahub.writes.incident_writes import EntityPatch
 from pareis.datahub.writes.marks import system_metadata
 from pareis.datahub.writes.score_serial import score_patch
 from pareis.datahub.writes.writer import Mcp, SerialMcp
-from pareis.roles.messages import RunSignal
+from pareis.roles.gates import GatePublisher
+from pareis.roles.messages import RunSignal, decode_signal
+from pareis.roles.span import BatchSpan
 from pareis.store.exposure import ExposureIndex
 from pareis.store.exposure_reader import ExposureReader
 from pareis.store.runs import RunHistory
 from pareis.store.scores import Published, ScoreLedger
+
+if TYPE_CHECKING:
+    from pareis.roles.output import ScoreOutput
 
 
 @dataclass(frozen=True)
@@ -51,6 +59,15 @@ class ScoreWrite:
     def effect_id(self) -> str:
         """Deterministic, and distinct for distinct values (the effects role's ledger dedupes by it)."""
         return f"score/{self.urn}/{self.at_ms}/{self.score!r}"
+
+
+@dataclass(frozen=True)
+class Assessed:
+    """What one batch's signals cause: the score writes, and per dataset the model versions downstream of its
+    class's columns (sorted)."""
+
+    writes: list[ScoreWrite]
+    downstream: Mapping[str, tuple[str, ...]]
 
 
 @dataclass
@@ -69,12 +86,14 @@ class ScorePublisher:
     def writes(self, batch: Sequence[Message[RunSignal]], view: Memo | None = None) -> list[ScoreWrite]:
         """The writes ``batch`` causes; ``view``, the batch's view of :attr:`lineage` when the caller has one (its
         answers are then shared), else a new one."""
+        return self.assess(batch, view).writes
+
+    def assess(self, batch: Sequence[Message[RunSignal]], view: Memo | None = None) -> Assessed:
+        """:meth:`writes`, and the model versions downstream of each dataset of ``batch``."""
         if not batch:
-            return []
+            return Assessed([], {})
+        span = BatchSpan.of(batch)
         latest: dict[str, int] = {}
-        partition = batch[-1].partition
-        first = min(m.offset for m in batch if m.partition == partition)
-        last = max(m.offset for m in batch if m.partition == partition)
         for message in batch:
             signal = message.value
             t = signal.run.timestamp_ms
@@ -83,31 +102,34 @@ class ScorePublisher:
             view if view is not None else Memo(self.lineage), ExposureReader(self.exposure, fresh_only=True)
         )
         scores: dict[str, ScoreWrite] = {}
-        for dataset, values in self._scores(batch_view, latest).items():
-            for urn, value in values.items():
+        values, downstream = self._scores(batch_view, latest)
+        for dataset, found in values.items():
+            for urn, value in found.items():
                 scores[urn] = ScoreWrite(urn, value, latest[dataset], dataset)  # the last class's value stands
         known = self.ledger.get(scores)
         out = []
         for urn in sorted(scores):
             w = scores[urn]
             seen = known.get(urn)
-            redone = seen is not None and seen.partition == partition and seen.offset >= first
+            redone = seen is not None and span.redoes(seen.partition, seen.offset)
             newer = seen is None or (w.at_ms >= seen.at_ms and w.score != seen.score)
             if newer or redone:
                 out.append(w)
-        self.ledger.put({w.urn: Published(w.score, w.at_ms, partition, last) for w in out})
-        return out
+        self.ledger.put({w.urn: Published(w.score, w.at_ms, *span.position(w.cause)) for w in out})
+        return Assessed(out, downstream)
 
-    def _scores(self, batch: _BatchView, latest: Mapping[str, int]) -> dict[str, dict[str, float]]:
+    def _scores(
+        self, batch: _BatchView, latest: Mapping[str, int]
+    ) -> tuple[dict[str, dict[str, float]], dict[str, tuple[str, ...]]]:
         """Per dataset of the batch (sorted), the scores of its class's members and of the models downstream of
-        its columns, at its latest run. The models of every dataset are surveyed at once (one survey of the
-        batch's models; :func:`~pareis.core.protect.model_scores` answers for each dataset's own)."""
+        its columns, at its latest run; and those models. The models of every dataset are surveyed at once (one
+        survey of the batch's models; :func:`~pareis.core.protect.model_scores` answers for each dataset's own)."""
         view = batch.view
         d = survey(view, datasets=sorted(latest), exposed=batch.exposed)
-        models: dict[str, list[str]] = {}
+        models: dict[str, tuple[str, ...]] = {}
         for dataset in latest:
             cls = d.classes[d.class_of[dataset]]
-            models[dataset] = sorted({m for cols in cls.paths.values() for c in cols for m in d.models[c]})
+            models[dataset] = tuple(sorted({m for cols in cls.paths.values() for c in cols for m in d.models[c]}))
         every = sorted({m for ms in models.values() for m in ms})
         m = survey(view, models=every, exposed=batch.exposed) if every else None
         out: dict[str, dict[str, float]] = {}
@@ -120,7 +142,7 @@ class ScorePublisher:
             if m is not None and models[dataset]:
                 runs = self._model_runs(batch, m, at_ms, key, own)
                 values.update({sc.urn: sc.score for sc in model_scores(m, models[dataset], runs, at_ms)})
-        return out
+        return out, models
 
     def _model_runs(
         self, batch: _BatchView, m: Survey, at_ms: int, key: str, own: list[AssertionRun]
@@ -135,6 +157,37 @@ class ScorePublisher:
         if not names:
             return []
         return [r for r in self.runs.timeline(names, at_ms - INCIDENT_WINDOW_MS) if r.timestamp_ms <= at_ms]
+
+
+class ScoresHandler:
+    """The scores role's handler over a batch of run signals (the decoder filters out lineage signals): the batch's
+    score writes as the records of ``output`` (:mod:`pareis.roles.output`), then, with ``gates``, the retrain gate's
+    records of the models downstream of its datasets at its latest run time (:mod:`pareis.roles.gates`). At-least-once:
+    the ledgers make a redo publish again only what may not have been delivered."""
+
+    def __init__(self, publisher: ScorePublisher, output: ScoreOutput, gates: GatePublisher | None = None) -> None:
+        self._publisher = publisher
+        self._output = output
+        self._gates = gates
+
+    def __call__(self, batch: Sequence[Message[RunSignal]]) -> list[OutRecord]:
+        if not batch:
+            return []
+        view = Memo(self._publisher.lineage)  # one view of the index for the batch: its questions asked once
+        assessed = self._publisher.assess(batch, view)
+        out = self._output.scores(assessed.writes)
+        if self._gates is not None:
+            at_ms = max(m.value.run.timestamp_ms for m in batch)
+            out += self._gates.records(view, assessed.downstream, at_ms, BatchSpan.of(batch))
+        return out
+
+
+def decode(raw: RawMessage) -> RunSignal | None:
+    """The role's decoder: a run signal; None for a lineage signal (the incidents role's alone); DecodeError
+    (Poison) for bytes that are no signal."""
+    assert raw.value is not None  # the runtime filters tombstones before decoding
+    signal = decode_signal(raw.value, raw.origin)
+    return signal if isinstance(signal, RunSignal) else None
 
 
 class _BatchView:

@@ -13,6 +13,7 @@ Routes (read-only; every one answers GET only)::
     /models                    Models page: groups, versions, verdicts, rollback targets, gate checks
     /protect                   Protect page: reliability scores, ranked gaps, dbt YAML
     /api/incidents[/{urn}]     JSON twins (the answers' to_json(); /api/models, /api/protect alike)
+    /api/gate?model=URN[&at=]  the retrain gate exactly as ``pareis gate --json`` prints it (continuous learners)
     /events                    server-sent events: ``incidents`` whenever the incident store changes
     /healthz  /readyz  /metrics
 
@@ -168,6 +169,7 @@ def create_app(
         Route("/api/incidents/{urn:path}", page(pages.incident_api, "api_incident")),
         Route("/api/models", page(pages.models_api, "api_models")),
         Route("/api/protect", page(pages.protect_api, "api_protect")),
+        Route("/api/gate", page(pages.gate_api, "api_gate")),
         Route("/events", events),
         Route("/healthz", healthz),
         Route("/readyz", readyz),

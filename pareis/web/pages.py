@@ -259,6 +259,34 @@ async def gate_fragment(ctx: Context, request: Request) -> Response:
     return ctx.html("gate.html", gate=answer, model=model, full=full)
 
 
+async def gate_api(ctx: Context, request: Request) -> Response:
+    """``/api/gate?model=URN[&at=TIME]``: the retrain gate for continuous learners (DESIGN §2.4), the bytes ``pareis
+    gate --model URN --at TIME --json`` prints (:func:`pareis.compose.gates.decision`; ``at``: ISO-8601 or epoch ms,
+    default the app's clock), evaluated on each request. 200 for GO and NO-GO; when it cannot evaluate, the CLI's
+    exit-2 object with 400 (no model, a bad ``at``), 404 (a model it cannot evaluate) or 503 (a source is down: the
+    gate cannot answer, so do not train)."""
+    from pareis.answers.times import at_ms
+    from pareis.compose.gates import CANNOT_EVALUATE, cannot_evaluate, decision
+
+    model = request.query_params.get("model", "")
+    now = ctx.clock()
+    try:
+        if not model:
+            raise CannotEvaluate("model is required: the URN of a model group or version")
+        when = at_ms(request.query_params.get("at"), now)
+    except CannotEvaluate as exc:
+        status, answer = 400, cannot_evaluate(model, exc, now)
+    else:
+        try:
+            answer = await ctx.ask(translated(lambda: decision(ctx.sources, model, when)))
+        except SourceUnavailable as exc:
+            answer = cannot_evaluate(model, f"{exc} — the gate cannot answer, so do not train", when)
+            status = 503
+        else:
+            status = 404 if answer.decision == CANNOT_EVALUATE else 200
+    return Response(answer.text + "\n", status, media_type="application/json")
+
+
 # -- Models ------------------------------------------------------------------------------------------------------
 
 

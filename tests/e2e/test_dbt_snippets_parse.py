@@ -8,7 +8,9 @@ unreachable here) is declared in ``packages.yml`` and installed with ``dbt deps`
 network). dbt comes from ``.venv-demo`` (``make dbt-install``), or ``PAREIS_TEST_DBT``.
 
 Snippets: the gaps protect finds on the demo recording, plus one of each rule's tests on real demo columns, in
-dbt ≥ 1.10's form and in the legacy form.
+dbt ≥ 1.10's form and in the legacy form; and the gaps protect finds on the excel golden with a model reading two of
+its sheet's columns: a relation whose name is no dbt name (``[business_report.xlsx]Business Report`` in the folder
+``tests/integration/excel/data``) and a column with a space (``Q1 Sales``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pareis.core.dbt_tests import ColumnFacts, DbtNode, choose, schema_yml
 from pareis.core.protect import assess, survey
 from pareis.lineage_loader import load_files
 from pareis.store.lineage_memory import MemoryLineageStore
+from tests.support.goldens import golden, overlay
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = ROOT / "deploy" / "demo" / "dbt"
@@ -34,6 +37,8 @@ RECORDED = ROOT / "deploy" / "demo" / "recorded"
 CHURN = [f"urn:li:mlModel:(urn:li:dataPlatform:mlflow,churn_{v},PROD)" for v in (1, 2, 3, 4)]
 DIM_CUSTOMERS = "urn:li:dataset:(urn:li:dataPlatform:dbt,retail.analytics.dim_customers,PROD)"
 FEATURES = "urn:li:dataset:(urn:li:dataPlatform:dbt,retail.analytics.customer_features,PROD)"
+SHEET = ("tests/integration/excel/data", "[business_report.xlsx]Business Report")
+"""The excel golden's dataset as a relation: (schema, identifier)."""
 
 
 def dbt_binary() -> str:
@@ -112,12 +117,25 @@ def snippets() -> list[str]:
     strings = ColumnFacts(f"urn:li:schemaField:({FEATURES},country)", "string", values=("France", "United Kingdom"))
     raw = DbtNode("sources", "transactions", "raw")
     return [
+        *excel_snippets(),
         schema_yml(entries),
         schema_yml([(DbtNode("models", "customer_features"), "basket_size", choose(every_rule, nodes))]),
         schema_yml([(DbtNode("models", "customer_features"), "country", choose(strings, nodes))]),
         schema_yml([(raw, "customer_id", choose(every_rule, nodes))], legacy=True),
         schema_yml([(DbtNode("models", "dim_products"), "avg_unit_price", choose(every_rule, nodes))], legacy=True),
     ]
+
+
+def excel_snippets() -> list[str]:
+    from pareis.answers.reliability import protect
+    from pareis.compose.sources import open_sources
+
+    sources = open_sources(
+        metadata=[golden("excel__excel_file_test_golden"), overlay("excel_model_on_spreadsheet_columns")]
+    )
+    answer = protect(sources, at_ms=1_780_272_000_000, legacy=True)
+    assert len(answer.gaps) == 2, "Region and Q1 Sales feed the model untested"
+    return [answer.yaml]
 
 
 def test_the_suggested_tests_parse_in_the_demo_project(tmp_path: Path) -> None:
@@ -143,6 +161,9 @@ def test_the_suggested_tests_parse_in_the_demo_project(tmp_path: Path) -> None:
     assert (None, "accepted_values", "country") in names
     assert (None, "not_null", "customer_id") in names  # on the source, legacy form
     assert ("dbt_utils", "accepted_range", "avg_unit_price") in names  # legacy form
+    (sheet,) = (s for s in manifest["sources"].values() if (s["schema"], s["identifier"]) == SHEET)
+    on_sheet = {t.get("column_name") for t in tests if sheet["unique_id"] in t["depends_on"]["nodes"]}
+    assert on_sheet == {"Region", '"Q1 Sales"'}, "the tests name the real sheet and its columns (quoted)"
     range_test = next(
         t for t in tests if t["test_metadata"]["name"] == "accepted_range" and t.get("column_name") == "basket_size"
     )

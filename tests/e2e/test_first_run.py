@@ -101,12 +101,12 @@ def test_run_all_then_replay_on_fresh_topics_raises_the_first_incident_within_30
             runner.kill()
 
     # Each role said once which DataHub topic it waited for, and the topics Pareis owns that the roles use were
-    # created with the configured partitions (the gate topic is the scores role's).
+    # created with the configured partitions (the gate topic by the scores role).
     assert Counter(e["topic"] for e in log_events(runner.log_path, "waiting for topic")) == dict.fromkeys(datahub, 1)
     present = kafka_admin.list_topics(timeout=10).topics
-    for name in ("signals", "effects", "dlq"):
+    for name in ("signals", "effects", "dlq", "gate"):
         assert len(present[fresh_topics[name]].partitions) == PARTITIONS, name
     assert {e["topic"] for e in log_events(runner.log_path, "created topic")} == {
-        fresh_topics[n] for n in ("signals", "effects", "dlq")
+        fresh_topics[n] for n in ("signals", "effects", "dlq", "gate")
     }
     print(f"first incident {first_incident_s:.1f}s after the replay started")

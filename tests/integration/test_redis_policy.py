@@ -90,7 +90,7 @@ def test_every_role_on_redis_checks_the_policy_before_it_starts(
 def lineage_started(url: str, **redis: object) -> None:
     """Build the lineage role's pipeline on ``url`` and start it (what `pareis run lineage` does first)."""
     settings = Settings(redis_url=url, redis=RedisSettings(**redis), tickets=TicketSettings(no_tools=True))
-    pipeline = roles.lineage_pipeline(settings)
+    pipeline = roles.lineage_process(settings)
     try:
         pipeline.start()
     finally:

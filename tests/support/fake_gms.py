@@ -18,12 +18,17 @@ request without ``Authorization: Bearer <token>`` a 401; ``gms=False`` answers `
 frontend does (no ``noCode``), which the emitter takes for a wrong URL. ``incident_types`` is the set of entity
 types ``incidentInfo.entities`` may name (a release: datasets and the other non-ML types; DataHub master adds
 ``mlModel``, ``mlFeature``, ``mlFeatureTable``); a proposal naming another is refused, the whole request with it.
+``incident_list_types`` is the set of entity types whose incidents the server can list (GraphQL ``incidents`` on the
+type, ``POST /api/graphql``: a query naming it on another type is a validation error, as GMS answers for a field its
+schema lacks); by default those it accepts. The released 1.7.0 accepts the ML types and lists none of them
+(:data:`INCIDENT_TYPES_1_7_0`: the write succeeds, the incident is invisible on the model).
 :meth:`FakeGms.edit` writes an aspect as a person in DataHub's UI would (not recorded as a proposal).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 from dataclasses import dataclass
@@ -41,6 +46,16 @@ INCIDENT_TYPES_RELEASE = frozenset({"dataset", "chart", "dashboard", "dataFlow",
 """What ``incidentInfo.entities`` accepts on a DataHub release (no ML entity)."""
 INCIDENT_TYPES_MASTER = INCIDENT_TYPES_RELEASE | {"mlModel", "mlFeature", "mlFeatureTable"}
 """What DataHub master accepts (reference §14); never ``mlModelGroup``."""
+INCIDENT_TYPES_1_7_0 = {"incident_types": INCIDENT_TYPES_MASTER, "incident_list_types": INCIDENT_TYPES_RELEASE}
+"""The released 1.7.0 (reference §15): accepts incidents on ML entities, lists none of them (``FakeGms(**…)``)."""
+GRAPHQL_ENTITY_TYPES = {
+    "Dataset": "dataset",
+    "MLModel": "mlModel",
+    "MLFeature": "mlFeature",
+    "MLFeatureTable": "mlFeatureTable",
+    "MLModelGroup": "mlModelGroup",
+}
+_FRAGMENT = re.compile(r"\.\.\.\s*on\s+(\w+)\s*\{\s*incidents\b")
 
 EMITTER_PROPERTIES = ("clientId", "clientVersion")
 """System-metadata properties acryl's REST emitter adds on its own; not part of what Pareis proposed."""
@@ -97,9 +112,11 @@ class FakeGms:
         token: str | None = None,
         gms: bool = True,
         incident_types: frozenset[str] | None = None,
+        incident_list_types: frozenset[str] | None = None,
     ) -> None:
         self.version = version
         self.incident_types = INCIDENT_TYPES_RELEASE if incident_types is None else incident_types
+        self.incident_list_types = self.incident_types if incident_list_types is None else incident_list_types
         self.token = token
         self.gms = gms
         self._lock = threading.Lock()
@@ -189,6 +206,8 @@ class FakeGms:
             return _reply(request, 200, self._config())
         if request.command == "GET" and parts.path.startswith("/aspects/"):
             return self._get_aspect(request, unquote(parts.path[len("/aspects/") :]), query)
+        if request.command == "POST" and parts.path == "/api/graphql":
+            return _reply(request, 200, self._graphql(json.loads(body or b"null")))
         try:
             proposals = self._parse(request.command, parts.path, query, body)
         except (KeyError, ValueError, TypeError) as exc:
@@ -218,6 +237,29 @@ class FakeGms:
             return _reply(request, 404, _error(404, f"no {name} for {urn}"))
         fullname = cls.RECORD_SCHEMA.fullname.replace(".pegasus2avro", "")
         return _reply(request, 200, {"aspect": {fullname: value}, "version": 0})
+
+    def _graphql(self, payload: Any) -> dict[str, Any]:
+        """The incidents of an entity, as ``entity(urn) { … on <Type> { incidents { total } } }`` asks: the number
+        of stored incidents naming it; a validation error when the type cannot list incidents."""
+        query = payload.get("query", "") if isinstance(payload, dict) else ""
+        urn = ((payload.get("variables") or {}) if isinstance(payload, dict) else {}).get("urn")
+        found = _FRAGMENT.search(query)
+        if found is None or not isinstance(urn, str):
+            return {"errors": [{"message": "the fake GMS answers only the incidents of an entity"}], "data": None}
+        kind = GRAPHQL_ENTITY_TYPES.get(found.group(1))
+        if kind not in self.incident_list_types:
+            message = (
+                f"Validation error (FieldUndefined@[entity/incidents]) : Field 'incidents' in type "
+                f"'{found.group(1)}' is undefined"
+            )
+            return {"errors": [{"message": message, "extensions": {"classification": "ValidationError"}}]}
+        with self._lock:
+            total = sum(
+                1
+                for (_, name), value in self._store.items()
+                if name == "incidentInfo" and urn in (value.get("entities") or [])
+            )
+        return {"data": {"entity": {"incidents": {"total": total}}}}
 
     def _incident_refusal(self, proposal: Received) -> str | None:
         if proposal.aspect_name != "incidentInfo" or proposal.change_type == "PATCH":

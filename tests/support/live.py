@@ -147,7 +147,7 @@ def role_env(settings: Mapping[str, str]) -> dict[str, str]:
     return {**base, **settings, "PYTHONPATH": str(ROOT)}
 
 
-ROLE_TOPICS = ("mcl_versioned", "mcl_timeseries", "mcp", "signals", "effects")
+ROLE_TOPICS = ("mcl_versioned", "mcl_timeseries", "mcp", "signals", "effects", "gate")
 
 
 def role_topics(new_topic: Callable[[int], str], partitions: int) -> dict[str, str]:

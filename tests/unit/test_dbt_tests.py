@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import yaml
 
-from pareis.core.dbt_tests import ColumnFacts, DbtNode, DbtTest, choose, dbt_node, schema_yml
+from pareis.core.dbt_tests import ColumnFacts, DbtNode, DbtTest, choose, dbt_node, relation_of, schema_yml
+from tests.support.goldens import golden, overlay
 
 SRC = "urn:li:dataset:(urn:li:dataPlatform:postgres,shop.raw.orders,PROD)"
 DIM = "urn:li:dataset:(urn:li:dataPlatform:postgres,shop.analytics.dim_customers,PROD)"
@@ -106,3 +107,73 @@ def test_sources_nest_tables_and_entries_merge_by_node_and_column() -> None:
         {"name": "customer_id", "data_tests": ["not_null", "unique"]},
         {"name": "country", "data_tests": [{"accepted_values": {"arguments": {"values": ["UK", "it's"]}}}]},
     ]
+
+
+EXCEL = (
+    "urn:li:dataset:(urn:li:dataPlatform:excel,tests/integration/excel/data/[business_report.xlsx]Business Report,PROD)"
+)
+"""The excel golden's one dataset: a sheet of a workbook on a path, its name holding a dot inside brackets."""
+
+
+def test_names_are_split_on_the_urns_structure_never_inside_a_name() -> None:
+    assert relation_of(EXCEL) == ("tests/integration/excel/data", "[business_report.xlsx]Business Report")
+    assert relation_of("urn:li:dataset:(urn:li:dataPlatform:s3,bucket/sales/2026.csv,PROD)") == (
+        "bucket/sales",
+        "2026.csv",
+    )
+    assert relation_of(SRC) == ("raw", "orders")
+    assert relation_of("urn:li:dataset:(urn:li:dataPlatform:hive,db.[a.b],PROD)") == ("db", "[a.b]")
+    assert relation_of('urn:li:dataset:(urn:li:dataPlatform:postgres,db."s.1".t,PROD)') == ('"s.1"', "t")
+    assert relation_of("urn:li:dataset:(urn:li:dataPlatform:kafka,orders,PROD)") == ("default", "orders")
+
+
+def test_a_relation_that_is_no_dbt_name_keeps_its_real_name_as_schema_and_identifier() -> None:
+    node = dbt_node(EXCEL, None)
+    assert node == DbtNode(
+        "sources",
+        "business_report_xlsx_Business_Report",
+        "tests_integration_excel_data",
+        "tests/integration/excel/data",
+        "[business_report.xlsx]Business Report",
+    )
+    assert node.ref() == "source('tests_integration_excel_data', 'business_report_xlsx_Business_Report')"
+    assert dbt_node(SRC, None) == DbtNode("sources", "orders", "raw"), "identifiers are written as they are"
+    (source,) = yaml.safe_load(schema_yml([(node, "Q1 Sales", [DbtTest("not_null")])]))["sources"]
+    assert source == {
+        "name": "tests_integration_excel_data",
+        "schema": "tests/integration/excel/data",
+        "tables": [
+            {
+                "name": "business_report_xlsx_Business_Report",
+                "identifier": "[business_report.xlsx]Business Report",
+                "columns": [{"name": "Q1 Sales", "quote": True, "data_tests": ["not_null"]}],
+            }
+        ],
+    }
+
+
+def test_a_nested_field_path_is_not_quoted() -> None:
+    (model,) = yaml.safe_load(schema_yml([(DbtNode("models", "users"), "profile.country", [DbtTest("not_null")])]))[
+        "models"
+    ]
+    assert model["columns"] == [{"name": "profile.country", "data_tests": ["not_null"]}]
+
+
+def test_protect_on_the_excel_golden_suggests_tests_naming_the_real_sheet() -> None:
+    """The excel golden plus a model whose features read two of the sheet's columns (``Region``, ``Q1 Sales``):
+    both are gaps; each snippet declares the sheet as a source whose relation is the real one."""
+    from pareis.answers.reliability import protect
+    from pareis.compose.sources import open_sources
+
+    sources = open_sources(
+        metadata=[golden("excel__excel_file_test_golden"), overlay("excel_model_on_spreadsheet_columns")]
+    )
+    answer = protect(sources, at_ms=1_780_272_000_000)
+    assert [g.column for g in answer.gaps] == [
+        f"urn:li:schemaField:({EXCEL},Q1 Sales)",
+        f"urn:li:schemaField:({EXCEL},Region)",
+    ]
+    for snippet in [answer.yaml, *(t.yaml for g in answer.gaps for t in g.tests)]:
+        (source,) = yaml.safe_load(snippet)["sources"]
+        (table,) = source["tables"]
+        assert (source["schema"], table["identifier"]) == relation_of(EXCEL)

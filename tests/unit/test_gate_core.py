@@ -86,6 +86,19 @@ def test_upstream_assertions_passing() -> None:
     assert status(failing, "upstream_assertions_passing") == (Status.FAIL, (ASSERTION,))
 
 
+def test_a_failure_of_severity_low_warns_and_does_not_block() -> None:
+    """DESIGN §2.3: a FAILURE whose result.severity is LOW (dbt's warn) is a warning: check 2 WARN, GO."""
+    warn = replace(run(ResultType.FAILURE), severity="LOW", warning=True)
+    warned = healthy(assertions=(UpstreamAssertion(ASSERTION, (DS,), (COL,), warn, warn),))
+    assert status(warned, "upstream_assertions_passing") == (Status.WARN, (ASSERTION,))
+    assert evaluate(warned).decision is Decision.GO
+    assert evaluate(warned, Policy(strict=True)).decision is Decision.NO_GO, "--strict turns the WARN into FAIL"
+    # Opened on LOW severity (incidents.open_on_low_severity): no warning, a failure like any other.
+    counted = replace(run(ResultType.FAILURE), severity="LOW")
+    failing = healthy(assertions=(UpstreamAssertion(ASSERTION, (DS,), (COL,), counted, counted),))
+    assert status(failing, "upstream_assertions_passing") == (Status.FAIL, (ASSERTION,))
+
+
 def test_no_assertion_error_reads_the_latest_run_of_any_kind() -> None:
     ok = run(ResultType.SUCCESS, 2)
     for kind in (ResultType.ERROR, ResultType.INIT):

@@ -16,7 +16,7 @@ from pareis.config import load_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "helm" / "pareis"
-ROLES = ["assertions", "effects", "incidents", "lineage"]
+ROLES = ["assertions", "effects", "incidents", "lineage", "scores"]
 SENTINEL = "s3cr3t-sentinel-value"
 
 
@@ -165,6 +165,10 @@ def test_hpa_per_role_on_consumer_lag_and_a_pdb_per_role(helm: str, tmp_path: Pa
     assert metric["external"]["metric"] == {"name": "pareis_consumer_lag", "selector": selector}
     assert metric["external"]["target"] == {"type": "AverageValue", "averageValue": "1000"}
     assert hpas["rel-pareis-effects"]["spec"]["metrics"][0]["external"]["target"]["averageValue"] == "100"
+    # The scores role (DESIGN §1, issue 35) scales on its own group's lag on the signals topic.
+    scores = hpas["rel-pareis-scores"]["spec"]
+    assert scores["scaleTargetRef"]["name"] == "rel-pareis-scores"
+    assert scores["metrics"][0]["external"]["metric"]["selector"] == {"matchLabels": {"role": "scores"}}
     pdbs = of_kind(docs, "PodDisruptionBudget")
     assert sorted(pdbs) == [f"rel-pareis-{role}" for role in ROLES]
     assert pdbs["rel-pareis-lineage"]["spec"]["selector"]["matchLabels"]["app.kubernetes.io/component"] == "lineage"
@@ -179,12 +183,21 @@ def test_keda_scaled_objects_replace_the_hpas(helm: str, tmp_path: Path) -> None
     assert trigger["type"] == "kafka"
     assert trigger["metadata"]["consumerGroup"] == "pareis-incidents"
     assert trigger["metadata"]["topic"] == "pareis.signals.v1"
-    assert scaled["rel-pareis-lineage"]["spec"]["triggers"][0]["metadata"]["topic"] == "MetadataChangeLog_Versioned_v1"
+    (trigger,) = scaled["rel-pareis-scores"]["spec"]["triggers"]
+    scores = trigger["metadata"]
+    assert (scores["consumerGroup"], scores["topic"]) == ("pareis-scores", "pareis.signals.v1")
+    lineage = scaled["rel-pareis-lineage"]["spec"]["triggers"][0]["metadata"]
+    assert lineage["topic"] == "MetadataChangeLog_Versioned_v1"
 
 
 def test_disabled_roles_render_nothing_and_fixed_replicas_without_autoscaling(helm: str, tmp_path: Path) -> None:
     values = {
-        "roles": {"assertions": {"enabled": False}, "effects": {"enabled": False}, "incidents": {"enabled": False}},
+        "roles": {
+            "assertions": {"enabled": False},
+            "effects": {"enabled": False},
+            "incidents": {"enabled": False},
+            "scores": {"enabled": False},
+        },
         "roleDefaults": {"replicas": 3, "autoscaling": {"enabled": False}, "podDisruptionBudget": {"enabled": False}},
     }
     docs = render(helm, tmp_path, values)

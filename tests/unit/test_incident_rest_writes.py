@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 import pytest
+import requests
 
 from pareis.config import DatahubSettings
 from pareis.contracts.records import Message
@@ -13,17 +14,17 @@ from pareis.core.analysis import AnalysisInputs
 from pareis.core.intents import Intent, Open, Resolve, Update
 from pareis.core.lifecycle import IncidentState, Signal, step
 from pareis.core.owners import Owner
-from pareis.datahub.writes.capabilities import PROBE_INCIDENT, probe_ml_incident_types
+from pareis.datahub.writes.capabilities import PROBE_INCIDENT, GraphqlLister, probe_mcp, probe_ml_incident_types
 from pareis.datahub.writes.incident_merge import keep_edits
 from pareis.datahub.writes.incident_writes import intent_mcps
 from pareis.datahub.writes.rest import RestWriter
-from pareis.errors import Poison
+from pareis.errors import Fatal, Poison, Retriable
 from pareis.roles.effects import EffectsHandler
 from pareis.roles.messages import decode_effect, encode
 from pareis.roles.output import rest_effects
 from pareis.store.ledger import MemoryLedger
 from pareis.tickets.delivery import TicketDelivery
-from tests.support.fake_gms import INCIDENT_TYPES_MASTER, FakeGms
+from tests.support.fake_gms import INCIDENT_TYPES_1_7_0, INCIDENT_TYPES_MASTER, FakeGms
 from tests.support.writer_scenario import BLAST, DATASET, RUNS, VERSIONS
 
 JDOE = Owner("urn:li:corpuser:jdoe@example.com", "jdoe@example.com")
@@ -110,13 +111,49 @@ def test_keep_edits_takes_pareis_values_where_nobody_changed_them() -> None:
 
 
 @pytest.mark.parametrize(
-    ("accepts", "expected"), [(None, []), (INCIDENT_TYPES_MASTER, ["mlFeature", "mlFeatureTable", "mlModel"])]
+    ("server", "expected"),
+    [
+        ({}, []),  # a release before 1.7.0: refuses incidents on ML entities
+        (INCIDENT_TYPES_1_7_0, []),  # released 1.7.0: accepts them, cannot list them on the model
+        ({"incident_types": INCIDENT_TYPES_MASTER}, ["mlFeature", "mlFeatureTable", "mlModel"]),  # master
+    ],
 )
-def test_the_start_up_probe_learns_what_gms_accepts(accepts: frozenset[str] | None, expected: Sequence[str]) -> None:
-    with FakeGms(incident_types=accepts) as gms:
-        assert probe_ml_incident_types(RestWriter(gms.url), DatahubSettings(write_path="rest")) == expected
+def test_the_start_up_probe_learns_what_gms_accepts_and_lists(
+    server: dict[str, frozenset[str]], expected: Sequence[str]
+) -> None:
+    with FakeGms(**server) as gms:
+        settings = DatahubSettings(write_path="rest", gms_url=gms.url)
+        assert probe_ml_incident_types(RestWriter(gms.url), settings) == expected
         assert gms.aspect(PROBE_INCIDENT, "incidentInfo")["entities"] == [], "the probe is left on nothing"
         assert gms.aspect(PROBE_INCIDENT, "incidentInfo")["status"]["state"] == "RESOLVED"
+        assert gms.paths.count("POST /api/graphql") == 3, "each ML type is asked whether it lists incidents"
+
+
+def test_the_fake_gms_lists_incidents_only_where_the_server_can() -> None:
+    model = "urn:li:mlModel:(urn:li:dataPlatform:mlflow,m,PROD)"
+    for server, total in (({"incident_types": INCIDENT_TYPES_MASTER}, 1), (INCIDENT_TYPES_1_7_0, None)):
+        with FakeGms(**server) as gms:
+            RestWriter(gms.url).write([probe_mcp(DatahubSettings(), [model])])  # both servers accept the write
+            lister = GraphqlLister(gms.url)
+            assert lister.lists_incidents("mlModel", model) is (total is not None)
+            answer = requests.post(
+                f"{gms.url}/api/graphql",
+                json={
+                    "query": "{ entity(urn: $urn) { ... on MLModel { incidents { total } } } }",
+                    "variables": {"urn": model},
+                },
+                timeout=5,
+            ).json()
+            assert (answer.get("data") or {}).get("entity", {}).get("incidents", {}).get("total") == total
+
+
+def test_the_probe_raises_when_gms_is_down_or_refuses_the_token() -> None:
+    with FakeGms(token="secret") as gms:
+        with pytest.raises(Fatal, match="401"):
+            GraphqlLister(gms.url, "wrong").lists_incidents("mlModel", "urn:li:mlModel:x")
+        gms.fail_next(503)
+        with pytest.raises(Retriable):
+            GraphqlLister(gms.url, "secret").lists_incidents("mlModel", "urn:li:mlModel:x")
 
 
 def test_a_server_refusing_the_model_write_keeps_the_datasets_incident(gms: FakeGms) -> None:

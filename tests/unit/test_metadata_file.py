@@ -81,6 +81,22 @@ def test_a_file_that_is_not_a_json_array_is_refused_when_streamed(tmp_path: Path
         ),
         ({"proposedSnapshot": {"a": {"urn": "urn:li:dataset:x", "aspects": [{"com.x.Nope": {}}]}}}, "unknown aspect"),
         ({"proposedSnapshot": {}}, "exactly one snapshot"),
+        (
+            {"entityUrn": "urn:li:dataset:x", "aspectName": "status", "aspect": {"json": 5}},
+            "must be an object, got int",
+        ),
+        (
+            {"entityUrn": "urn:li:dataset:x", "aspectName": "status", "aspect": {"value": "[1]", "contentType": "x"}},
+            "aspect status must be an object, got list",
+        ),
+        (
+            {"entityUrn": "urn:li:dataset:x", "aspectName": "status", "changeType": "PATCH", "aspect": {"json": "x"}},
+            "patch of status must be a list of operations or an object, got str",
+        ),
+        (
+            {"proposedSnapshot": {"a": {"urn": "urn:li:dataset:x", "aspects": [{"com.linkedin.common.Status": 5}]}}},
+            "aspect status must be an object",
+        ),
     ],
 )
 def test_an_element_that_is_not_file_format_is_named(tmp_path: Path, element: Any, message: str) -> None:

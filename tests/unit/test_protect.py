@@ -240,3 +240,22 @@ def test_one_survey_of_many_datasets_scores_each_as_its_own(
         assert [(s.urn, s.score, s.components) for s in scores] == [
             (m, got.score, got.components) for m in sorted(many.classes[key].members)
         ]
+
+
+def test_coverage_of_a_class_without_a_known_schema_is_unknown() -> None:
+    """DESIGN §2.5: a dataset without a known schema has unknown coverage, not full (nor empty) coverage — even
+    when a feature links to a column of it by name (DESIGN §2.1, sources without a schema)."""
+    s = MemoryLineageStore()
+    bare = "urn:li:dataset:(urn:li:dataPlatform:s3,bucket/orders,PROD)"
+    for entity, aspect, value in (
+        (feature("amount"), "mlFeatureProperties", {"sources": [bare]}),
+        (model("m"), "mlModelProperties", {"mlFeatures": [feature("amount")]}),
+    ):
+        update = lineage_update(entity, aspect, "UPSERT", value, Stamp(1, 0))
+        assert update is not None
+        s.apply([update])
+    found = survey(s, models=[model("m")])
+    (key,) = [k for k, c in found.classes.items() if bare in c.members]
+    assert found.classes[key].feeding == {"amount"}, "the feature links to the column named like it"
+    coverage = {c.name: c for c in class_score(found, key, [], 0).components}["coverage"]
+    assert (coverage.value, coverage.detail) == (None, "schema unknown")

@@ -1,7 +1,9 @@
 """Reliability score components and their aggregation (DESIGN §2.5, pareis.core.reliability).
 
 Expected values are computed by hand from the module's published rules: coverage 0.30, pass rate 0.30 (7 days),
-incidents 0.25 (30 days: 100 − 10 × count − 100 × failing share), freshness 0.15 (100 up to 24 h, 0 at 7 days).
+incidents 0.25 (30 days: 100 − 10 × count − 100 × failing share), freshness 0.15 (100 up to 24 h, 0 at 7 days); a
+component without data is unknown and its weight is spread over the known ones (score = Σ value × weight / Σ weight
+over the known components).
 """
 
 from __future__ import annotations
@@ -57,18 +59,42 @@ def test_each_component_follows_its_rule() -> None:
 
 def test_an_open_incident_counts_its_failing_time_up_to_at() -> None:
     runs = [run("a", AT - 40 * DAY, True), run("a", AT - 35 * DAY, False)]
-    parts = {c.name: c for c in dataset_score(DS, feeding=(), tested=(), runs=runs, at_ms=AT).components}
+    score = dataset_score(DS, feeding={"x"}, tested={"x"}, runs=runs, at_ms=AT)
+    parts = {c.name: c for c in score.components}
     # still failing: the whole 30-day window is failing time, and one incident → floored at 0
     assert parts["incidents"].value == 0.0
-    assert parts["coverage"].value == 100.0  # no column feeds a model
-    assert parts["pass_rate"].value == 0.0  # no run in the last 7 days
+    assert parts["coverage"].value == 100.0  # its one model-feeding column is tested
+    assert parts["pass_rate"].value is None  # no run in the last 7 days: unknown, not 0
     assert parts["freshness"].value == 0.0  # 35 days old
+    assert score.score == round(100 * 0.30 / 0.70, 1)  # (100 × 0.30 + 0 × 0.25 + 0 × 0.15) / 0.70
+    untested = dataset_score(DS, feeding=(), tested=(), runs=runs, at_ms=AT).component("coverage")
+    assert (untested.value, untested.detail) == (None, "no column feeds a model")  # a share of nothing
 
 
 def test_an_untested_dataset_scores_low() -> None:
     score = dataset_score(DS, feeding={"x"}, tested=(), runs=(), at_ms=AT)
-    assert score.score == 25.0  # only the incident component (no incident) is full
+    assert score.score == 0.0  # coverage 0 and freshness 0 are all that is known
     assert score.component("freshness").detail == "no assertion run"
+    assert (score.component("pass_rate").value, score.component("incidents").value) == (None, None)
+
+
+def test_a_component_without_data_is_unknown_and_its_weight_spread_over_the_known_ones() -> None:
+    # Tested a day ago, clean: coverage 1/2, pass rate 100, no incident, freshness 100 − 100/6 (24 h < 48 h age).
+    runs = [run("a", AT - 2 * DAY, True)]
+    score = dataset_score(DS, feeding={"x", "y"}, tested={"x"}, runs=runs, at_ms=AT, schema_known=False)
+    coverage = score.component("coverage")
+    assert (coverage.value, coverage.detail) == (None, "schema unknown")
+    assert score.to_json()["components"][0] == {
+        "name": "coverage",
+        "value": None,
+        "weight": 0.3,
+        "detail": "schema unknown",
+    }
+    freshness = round(100 * 5 / 6, 1)
+    assert score.score == round((100 * 0.30 + 100 * 0.25 + freshness * 0.15) / 0.70, 1)
+    known = dataset_score(DS, feeding={"x", "y"}, tested={"x"}, runs=runs, at_ms=AT)
+    assert known.component("coverage").value == 50.0
+    assert known.score == round(50 * 0.30 + 100 * 0.30 + 100 * 0.25 + freshness * 0.15, 1)
 
 
 def test_error_runs_do_not_count() -> None:

@@ -196,3 +196,16 @@ def test_the_pipeline_records_dataset_operations_without_a_signal() -> None:
     assert ports.runs.last_operation(WAREHOUSE, 7_999) == 6_500  # lastUpdatedTimestamp, else the event's time
     assert ports.runs.last_operation(WAREHOUSE, 10_000) == 8_000
     assert ports.runs.assertions_of(WAREHOUSE) == []
+
+
+@pytest.mark.parametrize("open_on_low", [False, True])
+def test_a_failure_of_severity_low_is_a_warning_unless_the_setting_opens_on_it(open_on_low: bool) -> None:
+    """DESIGN §2.3: dbt's ``warn`` (result.severity LOW) is recorded as a warning by the running role, not only by
+    file readers; ``incidents.open_on_low_severity`` makes it a failure like any other."""
+    settings = Settings.model_validate({"incidents": {"open_on_low_severity": open_on_low}})
+    low = event(A1, 100, "FAILURE")
+    low["result"]["severity"] = "LOW"
+    observed_run = assertions_pipeline(settings, Ports.in_memory()).decode(raw(frame("assertionRunEvent", low), 0))
+    assert isinstance(observed_run, ObservedRun)
+    assert observed_run.run.severity == "LOW"
+    assert (observed_run.run.warning, observed_run.run.fails) == (not open_on_low, open_on_low)

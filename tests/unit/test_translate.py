@@ -55,7 +55,9 @@ def test_lineage_aspects_are_those_of_the_design() -> None:
     owners = {"ownership", "corpUserInfo", "corpUserEditableInfo"}
     # plus §2.3's serving versions: a deployment's status (the models' deployments and aliases are in the above)
     serving = {"mlModelDeploymentProperties"}
-    assert set(design.split()) | protect | owners | serving == LINEAGE_ASPECTS
+    # plus §2.1's logical datasets (DataHub's logical/physical model)
+    logical = {"logicalParent"}
+    assert set(design.split()) | protect | owners | serving | logical == LINEAGE_ASPECTS
 
 
 def test_upstream_lineage_links_datasets_and_each_upstream_column_to_each_downstream() -> None:
@@ -141,6 +143,30 @@ def test_schema_metadata_lists_simple_columns() -> None:
 
 def test_siblings_link_dbt_node_and_warehouse_table() -> None:
     assert facts(DBT, dh.SiblingsClass(siblings=[STG, DBT], primary=True)).edges == {(Rel.SIBLING, DBT, STG)}
+
+
+def test_a_logical_parent_links_like_siblings() -> None:
+    """DESIGN §2.1 logical datasets, on values built with acryl-datahub's ``LogicalParentClass``: datasets are
+    siblings; a column and its parent column are each other's upstream (whatever their names); a column whose parent
+    is a dataset is that dataset's column of its name; no parent, no link; a dataset under a column is refused."""
+    contract = make_dataset_urn("odcs", "orders_contract")
+
+    def parent(urn: str | None) -> dh.LogicalParentClass:
+        return dh.LogicalParentClass(parent=dh.EdgeClass(destinationUrn=urn) if urn else None)
+
+    assert facts(STG, parent(contract)).edges == {(Rel.SIBLING, STG, contract)}
+    physical, logical = col(STG, "amt"), col(contract, "amount")
+    assert facts(physical, parent(logical)).edges == {
+        (Rel.COLUMN, physical, logical),
+        (Rel.COLUMN, logical, physical),
+        (Rel.COVERED, STG, contract),
+        (Rel.COVERED, contract, STG),
+    }
+    assert (Rel.COLUMN, physical, col(contract, "amt")) in facts(physical, parent(contract)).edges
+    assert facts(STG, parent(None)).edges == frozenset()
+    with pytest.raises(DecodeError, match="logical parent of a dataset must be a dataset"):
+        facts(STG, parent(logical))
+    assert "logicalParent" in LINEAGE_ASPECTS
 
 
 @pytest.mark.parametrize(

@@ -101,3 +101,33 @@ def test_operation_time_is_last_updated_else_the_event_time() -> None:
     assert operation_time({"operationType": "INSERT"}) is None
     with pytest.raises(InvalidRun):
         operation_time([])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("severity", "setting", "warning"),
+    [
+        ("LOW", False, True),
+        ("LOW", True, False),
+        ("MEDIUM", False, False),
+        ("HIGH", False, False),
+        (None, False, False),
+    ],
+)
+def test_only_a_low_severity_failure_is_a_warning_unless_configured(
+    severity: str | None, setting: bool, warning: bool
+) -> None:
+    result = {"type": "FAILURE", **({"severity": severity} if severity else {})}
+    run = run_from_event(event(**result), open_on_low_severity=setting)
+    assert (run.severity, run.warning, run.fails) == (severity, warning, not warning)
+    assert run_from_event(event(type="SUCCESS", severity="LOW")).warning is False
+
+
+def test_severity_and_warning_are_checked() -> None:
+    with pytest.raises(InvalidRun, match="unknown result severity 'CRITICAL'"):
+        run_from_event(event(type="FAILURE", severity="CRITICAL"))
+    with pytest.raises(InvalidRun, match="only a FAILURE of severity LOW is a warning"):
+        AssertionRun(A, 1, ResultType.FAILURE, DBT, severity="HIGH", warning=True)
+    run = run_from_event(event(type="FAILURE", severity="LOW"))
+    assert list(run.to_json()) == sorted(run.to_json())
+    with pytest.raises(InvalidRun, match="only a FAILURE of severity LOW is a warning"):
+        AssertionRun.from_json({**run.to_json(), "warning": "yes"})

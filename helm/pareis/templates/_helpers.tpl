@@ -67,7 +67,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 
 {{/* The Settings.kafka.topics field each role consumes (the role registry, pareis/compose/roles.py). */}}
 {{- define "pareis.inputTopicKey" -}}
-{{- get (dict "lineage" "mcl_versioned" "assertions" "mcl_timeseries" "incidents" "signals" "effects" "effects") . }}
+{{- get (dict "lineage" "mcl_versioned" "assertions" "mcl_timeseries" "incidents" "signals" "scores" "signals" "effects" "effects") . }}
 {{- end }}
 
 {{/*
@@ -77,8 +77,8 @@ Usage: {{- range (include "pareis.roles" . | fromYamlArray) }} … {{ end }}
 {{- define "pareis.roles" -}}
 {{- $roles := list }}
 {{- range $name, $role := .Values.roles }}
-{{- if not (hasKey (dict "lineage" 1 "assertions" 1 "incidents" 1 "effects" 1) $name) }}
-{{- fail (printf "roles.%s: unknown role (lineage, assertions, incidents, effects)" $name) }}
+{{- if not (hasKey (dict "lineage" 1 "assertions" 1 "incidents" 1 "scores" 1 "effects" 1) $name) }}
+{{- fail (printf "roles.%s: unknown role (lineage, assertions, incidents, scores, effects)" $name) }}
 {{- end }}
 {{- if $role.enabled }}
 {{- $merged := mergeOverwrite (deepCopy $.Values.roleDefaults) (deepCopy $role) }}

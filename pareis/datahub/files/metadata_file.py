@@ -8,7 +8,8 @@ applies them (:mod:`pareis.datahub.gms.patch`), exactly as for change-log messag
 ``MetadataChangeProposalWrapper.from_obj`` and ``mcps_from_mce``:
 
 * an MCP: ``entityType``, ``entityUrn``, ``changeType``, ``aspectName`` and ``aspect`` as ``{"json": value}`` or
-  ``{"value": "<json text>", "contentType": …}`` (absent for a DELETE), ``systemMetadata``;
+  ``{"value": "<json text>", "contentType": …}`` (absent for a DELETE), ``systemMetadata``; the value is an object
+  (every aspect is a record), or for a PATCH a list of operations or ``{"patch": [...]}``;
 * an MCE (``proposedSnapshot``): one proposal per aspect of its snapshot, named by the aspect's schema
   (acryl-datahub's aspect classes supply the names; their ``com.linkedin.pegasus2avro.`` union keys become the
   Pegasus ``com.linkedin.``, and nulls are dropped, as ``pre_json_transform`` does);
@@ -147,7 +148,25 @@ def _from_mcp(element: Mapping[str, Any], source: str) -> Proposal:
                 raise MetadataFileError(f"{source}: aspect {name} is not JSON: {exc}") from exc
     elif change_type != "DELETE":
         raise MetadataFileError(f"{source}: {change_type} of {name} without an aspect")
-    return Proposal(entity_type, urn, change_type, name, aspect, content_type, _system(element, source), source)
+    proposal = Proposal(entity_type, urn, change_type, name, aspect, content_type, _system(element, source), source)
+    if envelope is not None:
+        _check_value(proposal)
+    return proposal
+
+
+def _check_value(proposal: Proposal) -> None:
+    """An aspect value is an object (a record); a patch a list of operations or an object holding them."""
+    value = proposal.aspect
+    if proposal.is_patch:
+        if not isinstance(value, list | Mapping):
+            raise MetadataFileError(
+                f"{proposal.source}: patch of {proposal.aspect_name} must be a list of operations or an object, "
+                f"got {type(value).__name__}"
+            )
+    elif not isinstance(value, Mapping):
+        raise MetadataFileError(
+            f"{proposal.source}: aspect {proposal.aspect_name} must be an object, got {type(value).__name__}"
+        )
 
 
 def _from_mce(element: Mapping[str, Any], source: str) -> list[Proposal]:
@@ -170,6 +189,10 @@ def _from_mce(element: Mapping[str, Any], source: str) -> list[Proposal]:
         name = names.get(schema)
         if name is None:
             raise MetadataFileError(f"{source}: aspects[{i}]: unknown aspect {schema!r}")
+        if not isinstance(value, Mapping):
+            raise MetadataFileError(
+                f"{source}: aspects[{i}]: aspect {name} must be an object, got {type(value).__name__}"
+            )
         out.append(
             Proposal(entity_type, urn, "UPSERT", name, pegasus(value), JSON_CONTENT_TYPE, system, f"{source}/{i}")
         )

@@ -32,6 +32,7 @@ RESTATED_ASPECTS = frozenset(
         "upstreamLineage",
         "dataJobInputOutput",
         "siblings",
+        "logicalParent",
         "mlFeatureProperties",
         "mlPrimaryKeyProperties",
         "mlFeatureTableProperties",

@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pareis.core.fieldpath import key_parts
+from pareis.errors import DecodeError
 
 HOOK_ACTOR = "urn:li:corpuser:__datahub_system_sibling_hook"
 DBT = "dbt"
@@ -62,9 +63,9 @@ def sibling_proposals(
     platform = platform_of(entity)
     if platform is None:
         return []
-    upstreams = _upstreams(current(entity, "upstreamLineage"))
+    upstreams = _upstreams(entity, current(entity, "upstreamLineage"))
     if platform == DBT:
-        types = (current(entity, "subTypes") or {}).get("typeNames") or []
+        types = _array(entity, "subTypes", current(entity, "subTypes"), "typeNames")
         if not SOURCE_SUBTYPES.intersection(t for t in types if isinstance(t, str)):
             return []
         if len(upstreams) != 1 or platform_of(upstreams[0]) == DBT:
@@ -76,15 +77,24 @@ def sibling_proposals(
     return _link(dbt[0], entity, current, exists) if len(dbt) == 1 else []
 
 
-def _upstreams(lineage: Mapping[str, Any] | None) -> list[str]:
+def _upstreams(entity: str, lineage: Mapping[str, Any] | None) -> list[str]:
     """The upstream datasets of an ``upstreamLineage`` value, one per entry (as the hook counts them)."""
-    ups = (lineage or {}).get("upstreams") or []
+    ups = _array(entity, "upstreamLineage", lineage, "upstreams")
     return [u["dataset"] for u in ups if isinstance(u, Mapping) and isinstance(u.get("dataset"), str)]
 
 
+def _array(entity: str, aspect: str, value: Mapping[str, Any] | None, key: str) -> list[Any]:
+    """``value[key]``, a list (absent: empty). An aspect GMS would refuse (not an array there) is Poison, as the
+    lineage translation refuses it: DecodeError, reason ``aspect-shape``."""
+    found = (value or {}).get(key) or []
+    if not isinstance(found, list):
+        raise DecodeError("aspect-shape", f"{aspect} of {entity}: {key}: expected an array, got {type(found).__name__}")
+    return found
+
+
 def _link(dbt: str, other: str, current: Current, exists: Callable[[str], bool]) -> list[tuple[str, dict[str, Any]]]:
-    dbt_siblings = _siblings(current(dbt, "siblings"))
-    other_siblings = _siblings(current(other, "siblings"))
+    dbt_siblings = _siblings(dbt, current(dbt, "siblings"))
+    other_siblings = _siblings(other, current(other, "siblings"))
     if other in dbt_siblings and dbt in other_siblings:
         return []
     merged = other_siblings if dbt in other_siblings else [*other_siblings, dbt]
@@ -95,5 +105,5 @@ def _link(dbt: str, other: str, current: Current, exists: Callable[[str], bool])
     ]
 
 
-def _siblings(value: Mapping[str, Any] | None) -> list[str]:
-    return [s for s in (value or {}).get("siblings") or [] if isinstance(s, str)]
+def _siblings(entity: str, value: Mapping[str, Any] | None) -> list[str]:
+    return [s for s in _array(entity, "siblings", value, "siblings") if isinstance(s, str)]

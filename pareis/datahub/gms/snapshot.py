@@ -46,6 +46,7 @@ ENTITY_ASPECTS: Mapping[str, tuple[str, ...]] = {
         "datasetProperties",
         "upstreamLineage",
         "siblings",
+        "logicalParent",
         "status",
         "deprecation",
         "ownership",

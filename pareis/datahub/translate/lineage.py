@@ -303,6 +303,38 @@ def siblings(shape: Shape, entity: str, aspect: Mapping[str, Any]) -> Facts:
     return Facts.of((Rel.SIBLING, entity, s) for s in shape.urns(aspect, "siblings", "", required=True) if s != entity)
 
 
+def logical_parent(shape: Shape, entity: str, aspect: Mapping[str, Any]) -> Facts:
+    """``logicalParent`` (DataHub's logical/physical model, relationship ``PhysicalInstanceOf``): a physical dataset
+    or column and its logical parent are the same data (DESIGN §2.1, logical datasets).
+
+    Datasets link as siblings do (:attr:`~pareis.core.graph.Rel.SIBLING`: columns of the same name are the same
+    column). A column and its parent column are linked both ways by column edges (:attr:`~pareis.core.graph.Rel.
+    COLUMN`, with the ``covered`` dataset edges they imply), so that each is upstream of the other: a failing test
+    on either reaches what is built on both, whatever their names. A column whose parent is a dataset is the
+    column of that dataset with its own path. No parent (``parent`` absent or null): no link. A dataset whose
+    parent is a column is refused (aspect-shape).
+    """
+    parent = shape.opt_obj(aspect, "parent", "")
+    if parent is None:
+        return Facts.of()
+    target = shape.urn(parent.get("destinationUrn"), "parent.destinationUrn")
+    if not shape.is_column(entity):
+        if shape.is_column(target):
+            shape.fail("parent.destinationUrn", f"the logical parent of a dataset must be a dataset, got {target}")
+        return Facts.of([(Rel.SIBLING, entity, target)] if target != entity else [])
+    column, table = shape.column_parts(entity, "<entity>")
+    if shape.is_column(target):
+        other, other_table = shape.column_parts(target, "parent.destinationUrn")
+    else:
+        other, other_table = shape.column_in(target, path_of(column), "parent.destinationUrn"), target
+    if other == column:
+        return Facts.of()
+    edges = {(Rel.COLUMN, column, other), (Rel.COLUMN, other, column)}
+    if other_table != table:
+        edges |= {(Rel.COVERED, table, other_table), (Rel.COVERED, other_table, table)}
+    return Facts.of(edges)
+
+
 def assertion_info(shape: Shape, entity: str, aspect: Mapping[str, Any]) -> Facts:
     """What an assertion checks: its dataset(s) and, if it names any, its columns; its type and the data-quality
     dimension it tests (:func:`pareis.core.dimension.dimension`).
@@ -385,6 +417,7 @@ HANDLERS: Mapping[str, Handler] = {
     "datasetProperties": dataset_properties,
     "datasetProfile": dataset_profile,
     "siblings": siblings,
+    "logicalParent": logical_parent,
     "dataJobInputOutput": data_job_input_output,
     "assertionInfo": assertion_info,
     "status": status,

@@ -12,18 +12,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from datahub.emitter.mcp import MetadataChangeProposalWrapper
-from datahub.metadata.schema_classes import (
-    DocumentContentsClass,
-    DocumentInfoClass,
-    DocumentStateClass,
-    DocumentStatusClass,
-    RelatedAssetClass,
-)
 
 from pareis.config import DatahubSettings
-from pareis.datahub.writes.marks import stamp, system_metadata
-
-DOCUMENT_PREFIX = "urn:li:document:"
+from pareis.datahub.writes.document import DOCUMENT_PREFIX, published_info
+from pareis.datahub.writes.marks import system_metadata
 
 
 def document_urn(model: str) -> str:
@@ -36,15 +28,13 @@ def document_mcp(pack: Mapping[str, Any], text: str, settings: DatahubSettings) 
     pack's generation time, with Pareis's marks."""
     header = pack["header"]
     model, at_ms = header["model"], header["generated_at_ms"]
-    at = stamp(settings, at_ms)
-    info = DocumentInfoClass(
+    info = published_info(
+        settings,
         title=f"EU AI Act Article 10 evidence pack: {model}",
-        contents=DocumentContentsClass(text=text),
-        status=DocumentStatusClass(state=DocumentStateClass.PUBLISHED),
-        relatedAssets=[RelatedAssetClass(asset=urn) for urn in sorted({model, *header["versions"]})],
-        customProperties={"pareisEvidence": pack["kind"], "generatedAt": header["generated_at"]},
-        created=at,
-        lastModified=at,
+        text=text,
+        related=[model, *header["versions"]],
+        properties={"pareisEvidence": pack["kind"], "generatedAt": header["generated_at"]},
+        at_ms=at_ms,
     )
     effect = f"evidence/{document_urn(model)}/{at_ms}"
     return MetadataChangeProposalWrapper(

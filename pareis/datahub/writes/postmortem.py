@@ -10,20 +10,13 @@ document.
 from __future__ import annotations
 
 from datahub.emitter.mcp import MetadataChangeProposalWrapper
-from datahub.metadata.schema_classes import (
-    DocumentContentsClass,
-    DocumentInfoClass,
-    DocumentStateClass,
-    DocumentStatusClass,
-    RelatedAssetClass,
-)
+from datahub.metadata.schema_classes import DocumentInfoClass
 
 from pareis.config import DatahubSettings
 from pareis.core import incident_text
 from pareis.core.intents import Resolve
-from pareis.datahub.writes.marks import stamp, system_metadata
-
-DOCUMENT_PREFIX = "urn:li:document:"
+from pareis.datahub.writes.document import DOCUMENT_PREFIX, published_info
+from pareis.datahub.writes.marks import system_metadata
 
 
 def document_urn(incident_urn: str) -> str:
@@ -49,7 +42,7 @@ def document_info(intent: Resolve, settings: DatahubSettings) -> DocumentInfoCla
     """The ``documentInfo`` aspect of the postmortem of ``intent``'s incident."""
     facts = intent.facts
     report = intent.postmortem
-    related = sorted({facts.dataset, *(m.urn for m in facts.blast.models), *report.contaminated_versions})
+    related = {facts.dataset, *(m.urn for m in facts.blast.models), *report.contaminated_versions}
     properties = {
         "pareisIncident": facts.urn,
         "severity": facts.severity.value,
@@ -58,15 +51,13 @@ def document_info(intent: Resolve, settings: DatahubSettings) -> DocumentInfoCla
     }
     if report.time_to_detect_ms is not None:
         properties["timeToDetectMs"] = str(report.time_to_detect_ms)
-    at = stamp(settings, intent.at_ms)
-    return DocumentInfoClass(
+    return published_info(
+        settings,
         title=f"Postmortem: {intent.title}",
-        contents=DocumentContentsClass(text=text(intent, settings)),
-        status=DocumentStatusClass(state=DocumentStateClass.PUBLISHED),
-        relatedAssets=[RelatedAssetClass(asset=urn) for urn in related],
-        customProperties=properties,
-        created=at,
-        lastModified=at,
+        text=text(intent, settings),
+        related=related,
+        properties=properties,
+        at_ms=intent.at_ms,
     )
 
 

@@ -97,6 +97,11 @@ class MemoryWriter:
         """The aspect names written for ``entity_urn``, in write order."""
         return [str(m.aspectName) for m in self.proposals if m.entityUrn == entity_urn]
 
+    def lists_incidents(self, kind: str, urn: str) -> bool:
+        """As a server that accepts every write, it lists incidents on every entity type (the start-up probe's
+        :class:`~pareis.datahub.writes.capabilities.IncidentLister`)."""
+        return True
+
 
 class McpEncoder(Protocol):
     """Serialises a proposal as a Kafka record value: :meth:`pareis.datahub.wire.codec.Encoder.encode_mcp`."""
