@@ -31,6 +31,7 @@ from pareis.commands.common import (
     opened,
     shown,
 )
+from pareis.commands.decision import print_decisions, print_lead
 
 # A command imports what it runs with inside its function: `pareis --help` imports every command module, and
 # stays fast only while they load no more than their options need (pareis/cli.py).
@@ -49,8 +50,9 @@ def analyze(
     token: TokenOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Analyse a dataset's latest incident (blast radius, blind window, contaminated versions, safe rollbacks), or
-    a model's verdicts across every incident."""
+    """What to do about a dataset's latest incident (per model group: roll back, promote, retrain or nothing), then
+    its analysis (blast radius, blind window, contaminated versions, safe rollbacks); or a model's verdicts across
+    every incident."""
     from pareis.answers.incidents import analysis
     from pareis.answers.verdicts import model_verdicts
 
@@ -59,16 +61,20 @@ def analyze(
             raise CannotEvaluate("give --assertion, --dataset or --model (one of them)")
         with opened(metadata, redis_url, datahub_url, token) as sources:
             if model is not None:
-                answer = model_verdicts(sources, model).to_json()
+                verdicts = model_verdicts(sources, model)
+                answer = verdicts.to_json()
             else:
-                answer = analysis(sources, assertion=assertion, dataset=dataset).to_json()
+                found = analysis(sources, assertion=assertion, dataset=dataset)
+                answer = found.to_json()
     if as_json:
         print(dump(answer))
         return
     console = Console()
     if model is not None:
+        print_decisions(console, [verdicts.decision])
         _print_verdicts(console, answer)
         return
+    print_lead(console, found.facts)
     incident, window = answer["incident"], answer["window"]
     head = Table(title=Text("Incident ") + shown(incident["urn"]), show_header=False, title_justify="left")
     head.add_column("what", style="bold")
@@ -79,7 +85,7 @@ def analyze(
     head.add_row("last success", _when(window["last_success_ms"]))
     head.add_row("first failure", _when(window["first_failure_ms"]))
     head.add_row("healed", _when(window["healed_ms"]))
-    head.add_row("tickets", lines([_ticket(t) for t in answer["tickets"]]))
+    head.add_row("tickets", lines([ticket_text(t) for t in answer["tickets"]]))
     console.print(head)
     print_blast(console, ", ".join(incident["assertions"]), answer["blast"])
     versions = Table(title="Contamination", title_justify="left")
@@ -96,7 +102,7 @@ def analyze(
     console.print(versions)
 
 
-def _ticket(link: dict[str, Any]) -> str:
+def ticket_text(link: dict[str, Any]) -> str:
     """``jira OPS-7 https://…``: the tool, what a person reads, and the link when the tool gave one."""
     return " ".join(part for part in (link["tool"], link["label"], link["url"]) if part)
 

@@ -172,8 +172,11 @@ def _print_step(console: Console, outcome: StepOutcome) -> None:
 
 
 def _print_facts(console: Console, facts: IncidentFacts, *, show_blast: bool) -> None:
+    """The decision first (the brief every ticket leads with), then the evidence."""
+    from pareis.commands.decision import print_lead
     from pareis.demo.outputs import when
 
+    print_lead(console, facts, indent="  ")
     w = facts.window
     sev = facts.severity.value
     console.print(
