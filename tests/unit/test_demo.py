@@ -28,7 +28,7 @@ def test_demo_prints_the_lifecycle_and_writes_its_outputs(tmp_path: Path) -> Non
     assert opened.index("Decision:") < opened.index("• churn: ROLL BACK to churn_2") < opened.index("incident ─")
     now = text[text.index("What to do now (pareis incidents --all)") : text.index("Protect: reliability")]
     assert "RESOLVED retail.analytics.stg_transactions" in now
-    assert "• churn: ROLL BACK to churn_2 — churn_4 serves and trained on corrupt data" in now  # retrained in the window
+    assert "• churn: ROLL BACK to churn_2 — churn_4 serves and trained on corrupt data" in now  # in the window
 
     writes = list(read_metadata_file(out / "datahub-writes.json"))
     aspects = {str(w.aspectName) for w in writes}
