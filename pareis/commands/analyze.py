@@ -2,9 +2,10 @@
 
 The answer is :func:`pareis.answers.incidents.analysis` (found and analysed exactly as the incidents role does), or
 with ``--model`` :func:`pareis.answers.verdicts.model_verdicts` (the MCP tool ``get_model_verdicts``' and Mission
-Control's Models page's answer); ``--json`` prints its contract. Exit 2 with a one-line reason when the assertion
-(or no assertion of the dataset) never failed, the model is unknown or the source can't be read; exit 1 when Redis
-or GMS is down.
+Control's Models page's answer); ``--json`` prints its contract. ``--at`` answers as of a time (runs after it
+unseen, versions trained after it not yet there); default: everything known. Exit 2 with a one-line reason when
+the assertion (or no assertion of the dataset) never failed, the model is unknown or the source can't be read; exit 1
+when Redis or GMS is down.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from pareis.commands.common import (
     shown,
 )
 from pareis.commands.decision import print_decisions, print_lead
+from pareis.commands.times import AtOption
 
 # A command imports what it runs with inside its function: `pareis --help` imports every command module, and
 # stays fast only while they load no more than their options need (pareis/cli.py).
@@ -44,6 +46,7 @@ def analyze(
         str | None,
         typer.Option("--model", help="URN of a model version or group: its verdicts in every incident that reached it"),
     ] = None,
+    at: AtOption = None,
     metadata: MetadataOption = None,
     redis_url: RedisOption = None,
     datahub_url: DatahubOption = None,
@@ -54,17 +57,19 @@ def analyze(
     its analysis (blast radius, blind window, contaminated versions, safe rollbacks); or a model's verdicts across
     every incident."""
     from pareis.answers.incidents import analysis
+    from pareis.answers.times import at_ms
     from pareis.answers.verdicts import model_verdicts
 
     with evaluating("analyze"):
         if [assertion, dataset, model].count(None) != 2:
             raise CannotEvaluate("give --assertion, --dataset or --model (one of them)")
+        when = None if at is None else at_ms(at)
         with opened(metadata, redis_url, datahub_url, token) as sources:
             if model is not None:
-                verdicts = model_verdicts(sources, model)
+                verdicts = model_verdicts(sources, model, at_ms=when)
                 answer = verdicts.to_json()
             else:
-                found = analysis(sources, assertion=assertion, dataset=dataset)
+                found = analysis(sources, assertion=assertion, dataset=dataset, at_ms=when)
                 answer = found.to_json()
     if as_json:
         print(dump(answer))

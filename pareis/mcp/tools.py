@@ -158,17 +158,22 @@ class Tools:
         urn: Annotated[str, Field(description="an incident URN, or a dataset or assertion (its latest incident)")],
         offset: Offset = 0,
         max_results: Annotated[int, Field(ge=1, le=MAX_PAGE, description="page size of the blast radius's lists")] = 20,
+        at: Annotated[
+            str | int | None,
+            Field(description="as of this time: ISO-8601 or epoch ms (default: everything known)"),
+        ] = None,
     ) -> Annotated[CallToolResult, results.IncidentSummaryResult]:
         from pareis.answers.incidents import analysis
 
         kind = entity_type(urn)
+        when = None if at is None else at_ms(at)
         with answering():
             if kind == "incident":
-                answer = self._incident(urn)
+                answer = self._incident(urn, when)
             elif kind == "dataset":
-                answer = analysis(self.sources, dataset=urn)
+                answer = analysis(self.sources, dataset=urn, at_ms=when)
             elif kind == "assertion":
-                answer = analysis(self.sources, assertion=urn)
+                answer = analysis(self.sources, assertion=urn, at_ms=when)
             else:
                 raise ToolError(f"{urn} is a {kind}: give an incident, dataset or assertion URN")
         return result(paged_blast(answer.to_json(), offset, max_results))
@@ -201,12 +206,18 @@ class Tools:
         return result(paged_blast(answer.to_json(), offset, max_results))
 
     def get_model_verdicts(
-        self, urn: Annotated[str, Field(description="a model version (mlModel) or model group (mlModelGroup) URN")]
+        self,
+        urn: Annotated[str, Field(description="a model version (mlModel) or model group (mlModelGroup) URN")],
+        at: Annotated[
+            str | int | None,
+            Field(description="as of this time: ISO-8601 or epoch ms (default: everything known)"),
+        ] = None,
     ) -> Annotated[CallToolResult, results.ModelVerdicts]:
         from pareis.answers.verdicts import model_verdicts
 
+        when = None if at is None else at_ms(at)
         with answering():
-            answer = model_verdicts(self.sources, urn)
+            answer = model_verdicts(self.sources, urn, at_ms=when)
         return result(answer.to_json())
 
     def check_retrain_gate(
@@ -281,10 +292,10 @@ class Tools:
 
     # --- helpers over the answers ---------------------------------------------------------------------------------
 
-    def _incident(self, urn: str) -> IncidentAnswer:
+    def _incident(self, urn: str, at: int | None) -> IncidentAnswer:
         from pareis.answers.incidents import incident_analyses
 
-        for answer in incident_analyses(self.sources):
+        for answer in incident_analyses(self.sources, at):
             if answer.facts.urn == urn:
                 return answer
         raise CannotEvaluate(f"unknown incident {urn} (not in the run history)")

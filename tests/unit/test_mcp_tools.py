@@ -125,6 +125,21 @@ def test_get_incident_pages_the_blast_radius_and_keeps_the_decision_whole(server
     assert default["max_results"] == 20 and len(dump(default)) < len(dump(whole))
 
 
+def test_at_a_time_mcp_and_the_cli_give_the_decision_then(
+    server: MCPServer, cli: Any, incident: dict[str, Any]
+) -> None:
+    churn = mlflow("mlModelGroup", "churn")
+    during = cli("analyze", "--dataset", RAW, "--at", AT)
+    assert during["incident"]["state"] == "ACTIVE" and during["window"]["healed_ms"] is None
+    assert [(d["action"], d["target"]["version"]) for d in during["decisions"]] == [("ROLL_BACK", "2")] * 2
+    for urn in (RAW, incident["urn"]):
+        got = structured(call(server, "get_incident", {"urn": urn, "at": AT, "max_results": 500}))
+        assert unpaged(got) == during, urn
+    verdicts = cli("analyze", "--model", churn, "--at", AT)
+    assert structured(call(server, "get_model_verdicts", {"urn": churn, "at": AT})) == verdicts
+    assert verdicts["decision"]["action"] == "ROLL_BACK" and len(verdicts["versions"]) == 3  # churn_4 not yet
+
+
 def test_get_model_verdicts_is_pareis_analyze_model_json_with_the_decision(server: MCPServer, cli: Any) -> None:
     for model in (mlflow("mlModelGroup", "churn"), mlflow("mlModel", "ltv_3")):
         answer = structured(call(server, "get_model_verdicts", {"urn": model}))
