@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pareis.answers.blast import known_dataset
-from pareis.answers.decisions import decide, decided, reaches_for
+from pareis.answers.decisions import MODEL_PREFIX, decide, decided, reaches_for
 from pareis.answers.sources import CannotEvaluate, Sources
 from pareis.answers.tickets import TicketLink, ticket_links
 from pareis.answers.timelines import class_timeline, failing_timelines
@@ -236,9 +236,6 @@ def _published_groups(state: IncidentState) -> tuple[str, ...]:
     """The affected groups of the incident ``state`` tracks, as the role last published them (by group)."""
     assert state.incident is not None
     return tuple(group for group, _ in state.incident.published.rollback)
-
-
-MODEL_PREFIX = "urn:li:mlModel:"
 
 
 def _published(
