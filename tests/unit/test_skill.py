@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 from skills_ref.parser import parse_frontmatter
 from skills_ref.validator import validate
@@ -88,34 +87,6 @@ def test_the_example_client_config_runs_datahubs_server_beside_pareis() -> None:
     assert local["command"] == "pareis" and local["args"][0] == "mcp" and "--redis" in local["args"]
     remote = config["pareis-remote"]
     assert remote["url"].endswith("/mcp") and remote["headers"]["Authorization"].startswith("Bearer ")
-
-
-def test_the_offline_entry_starts_and_answers_on_the_demo_recording() -> None:
-    """``pareis-demo`` (no Kafka, Redis or DataHub: the recording in the checkout) launched as a client launches it,
-    through the MCP SDK's stdio client from the repository's root: it lists the tools and answers with the
-    decision."""
-    import json
-    import sys
-
-    import anyio
-    from mcp import Client, StdioServerParameters
-
-    root = Path(__file__).resolve().parents[2]
-    entry = json.loads((root / ".mcp.json.example").read_text(encoding="utf-8"))["mcpServers"]["pareis-demo"]
-    assert entry["command"] == "pareis" and "--metadata" in entry["args"]
-    command = str(Path(sys.executable).parent / entry["command"])  # the installed console script
-    params = StdioServerParameters(command=command, args=entry["args"], cwd=root)
-
-    async def ask() -> tuple[list[str], dict[str, Any]]:
-        async with Client(params) as client:
-            tools = [t.name for t in (await client.list_tools()).tools]
-            found = await client.call_tool("list_incidents", {"state": "ALL"})
-            return tools, dict(found.structured_content or {})
-
-    tools, listed = anyio.run(ask)
-    assert tools == list(TOOL_NAMES)
-    (incident,) = listed["incidents"]
-    assert [d["action"] for d in incident["decisions"]] == ["NONE", "NONE"]
 
 
 def test_the_skill_recommends_what_the_decision_says_never_a_rollback_it_does_not_name() -> None:
