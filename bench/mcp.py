@@ -86,7 +86,7 @@ def questions(sources: Any) -> list[tuple[str, dict[str, Any], Callable[[], Any]
             {"urn": CHURN, "at": AT_MS},
             lambda: protect(sources, at_ms=AT_MS, model=CHURN, max_gaps=10).to_json(),
         ),
-        ("get_evidence_pack", {"model_urn": CHURN, "at": AT_MS}, lambda: evidence(sources)),
+        ("get_evidence_pack", {"model_urn": CHURN, "at": AT_MS, "format": "full"}, lambda: evidence(sources)),
     ]
     return asked
 

@@ -22,6 +22,7 @@ from pareis.commands.demo import demo
 from pareis.commands.evidence import evidence
 from pareis.commands.failure import EXIT_CANNOT_EVALUATE, report, usage
 from pareis.commands.gate import gate
+from pareis.commands.incidents import incidents
 from pareis.commands.mcp import mcp
 from pareis.commands.protect import protect
 from pareis.commands.replay import replay
@@ -67,6 +68,7 @@ app.command("blast")(blast)
 app.command("bootstrap")(bootstrap_index)
 app.command("demo")(demo)
 app.command("gate")(gate)
+app.command("incidents")(incidents)
 app.command("evidence")(evidence)
 app.command("protect")(protect)
 app.command("mcp")(mcp)

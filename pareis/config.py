@@ -37,6 +37,8 @@ from pydantic_settings import (
 )
 from pydantic_settings import SettingsError as SourceError
 
+from pareis.core.serving import DEFAULT_SERVING_ALIASES
+
 CONFIG_FILE_ENV = "PAREIS_CONFIG_FILE"
 ENV_PREFIX = "PAREIS_"
 NOT_SETTINGS = ("PAREIS_TEST_", "PAREIS_STACK_")
@@ -280,11 +282,23 @@ class DatahubSettings(Section):
     registry names the MCP server as a DataHub ``service`` with ``mcpServerProperties``."""
     repository_url: str | None = None
     """Where Pareis's source lives (a git URL), for the Agent Skill's ``sourceRepository`` in DataHub."""
+    serving_aliases: list[str] = Field(default_factory=lambda: list(DEFAULT_SERVING_ALIASES))
+    """Model version aliases (``versionProperties.aliases``: MLflow's, Databricks Unity Catalog's) that mean "this
+    version serves" (DESIGN §2.3, case-insensitive): the recommendation reads them beside deployments. Set it to
+    your registry's words (e.g. ``["champion", "blue"]``); ``[]``: only deployments say what serves."""
     ml_incident_types: list[str] | None = None
     """The ML entity types the server accepts incidents on, among ``mlModel``, ``mlFeature``, ``mlFeatureTable``
     (DataHub master since mid-2026; no release before): affected model versions and features of those types carry
     the incident too, in a write apart from the dataset's. None: on the ``rest`` path, ask GMS at start-up (a probe
     write, :mod:`pareis.datahub.writes.capabilities`); on the ``kafka`` path, none. ``[]``: none, without asking."""
+
+    @field_validator("serving_aliases", mode="after")
+    @classmethod
+    def _aliases(cls, aliases: list[str]) -> list[str]:
+        blank = [a for a in aliases if not a.strip()]
+        if blank:
+            raise ValueError("a serving alias cannot be blank")
+        return sorted({a.strip() for a in aliases})
 
     @field_validator("ml_incident_types", mode="after")
     @classmethod

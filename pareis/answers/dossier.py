@@ -18,9 +18,11 @@ JSON (keys sorted)::
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from pareis.answers.decisions import decided
 from pareis.answers.graph import COLLAPSE_OVER, BlastGraph, blast_graph
 from pareis.answers.incidents import IncidentAnswer, IncidentSummary, incident_list
 from pareis.answers.sources import CannotEvaluate, Sources
@@ -74,13 +76,18 @@ def facts_of(sources: Sources, summary: IncidentSummary) -> IncidentFacts:
 
 
 def _analysed(sources: Sources, summary: IncidentSummary) -> tuple[IncidentFacts, Memo]:
-    """:func:`facts_of`, and the view it read (what the analysis reads stays remembered for the blast graph)."""
+    """:func:`facts_of`, and the view it read (what the analysis reads stays remembered for the blast graph). The
+    decisions are the summary's when it has one for each group the analysis finds (the list decided them over every
+    incident), else decided again (:mod:`pareis.answers.decisions`)."""
     view = Memo(sources.lineage)
     key, timeline = class_timeline(view, sources.runs, summary.dataset)
     window = next((w for w in incidents(timeline) if w.first_failure_ms == summary.first_failure_ms), None)
     if window is None:
         raise CannotEvaluate(f"incident {summary.urn} is no longer in the run history")
-    return incident_facts(view, key, timeline, window), view
+    facts = incident_facts(view, key, timeline, window, sources.serving_aliases)
+    if [d.group for d in summary.decisions] == [g.group for g in facts.contamination]:
+        return dataclasses.replace(facts, decisions=summary.decisions), view
+    return decided(sources, view, [facts], None)[0], view
 
 
 def dossier_of(sources: Sources, summary: IncidentSummary, *, collapse_over: int | None = None) -> IncidentDossier:

@@ -27,7 +27,7 @@ from pareis.answers.sources import CannotEvaluate, Sources
 from pareis.answers.versions import MODEL, kind_of, model_versions
 from pareis.core import catalog
 from pareis.core.contamination import ModelVersion
-from pareis.core.fieldpath import is_column, parent_of
+from pareis.core.fieldpath import parent_of
 from pareis.core.gate import (
     HOUR_MS,
     GateResult,
@@ -148,7 +148,7 @@ def gather(
     view: Memo, sources: Sources, model: str, version: str, at_ms: int, scores: Scores | None = None
 ) -> GateInputs:
     """What the ten checks read for ``version`` at ``at_ms`` (see the module docstring)."""
-    from pareis.answers.reach import REGION, analysed, candidates, near, reaching
+    from pareis.answers.reach import REGION, analysed, candidates, dataset_of, near, reaching
 
     info = catalog.models(view, [version])[version]
     group = [info.group] if info.group else []
@@ -167,7 +167,7 @@ def gather(
     features = sorted(up.features)
     sources_of = up.sources
     datasets = sorted(up.datasets)
-    source_datasets = sorted({_dataset_of(s) for f in features for s in sources_of[f]})
+    source_datasets = sorted({dataset_of(s) for f in features for s in sources_of[f]})
     # One round trip for every lookup below that the walk did not answer (they then read the memo).
     view.lookup(
         [*_known_queries(source_datasets), Query(Rel.HAS_COLUMN, sorted({parent_of(c) for c in up.source_columns}))]
@@ -182,7 +182,7 @@ def gather(
             f,
             f in known,
             tuple(sorted(sources_of[f] | removed_sources[f])),
-            tuple(sorted(s for s in sources_of[f] if _dataset_of(s) not in known_datasets)),
+            tuple(sorted(s for s in sources_of[f] if dataset_of(s) not in known_datasets)),
             removed_sources=tuple(sorted(removed_sources[f])),
         )
         for f in features
@@ -225,18 +225,12 @@ def gather(
 def _group_inputs(view: Memo, info: catalog.ModelInfo) -> set[str]:
     """The datasets every version of ``info``'s group (or ``info`` alone) reads: its features' source datasets and
     its training runs' inputs — what an incident must reach, at table level, to reach the version."""
+    from pareis.answers.reach import region_of
+
     versions = {info.urn}
     if info.group is not None:
         versions |= catalog.group_members(view, [info.group])[info.group]
-    infos = catalog.models(view, versions)
-    features = {f for i in infos.values() for f in i.features}
-    runs = catalog.runs(view, {r for i in infos.values() for r in i.training_runs})
-    out = {_dataset_of(s) for s in union(catalog.feature_sources(view, features))}
-    return out | {_dataset_of(x) for r in runs.values() for x in r.inputs if x.startswith("urn:li:")}
-
-
-def _dataset_of(source: str) -> str:
-    return parent_of(source) if is_column(source) else source
+    return region_of(view, versions)
 
 
 def _known_datasets(view: Memo, sources: Sources, datasets: set[str]) -> set[str]:

@@ -9,6 +9,8 @@ answered over one incident list (:func:`pareis.answers.incidents.incident_analys
 JSON (keys sorted by the renderer)::
 
     {"groups": [{"at_risk": bool, <get_model_verdicts of the group>}, …]}   # by group (or lone version) URN
+
+Each group's ``decision`` (what to do now about it) is decided with every other group's, over the same list.
 """
 
 from __future__ import annotations
@@ -33,16 +35,18 @@ class ModelsAnswer:
 def models(sources: Sources) -> ModelsAnswer:
     """Every group's versions and verdicts (see the module docstring)."""
     from pareis.answers.incidents import incident_analyses
-    from pareis.answers.verdicts import verdicts_of
+    from pareis.answers.verdicts import verdicts_over
     from pareis.core import catalog
-    from pareis.core.contamination import age
+    from pareis.core.contamination import ModelVersion, age
     from pareis.core.graph import Memo
 
     view = Memo(sources.lineage)
     found = catalog.model_versions(view, sources.lineage.entities("mlModelProperties"))
     grouped = sorted({v.group for v in found.values() if v.group})
     members = catalog.versions_by_group(view, grouped)
-    analyses = incident_analyses(sources)
-    answers = [verdicts_of(g, g, sorted(members.get(g, ()), key=age), analyses) for g in grouped]
-    answers += [verdicts_of(urn, None, (v,), analyses) for urn, v in found.items() if not v.group]
+    asked: list[tuple[str, str | None, list[ModelVersion]]] = [
+        (g, g, sorted(members.get(g, ()), key=age)) for g in grouped
+    ]
+    asked += [(urn, None, [v]) for urn, v in found.items() if not v.group]
+    answers = verdicts_over(sources, asked, incident_analyses(sources), None)
     return ModelsAnswer(tuple(sorted(answers, key=lambda a: a.model)))

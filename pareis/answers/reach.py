@@ -25,9 +25,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from pareis.answers.timelines import class_timelines
+from pareis.core import catalog
 from pareis.core.analysis import incident_facts
+from pareis.core.fieldpath import is_column, parent_of
 from pareis.core.gate_inputs import IncidentReach
-from pareis.core.graph import Memo, Query, Rel
+from pareis.core.graph import Memo, Query, Rel, union
 from pareis.core.intents import IncidentFacts
 from pareis.core.keys import canonical, sibling_classes
 from pareis.core.upstream import upstream_walk
@@ -89,6 +91,21 @@ def incident_facts_at(
 
 REGION = object()
 """The key of a version's region among the seeds of :func:`~pareis.core.upstream.upstream_walk`."""
+
+
+def region_of(view: Memo, versions: Iterable[str]) -> set[str]:
+    """The region of model ``versions`` (see the module docstring): the datasets they read — their features' source
+    datasets and their training runs' inputs — what an incident must reach, at table level, to reach one of them."""
+    infos = catalog.models(view, versions)
+    features = {f for i in infos.values() for f in i.features}
+    runs = catalog.runs(view, {r for i in infos.values() for r in i.training_runs})
+    out = {dataset_of(s) for s in union(catalog.feature_sources(view, features))}
+    return out | {dataset_of(x) for r in runs.values() for x in r.inputs if x.startswith("urn:li:")}
+
+
+def dataset_of(source: str) -> str:
+    """The dataset of a feature source: itself, or a column's dataset."""
+    return parent_of(source) if is_column(source) else source
 
 
 def reaching(facts: Iterable[IncidentFacts], version: str) -> tuple[IncidentReach, ...]:

@@ -48,6 +48,49 @@ class Blast(TypedDict):
     lineage_incomplete: NotRequired[list[str]]
 
 
+# --- the recommendation (DESIGN §2.3; pareis.core.serving.Recommendation.to_json) -----------------------------------
+
+
+@with_config(_STRICT)
+class VersionRef(TypedDict):
+    urn: str
+    group: str | None
+    version: str | None
+    trained_at_ms: int | None
+
+
+@with_config(_STRICT)
+class ServingHow(TypedDict):
+    """Why a version counts as serving: a deployment (and its status, null when unknown), an alias, or presumed."""
+
+    deployment: NotRequired[str]
+    status: NotRequired[str | None]
+    alias: NotRequired[str]
+    presumed: NotRequired[bool]
+
+
+@with_config(_STRICT)
+class ServingVersion(TypedDict):
+    urn: str
+    version: str | None
+    how: list[ServingHow]
+
+
+@with_config(_STRICT)
+class Recommendation(TypedDict):
+    """What to do now about one model group, over every incident that reached it."""
+
+    group: str
+    action: Literal["ROLL_BACK", "PROMOTE", "RETRAIN", "NONE"]
+    target: VersionRef | None
+    serving: list[ServingVersion]
+    serving_known: bool
+    contaminated: list[VersionRef]
+    do_not_promote: list[str]
+    incidents: list[str]
+    reason: str
+
+
 # --- incidents -----------------------------------------------------------------------------------------------------
 
 
@@ -117,6 +160,7 @@ class IncidentResult(TypedDict):
     """``pareis analyze --json``."""
 
     assertion: str | None
+    decisions: list[Recommendation]
     blast: Blast
     incident: IncidentHead
     window: Window
@@ -127,6 +171,7 @@ class IncidentResult(TypedDict):
 
 @with_config(_STRICT)
 class IncidentSummary(TypedDict):
+    decisions: list[Recommendation]
     urn: str
     dataset: str
     state: IncidentState
@@ -164,8 +209,10 @@ class IncidentVerdicts(TypedDict):
 
 @with_config(_STRICT)
 class ModelVerdicts(TypedDict):
-    """A model's versions with their overall verdicts, each incident that evaluated them, and the rollback."""
+    """What to do now about the model's group, its versions with their overall verdicts, each incident that
+    evaluated them, and the rollback."""
 
+    decision: Recommendation
     model: str
     group: str | None
     versions: list[ModelVersionVerdict]

@@ -13,11 +13,14 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from pareis.core.serving import DEFAULT_SERVING_ALIASES
+
 if TYPE_CHECKING:
     from pareis.contracts.ledger import LedgerValues
     from pareis.store.exposure import ExposureIndex
     from pareis.store.incidents import IncidentStore
     from pareis.store.lineage import LineageStore
+    from pareis.store.reaches import ReachStore
     from pareis.store.runs import RunHistory
 
 
@@ -45,7 +48,9 @@ class Sources:
     delivery keeps each incident's ticket refs in (:func:`pareis.contracts.ledger.ticket_key`; None when opened from
     files: no tickets), ``origin`` what the sources were opened from (for headers and provenance), ``exposure`` the
     exposure index the running service keeps (None: protect and the gate walk the lineage instead;
-    :mod:`pareis.answers.exposure`). Use as a context manager, or call :meth:`close`.
+    :mod:`pareis.answers.exposure`), ``reaches`` the reach index the incidents role keeps (None: the recommendations
+    analyse every incident instead; :mod:`pareis.answers.decisions`), ``serving_aliases`` the version aliases that
+    mean a version serves (the setting ``datahub.serving_aliases``). Use as a context manager, or call :meth:`close`.
     """
 
     lineage: LineageStore
@@ -55,6 +60,8 @@ class Sources:
     tickets: LedgerValues | None = None
     _close: Callable[[], None] = field(default=_nothing, repr=False, compare=False)
     exposure: ExposureIndex | None = None
+    reaches: ReachStore | None = None
+    serving_aliases: tuple[str, ...] = DEFAULT_SERVING_ALIASES
 
     def close(self) -> None:
         """Let go of connections (idempotent)."""

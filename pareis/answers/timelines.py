@@ -20,12 +20,14 @@ Timeline = tuple[AssertionRun, ...]
 
 
 def class_timeline(
-    view: LineageView, runs: RunHistory, dataset: str, extra: Iterable[str] = ()
+    view: LineageView, runs: RunHistory, dataset: str, extra: Iterable[str] = (), at_ms: int | None = None
 ) -> tuple[str, Timeline]:
-    """The incident key of ``dataset`` and every run of its sibling class's assertions (and of ``extra``)."""
+    """The incident key of ``dataset`` and every run of its sibling class's assertions (and of ``extra``), up to
+    ``at_ms`` when given."""
     members = sibling_classes(view, [dataset])[dataset]
     names = {a for member in members for a in runs.assertions_of(member)} | set(extra)
-    return canonical(members), tuple(runs.timeline(names, None))
+    found = runs.timeline(names, None)
+    return canonical(members), tuple(r for r in found if at_ms is None or r.timestamp_ms <= at_ms)
 
 
 def failing_classes(view: LineageView, runs: RunHistory) -> dict[str, frozenset[str]]:
@@ -38,10 +40,10 @@ def failing_classes(view: LineageView, runs: RunHistory) -> dict[str, frozenset[
     return {key: frozenset(a for member in group for a in of[member]) for key, group in members.items()}
 
 
-def failing_timelines(view: LineageView, runs: RunHistory) -> dict[str, Timeline]:
-    """The timeline of every sibling class that can have an incident (:func:`failing_classes`), by incident key:
-    three reads of the run history in all."""
-    return class_timelines(runs, failing_classes(view, runs))
+def failing_timelines(view: LineageView, runs: RunHistory, at_ms: int | None = None) -> dict[str, Timeline]:
+    """The timeline of every sibling class that can have an incident (:func:`failing_classes`), by incident key, up
+    to ``at_ms`` when given: three reads of the run history in all."""
+    return class_timelines(runs, failing_classes(view, runs), at_ms)
 
 
 def class_timelines(

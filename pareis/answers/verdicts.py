@@ -12,10 +12,14 @@ incident is among them.
 
 This is the one verdict rule of the read side: the MCP tool ``get_model_verdicts``, ``pareis analyze --model`` and
 Mission Control's Models page (:mod:`pareis.answers.models`, one :class:`VerdictsAnswer` per group) all show it.
+Above it, ``decision``: what to do now about the model's group (its recommendation over every incident that
+reached it, :mod:`pareis.answers.decisions`; ``safe_rollback`` keeps its meaning). As of a time ``at`` (None:
+everything known): the incidents as they stood then, the versions trained by then.
 
 JSON (keys sorted by the renderer)::
 
-    {"model": URN, "group": URN | null,
+    {"decision": <Recommendation: pareis.answers.shapes.Recommendation>,
+     "model": URN, "group": URN | null,
      "versions": [{urn, version, trained_at_ms, verdict, contaminated_by: [incident URN…]}],   # oldest first
      "incidents": [{urn, dataset, state, window: {last_success_ms, first_failure_ms, healed_ms},
                     versions: [{urn, version, trained_at_ms, verdict}], safe_rollback: {urn, version} | null}],
@@ -33,18 +37,21 @@ from pareis.answers.sources import CannotEvaluate, Sources
 
 if TYPE_CHECKING:
     from pareis.core.contamination import GroupContamination, ModelVersion
+    from pareis.core.serving import Recommendation
 
 _RANK = {"CLEAN": 0, "UNKNOWN": 1, "CONTAMINATED": 2}
 
 
 @dataclass(frozen=True)
 class VerdictsAnswer:
-    """``model``'s versions (``versions``, oldest first) and the incidents that evaluated them."""
+    """``model``'s versions (``versions``, oldest first), the incidents that evaluated them, and the decision about
+    its group."""
 
     model: str
     group: str | None
     versions: tuple[ModelVersion, ...]
     incidents: tuple[tuple[IncidentAnswer, GroupContamination], ...]
+    decision: Recommendation
 
     def verdict_of(self, urn: str) -> tuple[str, list[str]]:
         """The overall verdict of version ``urn`` and the incidents that contaminated it."""
@@ -108,6 +115,7 @@ class VerdictsAnswer:
                 }
             )
         return {
+            "decision": self.decision.to_json(),
             "model": self.model,
             "group": self.group,
             "versions": versions,
@@ -142,24 +150,49 @@ def model_versions(sources: Sources, model: str) -> tuple[str | None, tuple[Mode
     return group, tuple(sorted(versions, key=age))
 
 
-def model_verdicts(sources: Sources, model: str, *, analyses: Sequence[IncidentAnswer] | None = None) -> VerdictsAnswer:
-    """The verdicts of ``model`` (a version or a group) in every incident that evaluated its group.
-
-    ``analyses`` is :func:`~pareis.answers.incidents.incident_analyses` of ``sources`` when the caller already has
-    it (the Models page asks for every group over one list); by default it is computed."""
+def model_verdicts(sources: Sources, model: str, *, at_ms: int | None = None) -> VerdictsAnswer:
+    """The verdicts of ``model`` (a version or a group) in every incident that evaluated its group, as of
+    ``at_ms`` (see the module docstring)."""
     group, versions = model_versions(sources, model)
-    return verdicts_of(model, group, versions, incident_analyses(sources) if analyses is None else analyses)
+    if at_ms is not None:
+        versions = tuple(v for v in versions if v.trained_at_ms is None or v.trained_at_ms <= at_ms)
+    (answer,) = verdicts_over(sources, [(model, group, versions)], incident_analyses(sources, at_ms), at_ms)
+    return answer
+
+
+def verdicts_over(
+    sources: Sources,
+    models: Sequence[tuple[str, str | None, Sequence[ModelVersion]]],
+    analyses: Sequence[IncidentAnswer],
+    at_ms: int | None,
+) -> list[VerdictsAnswer]:
+    """The verdicts answer of each ``(model, its group or None, its versions oldest first)`` from the incident
+    analyses ``analyses`` (:func:`incident_analyses` as of ``at_ms``, in its order), every group decided at once."""
+    from pareis.answers.decisions import decide, reaches_from
+    from pareis.core.graph import Memo
+
+    keys = {group or model for model, group, _ in models}
+    reaches = reaches_from(a.facts for a in analyses)
+    decisions = decide(sources, Memo(sources.lineage), reaches, at_ms, keys)
+    return [
+        verdicts_of(model, group, versions, analyses, decisions[group or model]) for model, group, versions in models
+    ]
 
 
 def verdicts_of(
-    model: str, group: str | None, versions: Sequence[ModelVersion], analyses: Iterable[IncidentAnswer]
+    model: str,
+    group: str | None,
+    versions: Sequence[ModelVersion],
+    analyses: Iterable[IncidentAnswer],
+    decision: Recommendation,
 ) -> VerdictsAnswer:
     """The verdicts answer of ``model`` (whose group is ``group``, None for a version in no group; ``versions``
-    oldest first) from the incident analyses ``analyses`` (in :func:`incident_analyses`' order)."""
+    oldest first) from the incident analyses ``analyses`` (in :func:`incident_analyses`' order), with the
+    ``decision`` about its group."""
     key = group or model
     reached = []
     for answer in analyses:
         for evaluated in answer.facts.contamination:
             if evaluated.group == key:
                 reached.append((answer, evaluated))
-    return VerdictsAnswer(model, group, tuple(versions), tuple(reached))
+    return VerdictsAnswer(model, group, tuple(versions), tuple(reached), decision)

@@ -2,9 +2,10 @@
 
 The answer is :func:`pareis.answers.incidents.analysis` (found and analysed exactly as the incidents role does), or
 with ``--model`` :func:`pareis.answers.verdicts.model_verdicts` (the MCP tool ``get_model_verdicts``' and Mission
-Control's Models page's answer); ``--json`` prints its contract. Exit 2 with a one-line reason when the assertion
-(or no assertion of the dataset) never failed, the model is unknown or the source can't be read; exit 1 when Redis
-or GMS is down.
+Control's Models page's answer); ``--json`` prints its contract. ``--at`` answers as of a time (runs after it
+unseen, versions trained after it not yet there); default: everything known. Exit 2 with a one-line reason when
+the assertion (or no assertion of the dataset) never failed, the model is unknown or the source can't be read; exit 1
+when Redis or GMS is down.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from pareis.commands.common import (
     opened,
     shown,
 )
+from pareis.commands.decision import print_decisions, print_lead
+from pareis.commands.times import AtOption
 
 # A command imports what it runs with inside its function: `pareis --help` imports every command module, and
 # stays fast only while they load no more than their options need (pareis/cli.py).
@@ -43,32 +46,40 @@ def analyze(
         str | None,
         typer.Option("--model", help="URN of a model version or group: its verdicts in every incident that reached it"),
     ] = None,
+    at: AtOption = None,
     metadata: MetadataOption = None,
     redis_url: RedisOption = None,
     datahub_url: DatahubOption = None,
     token: TokenOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Analyse a dataset's latest incident (blast radius, blind window, contaminated versions, safe rollbacks), or
-    a model's verdicts across every incident."""
+    """What to do about a dataset's latest incident (per model group: roll back, promote, retrain or nothing), then
+    its analysis (blast radius, blind window, contaminated versions, safe rollbacks); or a model's verdicts across
+    every incident."""
     from pareis.answers.incidents import analysis
+    from pareis.answers.times import at_ms
     from pareis.answers.verdicts import model_verdicts
 
     with evaluating("analyze"):
         if [assertion, dataset, model].count(None) != 2:
             raise CannotEvaluate("give --assertion, --dataset or --model (one of them)")
+        when = None if at is None else at_ms(at)
         with opened(metadata, redis_url, datahub_url, token) as sources:
             if model is not None:
-                answer = model_verdicts(sources, model).to_json()
+                verdicts = model_verdicts(sources, model, at_ms=when)
+                answer = verdicts.to_json()
             else:
-                answer = analysis(sources, assertion=assertion, dataset=dataset).to_json()
+                found = analysis(sources, assertion=assertion, dataset=dataset, at_ms=when)
+                answer = found.to_json()
     if as_json:
         print(dump(answer))
         return
     console = Console()
     if model is not None:
+        print_decisions(console, [verdicts.decision])
         _print_verdicts(console, answer)
         return
+    print_lead(console, found.facts)
     incident, window = answer["incident"], answer["window"]
     head = Table(title=Text("Incident ") + shown(incident["urn"]), show_header=False, title_justify="left")
     head.add_column("what", style="bold")
@@ -79,7 +90,7 @@ def analyze(
     head.add_row("last success", _when(window["last_success_ms"]))
     head.add_row("first failure", _when(window["first_failure_ms"]))
     head.add_row("healed", _when(window["healed_ms"]))
-    head.add_row("tickets", lines([_ticket(t) for t in answer["tickets"]]))
+    head.add_row("tickets", lines([ticket_text(t) for t in answer["tickets"]]))
     console.print(head)
     print_blast(console, ", ".join(incident["assertions"]), answer["blast"])
     versions = Table(title="Contamination", title_justify="left")
@@ -96,7 +107,7 @@ def analyze(
     console.print(versions)
 
 
-def _ticket(link: dict[str, Any]) -> str:
+def ticket_text(link: dict[str, Any]) -> str:
     """``jira OPS-7 https://…``: the tool, what a person reads, and the link when the tool gave one."""
     return " ".join(part for part in (link["tool"], link["label"], link["url"]) if part)
 

@@ -137,14 +137,9 @@ def opened(
     """The sources named by ``--metadata``, ``--redis`` or ``--datahub`` (exactly one), closed on exit; reads
     inside the block have their store errors translated (:func:`pareis.compose.sources.reading`)."""
     from pareis.compose.sources import open_sources, reading
-    from pareis.config import load_settings
 
     token = gms_token(token) if datahub_url is not None else None
-    # Runs read from Redis were judged by the assertions role when it recorded them; files and GMS are judged here.
-    low = redis_url is None and load_settings().incidents.open_on_low_severity
-    sources = open_sources(
-        metadata=metadata or (), redis_url=redis_url, datahub_url=datahub_url, token=token, open_on_low_severity=low
-    )
+    sources = open_sources(metadata=metadata or (), redis_url=redis_url, datahub_url=datahub_url, token=token)
     try:
         with reading():
             yield sources

@@ -104,6 +104,7 @@ def demo(
         for gate in gates_after(session, outcome):
             gates.append(gate)
             _print_gate(console, gate)
+    _print_now(console, session)
     proved = _protect_and_prove(console, session, steps, out)
     written = write_outputs(session, outcomes, out) + write_gates(gates, out) + proved
     console.rule("[bold]Outputs")
@@ -119,6 +120,18 @@ def demo(
         final_ms = max((step.at_ms for step in steps), default=0)
         settle()  # the final state is built: out of the collector's way (pareis.compose.heap)
         run_app(session.sources, port=port, clock=lambda: final_ms, announce=console.print)
+
+
+def _print_now(console: Console, session: DemoSession) -> None:
+    """After the timeline: what to do now about every incident (``pareis incidents --all``), over every incident
+    that reached each group and the versions that exist now (after the clean retrain: nothing to switch)."""
+    from pareis.answers.listing import IncidentFilter, listed
+    from pareis.commands.decision import print_decisions
+
+    console.rule("[bold]What to do now (pareis incidents --all)")
+    for row in listed(session.sources, IncidentFilter()):
+        console.print(Text.assemble(f"{row.state} ", shown(_short(row.dataset))))
+        print_decisions(console, row.decisions, indent="  ")
 
 
 def _protect_and_prove(console: Console, session: DemoSession, steps: Sequence[Step], out: Path) -> list[Path]:
@@ -172,8 +185,11 @@ def _print_step(console: Console, outcome: StepOutcome) -> None:
 
 
 def _print_facts(console: Console, facts: IncidentFacts, *, show_blast: bool) -> None:
+    """The decision first (the brief every ticket leads with), then the evidence."""
+    from pareis.commands.decision import print_lead
     from pareis.demo.outputs import when
 
+    print_lead(console, facts, indent="  ")
     w = facts.window
     sev = facts.severity.value
     console.print(

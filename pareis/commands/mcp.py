@@ -67,13 +67,7 @@ def mcp(
         if http:
             check_exposure(host, bearer, allowed_hosts or ())
         gms = gms_token(token) if datahub_url is not None else None
-        sources = open_sources(
-            metadata=metadata or (),
-            redis_url=redis_url,
-            datahub_url=datahub_url,
-            token=gms,
-            open_on_low_severity=settings.incidents.open_on_low_severity,
-        )
+        sources = open_sources(metadata=metadata or (), redis_url=redis_url, datahub_url=datahub_url, token=gms)
     settle()  # what the server keeps is built: out of the collector's way (pareis.compose.heap)
     try:
         # Only once serving (not for a refusal): before the SDK configures logging, so that every log line, the

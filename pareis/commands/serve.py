@@ -65,7 +65,6 @@ def serve(
     """Serve Mission Control: incidents, blast graphs, timelines, verdicts, models, protect — live from Redis."""
     from pareis.compose.heap import settle
     from pareis.compose.sources import open_sources, reading
-    from pareis.config import load_settings
     from pareis.web.app import fixed_clock, wall_clock_ms
     from pareis.web.server import run_app
 
@@ -79,8 +78,7 @@ def serve(
             raise ValueError(f"--port {port} is not a TCP port")
         given = at_ms_of(at) if at is not None else None
         check_port(host, port)
-        low = redis_url is None and load_settings().incidents.open_on_low_severity  # Redis's runs are judged
-        sources = open_sources(metadata=metadata or (), redis_url=redis_url, open_on_low_severity=low)
+        sources = open_sources(metadata=metadata or (), redis_url=redis_url)
         if given is None and sources.incidents is None:  # files: judged at the newest time they record
             from pareis.answers.newest import newest_ms
 

@@ -35,6 +35,8 @@ from pareis.store.ledger_redis import RedisLedger
 from pareis.store.lineage import LineageStore
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.lineage_redis import RedisLineageStore
+from pareis.store.reaches import MemoryReachStore, ReachStore
+from pareis.store.reaches_redis import RedisReachStore
 from pareis.store.redis_epoch import Epoch
 from pareis.store.redis_errors import translated
 from pareis.store.redis_policy import require_sound
@@ -91,6 +93,9 @@ class Ports:
     gate."""
     verify: Callable[[], None] = _nothing
     sync: Callable[[], None] = _nothing
+    reaches: ReachStore = field(default_factory=MemoryReachStore)
+    """Which incidents reached each model group (:mod:`pareis.store.reaches`): written and read by the incidents
+    role (the recommendation over every incident, DESIGN §2.3), read by the read side."""
 
     def pipeline(
         self,
@@ -181,6 +186,7 @@ class Ports:
             exposure=RedisExposureIndex(client),
             verify=epoch.check,
             sync=lambda: epoch.acknowledged(durable.replicas, durable.replica_timeout_ms),
+            reaches=RedisReachStore(client),
         )
 
 

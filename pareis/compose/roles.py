@@ -124,6 +124,8 @@ def incidents_pipeline(settings: Settings, ports: Ports) -> Pipeline[AnySignal]:
         effects_topic=settings.kafka.topics.effects,
         watch=IncidentWatch(ports.watch, ports.lineage),
         console_url=settings.web.public_url,
+        reaches=ports.reaches,
+        serving_aliases=settings.datahub.serving_aliases,
     )
     # committed: releases the step journal below the committed offsets
     return ports.pipeline(incidents.decode, handler, committed=handler.committed)

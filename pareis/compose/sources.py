@@ -14,6 +14,7 @@ CannotEvaluate, one line naming it and the rebuild.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -46,26 +47,39 @@ def open_sources(
     redis_url: str | None = None,
     datahub_url: str | None = None,
     token: str | None = None,
-    open_on_low_severity: bool = False,
+    serving_aliases: Sequence[str] | None = None,
+    open_on_low_severity: bool | None = None,
 ) -> Sources:
     """The sources named by exactly one of ``metadata``, ``redis_url``, ``datahub_url`` (CannotEvaluate
-    otherwise). The caller closes them. ``open_on_low_severity`` (the setting ``incidents.open_on_low_severity``)
-    decides whether a LOW-severity FAILURE read from files or GMS fails or warns, as the assertions role decides it
-    for the runs it records in Redis."""
+    otherwise). The caller closes them. Unless given, two settings are read here, for every read surface:
+    ``datahub.serving_aliases`` (the version aliases taken for serving) and ``incidents.open_on_low_severity``
+    (whether a LOW-severity FAILURE read from files or GMS fails or warns; runs in Redis were judged by the
+    assertions role as it recorded them)."""
     given = sum((bool(metadata), redis_url is not None, datahub_url is not None))
     if given != 1:
         raise CannotEvaluate("give --metadata FILE…, --redis URL or --datahub URL (one of them)")
+    if serving_aliases is None or open_on_low_severity is None:
+        from pareis.config import load_settings
+
+        settings = load_settings()
+        serving_aliases = settings.datahub.serving_aliases if serving_aliases is None else serving_aliases
+        open_on_low_severity = (
+            settings.incidents.open_on_low_severity if open_on_low_severity is None else open_on_low_severity
+        )
+    aliases, low = tuple(serving_aliases), open_on_low_severity
     if redis_url is not None:
-        return redis_sources(redis_url)
+        return dataclasses.replace(redis_sources(redis_url), serving_aliases=aliases)
     with reading():
         if datahub_url is not None:
-            return _gms_sources(datahub_url, token, open_on_low_severity)
-        return _file_sources([os.fspath(path) for path in metadata], open_on_low_severity)
+            found = _gms_sources(datahub_url, token, low)
+        else:
+            found = _file_sources([os.fspath(path) for path in metadata], low)
+    return dataclasses.replace(found, serving_aliases=aliases)
 
 
 def redis_sources(url: str) -> Sources:
-    """The live index, run history, incident state, effect ledger (ticket refs) and exposure index in Redis at
-    ``url`` (default prefixes), each read checked against the epoch (see the module docstring); lazy."""
+    """The live index, run history, incident state, effect ledger (ticket refs), exposure and reach indexes in Redis
+    at ``url`` (default prefixes), each read checked against the epoch (see the module docstring); lazy."""
     return _redis_sources(url, check=True)[0]
 
 
@@ -87,6 +101,7 @@ def _redis_sources(url: str, *, check: bool) -> tuple[Sources, Epoch]:
     from pareis.store.incidents_redis import RedisIncidentStore
     from pareis.store.ledger_redis import RedisLedger
     from pareis.store.lineage_redis import RedisLineageStore
+    from pareis.store.reaches_redis import RedisReachStore
     from pareis.store.redis_epoch import Epoch
     from pareis.store.runs_redis import RedisRunHistory
 
@@ -110,6 +125,7 @@ def _redis_sources(url: str, *, check: bool) -> tuple[Sources, Epoch]:
         tickets=cast("Any", store(RedisLedger(client))),
         _close=client.close,
         exposure=cast("Any", store(RedisExposureIndex(client))),
+        reaches=cast("Any", store(RedisReachStore(client))),
     )
     return sources, epoch
 

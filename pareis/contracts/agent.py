@@ -41,50 +41,62 @@ TOOLS: Final = (
     ToolEntry(
         "list_incidents",
         "List ML data incidents",
-        "Pareis incidents (a failing data-quality assertion turned into an ML incident), newest first. Filter by "
-        "state (ACTIVE, RESOLVED or ALL), by the failing dataset, or by a model (version or group) in the blast "
-        "radius. Paged: offset, max_results; the answer says returned, total and has_more.",
+        "Start here: what is broken now. Pareis incidents (a failing data-quality assertion turned into an ML "
+        "incident), active first, then newest first, each with its decision per affected model group (action "
+        "ROLL_BACK, PROMOTE, RETRAIN or NONE, the target version, what serves, and why). Filter by state (ACTIVE, "
+        "RESOLVED or ALL), severity, the failing dataset (a dbt node and its warehouse table are the same), a model "
+        "(version or group) in the blast radius, or a time (at). Paged: offset, max_results; the answer says "
+        "returned, total and has_more. The same rows as `pareis incidents --json`.",
     ),
     ToolEntry(
         "get_incident",
-        "Get an incident's full analysis",
-        "The full analysis of an incident (give its URN) or of a dataset's latest incident (give the dataset URN): "
-        "the blast radius, the blind window (last success, first failure, healed), the verdict of every model "
-        "version and the safe rollback per model group. The same JSON as `pareis analyze --json`.",
+        "Get an incident's analysis",
+        "One incident in depth (give its URN, or a dataset or assertion for its latest incident): first the decision "
+        "per model group (`decisions`: act on `action` and `target`, never on the evidence alone), then the blind "
+        "window (last success, first failure, healed), every version's verdict, the safe rollback per group, the "
+        "owners and the tickets. The blast radius's lists are paged (offset, max_results; `totals` gives their "
+        "lengths): use get_blast_radius for a column's or a dataset's radius without an incident. The same JSON as "
+        "`pareis analyze --json` when one page holds the radius.",
     ),
     ToolEntry(
         "get_blast_radius",
         "Get the column-precision blast radius",
         "What a failing assertion, a column (schemaField URN, or a dataset URN plus a column name) or a whole dataset "
         "poisons, in one call: affected columns, datasets, features and models, each model with its poisoned "
-        "features, ratio and severity. The same JSON as `pareis blast --json`, its lists paged by offset and "
-        "max_results.",
+        "features, ratio and severity. Use it before a change, or for impact without an incident. The same JSON as "
+        "`pareis blast --json`, its lists paged by offset and max_results.",
     ),
     ToolEntry(
         "get_model_verdicts",
-        "Get a model's version verdicts",
-        "For a model version or model group: every version's training time and verdict (CONTAMINATED, CLEAN or "
-        "UNKNOWN) in each incident that reached it, and the safe version to roll back to.",
+        "Get a model's decision and version verdicts",
+        "For a model version or model group: first what to do now (`decision`: ROLL_BACK, PROMOTE, RETRAIN or NONE, "
+        "over every incident that reached the group, knowing which version serves), then every version's training "
+        "time and verdict (CONTAMINATED, CLEAN or UNKNOWN) in each incident that reached it, and the safe rollback. "
+        "Use it when the question is about a model rather than an incident. The same JSON as `pareis analyze "
+        "--model URN --json`.",
     ),
     ToolEntry(
         "check_retrain_gate",
         "Check the retrain gate",
         "May this model (version, or a group's newest version) be retrained or promoted now (or at `at`)? GO or "
         "NO-GO with ten checks, each PASS, WARN or FAIL with a reason and evidence URNs, the incidents that reach "
-        "it and the safe rollback. Exactly the object `pareis gate --json` prints.",
+        "it and the safe rollback. Use it before retraining or promoting. Exactly the object `pareis gate --json` "
+        "prints.",
     ),
     ToolEntry(
         "get_reliability",
         "Get reliability and test gaps",
         "The reliability score (0-100) of a dataset or model with its published components, and the ranked gaps: "
-        "untested columns that feed models, each with dbt tests to paste into schema.yml.",
+        "untested columns that feed models, each with dbt tests to paste into schema.yml. Use it to prevent the "
+        "next incident.",
     ),
     ToolEntry(
         "get_evidence_pack",
         "Get the Article 10 evidence pack",
-        "The EU AI Act Article 10 (data and data governance) evidence pack of a model, paragraph by paragraph, as "
-        "Markdown, regenerated from live metadata; also the resource pareis://evidence/{model_urn}. Not legal "
-        "advice.",
+        "The EU AI Act Article 10 (data and data governance) evidence pack of a model, regenerated from live "
+        "metadata. format summary (default): each paragraph's status and summary; format full: the whole pack as "
+        "Markdown and JSON (tens of kilobytes: ask for it only to hand the pack over). Also the resource "
+        "pareis://evidence/{model_urn}. Not legal advice.",
     ),
 )
 TOOL_NAMES: Final = tuple(tool.name for tool in TOOLS)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from pareis.core import catalog
 from pareis.core.blast import blast_radius
-from pareis.core.contamination import ModelVersion, Verdict, contamination
+from pareis.core.contamination import GroupContamination, ModelVersion, Verdict, contamination
 from pareis.core.dimension import OTHER
 from pareis.core.graph import LineageView
 from pareis.core.impact import BlastRadius, ModelImpact
@@ -48,8 +48,9 @@ class AnalysisInputs:
     group's included), as :func:`pareis.core.owners.owners_by_entity` reads them; an entity missing has none.
     ``serving``: what says whether each of those versions serves (:func:`pareis.core.catalog.serving_facts`; a
     version missing here has no deployment and no alias), and ``serving_aliases`` the aliases that mean serving.
-    ``reaches``: the other incidents that reached the affected groups (their blind windows and blast radii), for a
-    recommendation over every incident (DESIGN §2.3); the incident analysed adds its own.
+    ``reaches``: per affected group, the other incidents that reached it (their blind windows and blast radii, as
+    :func:`reaches_of` gives them), for a recommendation over every incident (DESIGN §2.3); the incident analysed
+    adds its own (a reach of its own URN here is ignored).
     """
 
     runs: tuple[AssertionRun, ...]
@@ -59,7 +60,7 @@ class AnalysisInputs:
     owners: Mapping[str, tuple[Owner, ...]] = field(default_factory=dict)
     serving: Mapping[str, VersionFacts] = field(default_factory=dict)
     serving_aliases: tuple[str, ...] = DEFAULT_SERVING_ALIASES
-    reaches: tuple[Reach, ...] = ()
+    reaches: Mapping[str, tuple[Reach, ...]] = field(default_factory=dict)
 
 
 def incident_facts(
@@ -68,13 +69,15 @@ def incident_facts(
     timeline: Sequence[AssertionRun],
     window: IncidentWindow,
     serving_aliases: tuple[str, ...] = DEFAULT_SERVING_ALIASES,
+    at_ms: int | None = None,
 ) -> IncidentFacts:
     """The analysis of ``window``, one incident of the incident key ``key`` whose runs are ``timeline`` (every run
-    of the key's sibling class's assertions), under its URN ``incident_urn(key, first failure)``.
+    of the key's sibling class's assertions), under its URN ``incident_urn(key, first failure)``; as of ``at_ms``
+    (None: everything known), the versions trained after it left out (:func:`analysis_inputs`).
 
     ``view`` should be a :class:`~pareis.core.graph.Memo` so that one analysis asks the index each question once.
     """
-    return analyse(key, window, analysis_inputs(view, timeline, window.runs, serving_aliases))
+    return analyse(key, window, analysis_inputs(view, timeline, window.runs, serving_aliases, at_ms))
 
 
 def analysis_inputs(
@@ -82,11 +85,13 @@ def analysis_inputs(
     timeline: Sequence[AssertionRun],
     failing: Iterable[AssertionRun],
     serving_aliases: tuple[str, ...] = DEFAULT_SERVING_ALIASES,
+    at_ms: int | None = None,
 ) -> AnalysisInputs:
     """The inputs of :func:`analyse` for ``timeline``: the blast radius of every assertion with a FAILURE among
     ``failing`` (an assertion whose definition is not indexed yet covers the whole datasets it failed on), the
-    versions of the affected models' groups, the assertion types as failure classes, and the owners of the
-    assertee datasets and affected models (:mod:`pareis.core.owners`).
+    versions of the affected models' groups (those trained at or before ``at_ms`` when given: a version trained
+    later did not exist yet; one with an unknown training time is kept), the assertion types as failure classes,
+    and the owners of the assertee datasets and affected models (:mod:`pareis.core.owners`).
 
     ``view`` should be a :class:`~pareis.core.graph.Memo` so that one analysis asks the index each question once.
     """
@@ -104,6 +109,10 @@ def analysis_inputs(
     models = {m.urn: m.group for radius in blast.values() for m in radius.models}
     datasets = {run.dataset for run in timeline} | {d for ds in assertees.values() for d in ds}
     versions = model_versions(view, blast.values())
+    if at_ms is not None:
+        versions = {
+            g: tuple(v for v in vs if v.trained_at_ms is None or v.trained_at_ms <= at_ms) for g, vs in versions.items()
+        }
     return AnalysisInputs(
         runs=tuple(timeline),
         blast=blast,
@@ -144,12 +153,12 @@ def analyse(key: str, window: IncidentWindow, inputs: AnalysisInputs, *, urn: st
     classes = sorted({inputs.failure_classes.get(a, UNCLASSIFIED) for a in window.assertions})
     owned = {key, *(run.dataset for run in window.runs)}
     urn = urn if urn is not None else incident_urn(key, window.first_failure_ms)
-    own = Reach(urn, window.last_success_ms, window.healed_ms, frozenset(m.urn for m in radius.models))
+    own = _reaches(urn, window, groups)
     decisions = tuple(
         recommend(
             g.group,
             [inputs.serving.get(v.version.urn) or VersionFacts(v.version) for v in g.versions],
-            [own, *(r for r in inputs.reaches if r.incident != urn)],
+            [own[g.group], *(r for r in inputs.reaches.get(g.group, ()) if r.incident != urn)],
             None,
             inputs.serving_aliases,
         )
@@ -167,6 +176,26 @@ def analyse(key: str, window: IncidentWindow, inputs: AnalysisInputs, *, urn: st
         owners=incident_owners(inputs.owners, owned, (m.urn for m in radius.models)),
         decisions=decisions,
     )
+
+
+def reaches_of(facts: IncidentFacts) -> dict[str, Reach]:
+    """How the incident ``facts`` describes reached each affected group (DESIGN §2.3): its window and the group's
+    versions in its blast radius — what another incident's recommendation counts of it (:attr:`AnalysisInputs.
+    reaches`), and what the incidents role keeps per group (:mod:`pareis.store.reaches`)."""
+    return _reaches(facts.urn, facts.window, facts.contamination)
+
+
+def _reaches(urn: str, window: IncidentWindow, groups: Iterable[GroupContamination]) -> dict[str, Reach]:
+    return {
+        g.group: Reach(
+            urn,
+            window.last_success_ms,
+            window.healed_ms,
+            frozenset(v.version.urn for v in g.versions if v.in_blast),
+            window.first_failure_ms,
+        )
+        for g in groups
+    }
 
 
 def merge_blast(radii: Iterable[BlastRadius], failed_rows: int | None) -> BlastRadius:

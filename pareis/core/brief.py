@@ -153,7 +153,7 @@ class Brief:
 def brief(facts: IncidentFacts, *, ui_url: str | None = None, links: Sequence[Span] = ()) -> Brief:
     """The brief of ``facts`` (module docstring); entities linked to DataHub's web app at ``ui_url`` (None: not
     linked); ``links`` say where to act on the incident."""
-    names = _Names(facts, ui_url)
+    names = _Names((v.version for g in facts.contamination for v in g.versions), ui_url)
     decisions = sorted(facts.decisions, key=lambda d: (_URGENCY[d.action], d.group))
     sections = (
         Section(DECISION, _capped(_decision(d, names) for d in decisions)),
@@ -193,6 +193,15 @@ def headline(facts: IncidentFacts) -> str:
     return text if len(text) <= HEADLINE_MAX else text[: HEADLINE_MAX - 1] + "…"
 
 
+def decision_lines(decisions: Iterable[Recommendation]) -> list[tuple[Recommendation, str]]:
+    """The Decision section of the brief of any incident with these ``decisions``, as plain text: each decision and
+    its line, the most urgent first (what the CLI prints first)."""
+    ordered = sorted(decisions, key=lambda d: (_URGENCY[d.action], d.group))
+    known = [v for d in ordered for v in (*d.contaminated, *(s.version for s in d.serving))]
+    names = _Names(known, None)
+    return [(d, plain(_decision(d, names))) for d in ordered]
+
+
 def action_words(action: str, target: str | None) -> str:
     """An action as the decision line says it: ``ROLL BACK to churn_2``, ``PROMOTE churn_4``, ``RETRAIN``,
     ``NOTHING TO SWITCH`` (``target`` already a readable name)."""
@@ -216,11 +225,9 @@ def iso(ms: int | None) -> str:
 class _Names:
     """Short names and DataHub links of the entities of one incident (model versions by their version name)."""
 
-    def __init__(self, facts: IncidentFacts, ui_url: str | None) -> None:
+    def __init__(self, versions: Iterable[ModelVersion], ui_url: str | None) -> None:
         self._ui_url = ui_url
-        self._versions: dict[str, ModelVersion] = {
-            v.version.urn: v.version for g in facts.contamination for v in g.versions
-        }
+        self._versions: dict[str, ModelVersion] = {v.urn: v for v in versions}
 
     def span(self, urn: str, *, strong: bool = False) -> Span:
         known = self._versions.get(urn)

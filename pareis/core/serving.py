@@ -96,12 +96,47 @@ class ServingVersion:
 @dataclass(frozen=True)
 class Reach:
     """One incident that reached a group, as the recommendation reads it: its blind window and heal as known at the
-    evaluation time (``healed_ms`` None: still failing then), and the versions of the group in its blast radius."""
+    evaluation time (``healed_ms`` None: still failing then), and the versions of the group in its blast radius.
+    ``first_failure_ms`` (None: not known) lets :meth:`as_of` tell an incident that had not begun yet."""
 
     incident: str
     last_success_ms: int | None
     healed_ms: int | None
     in_blast: frozenset[str]
+    first_failure_ms: int | None = None
+
+    def as_of(self, at_ms: int | None) -> Reach | None:
+        """This reach as it stood at ``at_ms`` (None: as it stands): None when the incident had not begun by then;
+        a heal after ``at_ms`` not known yet."""
+        if at_ms is None:
+            return self
+        if self.first_failure_ms is not None and self.first_failure_ms > at_ms:
+            return None
+        if self.healed_ms is not None and self.healed_ms > at_ms:
+            return Reach(self.incident, self.last_success_ms, None, self.in_blast, self.first_failure_ms)
+        return self
+
+    def to_json(self) -> dict[str, Any]:
+        """The stored form (without ``incident``: stores key a reach by its incident)."""
+        return {
+            "first_failure_ms": self.first_failure_ms,
+            "healed_ms": self.healed_ms,
+            "in_blast": sorted(self.in_blast),
+            "last_success_ms": self.last_success_ms,
+        }
+
+    @classmethod
+    def from_json(cls, incident: str, data: Any) -> Reach:
+        """Inverse of :meth:`to_json`; TypeError/ValueError on a malformed value."""
+        if not isinstance(data, Mapping):
+            raise TypeError(f"a reach must be an object, got {type(data).__name__}")
+        blast = data.get("in_blast")
+        if not isinstance(blast, list) or not all(isinstance(v, str) for v in blast):
+            raise TypeError(f"a reach's in_blast must be a list of URNs, got {blast!r}")
+        times = [data.get(k) for k in ("last_success_ms", "healed_ms", "first_failure_ms")]
+        if not all(t is None or (isinstance(t, int) and not isinstance(t, bool)) for t in times):
+            raise TypeError(f"a reach's times must be integers or null, got {times!r}")
+        return cls(incident, times[0], times[1], frozenset(blast), times[2])
 
 
 @dataclass(frozen=True)
@@ -213,7 +248,10 @@ def recommend(
     names = _namer(label)
     incidents = tuple(sorted({r.incident for r in reaches}))
     healed = all(r.healed_ms is not None for r in reaches)
-    reason = _reason(action, target, bad, on, known, contaminated, healed, names)
+    if live:
+        reason = _reason(action, target, bad, on, known, contaminated, healed, names)
+    else:
+        reason = f"Nothing to switch: {short_name(group)} has no version {'left' if present else 'yet'}."
     return Recommendation(group, action, target, on, known, contaminated, incidents, reason)
 
 

@@ -131,7 +131,15 @@ class DemoSession:
 
         ports = self.ports
         tickets = ports.ledger if isinstance(ports.ledger, LedgerValues) else None  # the refs the effects role kept
-        return Sources(ports.lineage, ports.runs, ports.incidents, origin="demo (in memory)", tickets=tickets)
+        return Sources(
+            ports.lineage,
+            ports.runs,
+            ports.incidents,
+            origin="demo (in memory)",
+            tickets=tickets,
+            reaches=ports.reaches,
+            serving_aliases=tuple(self.settings.datahub.serving_aliases),
+        )
 
     def _ticket_events(self) -> list[TicketEvent]:
         events = []

@@ -22,6 +22,7 @@ __all__ = [
     "GateResult",
     "IncidentList",
     "IncidentResult",
+    "IncidentSummaryResult",
     "ModelVerdicts",
     "Paging",
     "ReliabilityResult",
@@ -67,6 +68,28 @@ class BlastRadiusResult(TypedDict):
 
 
 @with_config(_STRICT)
+class IncidentSummaryResult(TypedDict):
+    """``pareis analyze --json`` (the decision per group first among its keys: ``decisions``) with the blast
+    radius's ``columns``, ``datasets``, ``features`` and ``models`` windowed alike by ``offset``/``max_results``, as
+    :class:`BlastRadiusResult` windows them."""
+
+    assertion: str | None
+    decisions: list[shapes.Recommendation]
+    blast: shapes.Blast
+    incident: shapes.IncidentHead
+    window: shapes.Window
+    contamination: list[shapes.GroupVerdicts]
+    owners: shapes.Owners
+    tickets: list[shapes.TicketLink]
+    totals: BlastTotals
+    offset: int
+    max_results: int
+    returned: int
+    total: int
+    has_more: bool
+
+
+@with_config(_STRICT)
 class IncidentList(TypedDict):
     """Incidents, active first, then newest first; a page of them."""
 
@@ -80,9 +103,14 @@ class IncidentList(TypedDict):
 
 @with_config(_STRICT)
 class EvidenceResult(TypedDict):
-    """The Article 10 evidence pack: ``markdown`` (what ``pareis evidence`` writes as ``.md``) and ``pack``, its
-    JSON source (``kind`` ``pareis.evidence_pack.v1``: a header and one section per paragraph)."""
+    """The Article 10 evidence pack. ``format`` ``full``: ``markdown`` (what ``pareis evidence`` writes as ``.md``)
+    and ``pack``, its JSON source (``kind`` ``pareis.evidence_pack.v1``: a header and one section per paragraph).
+    ``format`` ``summary`` (the default): ``format``, the pack's ``header`` and its ``sections`` without their facts
+    (``id``, ``title``, ``status``, ``summary``, ``missing``)."""
 
     model: str
-    markdown: str
-    pack: dict[str, Any]
+    format: NotRequired[str]
+    markdown: NotRequired[str]
+    pack: NotRequired[dict[str, Any]]
+    header: NotRequired[dict[str, Any]]
+    sections: NotRequired[list[dict[str, Any]]]

@@ -79,6 +79,33 @@ def at_ms(at: str | int | None, now_ms: int | None = None) -> int:
         raise ToolError(str(exc).replace("--at ", "at ", 1)) from exc
 
 
+BLAST_LISTS = ("columns", "datasets", "features", "models")
+"""The lists of a blast radius a tool pages."""
+
+
+def paged_blast(obj: Mapping[str, Any], offset: int, max_results: int) -> dict[str, Any]:
+    """An answer holding a blast radius (``obj["blast"]``) with the radius's lists windowed alike, their full
+    lengths (``totals``) and the paging fields (``total``: the longest list's length, ``returned``: the longest
+    window's)."""
+    radius = obj["blast"]
+    totals = {name: len(radius[name]) for name in BLAST_LISTS}
+    paged = {name: window(radius[name], offset, max_results) for name in BLAST_LISTS}
+    total, returned = max(totals.values()), max(len(v) for v in paged.values())
+    return {**obj, "blast": {**radius, **paged}, "totals": totals, **paging(total, returned, offset, max_results)}
+
+
+EVIDENCE_SUMMARY_KEYS = ("id", "title", "status", "summary", "missing")
+"""What the evidence pack's summary keeps of each section (its facts tables are the bulk of the pack)."""
+
+
+def evidence_summary(pack: Mapping[str, Any]) -> dict[str, Any]:
+    """The evidence pack's header and, per section, :data:`EVIDENCE_SUMMARY_KEYS`."""
+    return {
+        "header": pack["header"],
+        "sections": [{k: section[k] for k in EVIDENCE_SUMMARY_KEYS if k in section} for section in pack["sections"]],
+    }
+
+
 def entity_type(urn: str) -> str:
     """``dataset`` for ``urn:li:dataset:(…)``; ToolError for something that is not a URN."""
     parts = urn.split(":", 3)
@@ -98,44 +125,58 @@ class Tools:
         state: Annotated[
             Literal["ACTIVE", "RESOLVED", "ALL"], Field(description="ACTIVE (still failing), RESOLVED or ALL")
         ] = "ACTIVE",
-        dataset_urn: Annotated[str | None, Field(description="only incidents of this failing dataset")] = None,
+        dataset_urn: Annotated[
+            str | None,
+            Field(description="only incidents of this dataset or one of its siblings (a dbt node and its table)"),
+        ] = None,
         model_urn: Annotated[
             str | None, Field(description="only incidents whose blast radius reaches this model version or group")
+        ] = None,
+        severity: Annotated[
+            Literal["HIGH", "MEDIUM", "LOW", "NONE"] | None, Field(description="only incidents of this severity")
+        ] = None,
+        at: Annotated[
+            str | int | None,
+            Field(description="as of this time: ISO-8601 or epoch ms (default: everything known)"),
         ] = None,
         offset: Offset = 0,
         max_results: Annotated[int, Field(ge=1, le=MAX_PAGE, description="page size")] = 20,
     ) -> Annotated[CallToolResult, results.IncidentList]:
-        from pareis.answers.incidents import incident_list
+        from pareis.answers.listing import IncidentFilter, listed
 
+        when = None if at is None else at_ms(at)
+        chosen = IncidentFilter(
+            state=None if state == "ALL" else state, severity=severity, dataset=dataset_urn, model=model_urn
+        )
         with answering():
-            found = incident_list(self.sources)
-            versions = self._versions(model_urn) if model_urn is not None else None
-        chosen = [
-            s
-            for s in found
-            if (state == "ALL" or s.state == state)
-            and (dataset_urn is None or s.dataset == dataset_urn)
-            and (versions is None or not versions.isdisjoint(s.models))
-        ]
-        page = window(chosen, offset, max_results)
-        return result({"incidents": [s.to_json() for s in page], **paging(len(chosen), len(page), offset, max_results)})
+            found = listed(self.sources, chosen, when)
+        page = window(found, offset, max_results)
+        return result({"incidents": [s.to_json() for s in page], **paging(len(found), len(page), offset, max_results)})
 
     def get_incident(
-        self, urn: Annotated[str, Field(description="an incident URN, or a dataset (its latest incident)")]
-    ) -> Annotated[CallToolResult, results.IncidentResult]:
+        self,
+        urn: Annotated[str, Field(description="an incident URN, or a dataset or assertion (its latest incident)")],
+        offset: Offset = 0,
+        max_results: Annotated[int, Field(ge=1, le=MAX_PAGE, description="page size of the blast radius's lists")] = 20,
+        at: Annotated[
+            str | int | None,
+            Field(description="as of this time: ISO-8601 or epoch ms (default: everything known)"),
+        ] = None,
+    ) -> Annotated[CallToolResult, results.IncidentSummaryResult]:
         from pareis.answers.incidents import analysis
 
         kind = entity_type(urn)
+        when = None if at is None else at_ms(at)
         with answering():
             if kind == "incident":
-                answer = self._incident(urn)
+                answer = self._incident(urn, when)
             elif kind == "dataset":
-                answer = analysis(self.sources, dataset=urn)
+                answer = analysis(self.sources, dataset=urn, at_ms=when)
             elif kind == "assertion":
-                answer = analysis(self.sources, assertion=urn)
+                answer = analysis(self.sources, assertion=urn, at_ms=when)
             else:
                 raise ToolError(f"{urn} is a {kind}: give an incident, dataset or assertion URN")
-        return result(answer.to_json())
+        return result(paged_blast(answer.to_json(), offset, max_results))
 
     def get_blast_radius(
         self,
@@ -162,28 +203,21 @@ class Tools:
                 answer = blast(self.sources, dataset=urn)
             else:
                 raise ToolError(f"{urn} is a {kind}: give an assertion, schemaField or dataset URN")
-        obj = answer.to_json()
-        radius = obj["blast"]
-        lists = ("columns", "datasets", "features", "models")
-        totals = {name: len(radius[name]) for name in lists}
-        paged = {name: window(radius[name], offset, max_results) for name in lists}
-        total, returned = max(totals.values()), max(len(v) for v in paged.values())
-        return result(
-            {
-                **obj,
-                "blast": {**radius, **paged},
-                "totals": totals,
-                **paging(total, returned, offset, max_results),
-            }
-        )
+        return result(paged_blast(answer.to_json(), offset, max_results))
 
     def get_model_verdicts(
-        self, urn: Annotated[str, Field(description="a model version (mlModel) or model group (mlModelGroup) URN")]
+        self,
+        urn: Annotated[str, Field(description="a model version (mlModel) or model group (mlModelGroup) URN")],
+        at: Annotated[
+            str | int | None,
+            Field(description="as of this time: ISO-8601 or epoch ms (default: everything known)"),
+        ] = None,
     ) -> Annotated[CallToolResult, results.ModelVerdicts]:
         from pareis.answers.verdicts import model_verdicts
 
+        when = None if at is None else at_ms(at)
         with answering():
-            answer = model_verdicts(self.sources, urn)
+            answer = model_verdicts(self.sources, urn, at_ms=when)
         return result(answer.to_json())
 
     def check_retrain_gate(
@@ -233,9 +267,18 @@ class Tools:
         at: Annotated[
             str | int | None, Field(description="generate as of this time: ISO-8601 or epoch ms (default now)")
         ] = None,
+        format: Annotated[
+            Literal["summary", "full"],
+            Field(
+                description="summary (default): the header and each paragraph's status and summary; full: the "
+                "Markdown pack and its JSON source (tens of kilobytes)"
+            ),
+        ] = "summary",
     ) -> Annotated[CallToolResult, results.EvidenceResult]:
         pack, text = self.evidence(model_urn, at_ms(at))
-        return result({"model": model_urn, "markdown": text, "pack": pack})
+        if format == "full":
+            return result({"model": model_urn, "markdown": text, "pack": pack})
+        return result({"model": model_urn, "format": "summary", **evidence_summary(pack)})
 
     def evidence(self, model_urn: str, when_ms: int) -> tuple[dict[str, Any], str]:
         """The evidence pack of ``model_urn`` at ``when_ms``: its JSON and its Markdown (the resource's text);
@@ -249,15 +292,10 @@ class Tools:
 
     # --- helpers over the answers ---------------------------------------------------------------------------------
 
-    def _incident(self, urn: str) -> IncidentAnswer:
+    def _incident(self, urn: str, at: int | None) -> IncidentAnswer:
         from pareis.answers.incidents import incident_analyses
 
-        for answer in incident_analyses(self.sources):
+        for answer in incident_analyses(self.sources, at):
             if answer.facts.urn == urn:
                 return answer
         raise CannotEvaluate(f"unknown incident {urn} (not in the run history)")
-
-    def _versions(self, model: str) -> set[str]:
-        from pareis.answers.verdicts import model_versions
-
-        return {v.urn for v in model_versions(self.sources, model)[1]} | {model}

@@ -12,7 +12,9 @@ Per signal (in offset order; several signals of one dataset in a batch chain in 
    is older); the blast radius of each
    assertion with a FAILURE among them (an assertion whose definition is not indexed yet counts as covering its
    whole assertee dataset); every version of each affected model group, with its training time from the lineage
-   index (:func:`pareis.core.catalog.versions_by_group`); the assertion types as failure classes.
+   index (:func:`pareis.core.catalog.versions_by_group`); the assertion types as failure classes; what says which
+   versions serve (deployments, aliases: the serving aliases are the setting ``datahub.serving_aliases``); and, per
+   affected group, the other incidents that reached it, from the reach index (:mod:`pareis.roles.incident_reaches`).
 3. **Step** with ``now_ms`` = the change log's time of the run (carried by the signal), never the wall clock,
    so a replay writes the same bytes. A lineage signal (DESIGN §3, live re-evaluation) recomputes an ACTIVE
    incident instead and writes an Update when the answer changed (:mod:`pareis.roles.incident_watch`); with a
@@ -26,18 +28,20 @@ first, one round trip each (:meth:`~pareis.store.journal.StepJournal.entries_of`
 :meth:`~pareis.store.incidents.IncidentStore.get_many`); each dataset's signals then chain as above, and the steps
 are taken in the batch's order, so the outputs are those of one signal at a time.
 
-After the whole batch is computed, the journal entries (each step that changed a state, with its outputs) and
-then the new states are written, one round trip each (journal first: a crash between the two must still find the
-journal; so a redo writes the replayed states again). The runtime then produces the outputs and commits the input
-offsets in one transaction; a redo replays the journal, so it produces the same records, byte for byte. Once the
-transaction committed, the runtime calls :meth:`IncidentsHandler.committed`, which releases the journal entries
-below the committed offsets.
+After the whole batch is computed, the reaches of the incidents it opened, updated or resolved (before the journal,
+as the watch sets: :mod:`pareis.roles.incident_reaches`), the journal entries (each step that changed a state, with
+its outputs) and then the new states are written, one round trip each (journal first: a crash between the two must
+still find the journal; so a redo writes the replayed states again). The runtime then produces the outputs and
+commits the input offsets in one transaction; a redo replays the journal, so it produces the same records, byte for
+byte. Once the transaction committed, the runtime calls :meth:`IncidentsHandler.committed`, which releases the
+journal entries below the committed offsets.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import quote
 
@@ -53,9 +57,11 @@ from pareis.core.intents import IncidentFacts, Intent, Open, Update
 from pareis.core.keys import sibling_classes
 from pareis.core.lifecycle import IncidentState, history_floor
 from pareis.core.runs import ResultType
+from pareis.core.serving import DEFAULT_SERVING_ALIASES, Reach
 from pareis.datahub.writes import postmortem
 from pareis.datahub.writes.incident_writes import incident_link
 from pareis.errors import Fatal
+from pareis.roles.incident_reaches import BatchReaches, intent_reaches, published_groups
 from pareis.roles.incident_watch import IncidentWatch, advance, wants_inputs
 from pareis.roles.messages import (
     AnySignal,
@@ -70,6 +76,7 @@ from pareis.roles.messages import (
 from pareis.roles.output import DatahubOutput
 from pareis.store.incidents import IncidentStore
 from pareis.store.journal import JournalEntry, Position, StepJournal
+from pareis.store.reaches import ReachStore
 from pareis.store.runs import RunHistory
 from pareis.tickets.port import IncidentTicket
 
@@ -80,8 +87,21 @@ def decode(raw: RawMessage) -> AnySignal:
     return decode_signal(raw.value, raw.origin)
 
 
-def analysis_inputs(view: LineageView, runs: RunHistory, state: IncidentState, signal: AnySignal) -> AnalysisInputs:
-    """What :func:`~pareis.core.lifecycle.step` needs for ``signal`` on ``state`` (see the module docstring).
+GroupReaches = Callable[[Collection[str]], Mapping[str, tuple[Reach, ...]]]
+"""Groups → the incidents that reached each (:class:`~pareis.roles.incident_reaches.BatchReaches`)."""
+
+
+def analysis_inputs(
+    view: LineageView,
+    runs: RunHistory,
+    state: IncidentState,
+    signal: AnySignal,
+    reaches: GroupReaches | None = None,
+    serving_aliases: tuple[str, ...] = DEFAULT_SERVING_ALIASES,
+) -> AnalysisInputs:
+    """What :func:`~pareis.core.lifecycle.step` needs for ``signal`` on ``state`` (see the module docstring):
+    ``reaches`` gives the other incidents that reached the affected groups (None: none counted), ``serving_aliases``
+    the aliases that mean a version serves.
 
     ``view`` should be a :class:`~pareis.core.graph.Memo` so one step asks the index each question once.
     """
@@ -99,19 +119,24 @@ def analysis_inputs(view: LineageView, runs: RunHistory, state: IncidentState, s
         # so that its window sees the runs before it (its blind window) rather than only the floor's seeds.
         floor = run.timestamp_ms
     timeline = runs.timeline(assertions, floor)
-    return analysis.analysis_inputs(view, timeline, (*timeline, run) if run is not None else timeline)
+    found = analysis.analysis_inputs(view, timeline, (*timeline, run) if run is not None else timeline, serving_aliases)
+    if reaches is None or not found.versions:
+        return found
+    return dataclasses.replace(found, reaches=dict(reaches(found.versions)))
 
 
-def walk_together(view: Memo, batch: Sequence[Message[AnySignal]]) -> None:
+def walk_together(view: Memo, batch: Sequence[Message[AnySignal]]) -> set[str]:
     """Walk the blast radius of every assertion failing in ``batch`` at once, into ``view``: each signal's own
     walk then finds its lineage there, so the batch asks the index one round trip per step of one walk instead of
     per signal. Answers are unchanged (each signal's analysis is the same computation over the same view); an
-    error of the index is one the signals' own walks would meet."""
+    error of the index is one the signals' own walks would meet. Returns the model groups (a model in none: itself)
+    the walk reached: those the batch's steps will read the reaches of."""
     runs = [m.value.run for m in batch if isinstance(m.value, RunSignal)]
     failing = {r.assertion for r in runs if r.result is ResultType.FAILURE}
     defined = sorted(catalog.assertions(view, failing)) if len(failing) > 1 else []
     if len(defined) > 1:  # one walk is the signal's own: nothing to share
-        blast_radius(view, assertions=defined)
+        return {m.group or m.urn for m in blast_radius(view, assertions=defined).models}
+    return set()
 
 
 def ticket_effect(intent: Intent, settings: DatahubSettings, console_url: str | None = None) -> Effect:
@@ -147,12 +172,14 @@ def _ticket(intent: Intent, settings: DatahubSettings, console_url: str | None) 
 @dataclass(frozen=True)
 class Step:
     """What one signal's step did: the states its dataset went through (to save; the last one stands), its journal
-    entry (None: replayed or nothing changed), its analysis for the watch (state after, facts), its outputs."""
+    entry (None: replayed or nothing changed), its analysis for the watch (state after, facts), its outputs, and
+    the reaches of the incidents its intents are about (for the reach index)."""
 
     changed: tuple[IncidentState, ...]
     entry: JournalEntry | None
     analysed: tuple[IncidentState, IncidentFacts | None] | None
     outputs: tuple[OutRecord, ...]
+    reaches: Mapping[str, Mapping[str, Reach]] = dataclasses.field(default_factory=dict)
 
 
 class IncidentsHandler:
@@ -160,7 +187,9 @@ class IncidentsHandler:
 
     ``output`` gives the records of the DataHub writes (:mod:`pareis.roles.output`); the ticket effects go to
     ``effects_topic``, linking Mission Control at ``console_url`` (``web.public_url``) when given. Reliability scores
-    are the scores role's (:mod:`pareis.roles.scores`): an incident never waits for one.
+    are the scores role's (:mod:`pareis.roles.scores`): an incident never waits for one. ``reaches``, when given, is
+    the reach index the recommendations read and the role keeps (:mod:`pareis.roles.incident_reaches`);
+    ``serving_aliases`` the setting ``datahub.serving_aliases``.
     """
 
     def __init__(
@@ -175,7 +204,11 @@ class IncidentsHandler:
         effects_topic: str,
         watch: IncidentWatch | None = None,
         console_url: str | None = None,
+        reaches: ReachStore | None = None,
+        serving_aliases: Sequence[str] = DEFAULT_SERVING_ALIASES,
     ) -> None:
+        self._reaches = reaches
+        self._aliases = tuple(serving_aliases)
         self._console_url = console_url
         self._watch = watch
         self._lineage = lineage
@@ -200,11 +233,15 @@ class IncidentsHandler:
         # One view of the index for the whole batch (each question asked of it once, as the batch is computed over
         # one snapshot of it): small blasts of one batch share most of their upstream.
         view = Memo(self._lineage)
-        walk_together(view, batch)
-        steps = {d: self._chain(view, ms, journaled[d], starts[d]) for d, ms in chains.items()}
+        walked = walk_together(view, batch)
+        reader = None
+        if self._reaches is not None:  # one round trip for the groups the batch is expected to meet
+            reader = BatchReaches(self._reaches, walked | published_groups(starts.values()))
+        steps = {d: self._chain(view, ms, journaled[d], starts[d], reader) for d, ms in chains.items()}
         analysed: dict[str, tuple[IncidentState, IncidentFacts | None]] = {}
         entries: list[JournalEntry] = []
         changed: dict[str, IncidentState] = {}
+        reached: dict[str, Mapping[str, Reach]] = {}
         out: list[OutRecord] = []
         taken = dict.fromkeys(chains, 0)
         for message in batch:
@@ -219,9 +256,12 @@ class IncidentsHandler:
                 entries.append(step.entry)
             if step.analysed is not None:
                 analysed[dataset] = step.analysed
+            reached.update(step.reaches)
             out.extend(step.outputs)
         if self._watch is not None:
             self._watch.put(analysed, view)
+        if self._reaches is not None and reached:
+            self._reaches.put(reached)
         self._journal.record(entries)
         self._incidents.put_many(changed.values())
         return out
@@ -232,6 +272,7 @@ class IncidentsHandler:
         messages: Sequence[Message[AnySignal]],
         journaled: Sequence[JournalEntry],
         state: IncidentState,
+        reaches: GroupReaches | None = None,
     ) -> list[Step | Exception]:
         """The steps of one dataset's signals of a batch (in offset order) from ``state``; the first error ends
         the chain (the batch stops there, as it would one signal at a time)."""
@@ -239,7 +280,7 @@ class IncidentsHandler:
         steps: list[Step | Exception] = []
         for message in messages:
             try:
-                step, state = self._step(view, message, replay, state)
+                step, state = self._step(view, message, replay, state, reaches)
             except Exception as exc:  # noqa: BLE001 - not handled here: re-raised in the batch's order by the caller
                 steps.append(exc)
                 break
@@ -247,7 +288,12 @@ class IncidentsHandler:
         return steps
 
     def _step(
-        self, view: Memo, message: Message[AnySignal], replay: deque[JournalEntry], state: IncidentState
+        self,
+        view: Memo,
+        message: Message[AnySignal],
+        replay: deque[JournalEntry],
+        state: IncidentState,
+        reaches: GroupReaches | None = None,
     ) -> tuple[Step, IncidentState]:
         signal = message.value
         dataset = signal.dataset
@@ -271,7 +317,7 @@ class IncidentsHandler:
         before = state
         if not wants_inputs(before, signal):
             return Step(tuple(changed), None, None, ()), state
-        inputs = analysis_inputs(view, self._runs, before, signal)
+        inputs = analysis_inputs(view, self._runs, before, signal, reaches, self._aliases)
         try:
             after, intents, facts = advance(before, signal, inputs)
         except ValueError as exc:  # the stores disagree with each other: not this signal's fault
@@ -282,7 +328,7 @@ class IncidentsHandler:
             entry = JournalEntry(position, before, after, produced)
             changed.append(after)
         analysed = (after, facts) if facts is not None or after.status is not before.status else None
-        return Step(tuple(changed), entry, analysed, produced), after
+        return Step(tuple(changed), entry, analysed, produced, intent_reaches(intents)), after
 
     def committed(self, offsets: Mapping[tuple[str, int], int]) -> None:
         """The runtime committed ``offsets`` (the next offset per input partition): the journal entries below

@@ -6,6 +6,5 @@
 :mod:`~pareis.web.context` (the answers kept between requests) and shown by :mod:`~pareis.web.present` (names, times,
 the timeline, the decision panel); :mod:`~pareis.web.live` follows the incident store and pushes changes;
 :mod:`~pareis.web.guard` holds the token check. Nothing here reads a store, Kafka or settings: only
-``pareis.answers.*`` (and pure functions of ``pareis.core``: the one rule for short names, and the recommendation's
-rule inside the stand-in :func:`pareis.web.present.stand_in_recommendations` until the answers layer gives it).
+``pareis.answers.*`` (and pure functions of ``pareis.core``: the one rule for short names).
 """

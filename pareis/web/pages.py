@@ -25,6 +25,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from pareis.answers.incidents import IncidentSummary
+from pareis.answers.listing import SEVERITIES, STATES, IncidentFilter, matching
 from pareis.answers.sources import CannotEvaluate, SourceUnavailable
 from pareis.web import present
 from pareis.web.context import Context, translated
@@ -32,8 +33,6 @@ from pareis.web.context import Context, translated
 if TYPE_CHECKING:
     from pareis.answers.dossier import IncidentDossier
 
-SEVERITIES = ("HIGH", "MEDIUM", "LOW", "NONE")
-STATES = ("ACTIVE", "RESOLVED")
 PAGE_ROWS = 100
 """Rows the Incidents page shows before "show all": active incidents come first, so they are what is shown."""
 
@@ -97,6 +96,8 @@ def _filters(request: Request) -> tuple[dict[str, str], list[str]]:
         "state": q.get("state", "").strip().upper(),
         "severity": q.get("severity", "").strip().upper(),
         "q": q.get("q", "").strip(),
+        "dataset": q.get("dataset", "").strip(),
+        "model": q.get("model", "").strip(),
         "all": q.get("all", ""),
     }
     errors = []
@@ -110,22 +111,24 @@ def _filters(request: Request) -> tuple[dict[str, str], list[str]]:
     return filters, errors
 
 
-def _matching(rows: list[IncidentSummary], filters: dict[str, str]) -> list[IncidentSummary]:
-    text = filters["q"].casefold()
-    return [
-        s
-        for s in rows
-        if (not filters["state"] or s.state == filters["state"])
-        and (not filters["severity"] or s.severity == filters["severity"])
-        and (not text or text in s.dataset.casefold() or any(text in m.casefold() for m in s.models))
-    ]
+async def _matching(ctx: Context, filters: dict[str, str]) -> list[IncidentSummary]:
+    """The listed incidents the filters keep (:func:`pareis.answers.listing.matching`: the CLI's and MCP's filter)."""
+    chosen = IncidentFilter(
+        state=filters["state"] or None,
+        severity=filters["severity"] or None,
+        dataset=filters["dataset"] or None,
+        model=filters["model"] or None,
+        text=filters["q"] or None,
+    )
+    rows = await ctx.incidents()
+    return await ctx.ask(translated(lambda: matching(ctx.sources, rows, chosen)))
 
 
 async def _table(ctx: Context, request: Request) -> dict[str, Any]:
     """What the incident table shows: the matching rows (the first :data:`PAGE_ROWS` unless ``all``), each with the
     decision per affected group, its contaminated versions and the versions it put at risk."""
     filters, errors = _filters(request)
-    rows = _matching(await ctx.incidents(), filters)
+    rows = await _matching(ctx, filters)
     shown = rows if filters["all"] else rows[:PAGE_ROWS]
     board = await ctx.shown_rows(shown, _row_view)
     return {
@@ -143,9 +146,7 @@ def _row_view(s: IncidentSummary, groups: list[dict[str, Any]], at_ms: int) -> d
     """What the list shows of one incident beyond its summary: the decision per affected group, its contaminated
     versions and, apart, the versions it put at risk."""
     return {
-        "recommendations": present.stand_in_recommendations(
-            s.urn, groups, s.models, s.last_success_ms, s.healed_ms, at_ms
-        ),
+        "recommendations": [d.to_json() for d in s.decisions],
         "contaminated": present.contaminated(groups),
         "at_risk": present.at_risk(s.models, groups, s.healed_ms),
     }
@@ -172,7 +173,7 @@ async def incidents_api(ctx: Context, request: Request) -> Response:
     filters, errors = _filters(request)
     if errors:
         raise BadFilter("; ".join(errors))
-    return _json([s.to_json() for s in _matching(await ctx.incidents(), filters)])
+    return _json([s.to_json() for s in await _matching(ctx, filters)])
 
 
 # -- Incident ----------------------------------------------------------------------------------------------------
@@ -189,8 +190,10 @@ async def _incident_of(ctx: Context, urn: str) -> str | None:
         return listed
     from pareis.answers.incidents import analysis  # a sibling of the incident's key, or an assertion not listed
 
-    kind = "dataset" if urn.startswith("urn:li:dataset:") else "assertion"
-    found = await ctx.ask(translated(lambda: analysis(ctx.sources, **{kind: urn})))
+    if urn.startswith("urn:li:dataset:"):
+        found = await ctx.ask(translated(lambda: analysis(ctx.sources, dataset=urn)))
+    else:
+        found = await ctx.ask(translated(lambda: analysis(ctx.sources, assertion=urn)))
     return found.facts.urn
 
 
@@ -213,16 +216,12 @@ def _incident_view(d: IncidentDossier, at_ms: int) -> dict[str, Any]:
     """What the incident page shows of a dossier: the decision per group first, then the facts and the evidence."""
     facts = d.answer.facts
     answer = d.answer.to_json()
-    w = facts.window
-    recommendations = present.stand_in_recommendations(
-        d.summary.urn, answer["contamination"], d.summary.models, w.last_success_ms, w.healed_ms, at_ms
-    )
     return {
         "d": d,
         "s": d.summary,
         "facts": facts,
         "answer": answer,
-        "decisions": present.decisions(recommendations, answer["owners"]["models"]),
+        "decisions": present.decisions(answer["decisions"], answer["owners"]["models"]),
         "retrain": {u: status.value for u, status in facts.retrain},
         "graph_json": orjson.dumps(d.graph.to_json()).decode(),
         "layers": present.layers(d.graph),

@@ -1,6 +1,6 @@
 """How answers look on a page: short names, times, durations, the timeline's geometry and the decision panel.
-Presentation only — every fact shown comes from an answer unchanged, except the one stand-in marked below
-(:func:`stand_in_recommendations`)."""
+Presentation only — every fact shown comes from an answer unchanged (the recommendation per group from the answers
+layer: :mod:`pareis.answers.decisions`)."""
 
 from __future__ import annotations
 
@@ -157,37 +157,6 @@ def timeline(facts: IncidentFacts) -> Timeline:
 
 
 # -- The decision panel (DESIGN §4: the recommendation per group first, then the gate, the owners, the next step) --
-
-
-def stand_in_recommendations(
-    incident: str,
-    contamination: Sequence[Mapping[str, Any]],
-    in_blast: Iterable[str],
-    last_success_ms: int | None,
-    healed_ms: int | None,
-    at_ms: int,
-) -> list[dict[str, Any]]:
-    """STAND-IN, to be replaced by the answers layer's recommendation (DESIGN §2.3, ``recommend()``): one
-    ``Recommendation.to_json()`` per affected group of one incident, from what its analysis knows — the group's
-    versions and verdicts (``contamination``: the analysis's JSON), the model versions in its blast radius and its
-    window — through the core's own rule (:func:`pareis.core.serving.recommend`), so no rule is copied here. What it
-    cannot know yet: deployments and serving aliases (every group's newest version is *presumed* serving:
-    ``serving_known`` false) and the other incidents that reached the group (only this one counts)."""
-    from pareis.core.contamination import ModelVersion
-    from pareis.core.serving import Reach, VersionFacts, recommend
-
-    blast = frozenset(in_blast)
-    out = []
-    for g in contamination:
-        versions = [
-            VersionFacts(
-                ModelVersion(v["urn"], g["group"] if g["group"] != v["urn"] else None, v["version"], v["trained_at_ms"])
-            )
-            for v in g["versions"]
-        ]
-        reach = Reach(incident, last_success_ms, healed_ms, blast & {v["urn"] for v in g["versions"]})
-        out.append(recommend(g["group"], versions, [reach], at_ms).to_json())
-    return out
 
 
 def decisions(

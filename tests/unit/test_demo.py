@@ -23,6 +23,12 @@ def test_demo_prints_the_lifecycle_and_writes_its_outputs(tmp_path: Path) -> Non
     assert text.index("CLEAR → ACTIVE") < text.index("ACTIVE → RESOLVED")
     assert "safe rollback for churn: churn_2" in text and "safe rollback for ltv: ltv_1" in text
     assert "dead letters: 0" in text
+    # decision first: each transition leads with the decision per group, before the incident's evidence
+    opened = text[text.index("CLEAR → ACTIVE") :]
+    assert opened.index("Decision:") < opened.index("• churn: ROLL BACK to churn_2") < opened.index("incident ─")
+    now = text[text.index("What to do now (pareis incidents --all)") : text.index("Protect: reliability")]
+    assert "RESOLVED retail.analytics.stg_transactions" in now
+    assert "• churn: ROLL BACK to churn_2 — churn_4 serves and trained on corrupt data" in now  # in the window
 
     writes = list(read_metadata_file(out / "datahub-writes.json"))
     aspects = {str(w.aspectName) for w in writes}

@@ -1,5 +1,6 @@
 """``pareis mcp`` over stdio as a real subprocess on the demo recording: the initialize handshake, ``tools/list``
-and tool calls answered, and nothing but JSON-RPC messages on stdout (logs, the SDK's included, go to stderr)."""
+and tool calls answered, and nothing but JSON-RPC messages on stdout (logs, the SDK's included, go to stderr); the
+offline entry of ``.mcp.json.example`` started as a client starts it."""
 
 from __future__ import annotations
 
@@ -98,3 +99,28 @@ def test_stdout_carries_only_protocol_messages(tmp_path: Path) -> None:
         message = json.loads(line)
         assert message["jsonrpc"] == "2.0" and ("id" in message or "method" in message), line
     assert "get_blast_radius" in errors, "the failed call is logged, on stderr"
+
+
+def test_the_offline_entry_starts_and_answers_on_the_demo_recording() -> None:
+    """``pareis-demo`` (no Kafka, Redis or DataHub: the recording in the checkout) launched as a client launches it,
+    through the MCP SDK's stdio client from the repository's root: it lists the tools and answers with the
+    decision."""
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    root = Path(__file__).resolve().parents[2]
+    entry = json.loads((root / ".mcp.json.example").read_text(encoding="utf-8"))["mcpServers"]["pareis-demo"]
+    assert entry["command"] == "pareis" and "--metadata" in entry["args"]
+    command = str(Path(sys.executable).parent / entry["command"])  # the installed console script
+    params = StdioServerParameters(command=command, args=entry["args"], cwd=root)
+
+    async def ask() -> tuple[list[str], dict[str, Any]]:
+        async with Client(params) as client:
+            tools = [t.name for t in (await client.list_tools()).tools]
+            found = await client.call_tool("list_incidents", {"state": "ALL"})
+            return tools, dict(found.structured_content or {})
+
+    tools, listed = anyio.run(ask)
+    assert tools == list(TOOL_NAMES)
+    (incident,) = listed["incidents"]
+    assert [d["action"] for d in incident["decisions"]] == ["NONE", "NONE"]

@@ -85,23 +85,91 @@ def test_tools_list_is_the_same_on_every_call_and_in_both_modes(server: MCPServe
 # --- the CLI's answers ---------------------------------------------------------------------------------------------
 
 
+def unpaged(answer: dict[str, Any]) -> dict[str, Any]:
+    """A paged answer that one page holds, without its paging fields (what the CLI prints)."""
+    assert answer["has_more"] is False and answer["offset"] == 0
+    return {k: v for k, v in answer.items() if k not in (*PAGING, "totals")}
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_get_incident_is_pareis_analyze_json(server: MCPServer, cli: Any, incident: dict[str, Any], mode: str) -> None:
     assertion = incident["assertions"][0]
     by_dataset, by_urn, by_assertion = calls(
         server,
         [
-            ("get_incident", {"urn": RAW}),
-            ("get_incident", {"urn": incident["urn"]}),
-            ("get_incident", {"urn": assertion}),
+            ("get_incident", {"urn": RAW, "max_results": 500}),
+            ("get_incident", {"urn": incident["urn"], "max_results": 500}),
+            ("get_incident", {"urn": assertion, "max_results": 500}),
         ],
         mode=mode,
     )
     expected = cli("analyze", "--dataset", RAW)
-    assert structured(by_dataset) == expected
-    assert structured(by_urn) == expected
-    assert structured(by_assertion) == cli("analyze", "--assertion", assertion)
+    assert unpaged(structured(by_dataset)) == expected
+    assert unpaged(structured(by_urn)) == expected
+    assert unpaged(structured(by_assertion)) == cli("analyze", "--assertion", assertion)
     assert expected["incident"]["urn"] == incident["urn"]
+    assert [d["action"] for d in expected["decisions"]] == ["NONE", "NONE"]  # healed, clean retrains presumed serving
+
+
+def test_get_incident_pages_the_blast_radius_and_keeps_the_decision_whole(server: MCPServer, cli: Any) -> None:
+    whole = cli("analyze", "--dataset", RAW)
+    first = structured(call(server, "get_incident", {"urn": RAW, "max_results": 2}))
+    lists = ("columns", "datasets", "features", "models")
+    assert first["totals"] == {name: len(whole["blast"][name]) for name in lists}
+    assert first["total"] == max(first["totals"].values()) > 2 and first["has_more"] is True
+    assert all(first["blast"][name] == whole["blast"][name][:2] for name in lists)
+    assert {k: first[k] for k in ("decisions", "contamination", "window", "incident")} == {
+        k: whole[k] for k in ("decisions", "contamination", "window", "incident")
+    }
+    default = structured(call(server, "get_incident", {"urn": RAW}))
+    assert default["max_results"] == 20 and len(dump(default)) < len(dump(whole))
+
+
+def test_at_a_time_mcp_and_the_cli_give_the_decision_then(
+    server: MCPServer, cli: Any, incident: dict[str, Any]
+) -> None:
+    churn = mlflow("mlModelGroup", "churn")
+    during = cli("analyze", "--dataset", RAW, "--at", AT)
+    assert during["incident"]["state"] == "ACTIVE" and during["window"]["healed_ms"] is None
+    assert [(d["action"], d["target"]["version"]) for d in during["decisions"]] == [("ROLL_BACK", "2")] * 2
+    for urn in (RAW, incident["urn"]):
+        got = structured(call(server, "get_incident", {"urn": urn, "at": AT, "max_results": 500}))
+        assert unpaged(got) == during, urn
+    verdicts = cli("analyze", "--model", churn, "--at", AT)
+    assert structured(call(server, "get_model_verdicts", {"urn": churn, "at": AT})) == verdicts
+    assert verdicts["decision"]["action"] == "ROLL_BACK" and len(verdicts["versions"]) == 3  # churn_4 not yet
+
+
+def test_get_model_verdicts_is_pareis_analyze_model_json_with_the_decision(server: MCPServer, cli: Any) -> None:
+    for model in (mlflow("mlModelGroup", "churn"), mlflow("mlModel", "ltv_3")):
+        answer = structured(call(server, "get_model_verdicts", {"urn": model}))
+        assert answer == cli("analyze", "--model", model)
+        assert answer["decision"]["group"] == answer["group"] and answer["decision"]["action"] == "NONE"
+
+
+def test_list_incidents_is_pareis_incidents_json(server: MCPServer, sources: Sources, monkeypatch: Any) -> None:
+    from pareis import cli as pareis_cli
+    from pareis.compose import sources as compose
+
+    monkeypatch.setattr(compose, "open_sources", lambda **kwargs: sources)
+
+    def rows(*args: str) -> list[dict[str, Any]]:
+        result = CliRunner().invoke(pareis_cli.app, ["incidents", "--metadata", str(RECORDED), *args, "--json"])
+        assert result.exit_code == 0, result.stderr
+        parsed: list[dict[str, Any]] = json.loads(result.stdout)
+        return parsed
+
+    for tool_args, cli_args in [
+        ({"state": "ALL"}, ["--all"]),
+        ({"state": "ACTIVE"}, []),
+        ({"state": "ALL", "at": AT}, ["--all", "--at", AT]),
+        ({"state": "RESOLVED", "dataset_urn": RAW}, ["--state", "RESOLVED", "--dataset", RAW]),
+        ({"state": "ALL", "severity": "HIGH"}, ["--all", "--severity", "HIGH"]),
+    ]:
+        page = structured(call(server, "list_incidents", {**tool_args, "max_results": 500}))
+        assert page["incidents"] == rows(*cli_args), tool_args
+    during = rows("--all", "--at", AT)
+    assert [d["action"] for d in during[0]["decisions"]] == ["ROLL_BACK", "ROLL_BACK"]
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -187,10 +255,15 @@ def test_the_evidence_pack_tool_and_resource_are_pareis_evidence(
     assert result.exit_code == 0, result.stderr
     (md,) = tmp_path.glob("*.md")
     (js,) = tmp_path.glob("*.json")
-    answer = structured(call(server, "get_evidence_pack", {"model_urn": churn, "at": AT}))
+    answer = structured(call(server, "get_evidence_pack", {"model_urn": churn, "at": AT, "format": "full"}))
     assert answer["markdown"] == md.read_text(encoding="utf-8")
     assert answer["pack"] == json.loads(js.read_text(encoding="utf-8"))
     assert answer["pack"]["kind"] == "pareis.evidence_pack.v1" and "not legal advice" in answer["markdown"].lower()
+    summary = structured(call(server, "get_evidence_pack", {"model_urn": churn, "at": AT}))
+    assert summary["format"] == "summary" and summary["header"] == answer["pack"]["header"]
+    assert [s["id"] for s in summary["sections"]] == [s["id"] for s in answer["pack"]["sections"]]
+    assert all("facts" not in s and s["status"] and s["summary"] for s in summary["sections"])
+    assert len(dump(summary)) * 5 < len(dump(answer))  # the token economy the default is for
 
     monkeypatch.setattr(mcp_server, "at_ms", lambda at, now_ms=None: AT_MS)  # the resource's "now"
     pinned = build_server(sources)
@@ -267,6 +340,10 @@ def test_list_incidents_filters_by_state_dataset_and_model(server: MCPServer, in
         (("state", "ACTIVE"),): 0,  # the recording ends healed
         (("state", "RESOLVED"),): 1,
         (("state", "ALL"), ("dataset_urn", RAW)): 1,
+        (("state", "ALL"), ("dataset_urn", RAW.replace("postgres", "dbt"))): 1,  # the dbt node of the table
+        (("state", "ALL"), ("severity", "MEDIUM")): 1,
+        (("state", "ALL"), ("severity", "HIGH")): 0,
+        (("state", "ALL"), ("at", "2025-10-01T00:00:00Z")): 0,  # before the incident began
         (("state", "ALL"), ("dataset_urn", mlflow("mlModel", "churn_1"))): 0,
         (("state", "ALL"), ("model_urn", mlflow("mlModel", "churn_3"))): 1,
         (("state", "ALL"), ("model_urn", mlflow("mlModelGroup", "ltv"))): 1,

@@ -87,3 +87,17 @@ def test_the_example_client_config_runs_datahubs_server_beside_pareis() -> None:
     assert local["command"] == "pareis" and local["args"][0] == "mcp" and "--redis" in local["args"]
     remote = config["pareis-remote"]
     assert remote["url"].endswith("/mcp") and remote["headers"]["Authorization"].startswith("Bearer ")
+
+
+def test_the_skill_recommends_what_the_decision_says_never_a_rollback_it_does_not_name() -> None:
+    """The decision flow reads the decision first and maps each action to what to say; after a clean retrain the
+    safe rollback is evidence, not advice (issue 32: an agent must not roll back a healthy model)."""
+    text = " ".join((skill_dir() / "SKILL.md").read_text(encoding="utf-8").split())
+    flow = text[text.index("## Decision flow") : text.index("## When to use DataHub")]
+    assert flow.index("**Decision.**") < flow.index("**Blast radius.**") < flow.index("**Gate.**")
+    for action in ("`ROLL_BACK`", "`PROMOTE`", "`RETRAIN`", "`NONE`"):
+        assert action in flow, action
+    assert "Never recommend a rollback when the action is `NONE` or `PROMOTE`" in flow
+    assert "Recommend the `safe_rollback`" not in text
+    verdicts = " ".join((skill_dir() / "references" / "verdicts.md").read_text(encoding="utf-8").split())
+    assert "recommending the `safe_rollback` then would roll back a healthy model" in verdicts
