@@ -241,6 +241,12 @@ class Resolve:
 Intent = Open | Update | Resolve
 
 
+def healed(intent: Intent) -> bool:
+    """Whether the incident ``intent`` writes is healed (RESOLVED wherever it is written): a Resolve, or an Update of
+    a resolved incident (its decisions re-decided after the heal, :func:`pareis.core.lifecycle.recheck`)."""
+    return isinstance(intent, Resolve) or intent.facts.window.healed_ms is not None
+
+
 def _common(intent: Open | Update | Resolve) -> dict[str, Any]:
     return {
         "at_ms": intent.at_ms,

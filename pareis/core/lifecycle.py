@@ -25,6 +25,7 @@ already resolved, though a late FAILURE can open a new one.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -36,6 +37,7 @@ from pareis.core.impact import Severity
 from pareis.core.incident_urn import datahub_guid, effect_id
 from pareis.core.intents import IncidentFacts, Intent, Open, PriorFields, Resolve, RetrainStatus, Update
 from pareis.core.runs import AssertionRun
+from pareis.core.serving import Action
 from pareis.core.window import IncidentWindow, counting_runs, incidents
 
 
@@ -233,8 +235,12 @@ class IncidentState:
             raise ValueError(f"malformed incident state: {error!r}") from error
 
 
-def history_floor(state: IncidentState) -> int | None:
-    """The time from which :func:`step` needs every run (None: all of them); see the module docstring."""
+def history_floor(state: IncidentState, *, rechecking: bool = False) -> int | None:
+    """The time from which :func:`step` needs every run (None: all of them); see the module docstring. When
+    ``rechecking`` a resolved incident that is :func:`followed`, :func:`recheck` needs its window again: every run
+    from the one that opened it (the seeds before it give its last success)."""
+    if rechecking and followed(state) and state.incident is not None:
+        return state.incident.key_ms if state.floor_ms is None else min(state.floor_ms, state.incident.key_ms)
     return state.floor_ms
 
 
@@ -296,22 +302,40 @@ def recheck(
     changed; its comment names ``cause`` (the changed entities). Also returns the facts computed (None when nothing
     was), changed or not, so the caller can refresh what the incident watches.
 
-    Only ever an Update: not ACTIVE, or a window the runs show healed (a run whose own signal is still on its way,
-    and will resolve it), gives the state unchanged and no intent. Raises ValueError as :func:`step` does when the
-    runs miss the incident's opening run.
+    A RESOLVED incident still :func:`followed` (a decision left to act on after the heal: a contaminated version
+    serves) is recomputed the same way, and only its decisions are compared: when one changed (a clean retrain
+    registered: "now PROMOTE churn_4"; a deployment switched: "NONE"), an Update of the resolved incident says so
+    (:func:`_decided`); its other facts are the postmortem's and stay as published.
+
+    Only ever an Update: any other state, or an ACTIVE window the runs show healed (a run whose own signal is still
+    on its way, and will resolve it), gives the state unchanged and no intent. Raises ValueError as :func:`step` does
+    when the runs miss the incident's opening run.
     """
     tracked = state.incident
-    if state.status is not Status.ACTIVE or tracked is None:
+    if tracked is None or not (state.status is Status.ACTIVE or followed(state)):
         return state, (), None
     current = next((w for w in incidents(inputs.runs) if w.contains(tracked.key_ms)), None)
     if current is None:
         raise ValueError(f"the runs given for {state.dataset} miss the run that opened {tracked.urn}")
-    if not current.is_open:
+    if current.is_open is (state.status is Status.RESOLVED):  # the runs have moved on; their signal will step it
         return state, (), None
     out: list[Intent] = []
     facts = analyse(state.dataset, current, inputs, urn=tracked.urn)
-    tracked = _update(tracked, facts, now_ms, out, cause)
+    if state.status is Status.ACTIVE:
+        tracked = _update(tracked, facts, now_ms, out, cause)
+    else:
+        tracked = _decided(tracked, facts, now_ms, out, cause)
     return IncidentState(state.dataset, state.status, state.floor_ms, tracked), tuple(out), facts
+
+
+def followed(state: IncidentState) -> bool:
+    """Whether ``state`` is a RESOLVED incident whose published decisions still ask for an action (a contaminated
+    version serves: ROLL_BACK, PROMOTE or RETRAIN): lineage changes of its groups then re-decide it
+    (:func:`recheck`)."""
+    incident = state.incident
+    if state.status is not Status.RESOLVED or incident is None:
+        return False
+    return any(action != Action.NONE for _, action, _ in incident.published.decisions or ())
 
 
 def _open(key_ms: int, revision: int, facts: IncidentFacts, now_ms: int, out: list[Intent]) -> Tracked:
@@ -360,6 +384,36 @@ def _update(
         )
     )
     return Tracked(tracked.urn, tracked.key_ms, tracked.opened_at_ms, tracked.revision + 1, new)
+
+
+def _decided(
+    tracked: Tracked, facts: IncidentFacts, now_ms: int, out: list[Intent], cause: Sequence[str] = ()
+) -> Tracked:
+    """A resolved incident re-decided: an :class:`Update` (its window healed: the incident stays RESOLVED wherever
+    it is written) when the decisions changed, naming only them; no tag or retrain change (the heal made those)."""
+    old = tracked.published
+    new = Published.of(facts)
+    if old.decisions is None or old.decisions == new.decisions:
+        return tracked
+    changes = {"decisions": (old.to_json()["decisions"], new.to_json()["decisions"])}
+    out.append(
+        Update(
+            effect_id=effect_id(tracked.urn, Update.kind, tracked.revision),
+            revision=tracked.revision,
+            at_ms=now_ms,
+            facts=facts,
+            title=incident_text.title(facts),
+            description=incident_text.description(facts),
+            changed=("decisions",),
+            tags_add=(),
+            tags_remove=(),
+            retrain=(),
+            comment=incident_text.update_comment(changes, cause),
+            prior=_prior(old, facts.dataset),
+        )
+    )
+    published = dataclasses.replace(old, decisions=new.decisions)
+    return Tracked(tracked.urn, tracked.key_ms, tracked.opened_at_ms, tracked.revision + 1, published)
 
 
 def _resolve(tracked: Tracked, facts: IncidentFacts, now_ms: int, out: list[Intent]) -> Tracked:

@@ -1,5 +1,6 @@
 """What an active incident watches in the lineage graph, and which incidents a lineage change touches (DESIGN §3,
-live re-evaluation).
+live re-evaluation). A resolved incident whose decision still asks for an action watches less: its model groups,
+their versions and deployments (:func:`follow_set`), so that a clean retrain or a switched deployment re-decides it.
 
 While an incident is ACTIVE its blast radius can change without a new assertion run: a model version registered
 that reads a poisoned feature, a feature re-pointed at a poisoned column, lineage that carried the poison removed,
@@ -38,6 +39,7 @@ from operator import itemgetter, methodcaller
 from pareis.core.fieldpath import COLUMN_PREFIX
 from pareis.core.graph import LineageView, Query, Rel, union
 from pareis.core.intents import IncidentFacts
+from pareis.core.serving import Action
 
 
 def folded(urn: str) -> str:
@@ -68,6 +70,25 @@ def watch_set(facts: IncidentFacts, processes: Iterable[str] = ()) -> tuple[str,
         out.add(group.group)
         out.update(v.version.urn for v in group.versions)
     out.update(processes)
+    return tuple(sorted(out))
+
+
+def follow_set(facts: IncidentFacts) -> tuple[str, ...]:
+    """What a resolved incident whose decisions still ask for an action watches, sorted: its affected groups (a new
+    version names its group), their versions (deployments and aliases are aspects of a version) and the deployments
+    its serving versions run on (a deployment's status). Empty when every decision is NONE: nothing is left to
+    re-decide."""
+    if all(d.action is Action.NONE for d in facts.decisions):
+        return ()
+    out: set[str] = set()
+    for group in facts.contamination:
+        out.add(group.group)
+        out.update(v.version.urn for v in group.versions)
+    for decision in facts.decisions:
+        out.add(decision.group)
+        for serving in decision.serving:
+            out.add(serving.version.urn)
+            out.update(via.deployment for via in serving.how if via.deployment is not None)
     return tuple(sorted(out))
 
 

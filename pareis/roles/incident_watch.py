@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from pareis.core.analysis import AnalysisInputs
 from pareis.core.graph import LineageView, Memo, Query, Rel, memoised
 from pareis.core.intents import IncidentFacts, Intent
-from pareis.core.lifecycle import IncidentState, Status, recheck, step
-from pareis.core.watch import processes_of, watch_set
+from pareis.core.lifecycle import IncidentState, Status, followed, recheck, step
+from pareis.core.watch import follow_set, processes_of, watch_set
 from pareis.roles.messages import AnySignal, LineageSignal
 from pareis.store.watch import WatchStore
 
@@ -37,8 +37,9 @@ def advance(
 
 def wants_inputs(state: IncidentState, signal: AnySignal) -> bool:
     """Whether stepping ``signal`` on ``state`` needs the analysis inputs: a lineage signal only concerns an ACTIVE
-    incident (one that resolved since the change was seen is left alone, and costs no read)."""
-    return not isinstance(signal, LineageSignal) or state.status is Status.ACTIVE
+    incident or a resolved one still :func:`~pareis.core.lifecycle.followed` (any other is left alone, and costs no
+    read)."""
+    return not isinstance(signal, LineageSignal) or state.status is Status.ACTIVE or followed(state)
 
 
 class IncidentWatch:
@@ -50,7 +51,8 @@ class IncidentWatch:
 
     def put(self, analysed: Mapping[str, tuple[IncidentState, IncidentFacts | None]], view: Memo | None = None) -> None:
         """``analysed``: per dataset, its state after the batch and the facts last computed for it (None: none).
-        ACTIVE with facts → its watch set replaced; not ACTIVE → removed; ACTIVE without facts → left as it is.
+        With facts: ACTIVE → its watch set replaced; RESOLVED → its follow set (:func:`~pareis.core.watch.follow_set`:
+        empty, so removed, once nothing is left to re-decide). CLEAR → removed. Without facts → left as it is.
         ``view``: the view of the index the facts were computed over (the batch's), whose answers the processes'
         reads reuse; a view of its own otherwise."""
         watches: dict[str, tuple[str, ...]] = {}
@@ -58,10 +60,14 @@ class IncidentWatch:
         # Every set's processes asked of the index in one round trip (each set then reads its own from the memo).
         prefetch(view, [f for state, f in analysed.values() if f is not None and state.status is Status.ACTIVE])
         for dataset, (state, facts) in sorted(analysed.items()):
-            if state.status is not Status.ACTIVE:
+            if state.status is Status.CLEAR:
                 watches[dataset] = ()
-            elif facts is not None:
+            elif facts is None:
+                continue
+            elif state.status is Status.ACTIVE:
                 watches[dataset] = watch_set(facts, processes_of(view, facts))
+            else:
+                watches[dataset] = follow_set(facts)
         self._store.put(watches)
 
 

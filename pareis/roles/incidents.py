@@ -113,7 +113,7 @@ def analysis_inputs(
     if state.incident is not None:
         # The tracked incident's assertions even if the sibling class shrank since: its opening run must be read.
         assertions.update(state.incident.published.assertions)
-    floor = history_floor(state)
+    floor = history_floor(state, rechecking=run is None)
     if floor is not None and run is not None and run.timestamp_ms < floor:
         # A late run (signals of different assertions travel on different partitions): read from its own time,
         # so that its window sees the runs before it (its blind window) rather than only the floor's seeds.

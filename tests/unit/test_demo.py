@@ -66,3 +66,28 @@ def test_demo_prints_the_lifecycle_and_writes_its_outputs(tmp_path: Path) -> Non
     assert any(d.startswith("urn:li:document:pareis-evidence-") for d in documents)
     scores = [w for w in writes if "io.pareis.reliability_score" in json.dumps(w.to_obj())]
     assert any(str(w.entityUrn).startswith("urn:li:mlModel:") for w in scores)
+
+
+def test_on_the_recording_the_clean_retrain_re_decides_the_resolved_incident() -> None:
+    """After the heal churn_3 and ltv_3 serve (presumed: the newest) and trained on corrupt data: ROLL_BACK. Step 11
+    registers the clean retrains churn_4 and ltv_4: the live service re-decides the resolved incident (DESIGN §2.3),
+    comments on every ticket what changed, and rewrites DataHub's incident still RESOLVED, decision first."""
+    from pareis.config import Settings
+    from pareis.demo.session import DemoSession, steps_of
+    from tests.support.recorded import RECORDED
+
+    session = DemoSession(Settings())
+    outcomes = [session.run(step) for step in steps_of(sorted(RECORDED.glob("*.json")))]
+    last = outcomes[-1]
+    assert last.step.name.startswith("11-"), last.step.name
+    comments = [e.text for e in last.tickets if e.action == "commented"]
+    assert len(comments) == 6, comments  # two re-decisions (churn_4, then ltv_4), on each of the three tools
+    said = "\n".join(comments)
+    assert "- churn: now NOTHING TO SWITCH (was ROLL BACK to churn_2)" in said
+    assert "- ltv: now NOTHING TO SWITCH (was ROLL BACK to ltv_2)" in said
+    assert not [e for e in last.tickets if e.action in ("opened", "closed")]
+    infos = [w for w in last.writes if w.aspectName == "incidentInfo"]
+    assert infos and all(w.aspect.status.state == "RESOLVED" for w in infos), "re-decided, never reopened"
+    latest = infos[-1].aspect
+    assert latest.title.startswith("Nothing to switch"), latest.title
+    assert latest.description.startswith("### Decision\n\n- **churn**: Nothing to switch: churn_4 serving")

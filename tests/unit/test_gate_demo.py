@@ -141,13 +141,17 @@ def test_the_demo_writes_one_schema_valid_gate_file_per_group_and_changed_step(
     timeline: list[Observed], tmp_path: Path
 ) -> None:
     gates = [g for o in timeline for g in o.gates]
-    assert sorted((g.step[:2], g.group) for g in gates) == [("09", CHURN), ("09", LTV), ("10", CHURN), ("10", LTV)]
+    # Step 11 re-decides the resolved incident (the clean retrains registered): the gate then evaluates the retrain.
+    steps = [(s, g) for s in ("09", "10", "11") for g in (CHURN, LTV)]
+    assert sorted((g.step[:2], g.group) for g in gates) == steps
     written = write_gates(gates, tmp_path)
     assert sorted(p.name for p in written) == [
         "gate-churn-09-d5-tests-fail.json",
         "gate-churn-10-d6-repair-tests-pass.json",
+        "gate-churn-11-d7-retrain-clean.json",
         "gate-ltv-09-d5-tests-fail.json",
         "gate-ltv-10-d6-repair-tests-pass.json",
+        "gate-ltv-11-d7-retrain-clean.json",
     ]
     for path in written:
         obj = json.loads(path.read_text())

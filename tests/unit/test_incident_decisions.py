@@ -11,10 +11,20 @@ import pytest
 from pareis.core.analysis import AnalysisInputs
 from pareis.core.contamination import ModelVersion
 from pareis.core.impact import BlastRadius, ModelImpact
-from pareis.core.intents import Open, Update
-from pareis.core.lifecycle import IncidentState, Published, Signal, recheck, step
+from pareis.core.intents import Open, Resolve, Update, healed
+from pareis.core.lifecycle import (
+    IncidentState,
+    Published,
+    Signal,
+    Status,
+    followed,
+    history_floor,
+    recheck,
+    step,
+)
 from pareis.core.runs import AssertionRun, ResultType
 from pareis.core.serving import Deployment, VersionFacts
+from pareis.core.watch import follow_set
 
 DS = "urn:li:dataset:(urn:li:dataPlatform:snowflake,shop.orders,PROD)"
 A = "urn:li:assertion:amount_not_null"
@@ -142,3 +152,66 @@ def test_published_decisions_round_trip() -> None:
     published = Published(decisions=((G, "PROMOTE", V4.urn), ("urn:li:mlModel:x", "RETRAIN", None)))
     assert Published.from_json(json.loads(json.dumps(published.to_json()))) == published
     assert Published.from_json({}).decisions is None
+
+
+# --- after the heal: a decision left to act on is followed (DESIGN §2.3 "after a heal and a clean retrain") -------
+HEALED = (*RUNS, AssertionRun(A, 300, ResultType.SUCCESS, DS, run_id="r-300"))
+
+
+def healed_inputs(*versions: ModelVersion, serving: dict[str, VersionFacts] = SERVING) -> AnalysisInputs:
+    return AnalysisInputs(HEALED, BLAST, {G: versions}, {A: "completeness"}, serving=serving)
+
+
+def resolved() -> IncidentState:
+    state, _ = opened()
+    after, (resolve,) = step(state, Signal(DS, HEALED[-1]), healed_inputs(V1, V2, V3), 1_500)
+    assert isinstance(resolve, Resolve) and after.status is Status.RESOLVED
+    return after
+
+
+def test_a_resolved_incident_whose_contaminated_version_serves_is_followed() -> None:
+    state = resolved()
+    assert state.incident is not None and state.incident.published.decisions == ((G, "ROLL_BACK", V2.urn),)
+    assert followed(state)
+    # The recheck reads the incident's window again: from its opening run, not from the resolved state's floor.
+    assert history_floor(state, rechecking=True) == 200 and history_floor(state) == state.floor_ms
+
+
+def test_a_clean_retrain_after_the_heal_is_an_update_of_the_resolved_incident() -> None:
+    state = resolved()
+    after, (update,), facts = recheck(state, healed_inputs(V1, V2, V3, V4), 2_000, cause=[V4.urn])
+    assert isinstance(update, Update) and update.changed == ("decisions",)
+    assert update.comment.splitlines()[1] == "- churn: now PROMOTE churn_4 (was ROLL BACK to churn_2)"
+    assert update.facts.window.healed_ms == 300 and healed(update)  # written RESOLVED, never reopened
+    assert (update.tags_add, update.tags_remove, update.retrain) == ((), (), ())
+    assert after.status is Status.RESOLVED and after.incident is not None
+    assert after.incident.published.decisions == ((G, "PROMOTE", V4.urn),)
+    assert after.incident.published.healed_ms == 300, "the rest of what the resolve published stays"
+    assert facts is not None and followed(after), "PROMOTE still asks for an action"
+    assert recheck(after, healed_inputs(V1, V2, V3, V4), 3_000)[1] == (), "unchanged: no second comment"
+
+
+def test_once_nothing_is_left_to_do_the_resolved_incident_is_no_longer_followed() -> None:
+    state = resolved()
+    serving = {V3.urn: VersionFacts(V3, deployments=(Deployment(ENDPOINT, "OUT_OF_SERVICE"),))}
+    after, (update,), facts = recheck(state, healed_inputs(V1, V2, V3, V4, serving=serving), 2_000)
+    assert isinstance(update, Update) and "now NOTHING TO SWITCH" in update.comment
+    assert not followed(after) and facts is not None and follow_set(facts) == ()
+    # A later lineage change is left alone, and costs no read.
+    assert recheck(after, healed_inputs(V1, V2, V3), 3_000) == (after, (), None)
+
+
+def test_a_resolved_incident_with_nothing_to_do_is_not_rechecked() -> None:
+    state, _ = opened()
+    serving = {V2.urn: VersionFacts(V2, aliases=("champion",))}  # churn_2 serves: nothing contaminated does
+    quiet = AnalysisInputs(HEALED, BLAST, {G: (V1, V2, V3)}, {A: "completeness"}, serving=serving)
+    after, _ = step(state, Signal(DS, HEALED[-1]), quiet, 1_500)
+    assert after.status is Status.RESOLVED and not followed(after)
+    assert recheck(after, healed_inputs(V1, V2, V3, V4), 2_000) == (after, (), None)
+
+
+def test_a_followed_incident_watches_its_groups_versions_and_serving_deployments() -> None:
+    state = resolved()
+    _, _, facts = recheck(state, healed_inputs(V1, V2, V3), 2_000)
+    assert facts is not None
+    assert follow_set(facts) == tuple(sorted({G, V1.urn, V2.urn, V3.urn, ENDPOINT}))

@@ -20,7 +20,7 @@ from typing import Any
 
 from pareis.config import DatahubSettings
 from pareis.core.incident_text import iso
-from pareis.core.intents import TAG_AT_RISK, Intent, Resolve, RetrainStatus
+from pareis.core.intents import TAG_AT_RISK, Intent, RetrainStatus, healed
 from pareis.datahub.writes import postmortem
 from pareis.datahub.writes.incident_writes import (
     CUSTOM_TYPE,
@@ -107,7 +107,7 @@ def incident_info(intent: Intent, settings: DatahubSettings, extra: Iterable[str
     facts = intent.facts
     window = facts.window
     status: dict[str, Any]
-    if isinstance(intent, Resolve):
+    if healed(intent):
         status = {
             "state": "RESOLVED",
             "stage": "FIXED",

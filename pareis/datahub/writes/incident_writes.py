@@ -51,7 +51,7 @@ from datahub.specific.aspect_helpers.tags import HasTagsPatch
 from pareis.config import ML_INCIDENT_TYPES, DatahubSettings
 from pareis.core import incident_text
 from pareis.core.incident_text import iso
-from pareis.core.intents import TAG_AT_RISK, IncidentFacts, Intent, Open, Resolve, RetrainStatus, Update
+from pareis.core.intents import TAG_AT_RISK, IncidentFacts, Intent, Open, Resolve, RetrainStatus, Update, healed
 from pareis.datahub.writes import postmortem
 from pareis.datahub.writes.definitions import CONTAMINATION, RETRAIN_STATUS
 from pareis.datahub.writes.marks import stamp, system_metadata
@@ -148,7 +148,7 @@ def incident_info(intent: Intent, settings: DatahubSettings, *, extra: Iterable[
     """
     facts = intent.facts
     window = facts.window
-    resolved = isinstance(intent, Resolve)
+    resolved = healed(intent)
     status = IncidentStatusClass(
         state=IncidentStateClass.RESOLVED if resolved else IncidentStateClass.ACTIVE,
         stage=IncidentStageClass.FIXED if resolved else None,
