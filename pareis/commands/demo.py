@@ -68,7 +68,7 @@ def demo(
     port: Annotated[int, typer.Option("--port", help="Mission Control's port (with --serve)")] = 9420,
 ) -> None:
     """Replay a recorded timeline through every role on embedded backends and show the incident lifecycle."""
-    from pareis.config import load_settings
+    from pareis.config import ROLE_NAMES, load_settings
     from pareis.demo.gates import gates_after, write_gates
     from pareis.demo.outputs import write_outputs
     from pareis.demo.session import DemoSession, steps_of
@@ -89,7 +89,7 @@ def demo(
     console.print(
         Text("timeline: ") + shown(", ".join(str(f.relative_to(ROOT) if f.is_relative_to(ROOT) else f) for f in files))
     )
-    console.print(f"{len(steps)} steps · roles: lineage → assertions → incidents → effects (in-memory backends)")
+    console.print(f"{len(steps)} steps · roles: {' → '.join(ROLE_NAMES)} (in-memory backends)")
     session = DemoSession(load_settings())
     definitions = Counter(str(m.aspectName) for m in session.writer.proposals)
     console.print(
