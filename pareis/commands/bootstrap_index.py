@@ -33,8 +33,8 @@ def bootstrap_index(
     redis_url: RedisOption = None,
 ) -> None:
     """Load the Redis lineage index and run history (default: settings') from files or from DataHub GMS."""
-    from pareis.compose.sources import datahub_graph, redacted, redis_target
-    from pareis.config import load_settings
+    from pareis.compose.sources import datahub_graph, redis_target
+    from pareis.config import load_settings, redact_url
     from pareis.datahub.files.metadata_file import MetadataFileError
     from pareis.datahub.gms.snapshot import GmsSnapshot
     from pareis.lineage_loader import Loaded, load_changes, load_files
@@ -70,7 +70,7 @@ def bootstrap_index(
         target.close()
     outcomes = ", ".join(f"{o.value} {n}" for o, n in sorted(loaded.outcomes.items())) or "none"
     source = datahub if datahub is not None else ", ".join(str(m) for m in metadata or ())
-    print(plain(f"loaded {source} into {redacted(url)}"))
+    print(plain(f"loaded {source} into {redact_url(url)}"))
     if datahub is None:
         print(f"  proposals read: {loaded.proposals}; changes logged: {loaded.changes}")
     else:

@@ -16,8 +16,7 @@ import redis
 from redis.cluster import RedisCluster
 
 from pareis.compose.datahub import datahub_writer
-from pareis.compose.sources import redacted
-from pareis.config import Settings
+from pareis.config import Settings, redact_url
 from pareis.contracts.records import Message, OutRecord
 from pareis.datahub.writes.writer import DatahubWriter, MemoryWriter
 from pareis.kafka.role import Check, Decoder, Handler, Pipeline
@@ -153,7 +152,7 @@ class Ports:
         client = redis_client(settings.redis_url)
         tuning = settings.runtime.for_role("incidents")
         writer = datahub_writer(settings)
-        where, durable = redacted(settings.redis_url), settings.redis
+        where, durable = redact_url(settings.redis_url), settings.redis
         epoch = Epoch(client, where)
 
         def start() -> None:

@@ -20,9 +20,9 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, cast
-from urllib.parse import urlsplit, urlunsplit
 
 from pareis.answers.sources import CannotEvaluate, Sources, SourceUnavailable
+from pareis.config import redact_url
 from pareis.datahub.files.metadata_file import MetadataFileError
 from pareis.errors import Fatal, Poison, Retriable
 from pareis.store.lineage_memory import MemoryLineageStore
@@ -111,7 +111,7 @@ def _redis_sources(url: str, *, check: bool) -> tuple[Sources, Epoch]:
         raise CannotEvaluate(f"bad Redis URL: {exc}") from exc
     except (Retriable, Fatal) as exc:  # a cluster URL reads the slot map at once: unreachable, not a cluster
         raise SourceUnavailable(str(exc)) from exc
-    epoch = Epoch(client, redacted(url))
+    epoch = Epoch(client, redact_url(url))
     checked = _Checked(epoch) if check else None
 
     def store(built: Any) -> Any:
@@ -121,7 +121,7 @@ def _redis_sources(url: str, *, check: bool) -> tuple[Sources, Epoch]:
         cast("Any", store(RedisLineageStore(client))),
         cast("Any", store(RedisRunHistory(client))),
         cast("Any", store(RedisIncidentStore(client))),
-        origin=redacted(url),
+        origin=redact_url(url),
         tickets=cast("Any", store(RedisLedger(client))),
         _close=client.close,
         exposure=cast("Any", store(RedisExposureIndex(client))),
@@ -212,16 +212,6 @@ def _gms_sources(url: str, token: str | None, open_on_low_severity: bool) -> Sou
     finally:
         graph.close()
     return Sources(store, history, None, origin=f"datahub: {url}")
-
-
-def redacted(url: str) -> str:
-    """``url`` without its password (URLs name where answers came from; credentials never leave)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def datahub_graph(url: str, token: str | None = None, *, retries: int = 2) -> DataHubGraph:
