@@ -174,6 +174,19 @@ def outlines_of(view: LineageView, datasets: Iterable[str]) -> dict[str, Outline
     return {d: outline_of(d, columns) for d, columns in columns_of(view, datasets).items()}
 
 
+def unasked(queries: Sequence[Query], edges: dict[tuple[Rel, bool], dict[str, frozenset[str]]]) -> list[Query]:
+    """The part of ``queries`` not answered in ``edges`` (a read-through cache: relation and direction → node → its
+    neighbours), nodes sorted, one query per relation and direction still to ask; ``edges`` gains an empty entry for
+    each relation and direction asked about, where the answers will go."""
+    missing: list[Query] = []
+    for q in queries:
+        known = edges.setdefault((q.rel, q.reverse), {})
+        todo = sorted({n for n in q.nodes if n not in known})
+        if todo:
+            missing.append(Query(q.rel, todo, q.reverse))
+    return missing
+
+
 class Memo:
     """The :class:`LineageView` one computation sees: answers remembered, removed entities absent.
 
@@ -197,12 +210,7 @@ class Memo:
         self._dropped: dict[tuple[Rel, bool], dict[str, frozenset[str]]] = {}
 
     def lookup(self, queries: Sequence[Query]) -> list[Adjacency]:
-        missing: list[Query] = []
-        for q in queries:
-            known = self._edges.setdefault((q.rel, q.reverse), {})
-            todo = sorted({n for n in q.nodes if n not in known})
-            if todo:
-                missing.append(Query(q.rel, todo, q.reverse))
+        missing = unasked(queries, self._edges)
         if missing:
             self._remember(missing, self._view.lookup(missing))
         out: list[Adjacency] = []

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from pareis.contracts.lineage import AspectRecord, LineageUpdate, Outcome
-from pareis.core.graph import Adjacency, Attr, Outline, Query, Rel
+from pareis.core.graph import Adjacency, Attr, Outline, Query, Rel, unasked
 from pareis.core.runs import AssertionRun
 from pareis.errors import Fatal
 from pareis.store.lineage import LineageStore
@@ -38,12 +38,7 @@ class LineageReads:
         self._entities: dict[str, list[str]] = {}
 
     def lookup(self, queries: Sequence[Query]) -> list[Adjacency]:
-        missing = []
-        for q in queries:
-            known = self._edges.setdefault((q.rel, q.reverse), {})
-            todo = sorted({n for n in q.nodes if n not in known})
-            if todo:
-                missing.append(Query(q.rel, todo, q.reverse))
+        missing = unasked(queries, self._edges)
         if missing:
             for q, answer in zip(missing, self._store.lookup(missing), strict=True):
                 known = self._edges[(q.rel, q.reverse)]
