@@ -19,7 +19,7 @@ import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pareis.answers.sources import CannotEvaluate, Sources, SourceUnavailable
 from pareis.config import redact_url
@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 # Each origin's adapters are imported when it is opened, inside its function: a read command (`pareis gate --redis`,
 # `pareis analyze --metadata`) then loads only its own — the Redis client and stores, acryl's DataHubGraph, or the
 # file loader and acryl's schema classes — as `pareis --help` loads none (pareis/cli.py).
+
+StoreT = TypeVar("StoreT")
 
 CHECK_EVERY_S = 1.0
 """How often a long-lived reader (Mission Control, the MCP server) checks its Redis's epoch, at most."""
@@ -114,18 +116,20 @@ def _redis_sources(url: str, *, check: bool) -> tuple[Sources, Epoch]:
     epoch = Epoch(client, redact_url(url))
     checked = _Checked(epoch) if check else None
 
-    def store(built: Any) -> Any:
-        return built if checked is None else _CheckedStore(built, checked)
+    def store(built: StoreT) -> StoreT:
+        # The proxy answers every method of the store it wraps (each call checked first): it is a StoreT in all
+        # but name, which a cast states once here.
+        return built if checked is None else cast(StoreT, _CheckedStore(built, checked))
 
     sources = Sources(
-        cast("Any", store(RedisLineageStore(client))),
-        cast("Any", store(RedisRunHistory(client))),
-        cast("Any", store(RedisIncidentStore(client))),
+        store(RedisLineageStore(client)),
+        store(RedisRunHistory(client)),
+        store(RedisIncidentStore(client)),
         origin=redact_url(url),
-        tickets=cast("Any", store(RedisLedger(client))),
+        tickets=store(RedisLedger(client)),
         _close=client.close,
-        exposure=cast("Any", store(RedisExposureIndex(client))),
-        reaches=cast("Any", store(RedisReachStore(client))),
+        exposure=store(RedisExposureIndex(client)),
+        reaches=store(RedisReachStore(client)),
     )
     return sources, epoch
 
@@ -154,7 +158,7 @@ class _Checked:
 class _CheckedStore:
     """A store whose every call is preceded by the source's epoch check."""
 
-    def __init__(self, store: Any, check: _Checked) -> None:
+    def __init__(self, store: object, check: _Checked) -> None:
         self._store = store
         self._check = check
 
