@@ -308,7 +308,7 @@ def reliability_scores(
 
         reader = ExposureReader.of(sources) if use_index else ExposureReader(None)
         found = dataset_scores(sources, datasets, at_ms, models=[version] if version else (), view=view, reader=reader)
-        return {urn: score.score for urn, score in found.items()}
+        return {urn: score.score for urn, score in found.items() if score.score is not None}
 
     return scores
 

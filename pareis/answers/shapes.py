@@ -290,7 +290,7 @@ class ScoreComponent(TypedDict):
 @with_config(_STRICT)
 class Score(TypedDict):
     urn: str
-    score: float
+    score: float | None  # None: no component known (a model with no upstream dataset)
     components: list[ScoreComponent]
 
 

@@ -94,7 +94,7 @@ def print_protect(console: Console, answer: ProtectAnswer, *, title: str = "Reli
     for name in ("entity", "score", "components (value×weight)"):
         scores.add_column(name, overflow="fold")
     for s in (*answer.models, *answer.datasets):
-        scores.add_row(shown(_short(s.urn)), f"{s.score:g}", shown(_components(s)))
+        scores.add_row(shown(_short(s.urn)), "unknown" if s.score is None else f"{s.score:g}", shown(_components(s)))
     console.print(scores)
     gaps = Table(title="Untested columns feeding models, by rank", title_justify="left")
     for name in ("#", "column", "past incident", "model groups", "features", "dbt tests"):

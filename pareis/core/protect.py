@@ -336,4 +336,5 @@ def _model_score(s: Survey, model: str, by_class: Mapping[str, Score]) -> Score:
     feeding = {s.class_of[d] for d in {index_parent(c) for c in up.table_columns} if d in s.class_of}
     for key in sorted(feeding - tables):
         weights[key] = weights.get(key, 0) + max(1, len(up.features))
-    return reliability.model_score(model, {k: (by_class[k].score, n) for k, n in weights.items()})
+    known = {k: (score, n) for k, n in weights.items() if (score := by_class[k].score) is not None}
+    return reliability.model_score(model, known)

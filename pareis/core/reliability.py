@@ -31,7 +31,8 @@ runs read when it lists no features. Components (weights 0.5 each):
   features it feeds (a table-precision input counts as feeding every feature, at least 1);
 * ``weakest_upstream`` — the lowest upstream score: one bad input spoils a model.
 
-A model with no upstream dataset scores 0 on both (nothing is known about its data).
+A model with no upstream dataset has both unknown, so its score is unknown (None): nothing is known about its data,
+which is no score of 0 (DESIGN §2.5).
 """
 
 from __future__ import annotations
@@ -77,11 +78,12 @@ class Score:
     """A reliability score of one entity (a dataset or a model version) with its components, in fixed order."""
 
     urn: str
-    score: float
+    score: float | None
+    """None when no component is known (:func:`_score`)."""
     components: tuple[Component, ...]
 
     @property
-    def value(self) -> float:
+    def value(self) -> float | None:
         return self.score
 
     def component(self, name: str) -> Component:
@@ -96,13 +98,11 @@ class Score:
 
 
 def _score(urn: str, components: Iterable[Component]) -> Score:
-    """The weighted mean of the known components (see the module docstring); at least one must be known."""
+    """The weighted mean of the known components (see the module docstring); unknown (None) when none is."""
     parts = tuple(components)
     known = [(c.value, c.weight) for c in parts if c.value is not None]
     weight = sum(w for _, w in known)
-    if not weight:
-        raise ValueError(f"no component of the score of {urn} is known")
-    return Score(urn, round(sum(v * w for v, w in known) / weight, 1), parts)
+    return Score(urn, round(sum(v * w for v, w in known) / weight, 1) if weight else None, parts)
 
 
 def _pct(part: float, whole: float) -> float:
@@ -203,8 +203,8 @@ def model_score(urn: str, upstream: Mapping[str, tuple[float, int]]) -> Score:
         return _score(
             urn,
             (
-                Component("upstream_mean", 0.0, w_mean, "no upstream dataset known"),
-                Component("weakest_upstream", 0.0, w_min, "no upstream dataset known"),
+                Component("upstream_mean", None, w_mean, "no upstream dataset known"),
+                Component("weakest_upstream", None, w_min, "no upstream dataset known"),
             ),
         )
     total = sum(max(1, n) for _, n in upstream.values())

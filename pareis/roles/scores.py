@@ -115,10 +115,12 @@ class ScorePublisher:
             key = d.class_of[dataset]
             own = self._runs_of(batch, d, key, at_ms)
             score = class_score(d, key, own, at_ms).score
-            values = out[dataset] = {urn: score for urn in d.classes[key].members}
+            values = out[dataset] = {urn: score for urn in d.classes[key].members if score is not None}
             if m is not None and models[dataset]:
                 runs = self._model_runs(batch, m, at_ms, key, own)
-                values.update({sc.urn: sc.score for sc in model_scores(m, models[dataset], runs, at_ms)})
+                # An unknown score (a model with no upstream dataset) is no value to write.
+                scored = model_scores(m, models[dataset], runs, at_ms)
+                values.update({sc.urn: sc.score for sc in scored if sc.score is not None})
         return out, models
 
     def _model_runs(

@@ -117,5 +117,9 @@ def test_model_score_blends_the_feature_weighted_mean_and_the_weakest_input() ->
     }
 
 
-def test_a_model_without_upstream_scores_zero() -> None:
-    assert model_score("urn:li:mlModel:m", {}).score == 0.0
+def test_a_model_without_upstream_has_an_unknown_score_not_zero() -> None:
+    """DESIGN §2.5: a component without data is unknown, never 0; with no upstream dataset none is known."""
+    score = model_score("urn:li:mlModel:m", {})
+    assert score.score is None
+    assert [(c.name, c.value) for c in score.components] == [("upstream_mean", None), ("weakest_upstream", None)]
+    assert score.to_json()["score"] is None
