@@ -243,8 +243,9 @@ Intent = Open | Update | Resolve
 
 def healed(intent: Intent) -> bool:
     """Whether the incident ``intent`` writes is healed (RESOLVED wherever it is written): a Resolve, or an Update of
-    a resolved incident (its decisions re-decided after the heal, :func:`pareis.core.lifecycle.recheck`)."""
-    return isinstance(intent, Resolve) or intent.facts.window.healed_ms is not None
+    a resolved incident (its decisions re-decided after the heal, :func:`pareis.core.lifecycle.recheck`). An Open is
+    never: even one whose window the runs show healed already (a backfill) is written ACTIVE, then resolved."""
+    return isinstance(intent, Resolve) or (isinstance(intent, Update) and intent.facts.window.healed_ms is not None)
 
 
 def _common(intent: Open | Update | Resolve) -> dict[str, Any]:

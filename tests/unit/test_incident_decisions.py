@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from pareis.config import DatahubSettings
 from pareis.core.analysis import AnalysisInputs
 from pareis.core.contamination import ModelVersion
 from pareis.core.impact import BlastRadius, ModelImpact
@@ -215,3 +216,18 @@ def test_a_followed_incident_watches_its_groups_versions_and_serving_deployments
     _, _, facts = recheck(state, healed_inputs(V1, V2, V3), 2_000)
     assert facts is not None
     assert follow_set(facts) == tuple(sorted({G, V1.urn, V2.urn, V3.urn, ENDPOINT}))
+
+
+def test_a_backfilled_incident_is_opened_active_and_then_resolved() -> None:
+    """On a first signal whose history holds a healed incident, the Open carries the healed window: it is still
+    written ACTIVE (the Resolve that follows resolves it); only a re-decided resolved incident is an Update written
+    RESOLVED. (The integration flow test caught an Open written RESOLVED.)"""
+    from pareis.datahub.writes.incident_serial import incident_info as serial_info
+    from pareis.datahub.writes.incident_writes import incident_info
+
+    _, (opening, resolve) = step(IncidentState(DS), Signal(DS, HEALED[-1]), healed_inputs(V1, V2, V3), 1_000)
+    assert isinstance(opening, Open) and opening.facts.window.healed_ms == 300 and isinstance(resolve, Resolve)
+    assert (healed(opening), healed(resolve)) == (False, True)
+    settings = DatahubSettings()
+    assert incident_info(opening, settings).aspect.status.state == "ACTIVE"
+    assert json.loads(serial_info(opening, settings, ()).record["aspect"]["value"])["status"]["state"] == "ACTIVE"
