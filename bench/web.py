@@ -138,19 +138,24 @@ def build(scale: float, incidents: int, seed: int) -> tuple[Sources, str, int, f
 
 def keep_incidents(sources: Sources) -> Sources:
     """Put every incident into the incident store as the incidents role publishes it (ACTIVE, revision 1, its
-    analysis's published facts), and its three tickets (Jira, Linear, Slack) into an effect ledger as the ticket
-    delivery records them, so the list is read from the store as it is on a live stack; the sources with that
-    ledger."""
+    analysis's published facts) with its reach of each affected group into the reach index (as the role keeps it:
+    what each row's decision is decided over), and its three tickets (Jira, Linear, Slack) into an effect ledger as
+    the ticket delivery records them, so the list is read from the stores as it is on a live stack; the sources with
+    that ledger and reach index."""
     from pareis.answers.incidents import incident_analyses
     from pareis.contracts.ledger import ticket_key
+    from pareis.core.analysis import reaches_of
     from pareis.core.lifecycle import IncidentState, Published, Status, Tracked
     from pareis.store.ledger import MemoryLedger
+    from pareis.store.reaches import MemoryReachStore
     from pareis.tickets.port import TicketRef
 
     assert sources.incidents is not None
     ledger = MemoryLedger()
+    reach_index = MemoryReachStore()
     for n, answer in enumerate(incident_analyses(dataclasses.replace(sources, incidents=None))):
         f = answer.facts
+        reach_index.put({f.urn: reaches_of(f)})
         tracked = Tracked(f.urn, f.window.first_failure_ms, f.window.first_failure_ms, 1, Published.of(f))
         sources.incidents.put(IncidentState(f.dataset, Status.ACTIVE, incident=tracked))
         for ref in (
@@ -159,7 +164,7 @@ def keep_incidents(sources: Sources) -> Sources:
             TicketRef("slack", f"C0BENCH/1700000000.{n:06d}", None, text="…"),
         ):
             ledger.put(ticket_key(ref.tool, f.urn), ref.to_json())
-    return dataclasses.replace(sources, tickets=ledger)
+    return dataclasses.replace(sources, tickets=ledger, reaches=reach_index)
 
 
 def percentile(values: list[float], q: float) -> float:
