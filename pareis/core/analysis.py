@@ -82,6 +82,8 @@ def analysis_inputs(
     timeline: Sequence[AssertionRun],
     failing: Iterable[AssertionRun],
     serving_aliases: tuple[str, ...] = DEFAULT_SERVING_ALIASES,
+    *,
+    known: Mapping[str, BlastRadius] | None = None,
 ) -> AnalysisInputs:
     """The inputs of :func:`analyse` for ``timeline``: the blast radius of every assertion with a FAILURE among
     ``failing`` (an assertion whose definition is not indexed yet covers the whole datasets it failed on), the
@@ -89,6 +91,8 @@ def analysis_inputs(
     assertee datasets and affected models (:mod:`pareis.core.owners`).
 
     ``view`` should be a :class:`~pareis.core.graph.Memo` so that one analysis asks the index each question once.
+    ``known``: blast radii of defined assertions already computed over ``view`` (a batch's, shared by its signals),
+    taken as they are instead of walked again.
     """
     assertees: dict[str, set[str]] = {}
     for run in failing:
@@ -96,9 +100,11 @@ def analysis_inputs(
             assertees.setdefault(run.assertion, set()).add(run.dataset)
     defs = catalog.assertions(view, assertees)
     blast: dict[str, BlastRadius] = {}
+    shared = known or {}
     for assertion in sorted(assertees):
         if assertion in defs:
-            blast[assertion] = blast_radius(view, assertions=[assertion])
+            found = shared.get(assertion)
+            blast[assertion] = found if found is not None else blast_radius(view, assertions=[assertion])
         else:
             blast[assertion] = blast_radius(view, datasets=sorted(assertees[assertion]))
     models = {m.urn: m.group for radius in blast.values() for m in radius.models}

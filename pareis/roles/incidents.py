@@ -48,6 +48,7 @@ from pareis.core.analysis import AnalysisInputs
 from pareis.core.blast import blast_radius
 from pareis.core.brief import Span, brief
 from pareis.core.graph import LineageView, Memo
+from pareis.core.impact import BlastRadius
 from pareis.core.incident_text import markdown
 from pareis.core.intents import IncidentFacts, Intent, Open, Update
 from pareis.core.keys import sibling_classes
@@ -56,6 +57,7 @@ from pareis.core.runs import ResultType
 from pareis.datahub.writes import postmortem
 from pareis.datahub.writes.incident_writes import incident_link
 from pareis.errors import Fatal
+from pareis.roles.batch_reads import RunReads
 from pareis.roles.incident_watch import IncidentWatch, advance, wants_inputs
 from pareis.roles.messages import (
     AnySignal,
@@ -80,11 +82,28 @@ def decode(raw: RawMessage) -> AnySignal:
     return decode_signal(raw.value, raw.origin)
 
 
-def analysis_inputs(view: LineageView, runs: RunHistory, state: IncidentState, signal: AnySignal) -> AnalysisInputs:
+def analysis_inputs(
+    view: LineageView,
+    runs: RunHistory,
+    state: IncidentState,
+    signal: AnySignal,
+    known: Mapping[str, BlastRadius] | None = None,
+) -> AnalysisInputs:
     """What :func:`~pareis.core.lifecycle.step` needs for ``signal`` on ``state`` (see the module docstring).
 
-    ``view`` should be a :class:`~pareis.core.graph.Memo` so one step asks the index each question once.
+    ``view`` should be a :class:`~pareis.core.graph.Memo` so one step asks the index each question once; ``known``:
+    blast radii the batch computed already (:func:`shared_inputs`).
     """
+    run = signal.run if isinstance(signal, RunSignal) else None
+    timeline = runs.timeline(*timeline_question(view, runs, state, signal))
+    failing = (*timeline, run) if run is not None else timeline
+    return analysis.analysis_inputs(view, timeline, failing, known=known)
+
+
+def timeline_question(
+    view: LineageView, runs: RunHistory, state: IncidentState, signal: AnySignal
+) -> tuple[set[str], int | None]:
+    """The (assertions, floor) of the timeline :func:`analysis_inputs` reads for ``signal`` on ``state``."""
     dataset = signal.dataset
     run = signal.run if isinstance(signal, RunSignal) else None
     assertions = {run.assertion} if run is not None else set()
@@ -98,8 +117,30 @@ def analysis_inputs(view: LineageView, runs: RunHistory, state: IncidentState, s
         # A late run (signals of different assertions travel on different partitions): read from its own time,
         # so that its window sees the runs before it (its blind window) rather than only the floor's seeds.
         floor = run.timestamp_ms
-    timeline = runs.timeline(assertions, floor)
-    return analysis.analysis_inputs(view, timeline, (*timeline, run) if run is not None else timeline)
+    return assertions, floor
+
+
+def shared_inputs(
+    view: Memo, runs: RunReads, firsts: Sequence[tuple[AnySignal, IncidentState]]
+) -> dict[str, BlastRadius]:
+    """Read at once what the analyses of ``firsts`` (each dataset's first signal of a batch, on its state before
+    it) will ask: the assertions of their sibling classes and their timelines into ``runs`` (two round trips for the
+    batch), the blast radius of each defined assertion failing in them, and — into ``view`` — the versions, owners
+    and serving facts of everything those reach (a few round trips for the batch instead of a few per signal).
+    The blast radii are returned for the signals to share (``known`` of :func:`analysis_inputs`). Answers are
+    unchanged: each signal's analysis is the same computation over the same view and the same history; an error
+    of a store is one the signals' own reads would meet."""
+    if not firsts:
+        return {}
+    classes = sibling_classes(view, {signal.dataset for signal, _ in firsts})
+    runs.assertions_by_dataset({member for members in classes.values() for member in members})
+    questions = [timeline_question(view, runs, state, signal) for signal, state in firsts]
+    runs.prefetch(questions)
+    timelines = [run for question in questions for run in runs.timeline(*question)]
+    failing = [*timelines, *(s.run for s, _ in firsts if isinstance(s, RunSignal))]
+    batch = analysis.analysis_inputs(view, timelines, failing)
+    defined = catalog.assertions(view, batch.blast)
+    return {a: radius for a, radius in batch.blast.items() if a in defined}
 
 
 def walk_together(view: Memo, batch: Sequence[Message[AnySignal]]) -> None:
@@ -142,6 +183,15 @@ def _ticket(intent: Intent, settings: DatahubSettings, console_url: str | None) 
     found = brief(facts, ui_url=settings.ui_url, links=links)
     url = links[0].url if links else None
     return IncidentTicket(facts.urn, intent.title, markdown(found), facts.severity, url, facts.owners.everyone, found)
+
+
+@dataclass(frozen=True)
+class _Reads:
+    """What one batch's steps read through: its view of the index, its run-history reads, its shared blast radii."""
+
+    view: Memo
+    runs: RunReads
+    known: Mapping[str, BlastRadius]
 
 
 @dataclass(frozen=True)
@@ -201,7 +251,13 @@ class IncidentsHandler:
         # one snapshot of it): small blasts of one batch share most of their upstream.
         view = Memo(self._lineage)
         walk_together(view, batch)
-        steps = {d: self._chain(view, ms, journaled[d], starts[d]) for d, ms in chains.items()}
+        runs = RunReads(self._runs)
+        # Each dataset's first signal is analysed on its stored state (its chain's later ones on states the batch
+        # computes, read as they come); replayed signals read nothing.
+        firsts = [(ms[0].value, starts[d]) for d, ms in chains.items() if not journaled[d]]
+        known = shared_inputs(view, runs, [(s, state) for s, state in firsts if wants_inputs(state, s)])
+        reads = _Reads(view, runs, known)
+        steps = {d: self._chain(reads, ms, journaled[d], starts[d]) for d, ms in chains.items()}
         analysed: dict[str, tuple[IncidentState, IncidentFacts | None]] = {}
         entries: list[JournalEntry] = []
         changed: dict[str, IncidentState] = {}
@@ -228,7 +284,7 @@ class IncidentsHandler:
 
     def _chain(
         self,
-        view: Memo,
+        reads: _Reads,
         messages: Sequence[Message[AnySignal]],
         journaled: Sequence[JournalEntry],
         state: IncidentState,
@@ -239,7 +295,7 @@ class IncidentsHandler:
         steps: list[Step | Exception] = []
         for message in messages:
             try:
-                step, state = self._step(view, message, replay, state)
+                step, state = self._step(reads, message, replay, state)
             except Exception as exc:  # noqa: BLE001 - not handled here: re-raised in the batch's order by the caller
                 steps.append(exc)
                 break
@@ -247,7 +303,7 @@ class IncidentsHandler:
         return steps
 
     def _step(
-        self, view: Memo, message: Message[AnySignal], replay: deque[JournalEntry], state: IncidentState
+        self, reads: _Reads, message: Message[AnySignal], replay: deque[JournalEntry], state: IncidentState
     ) -> tuple[Step, IncidentState]:
         signal = message.value
         dataset = signal.dataset
@@ -271,7 +327,7 @@ class IncidentsHandler:
         before = state
         if not wants_inputs(before, signal):
             return Step(tuple(changed), None, None, ()), state
-        inputs = analysis_inputs(view, self._runs, before, signal)
+        inputs = analysis_inputs(reads.view, reads.runs, before, signal, reads.known)
         try:
             after, intents, facts = advance(before, signal, inputs)
         except ValueError as exc:  # the stores disagree with each other: not this signal's fault

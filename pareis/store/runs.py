@@ -3,9 +3,9 @@
 A run is identified by (assertion, timestamp_ms): recording one whose identity is already stored keeps the
 stored run and reports a duplicate, so redelivered change-log messages are harmless. The queries are the ones
 the incident state machine and the gate need; each is one round trip per call (per assertion for
-:meth:`RunHistory.timeline`, pipelined). The writes of a whole batch are one round trip too
-(:meth:`RunHistory.record_many`, :meth:`RunHistory.record_operations`): the assertions role records a burst of runs
-at the cost of its batches, not of its messages.
+:meth:`RunHistory.timeline`, pipelined; several timelines at once with :meth:`RunHistory.timelines`). The writes of
+a whole batch are one round trip too (:meth:`RunHistory.record_many`, :meth:`RunHistory.record_operations`): the
+assertions role records a burst of runs at the cost of its batches, not of its messages.
 
 Implementations: :class:`pareis.store.runs_memory.MemoryRunHistory` and
 :class:`pareis.store.runs_redis.RedisRunHistory`; both pass ``tests/unit/test_run_store.py``.
@@ -13,7 +13,7 @@ Implementations: :class:`pareis.store.runs_memory.MemoryRunHistory` and
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Protocol, runtime_checkable
 
 from pareis.core.runs import AssertionRun
@@ -61,6 +61,10 @@ class RunHistory(Protocol):
         """What :func:`pareis.core.lifecycle.step` needs: every run of ``assertions`` at or after ``floor_ms``
         (all of them when None), plus each one's latest SUCCESS-or-FAILURE run before it; sorted by
         (timestamp, assertion)."""
+        ...
+
+    def timelines(self, queries: Sequence[tuple[Collection[str], int | None]]) -> list[list[AssertionRun]]:
+        """:meth:`timeline` of each (assertions, floor), in one round trip."""
         ...
 
     def latest_of(

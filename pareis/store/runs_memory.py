@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 from pareis.core.runs import AssertionRun, ResultType
 from pareis.store.runs import check_range, ordered
@@ -76,6 +76,9 @@ class MemoryRunHistory:
                 if seed is not None:
                     found.append(seed)
         return ordered(found)
+
+    def timelines(self, queries: Sequence[tuple[Collection[str], int | None]]) -> list[list[AssertionRun]]:
+        return [self.timeline(assertions, floor_ms) for assertions, floor_ms in queries]
 
     def latest_of(
         self, assertions: Iterable[str], at_ms: int

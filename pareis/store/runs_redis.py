@@ -19,7 +19,7 @@ the exchange may be redone after a failover.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 import orjson
@@ -123,18 +123,29 @@ class RedisRunHistory:
         return sorted(reply_text(m) for m in members)
 
     def timeline(self, assertions: Iterable[str], floor_ms: int | None) -> list[AssertionRun]:
-        names = sorted(set(assertions))
+        return self.timelines([(set(assertions), floor_ms)])[0]
+
+    def timelines(self, queries: Sequence[tuple[Collection[str], int | None]]) -> list[list[AssertionRun]]:
         commands: list[tuple[object, ...]] = []
         keys: list[str] = []
-        for assertion in names:
-            keys.append(self._key(assertion, "all"))
-            commands.append(("ZRANGEBYSCORE", keys[-1], _bound(floor_ms, "-inf"), "+inf"))
-            if floor_ms is not None:
-                keys.append(self._key(assertion, "counting"))
-                commands.append(("ZREVRANGEBYSCORE", keys[-1], f"({floor_ms}", "-inf", "LIMIT", 0, 1))
+        ends: list[int] = []
+        for assertions, floor_ms in queries:
+            for assertion in sorted(set(assertions)):
+                keys.append(self._key(assertion, "all"))
+                commands.append(("ZRANGEBYSCORE", keys[-1], _bound(floor_ms, "-inf"), "+inf"))
+                if floor_ms is not None:
+                    keys.append(self._key(assertion, "counting"))
+                    commands.append(("ZREVRANGEBYSCORE", keys[-1], f"({floor_ms}", "-inf", "LIMIT", 0, 1))
+            ends.append(len(commands))
         with translated():
             replies = self._many(commands)
-        return ordered(self._decode(key, m) for key, members in zip(keys, replies, strict=True) for m in members)
+        out: list[list[AssertionRun]] = []
+        start = 0
+        for end in ends:
+            found = zip(keys[start:end], replies[start:end], strict=True)
+            out.append(ordered(self._decode(key, m) for key, members in found for m in members))
+            start = end
+        return out
 
     def latest_of(
         self, assertions: Iterable[str], at_ms: int

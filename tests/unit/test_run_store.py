@@ -227,3 +227,11 @@ def test_a_batch_of_operations_records_as_one_by_one(store: RunHistory) -> None:
     assert store.record_operations([(DS, 100)]) == [False]
     assert store.record_operations([]) == []
     assert store.last_operations([DS, OTHER], 250) == {DS: 100, OTHER: 200}
+
+
+def test_timelines_are_each_questions_timeline(store: RunHistory) -> None:
+    for r in (run(A, 100, F), run(A, 150, S), run(A, 200, E), run(B, 120, S), run(B, 300, F)):
+        store.record(r)
+    questions: list[tuple[set[str], int | None]] = [({A, B}, 200), ({A}, None), (set(), 0), ({B, "urn:li:x"}, 121)]
+    assert store.timelines(questions) == [store.timeline(a, f) for a, f in questions]
+    assert store.timelines([]) == []
