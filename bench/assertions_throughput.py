@@ -32,14 +32,13 @@ import random
 import sys
 import threading
 import time
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
 import redis
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -289,15 +288,7 @@ class Counter(threading.Thread):
 
     def __init__(self, bootstrap: str, topic: str, expected: int) -> None:
         super().__init__(name="counter", daemon=True)
-        self.consumer = Consumer(
-            {
-                "bootstrap.servers": bootstrap,
-                "group.id": f"bench-at-reader-{uuid.uuid4().hex[:10]}",
-                "enable.auto.commit": False,
-                "isolation.level": "read_committed",
-                "auto.offset.reset": "earliest",
-            }
-        )
+        self.consumer = il.committed_reader(bootstrap, "bench-at-reader")
         self.consumer.assign([TopicPartition(topic, p, 0) for p in range(il.PARTITIONS)])
         self.expected = expected
         self.count = 0

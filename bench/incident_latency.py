@@ -437,21 +437,26 @@ def drained(bootstrap: str, group: str, topic: str, since: float, timeout_s: flo
     return float("nan")
 
 
+def committed_reader(bootstrap: str, group_prefix: str) -> Consumer:
+    """A consumer of its own group that reads ``read_committed`` from the beginning and commits nothing."""
+    return Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"{group_prefix}-{uuid.uuid4().hex[:10]}",
+            "enable.auto.commit": False,
+            "isolation.level": "read_committed",
+            "auto.offset.reset": "earliest",
+        }
+    )
+
+
 class Receiver(threading.Thread):
     """Reads the MCP, signal and ping topics (``read_committed``, from the beginning) and notes when each key is
     first seen, on :func:`time.perf_counter`'s clock. Keeps the first incident-keyed value of each incident."""
 
     def __init__(self, bootstrap: str, topics: Topics) -> None:
         super().__init__(name="receiver", daemon=True)
-        self.consumer = Consumer(
-            {
-                "bootstrap.servers": bootstrap,
-                "group.id": f"bench-il-reader-{uuid.uuid4().hex[:10]}",
-                "enable.auto.commit": False,
-                "isolation.level": "read_committed",
-                "auto.offset.reset": "earliest",
-            }
-        )
+        self.consumer = committed_reader(bootstrap, "bench-il-reader")
         partitions = topics.partitions()
         wanted = (topics.mcp, topics.signals, topics.ping, topics.txn_ping)
         self.consumer.assign([TopicPartition(t, p, 0) for t in wanted for p in range(partitions[t])])
