@@ -127,7 +127,8 @@ def shared_inputs(
     it) will ask: the assertions of their sibling classes and their timelines into ``runs`` (two round trips for the
     batch), the blast radius of each defined assertion failing in them, and — into ``view`` — the versions, owners
     and serving facts of everything those reach (a few round trips for the batch instead of a few per signal).
-    The blast radii are returned for the signals to share (``known`` of :func:`analysis_inputs`). Answers are
+    The blast radii are returned for the signals to share (``known`` of :func:`analysis_inputs`); a batch of one
+    signal reads ahead only its runs (nothing to share, and no analysis twice). Answers are
     unchanged: each signal's analysis is the same computation over the same view and the same history; an error
     of a store is one the signals' own reads would meet."""
     if not firsts:
@@ -136,6 +137,8 @@ def shared_inputs(
     runs.assertions_by_dataset({member for members in classes.values() for member in members})
     questions = [timeline_question(view, runs, state, signal) for signal, state in firsts]
     runs.prefetch(questions)
+    if len(firsts) == 1:
+        return {}  # the signal's own analysis asks the rest in as many round trips, and computes it only once
     timelines = [run for question in questions for run in runs.timeline(*question)]
     failing = [*timelines, *(s.run for s, _ in firsts if isinstance(s, RunSignal))]
     batch = analysis.analysis_inputs(view, timelines, failing)
