@@ -21,9 +21,13 @@ time, each produced once the previous one is visible (their analysis takes secon
 measure queueing); and a burst of ``--burst`` small ones produced at once (throughput: incidents / (last
 incident visible − first produced), and latency under queueing).
 
-**Pipeline.** ``pareis run assertions incidents`` in a subprocess (the production entry point; ``PAREIS_*``
+**Pipeline.** ``pareis run assertions`` and ``pareis run incidents``, each in a subprocess of its own as the chart
+deploys them (``--layout split``, the default; ``--layout shared``: ``pareis run assertions incidents``, both roles
+in one process, a thread each, as recorded before 2026-12-07), the production entry point, with ``PAREIS_*``
 environment pointing at fresh uuid-named topics of 3 partitions, fresh consumer groups and transactional ids, and
-the Redis database). Per incident, this process produces one FAILURE ``assertionRunEvent`` MCL on the timeseries
+the Redis database. During the burst each process's CPU time is read from ``/proc`` (the scores role's until its
+lag drained): CPU per incident per stage, and incidents per CPU-second of the incident path.
+Per incident, this process produces one FAILURE ``assertionRunEvent`` MCL on the timeseries
 topic (encoded by :class:`pareis.datahub.wire.codec.Encoder` as GMS frames it, keyed by the assertion URN, acks=all,
 linger 0). One consumer thread in this process reads, ``read_committed``, the MCP topic, the signals topic (the
 assertions role's output: the split into two hops) and the ping topics; a message's receive time is taken as
@@ -94,6 +98,7 @@ from pareis.roles.exposure import ExposureMaintainer
 from pareis.roles.lineage import LineageHandler
 from pareis.store.exposure_redis import RedisExposureIndex
 from pareis.store.lineage_redis import RedisLineageStore
+from pareis.store.redis_epoch import Epoch
 from pareis.store.runs_redis import RedisRunHistory
 
 REPO = Path(__file__).resolve().parents[1]
@@ -198,6 +203,9 @@ def load_index(client: redis.Redis, p: blast.Plan, ts: Sequence[Target], now_ms:
     for t in ts:
         history.record(AssertionRun(t.assertion, now_ms - DAY_MS, ResultType.SUCCESS, t.dataset, "bench-ok"))
     publish_exposure(client, now_ms)
+    # The epoch `pareis bootstrap` leaves on an index it loaded: without one, a role refuses an index it finds
+    # already written (pareis.store.redis_epoch).
+    Epoch(client, "the benchmark's database").rebuilt()
     return aspects, time.perf_counter() - started
 
 
@@ -358,6 +366,14 @@ class Pipeline:
                         sums[f"{sample.labels['role']}.{kind}{sample.name[sample.name.rfind('_') :]}"] = sample.value
         return sums
 
+    def cpu_s(self) -> float:
+        """CPU seconds (user + system) its process has used so far (Linux's ``/proc``; ``nan`` elsewhere)."""
+        try:
+            fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return float("nan")
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
@@ -367,6 +383,36 @@ class Pipeline:
                 self.process.kill()
                 self.process.wait(10)
         self.log.close()
+
+
+class Pipelines:
+    """The roles under test: ``pareis run assertions incidents`` (``shared``: one process, a thread per role, as
+    before) or one process per role (``split``: as the chart deploys them, one Deployment per role)."""
+
+    def __init__(self, bootstrap: str, redis_url: str, topics: Topics, setting: Setting, layout: str) -> None:
+        groups = [ROLES] if layout == "shared" else [(role,) for role in ROLES]
+        self.parts = {"+".join(g): Pipeline(bootstrap, redis_url, topics, setting, roles=g) for g in groups}
+
+    def check(self) -> None:
+        for part in self.parts.values():
+            part.check()
+
+    def tail(self, lines: int = 30) -> str:
+        return "\n".join(f"[{name}]\n{part.tail(lines)}" for name, part in self.parts.items())
+
+    def metrics(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for part in self.parts.values():
+            out.update(part.metrics())
+        return out
+
+    def cpu_s(self) -> dict[str, float]:
+        """CPU seconds used so far, per process (by the roles it runs)."""
+        return {name: part.cpu_s() for name, part in self.parts.items()}
+
+    def stop(self) -> None:
+        for part in self.parts.values():
+            part.stop()
 
 
 def drained(bootstrap: str, group: str, topic: str, since: float, timeout_s: float, pipeline: Pipeline) -> float:
@@ -391,21 +437,26 @@ def drained(bootstrap: str, group: str, topic: str, since: float, timeout_s: flo
     return float("nan")
 
 
+def committed_reader(bootstrap: str, group_prefix: str) -> Consumer:
+    """A consumer of its own group that reads ``read_committed`` from the beginning and commits nothing."""
+    return Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"{group_prefix}-{uuid.uuid4().hex[:10]}",
+            "enable.auto.commit": False,
+            "isolation.level": "read_committed",
+            "auto.offset.reset": "earliest",
+        }
+    )
+
+
 class Receiver(threading.Thread):
     """Reads the MCP, signal and ping topics (``read_committed``, from the beginning) and notes when each key is
     first seen, on :func:`time.perf_counter`'s clock. Keeps the first incident-keyed value of each incident."""
 
     def __init__(self, bootstrap: str, topics: Topics) -> None:
         super().__init__(name="receiver", daemon=True)
-        self.consumer = Consumer(
-            {
-                "bootstrap.servers": bootstrap,
-                "group.id": f"bench-il-reader-{uuid.uuid4().hex[:10]}",
-                "enable.auto.commit": False,
-                "isolation.level": "read_committed",
-                "auto.offset.reset": "earliest",
-            }
-        )
+        self.consumer = committed_reader(bootstrap, "bench-il-reader")
         partitions = topics.partitions()
         wanted = (topics.mcp, topics.signals, topics.ping, topics.txn_ping)
         self.consumer.assign([TopicPartition(t, p, 0) for t in wanted for p in range(partitions[t])])
@@ -431,7 +482,7 @@ class Receiver(threading.Thread):
                 self.incidents[key] = message.value() or b""
         self.consumer.close()
 
-    def wait(self, keys: Sequence[tuple[str, bytes]], timeout_s: float, pipeline: Pipeline) -> int:
+    def wait(self, keys: Sequence[tuple[str, bytes]], timeout_s: float, pipeline: Pipeline | Pipelines) -> int:
         """Wait until every key is seen (or the timeout); the number missing."""
         deadline = time.monotonic() + timeout_s
         while True:
@@ -540,7 +591,13 @@ def paced(name: str, sender: Sender, ts: Sequence[Target], rate: float, seq: int
 
 
 def one_at_a_time(
-    name: str, sender: Sender, ts: Sequence[Target], seq: int, receiver: Receiver, pipeline: Pipeline, mcp: str
+    name: str,
+    sender: Sender,
+    ts: Sequence[Target],
+    seq: int,
+    receiver: Receiver,
+    pipeline: Pipeline | Pipelines,
+    mcp: str,
 ) -> Phase:
     """Send ``ts`` one by one: each once the previous incident is visible (then a pause of ``GAP_S``)."""
     phase = Phase(name, began=time.perf_counter())
@@ -578,6 +635,8 @@ class RunResult:
     """Seconds from the burst's first send until the scores role's lag was drained (None: no scores role)."""
     burst_s: float = 0.0
     """Seconds from the burst's first send until its last incident was visible."""
+    burst_cpu_s: dict[str, float] = field(default_factory=dict)
+    """CPU seconds each process used during the burst (by the roles it runs; ``scores`` until its lag drained)."""
 
 
 PHASES = ("small", "burst", "medium", "large")
@@ -592,11 +651,12 @@ def run_setting(args: argparse.Namespace, setting: Setting, batches: dict[str, l
     create_topics(admin, topics)
     receiver = Receiver(args.bootstrap, topics)
     receiver.start()
-    pipeline = Pipeline(args.bootstrap, args.redis, topics, setting)
+    pipeline = Pipelines(args.bootstrap, args.redis, topics, setting, args.layout)
     scores = (
         Pipeline(args.bootstrap, args.redis, topics, setting, roles=("scores",)) if args.scores == "process" else None
     )
     scores_drained: float | None = None
+    burst_cpu: dict[str, float] = {}
     pinger: TxnPinger | None = None
     done: dict[str, Phase] = {}
     mcps: dict[str, float] = {}
@@ -618,15 +678,21 @@ def run_setting(args: argparse.Namespace, setting: Setting, batches: dict[str, l
                 pinger.start()
                 phase = paced(name, sender, batches[name], args.rate, n * 100_000)
             elif name == "burst":
+                cpu_before = {**pipeline.cpu_s(), **({"scores": scores.cpu_s()} if scores is not None else {})}
                 phase = paced(name, sender, batches[name], 0, n * 100_000, pings=False)
             else:
                 phase = one_at_a_time(name, sender, batches[name], n * 100_000, receiver, pipeline, topics.mcp)
             done[name] = phase
             missing += receiver.wait(_keys(phase, topics), 120, pipeline)
             windows[name] = (time.time() - (time.perf_counter() - phase.began), time.time())
+            if name == "burst":
+                # Each process's CPU from the burst's first send until its last incident was visible (the scores
+                # role's until its lag drained): what a burst costs each stage.
+                burst_cpu = {k: v - cpu_before[k] for k, v in pipeline.cpu_s().items()}
             if name == "burst" and scores is not None:
                 group = f"{scores.group_prefix}-scores"
                 scores_drained = drained(args.bootstrap, group, topics.signals, phase.began, 600, scores)
+                burst_cpu["scores"] = scores.cpu_s() - cpu_before["scores"]
             time.sleep(0.5)  # the rest of the last transaction's records, for the per-incident count
             mcps[name] = (receiver.counts[topics.mcp] - before) / len(phase.incidents)
             if pinger is not None:
@@ -671,6 +737,7 @@ def run_setting(args: argparse.Namespace, setting: Setting, batches: dict[str, l
         windows,
         scores_drained_s=scores_drained,
         burst_s=burst_s,
+        burst_cpu_s=burst_cpu,
     )
 
 
@@ -786,6 +853,23 @@ def report(results: Sequence[RunResult], args: argparse.Namespace, sizes: dict[s
                 if count:
                     means.append(f"{role} {kind} {m[f'{role}.{kind}_sum'] / count * 1000:,.1f} ms ({count:,.0f})")
         lines += ["", "Role metrics, mean over the whole run (count): " + "; ".join(means) + "."]
+        n = args.burst
+        if r.burst_cpu_s and n:
+            parts = [f"{name} {cpu * 1000 / n:,.2f} ms" for name, cpu in r.burst_cpu_s.items()]
+            incidents = sum(v for k, v in r.burst_cpu_s.items() if k != "scores")
+            lines += [
+                "",
+                f"Burst, CPU per incident by process (`{args.layout}` layout): "
+                + "; ".join(parts)
+                + f". The incident path ({' + '.join(k for k in r.burst_cpu_s if k != 'scores')}): "
+                f"{incidents * 1000 / n:,.2f} ms CPU per incident, **{n / incidents:,.0f} incidents per CPU-second** "
+                f"(wall: {r.burst_rate:,.0f} incidents/s)"
+                + (
+                    f"; the incidents role alone {n / r.burst_cpu_s['incidents']:,.0f} per CPU-second."
+                    if "incidents" in r.burst_cpu_s
+                    else "."
+                ),
+            ]
         if r.scores_drained_s is not None:
             lines += [
                 "",
@@ -876,7 +960,7 @@ def write_results(text: str, args: argparse.Namespace, notes: list[str]) -> None
         "## Incident latency\n\n"
         "Time from an assertion FAILURE `assertionRunEvent` MCL produced on the local broker to the incident's "
         "`incidentInfo` proposal visible on the MetadataChangeProposal topic (`read_committed`), through "
-        "`pareis run assertions incidents` (a subprocess: the real runtime, Redis, one exactly-once transaction per "
+        f"`pareis run` ({args.layout} layout: the real runtime, Redis, one exactly-once transaction per "
         "commit interval), measured in this process on one clock. See the docstring of `bench/incident_latency.py` "
         f"for the method.\n\n{text}\n\n" + "".join(f"- {n}\n" for n in notes)
     )
@@ -900,6 +984,12 @@ def main() -> None:
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/7", help="a database for this benchmark only")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--keep", action="store_true", help="leave the index in Redis")
+    parser.add_argument(
+        "--layout",
+        choices=("split", "shared"),
+        default="split",
+        help="split: one process per role, as the chart deploys them; shared: `pareis run assertions incidents`",
+    )
     parser.add_argument("--write-results", action="store_true")
     parser.add_argument(
         "--scores",
@@ -955,7 +1045,7 @@ def main() -> None:
         "the tree, and the incidents role computes it from Redis before it writes.",
         f"Command: `.venv/bin/python bench/incident_latency.py --scale {args.scale:g} --incidents {args.incidents} "
         f"--rate {args.rate:g} --medium {args.medium} --large {args.large} --burst {args.burst} "
-        f"--settings {args.settings} --scores {args.scores} "
+        f"--settings {args.settings} --scores {args.scores} --layout {args.layout} "
         f"--throughput-batch-timeout-s {args.throughput_batch_timeout_s:g} --throughput-commit-interval-ms "
         f"{args.throughput_commit_interval_ms} --seed {args.seed} --write-results`",
         f"Machine: {machine()}; {kafka_version()}, Redis {client.info('server')['redis_version']}; "

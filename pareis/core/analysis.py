@@ -86,6 +86,8 @@ def analysis_inputs(
     failing: Iterable[AssertionRun],
     serving_aliases: tuple[str, ...] = DEFAULT_SERVING_ALIASES,
     at_ms: int | None = None,
+    *,
+    known: Mapping[str, BlastRadius] | None = None,
 ) -> AnalysisInputs:
     """The inputs of :func:`analyse` for ``timeline``: the blast radius of every assertion with a FAILURE among
     ``failing`` (an assertion whose definition is not indexed yet covers the whole datasets it failed on), the
@@ -94,6 +96,8 @@ def analysis_inputs(
     and the owners of the assertee datasets and affected models (:mod:`pareis.core.owners`).
 
     ``view`` should be a :class:`~pareis.core.graph.Memo` so that one analysis asks the index each question once.
+    ``known``: blast radii of defined assertions already computed over ``view`` (a batch's, shared by its signals),
+    taken as they are instead of walked again.
     """
     assertees: dict[str, set[str]] = {}
     for run in failing:
@@ -101,9 +105,11 @@ def analysis_inputs(
             assertees.setdefault(run.assertion, set()).add(run.dataset)
     defs = catalog.assertions(view, assertees)
     blast: dict[str, BlastRadius] = {}
+    shared = known or {}
     for assertion in sorted(assertees):
         if assertion in defs:
-            blast[assertion] = blast_radius(view, assertions=[assertion])
+            found = shared.get(assertion)
+            blast[assertion] = found if found is not None else blast_radius(view, assertions=[assertion])
         else:
             blast[assertion] = blast_radius(view, datasets=sorted(assertees[assertion]))
     models = {m.urn: m.group for radius in blast.values() for m in radius.models}

@@ -32,7 +32,16 @@ from pareis.core.intents import IncidentFacts, Postmortem, TimelineEntry
 from pareis.core.names import short_name
 from pareis.core.serving import short_version_name
 
-__all__ = ["description", "iso", "markdown", "plain_text", "postmortem", "title", "update_comment"]
+__all__ = [
+    "description",
+    "iso",
+    "markdown",
+    "plain_text",
+    "postmortem",
+    "title",
+    "title_and_description",
+    "update_comment",
+]
 
 
 def title(facts: IncidentFacts) -> str:
@@ -43,6 +52,12 @@ def title(facts: IncidentFacts) -> str:
 def description(facts: IncidentFacts, ui_url: str | None = None) -> str:
     """The brief as Markdown, decision first; entities linked to DataHub's web app at ``ui_url``."""
     return markdown(brief(facts, ui_url=ui_url))
+
+
+def title_and_description(facts: IncidentFacts) -> tuple[str, str]:
+    """:func:`title` and :func:`description` (without links) of ``facts``, from one brief."""
+    found = brief(facts)
+    return found.headline, markdown(found)
 
 
 def markdown(found: Brief, *, level: int = 3) -> str:

@@ -340,14 +340,15 @@ def followed(state: IncidentState) -> bool:
 
 def _open(key_ms: int, revision: int, facts: IncidentFacts, now_ms: int, out: list[Intent]) -> Tracked:
     urn = facts.urn
+    title, description = incident_text.title_and_description(facts)
     out.append(
         Open(
             effect_id=effect_id(urn, Open.kind, revision),
             revision=revision,
             at_ms=now_ms,
             facts=facts,
-            title=incident_text.title(facts),
-            description=incident_text.description(facts),
+            title=title,
+            description=description,
             tags_add=facts.at_risk,
         )
     )
@@ -367,14 +368,15 @@ def _update(
             tracked if new == old else Tracked(tracked.urn, tracked.key_ms, tracked.opened_at_ms, tracked.revision, new)
         )
     old_risk, new_risk = set(old.at_risk), set(facts.at_risk)
+    title, description = incident_text.title_and_description(facts)
     out.append(
         Update(
             effect_id=effect_id(tracked.urn, Update.kind, tracked.revision),
             revision=tracked.revision,
             at_ms=now_ms,
             facts=facts,
-            title=incident_text.title(facts),
-            description=incident_text.description(facts),
+            title=title,
+            description=description,
             changed=tuple(changes),
             tags_add=tuple(sorted(new_risk - old_risk)),
             tags_remove=tuple(sorted(old_risk - new_risk)),
@@ -418,14 +420,15 @@ def _decided(
 
 def _resolve(tracked: Tracked, facts: IncidentFacts, now_ms: int, out: list[Intent]) -> Tracked:
     old_risk = set(tracked.published.at_risk)
+    title, description = incident_text.title_and_description(facts)
     out.append(
         Resolve(
             effect_id=effect_id(tracked.urn, Resolve.kind, tracked.revision),
             revision=tracked.revision,
             at_ms=now_ms,
             facts=facts,
-            title=incident_text.title(facts),
-            description=incident_text.description(facts),
+            title=title,
+            description=description,
             tags_remove=tuple(sorted(old_risk | set(facts.at_risk))),
             retrain=_retrain_changes(tracked.published, facts),
             postmortem=incident_text.postmortem(facts, tracked.opened_at_ms, now_ms),

@@ -116,24 +116,21 @@ class AssertionsHandler:
         self._topic = signals_topic
 
     def __call__(self, batch: Sequence[Message[Observed]]) -> list[OutRecord]:
-        recorded: list[ObservedRun] = []
-        for message in batch:
-            value = message.value
-            if isinstance(value, ObservedOperation):
-                # Recorded for the gate's freshness check (DESIGN §2.4 check 4); it says nothing to the incidents.
-                self._runs.record_operation(value.dataset, value.time_ms)
-                continue
-            run = value.run
-            if not self._runs.record(run):
-                # A run with this identity is stored already: forward the stored one, so signals agree with the
-                # history whatever a re-sent event says.
-                run = self._runs.get(run.assertion, run.timestamp_ms) or run
-            recorded.append(ObservedRun(run, value.logged_ms))
+        observed = [m.value for m in batch]
+        operations = [(o.dataset, o.time_ms) for o in observed if isinstance(o, ObservedOperation)]
+        if operations:
+            # Recorded for the gate's freshness check (DESIGN §2.4 check 4); they say nothing to the incidents.
+            self._runs.record_operations(operations)
+        seen = [o for o in observed if isinstance(o, ObservedRun)]
+        # One round trip for the batch's runs. A run with an identity stored already is forwarded as stored, so
+        # signals agree with the history whatever a re-sent event says.
+        stored = self._runs.record_many([o.run for o in seen])
+        recorded = [o if s is None else ObservedRun(s, o.logged_ms) for o, s in zip(seen, stored, strict=True)]
         counting = [o for o in recorded if o.run.counts]
         keys = incident_keys(self._lineage, {o.run.dataset for o in counting})
-        out = []
-        for observed in counting:
-            key = keys[observed.run.dataset]
-            signal = RunSignal(key, observed.run, observed.logged_ms)
-            out.append(OutRecord(self._topic, key.encode("utf-8"), encode(signal)))
-        return out
+        topic = self._topic
+        return [
+            OutRecord(topic, key.encode("utf-8"), encode(RunSignal(key, o.run, o.logged_ms)))
+            for o in counting
+            for key in (keys[o.run.dataset],)
+        ]

@@ -1,4 +1,5 @@
-"""The stores as one batch of the scores role reads them: what the retrain gates of a batch ask, asked once.
+"""The stores as one batch of a role reads them: what the retrain gates of a scores batch ask, or the signals of an
+incidents batch, asked once.
 
 The retrain gate (:func:`pareis.answers.gate.gate`) opens a :class:`~pareis.core.graph.Memo` of its own per model,
 so the gates of one batch — every model downstream of its datasets — would each ask the store the same questions
@@ -8,7 +9,9 @@ asked once is answered from memory for the rest of the batch, and only what none
 one round trip per question batch. The answers are the store's raw answers (each memo applies removal itself), so
 every gate answers exactly as it would over the store, over one snapshot of it for the whole batch.
 :class:`RunReads` does the same for the run history's questions about datasets (which have failed, which
-assertions ran on each: every gate lists the incident candidates), and passes the others through.
+assertions ran on each: every gate lists the incident candidates) and for the timelines asked ahead
+(:meth:`RunReads.prefetch`: the incidents role reads the timelines of a batch's signals in one round trip before
+it steps them), and passes the others through.
 
 Read-only: writes are refused. Not thread-safe (one batch, one thread).
 """
@@ -90,6 +93,14 @@ class RunReads:
         self._failed: list[str] | None = None
         self._datasets: list[str] | None = None
         self._by_dataset: dict[str, list[str]] = {}
+        self._timelines: dict[tuple[frozenset[str], int | None], list[AssertionRun]] = {}
+
+    def prefetch(self, queries: Iterable[tuple[Collection[str], int | None]]) -> None:
+        """Read the timelines of ``queries`` (assertions, floor) not read yet, in one round trip: a later
+        :meth:`timeline` of the same question is answered from memory."""
+        todo = sorted({(frozenset(a), f) for a, f in queries} - self._timelines.keys(), key=_question)
+        if todo:
+            self._timelines.update(zip(todo, self._runs.timelines(todo), strict=True))
 
     def failed_datasets(self) -> list[str]:
         if self._failed is None:
@@ -121,7 +132,12 @@ class RunReads:
         return self._runs.runs(assertion, start_ms, end_ms)
 
     def timeline(self, assertions: Iterable[str], floor_ms: int | None) -> list[AssertionRun]:
-        return self._runs.timeline(assertions, floor_ms)
+        found = self._timelines.get((frozenset(assertions), floor_ms))
+        return list(found) if found is not None else self._runs.timeline(assertions, floor_ms)
+
+    def timelines(self, queries: Sequence[tuple[Collection[str], int | None]]) -> list[list[AssertionRun]]:
+        self.prefetch(queries)
+        return [self.timeline(a, f) for a, f in queries]
 
     def latest_of(
         self, assertions: Iterable[str], at_ms: int
@@ -135,7 +151,22 @@ class RunReads:
         return self._runs.last_operation(dataset, at_ms)
 
     def record(self, run: AssertionRun) -> bool:
-        raise Fatal("the scores role reads the run history; it never writes it")
+        raise Fatal(_READ_ONLY)
+
+    def record_many(self, runs: Sequence[AssertionRun]) -> list[AssertionRun | None]:
+        raise Fatal(_READ_ONLY)
 
     def record_operation(self, dataset: str, time_ms: int) -> bool:
-        raise Fatal("the scores role reads the run history; it never writes it")
+        raise Fatal(_READ_ONLY)
+
+    def record_operations(self, changes: Sequence[tuple[str, int]]) -> list[bool]:
+        raise Fatal(_READ_ONLY)
+
+
+_READ_ONLY = "a role reading the run history through a batch never writes it (the assertions role records runs)"
+
+
+def _question(query: tuple[frozenset[str], int | None]) -> tuple[list[str], int]:
+    """An order of timeline questions (deterministic round trips)."""
+    assertions, floor = query
+    return sorted(assertions), -1 if floor is None else floor

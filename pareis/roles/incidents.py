@@ -52,6 +52,7 @@ from pareis.core.analysis import AnalysisInputs
 from pareis.core.blast import blast_radius
 from pareis.core.brief import Span, brief
 from pareis.core.graph import LineageView, Memo
+from pareis.core.impact import BlastRadius
 from pareis.core.incident_text import markdown
 from pareis.core.intents import IncidentFacts, Intent, Open, Update
 from pareis.core.keys import sibling_classes
@@ -61,6 +62,7 @@ from pareis.core.serving import DEFAULT_SERVING_ALIASES, Reach
 from pareis.datahub.writes import postmortem
 from pareis.datahub.writes.incident_writes import incident_link
 from pareis.errors import Fatal
+from pareis.roles.batch_reads import RunReads
 from pareis.roles.incident_reaches import BatchReaches, intent_reaches, published_groups
 from pareis.roles.incident_watch import IncidentWatch, advance, wants_inputs
 from pareis.roles.messages import (
@@ -98,13 +100,28 @@ def analysis_inputs(
     signal: AnySignal,
     reaches: GroupReaches | None = None,
     serving_aliases: tuple[str, ...] = DEFAULT_SERVING_ALIASES,
+    known: Mapping[str, BlastRadius] | None = None,
 ) -> AnalysisInputs:
     """What :func:`~pareis.core.lifecycle.step` needs for ``signal`` on ``state`` (see the module docstring):
     ``reaches`` gives the other incidents that reached the affected groups (None: none counted), ``serving_aliases``
     the aliases that mean a version serves.
 
-    ``view`` should be a :class:`~pareis.core.graph.Memo` so one step asks the index each question once.
+    ``view`` should be a :class:`~pareis.core.graph.Memo` so one step asks the index each question once; ``known``:
+    blast radii the batch computed already (:func:`shared_inputs`).
     """
+    run = signal.run if isinstance(signal, RunSignal) else None
+    timeline = runs.timeline(*timeline_question(view, runs, state, signal))
+    failing = (*timeline, run) if run is not None else timeline
+    found = analysis.analysis_inputs(view, timeline, failing, serving_aliases, known=known)
+    if reaches is None or not found.versions:
+        return found
+    return dataclasses.replace(found, reaches=dict(reaches(found.versions)))
+
+
+def timeline_question(
+    view: LineageView, runs: RunHistory, state: IncidentState, signal: AnySignal
+) -> tuple[set[str], int | None]:
+    """The (assertions, floor) of the timeline :func:`analysis_inputs` reads for ``signal`` on ``state``."""
     dataset = signal.dataset
     run = signal.run if isinstance(signal, RunSignal) else None
     assertions = {run.assertion} if run is not None else set()
@@ -118,11 +135,33 @@ def analysis_inputs(
         # A late run (signals of different assertions travel on different partitions): read from its own time,
         # so that its window sees the runs before it (its blind window) rather than only the floor's seeds.
         floor = run.timestamp_ms
-    timeline = runs.timeline(assertions, floor)
-    found = analysis.analysis_inputs(view, timeline, (*timeline, run) if run is not None else timeline, serving_aliases)
-    if reaches is None or not found.versions:
-        return found
-    return dataclasses.replace(found, reaches=dict(reaches(found.versions)))
+    return assertions, floor
+
+
+def shared_inputs(
+    view: Memo, runs: RunReads, firsts: Sequence[tuple[AnySignal, IncidentState]]
+) -> dict[str, BlastRadius]:
+    """Read at once what the analyses of ``firsts`` (each dataset's first signal of a batch, on its state before
+    it) will ask: the assertions of their sibling classes and their timelines into ``runs`` (two round trips for the
+    batch), the blast radius of each defined assertion failing in them, and — into ``view`` — the versions, owners
+    and serving facts of everything those reach (a few round trips for the batch instead of a few per signal).
+    The blast radii are returned for the signals to share (``known`` of :func:`analysis_inputs`); a batch of one
+    signal reads ahead only its runs (nothing to share, and no analysis twice). Answers are
+    unchanged: each signal's analysis is the same computation over the same view and the same history; an error
+    of a store is one the signals' own reads would meet."""
+    if not firsts:
+        return {}
+    classes = sibling_classes(view, {signal.dataset for signal, _ in firsts})
+    runs.assertions_by_dataset({member for members in classes.values() for member in members})
+    questions = [timeline_question(view, runs, state, signal) for signal, state in firsts]
+    runs.prefetch(questions)
+    if len(firsts) == 1:
+        return {}  # the signal's own analysis asks the rest in as many round trips, and computes it only once
+    timelines = [run for question in questions for run in runs.timeline(*question)]
+    failing = [*timelines, *(s.run for s, _ in firsts if isinstance(s, RunSignal))]
+    batch = analysis.analysis_inputs(view, timelines, failing)
+    defined = catalog.assertions(view, batch.blast)
+    return {a: radius for a, radius in batch.blast.items() if a in defined}
 
 
 def walk_together(view: Memo, batch: Sequence[Message[AnySignal]]) -> set[str]:
@@ -167,6 +206,17 @@ def _ticket(intent: Intent, settings: DatahubSettings, console_url: str | None) 
     found = brief(facts, ui_url=settings.ui_url, links=links)
     url = links[0].url if links else None
     return IncidentTicket(facts.urn, intent.title, markdown(found), facts.severity, url, facts.owners.everyone, found)
+
+
+@dataclass(frozen=True)
+class _Reads:
+    """What one batch's steps read through: its view of the index, its run-history reads, its shared blast radii,
+    and the reaches of the groups it meets (None: no reach index)."""
+
+    view: Memo
+    runs: RunReads
+    known: Mapping[str, BlastRadius]
+    reaches: GroupReaches | None = None
 
 
 @dataclass(frozen=True)
@@ -237,7 +287,13 @@ class IncidentsHandler:
         reader = None
         if self._reaches is not None:  # one round trip for the groups the batch is expected to meet
             reader = BatchReaches(self._reaches, walked | published_groups(starts.values()))
-        steps = {d: self._chain(view, ms, journaled[d], starts[d], reader) for d, ms in chains.items()}
+        runs = RunReads(self._runs)
+        # Each dataset's first signal is analysed on its stored state (its chain's later ones on states the batch
+        # computes, read as they come); replayed signals read nothing.
+        firsts = [(ms[0].value, starts[d]) for d, ms in chains.items() if not journaled[d]]
+        known = shared_inputs(view, runs, [(s, state) for s, state in firsts if wants_inputs(state, s)])
+        reads = _Reads(view, runs, known, reader)
+        steps = {d: self._chain(reads, ms, journaled[d], starts[d]) for d, ms in chains.items()}
         analysed: dict[str, tuple[IncidentState, IncidentFacts | None]] = {}
         entries: list[JournalEntry] = []
         changed: dict[str, IncidentState] = {}
@@ -268,11 +324,10 @@ class IncidentsHandler:
 
     def _chain(
         self,
-        view: Memo,
+        reads: _Reads,
         messages: Sequence[Message[AnySignal]],
         journaled: Sequence[JournalEntry],
         state: IncidentState,
-        reaches: GroupReaches | None = None,
     ) -> list[Step | Exception]:
         """The steps of one dataset's signals of a batch (in offset order) from ``state``; the first error ends
         the chain (the batch stops there, as it would one signal at a time)."""
@@ -280,7 +335,7 @@ class IncidentsHandler:
         steps: list[Step | Exception] = []
         for message in messages:
             try:
-                step, state = self._step(view, message, replay, state, reaches)
+                step, state = self._step(reads, message, replay, state)
             except Exception as exc:  # noqa: BLE001 - not handled here: re-raised in the batch's order by the caller
                 steps.append(exc)
                 break
@@ -288,12 +343,7 @@ class IncidentsHandler:
         return steps
 
     def _step(
-        self,
-        view: Memo,
-        message: Message[AnySignal],
-        replay: deque[JournalEntry],
-        state: IncidentState,
-        reaches: GroupReaches | None = None,
+        self, reads: _Reads, message: Message[AnySignal], replay: deque[JournalEntry], state: IncidentState
     ) -> tuple[Step, IncidentState]:
         signal = message.value
         dataset = signal.dataset
@@ -317,7 +367,7 @@ class IncidentsHandler:
         before = state
         if not wants_inputs(before, signal):
             return Step(tuple(changed), None, None, ()), state
-        inputs = analysis_inputs(view, self._runs, before, signal, reaches, self._aliases)
+        inputs = analysis_inputs(reads.view, reads.runs, before, signal, reads.reaches, self._aliases, reads.known)
         try:
             after, intents, facts = advance(before, signal, inputs)
         except ValueError as exc:  # the stores disagree with each other: not this signal's fault

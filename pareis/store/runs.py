@@ -3,7 +3,9 @@
 A run is identified by (assertion, timestamp_ms): recording one whose identity is already stored keeps the
 stored run and reports a duplicate, so redelivered change-log messages are harmless. The queries are the ones
 the incident state machine and the gate need; each is one round trip per call (per assertion for
-:meth:`RunHistory.timeline`, pipelined).
+:meth:`RunHistory.timeline`, pipelined; several timelines at once with :meth:`RunHistory.timelines`). The writes of
+a whole batch are one round trip too (:meth:`RunHistory.record_many`, :meth:`RunHistory.record_operations`): the
+assertions role records a burst of runs at the cost of its batches, not of its messages.
 
 Implementations: :class:`pareis.store.runs_memory.MemoryRunHistory` and
 :class:`pareis.store.runs_redis.RedisRunHistory`; both pass ``tests/unit/test_run_store.py``.
@@ -11,7 +13,7 @@ Implementations: :class:`pareis.store.runs_memory.MemoryRunHistory` and
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Sequence
 from typing import Protocol, runtime_checkable
 
 from pareis.core.runs import AssertionRun
@@ -23,6 +25,11 @@ class RunHistory(Protocol):
 
     def record(self, run: AssertionRun) -> bool:
         """Store ``run``; True if it is new, False if a run with its identity was already stored (kept as is)."""
+        ...
+
+    def record_many(self, runs: Sequence[AssertionRun]) -> list[AssertionRun | None]:
+        """:meth:`record` of each run, in order, in one round trip: for each, None if it was new, else the run
+        that was already stored under its identity (kept as is; an earlier run of ``runs`` counts as stored)."""
         ...
 
     def get(self, assertion: str, timestamp_ms: int) -> AssertionRun | None:
@@ -56,6 +63,10 @@ class RunHistory(Protocol):
         (timestamp, assertion)."""
         ...
 
+    def timelines(self, queries: Sequence[tuple[Collection[str], int | None]]) -> list[list[AssertionRun]]:
+        """:meth:`timeline` of each (assertions, floor), in one round trip."""
+        ...
+
     def latest_of(
         self, assertions: Iterable[str], at_ms: int
     ) -> dict[str, tuple[AssertionRun | None, AssertionRun | None]]:
@@ -74,6 +85,10 @@ class RunHistory(Protocol):
     def record_operation(self, dataset: str, time_ms: int) -> bool:
         """Note that ``dataset``'s data changed at ``time_ms`` (an ``operation`` aspect: its
         ``lastUpdatedTimestamp``, else its timestamp); True if that time was not recorded for it yet."""
+        ...
+
+    def record_operations(self, changes: Sequence[tuple[str, int]]) -> list[bool]:
+        """:meth:`record_operation` of each (dataset, time), in order, in one round trip."""
         ...
 
     def last_operation(self, dataset: str, at_ms: int) -> int | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Sequence
 
 from pareis.core.runs import AssertionRun, ResultType
 from pareis.store.runs import check_range, ordered
@@ -31,6 +31,9 @@ class MemoryRunHistory:
                 return False
             runs.insert(at, run)
             return True
+
+    def record_many(self, runs: Sequence[AssertionRun]) -> list[AssertionRun | None]:
+        return [None if self.record(run) else self.get(*run.key) for run in runs]
 
     def get(self, assertion: str, timestamp_ms: int) -> AssertionRun | None:
         found = self.runs(assertion, timestamp_ms, timestamp_ms)
@@ -74,6 +77,9 @@ class MemoryRunHistory:
                     found.append(seed)
         return ordered(found)
 
+    def timelines(self, queries: Sequence[tuple[Collection[str], int | None]]) -> list[list[AssertionRun]]:
+        return [self.timeline(assertions, floor_ms) for assertions, floor_ms in queries]
+
     def latest_of(
         self, assertions: Iterable[str], at_ms: int
     ) -> dict[str, tuple[AssertionRun | None, AssertionRun | None]]:
@@ -94,6 +100,9 @@ class MemoryRunHistory:
                 return False
             times.insert(at, time_ms)
             return True
+
+    def record_operations(self, changes: Sequence[tuple[str, int]]) -> list[bool]:
+        return [self.record_operation(dataset, time_ms) for dataset, time_ms in changes]
 
     def last_operation(self, dataset: str, at_ms: int) -> int | None:
         with self._lock:

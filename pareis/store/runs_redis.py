@@ -3,38 +3,44 @@
 Keys (``{…}`` is a Redis Cluster hash tag, so both sets of an assertion live on one slot and one script can
 update them together)::
 
-    <prefix>{<assertion>}:all       every run            ZSET  member = run JSON (sorted keys), score = ts
+    <prefix>{<assertion>}:all       every run            ZSET  member = run JSON (sorted keys, UTF-8), score = ts
     <prefix>{<assertion>}:counting  SUCCESS and FAILURE  ZSET  same members
     <prefix>dataset:<dataset>       assertions run on it SET
     <prefix>operation:<dataset>     its data's change times  ZSET  member = score = time (ms)
     <prefix>failed                  datasets with a FAILURE  SET
 
 Members are the runs themselves, so every query is one ``ZRANGEBYSCORE`` with no second lookup. Timestamps
-are exact as scores up to 2**53 ms. Recording is a Lua script (check the timestamp, add to both sets) so a
-duplicate with different content can never reach the ``counting`` set.
+are exact as scores up to 2**53 ms. Recording is a Lua script (check the timestamp, add to both sets; a duplicate
+answers with the stored member) so a duplicate with different content can never reach the ``counting`` set. A
+batch of runs is recorded in one packed round trip per server (:meth:`RedisRunHistory.record_many`): the dataset
+sets and the ``failed`` set first, one ``SADD`` each, then one script call per run; every command is idempotent, so
+the exchange may be redone after a failover.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
+
+import orjson
 
 from pareis.core.runs import AssertionRun, InvalidRun, ResultType
 from pareis.errors import Fatal
 from pareis.store.redis_errors import text as reply_text
 from pareis.store.redis_errors import translated
-from pareis.store.redis_servers import AnyRedis, Servers, key_slot
+from pareis.store.redis_servers import AnyRedis, Servers, key_slot, sha_of
 from pareis.store.runs import check_range, ordered
 
 DEFAULT_PREFIX = "pareis:runs:"
 
 _RECORD = """
-if #redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], ARGV[1], 'LIMIT', 0, 1) > 0 then return 0 end
+local found = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], ARGV[1], 'LIMIT', 0, 1)
+if #found > 0 then return found[1] end
 redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
 if ARGV[3] == '1' then redis.call('ZADD', KEYS[2], ARGV[1], ARGV[2]) end
 return 1
 """
+_RECORD_SHA = sha_of(_RECORD)
 
 
 class RedisRunHistory:
@@ -42,9 +48,8 @@ class RedisRunHistory:
 
     def __init__(self, client: AnyRedis, *, prefix: str = DEFAULT_PREFIX) -> None:
         self._redis = client
-        self._servers = Servers(client)
+        self._servers = Servers(client, {_RECORD_SHA: _RECORD})
         self._prefix = prefix
-        self._record = client.register_script(_RECORD)  # no round trip: loaded on first use
 
     def _many(self, commands: Sequence[tuple[object, ...]]) -> list[Any]:
         """The replies to single-key ``commands`` (key second), one packed round trip per server."""
@@ -52,17 +57,36 @@ class RedisRunHistory:
         return self._servers.exchange(commands, slots)
 
     def record(self, run: AssertionRun) -> bool:
-        member = json.dumps(run.to_json(), sort_keys=True, separators=(",", ":"))
-        with translated():
-            # The dataset index first and unconditionally: a retry after a crash between the two still adds it.
-            self._redis.sadd(self._dataset_key(run.dataset), run.assertion)
+        return self.record_many([run])[0] is None
+
+    def record_many(self, runs: Sequence[AssertionRun]) -> list[AssertionRun | None]:
+        if not runs:
+            return []
+        by_dataset: dict[str, set[str]] = {}
+        failed: set[str] = set()
+        for run in runs:
+            by_dataset.setdefault(run.dataset, set()).add(run.assertion)
             if run.result is ResultType.FAILURE:
-                self._redis.sadd(self._prefix + "failed", run.dataset)
-            added = self._record(
-                keys=[self._key(run.assertion, "all"), self._key(run.assertion, "counting")],
-                args=[run.timestamp_ms, member, "1" if run.counts else "0"],
-            )
-        return bool(added)
+                failed.add(run.dataset)
+        # The indexes first and unconditionally: a retry after a crash between them and the runs still adds them.
+        commands: list[tuple[object, ...]] = [
+            ("SADD", self._dataset_key(d), *sorted(a)) for d, a in sorted(by_dataset.items())
+        ]
+        if failed:
+            commands.append(("SADD", self._prefix + "failed", *sorted(failed)))
+        first = len(commands)
+        for run in runs:
+            member = orjson.dumps(run.to_json(), option=orjson.OPT_SORT_KEYS)
+            keys = (self._key(run.assertion, "all"), self._key(run.assertion, "counting"))
+            commands.append(("EVALSHA", _RECORD_SHA, 2, *keys, run.timestamp_ms, member, int(run.counts)))
+        # Each command's first key decides its server (the script's two keys share their hash tag).
+        slots = [key_slot(str(c[3 if c[0] == "EVALSHA" else 1])) for c in commands] if self._servers.cluster else None
+        with translated():
+            replies = self._servers.exchange(commands, slots)
+        return [
+            None if reply == 1 else self._decode(self._key(run.assertion, "all"), reply)
+            for run, reply in zip(runs, replies[first:], strict=True)
+        ]
 
     def get(self, assertion: str, timestamp_ms: int) -> AssertionRun | None:
         found = self.runs(assertion, timestamp_ms, timestamp_ms)
@@ -99,18 +123,29 @@ class RedisRunHistory:
         return sorted(reply_text(m) for m in members)
 
     def timeline(self, assertions: Iterable[str], floor_ms: int | None) -> list[AssertionRun]:
-        names = sorted(set(assertions))
+        return self.timelines([(set(assertions), floor_ms)])[0]
+
+    def timelines(self, queries: Sequence[tuple[Collection[str], int | None]]) -> list[list[AssertionRun]]:
         commands: list[tuple[object, ...]] = []
         keys: list[str] = []
-        for assertion in names:
-            keys.append(self._key(assertion, "all"))
-            commands.append(("ZRANGEBYSCORE", keys[-1], _bound(floor_ms, "-inf"), "+inf"))
-            if floor_ms is not None:
-                keys.append(self._key(assertion, "counting"))
-                commands.append(("ZREVRANGEBYSCORE", keys[-1], f"({floor_ms}", "-inf", "LIMIT", 0, 1))
+        ends: list[int] = []
+        for assertions, floor_ms in queries:
+            for assertion in sorted(set(assertions)):
+                keys.append(self._key(assertion, "all"))
+                commands.append(("ZRANGEBYSCORE", keys[-1], _bound(floor_ms, "-inf"), "+inf"))
+                if floor_ms is not None:
+                    keys.append(self._key(assertion, "counting"))
+                    commands.append(("ZREVRANGEBYSCORE", keys[-1], f"({floor_ms}", "-inf", "LIMIT", 0, 1))
+            ends.append(len(commands))
         with translated():
             replies = self._many(commands)
-        return ordered(self._decode(key, m) for key, members in zip(keys, replies, strict=True) for m in members)
+        out: list[list[AssertionRun]] = []
+        start = 0
+        for end in ends:
+            found = zip(keys[start:end], replies[start:end], strict=True)
+            out.append(ordered(self._decode(key, m) for key, members in found for m in members))
+            start = end
+        return out
 
     def latest_of(
         self, assertions: Iterable[str], at_ms: int
@@ -159,9 +194,12 @@ class RedisRunHistory:
         return int(text)
 
     def record_operation(self, dataset: str, time_ms: int) -> bool:
+        return self.record_operations([(dataset, time_ms)])[0]
+
+    def record_operations(self, changes: Sequence[tuple[str, int]]) -> list[bool]:
         with translated():
-            added = self._redis.zadd(self._operation_key(dataset), {str(time_ms): time_ms})
-        return bool(added)
+            replies = self._many([("ZADD", self._operation_key(d), t, str(t)) for d, t in changes])
+        return [bool(added) for added in replies]
 
     def last_operation(self, dataset: str, at_ms: int) -> int | None:
         key = self._operation_key(dataset)
@@ -183,7 +221,7 @@ class RedisRunHistory:
         if not isinstance(member, bytes | str):
             raise Fatal(f"unexpected reply from redis key {key}: {member!r}")
         try:
-            return AssertionRun.from_json(json.loads(member))
+            return AssertionRun.from_json(orjson.loads(member))
         except (ValueError, InvalidRun) as error:
             raise Fatal(f"corrupt run in redis key {key}: {error}") from error
 

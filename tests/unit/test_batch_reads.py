@@ -71,6 +71,22 @@ def test_run_reads_keep_the_dataset_questions_and_pass_the_others_through() -> N
         reads.record_operation(RAW, 1)
 
 
+def test_run_reads_answer_the_timelines_read_ahead_from_memory() -> None:
+    runs = Counting(recorded_sources().runs)
+    reads = RunReads(runs)  # type: ignore[arg-type]
+    names = runs.inner.assertions_of(RAW)
+    questions = [(set(names), None), (set(names[:1]), FAILING_MS), (set(), FAILING_MS)]
+    reads.prefetch([*questions, (set(reversed(names)), None)])  # the same question twice: read once
+    assert runs.calls["timelines"] == 1
+    for assertions, floor in questions:
+        assert reads.timeline(assertions, floor) == runs.inner.timeline(assertions, floor)
+    assert reads.timelines(questions) == [runs.inner.timeline(a, f) for a, f in questions]
+    assert (runs.calls["timelines"], runs.calls["timeline"]) == (1, 0)
+    # A question not read ahead goes to the store.
+    assert reads.timeline(names, FAILING_MS - 1) == runs.inner.timeline(names, FAILING_MS - 1)
+    assert runs.calls["timeline"] == 1
+
+
 def test_the_gate_over_one_batch_reads_answers_as_over_the_stores() -> None:
     sources = recorded_sources()
     batch = Sources(LineageReads(sources.lineage), RunReads(sources.runs), origin="batch")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -18,7 +19,7 @@ from pareis.datahub.wire.registry import VendoredSchemaSource
 from pareis.errors import DecodeError
 from pareis.kafka.batch import BatchProcessor
 from pareis.kafka.dlq import ERROR_REASON
-from pareis.roles.assertions import AssertionsHandler, ObservedRun
+from pareis.roles.assertions import AssertionsHandler, Observed, ObservedOperation, ObservedRun
 from pareis.roles.messages import decode_signal
 from pareis.store.lineage import Facts, LineageUpdate, Stamp
 from pareis.store.lineage_memory import MemoryLineageStore
@@ -117,6 +118,38 @@ def test_a_run_seen_before_is_forwarded_again_as_the_history_has_it(lineage: Mem
     assert len(again) == 1
     assert decode_signal(again[0].value or b"").run.failed_rows == 3
     assert len(runs.runs(A1)) == 1
+
+
+class CountingRuns(MemoryRunHistory):
+    """The in-memory history, counting the write calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: dict[str, int] = {}
+
+    def record_many(self, runs: Sequence[AssertionRun]) -> list[AssertionRun | None]:
+        self.calls["record_many"] = self.calls.get("record_many", 0) + 1
+        return super().record_many(runs)
+
+    def record_operations(self, changes: Sequence[tuple[str, int]]) -> list[bool]:
+        self.calls["record_operations"] = self.calls.get("record_operations", 0) + 1
+        return super().record_operations(changes)
+
+
+def test_a_batch_is_recorded_in_one_write_of_its_runs_and_one_of_its_operations(lineage: MemoryLineageStore) -> None:
+    """One round trip per batch on Redis, however many messages (before: one or more per message)."""
+    runs = CountingRuns()
+    handler = AssertionsHandler(runs, lineage, SIGNALS)
+    batch: list[Message[Observed]] = [
+        *messages(*(observed(A1, ts, ResultType.FAILURE) for ts in range(1, 40))),
+        Message(TOPIC, 0, 40, WAREHOUSE.encode(), ObservedOperation(WAREHOUSE, 5)),
+        Message(TOPIC, 0, 41, WAREHOUSE.encode(), ObservedOperation(WAREHOUSE, 6)),
+        *messages(observed(A1, 1, ResultType.SUCCESS)),  # a redelivery of the first, other content
+    ]
+    out = handler(batch)
+    assert runs.calls == {"record_many": 1, "record_operations": 1}
+    assert len(out) == 40 and decode_signal(out[-1].value or b"").run == runs.get(A1, 1)
+    assert runs.last_operation(WAREHOUSE, 10) == 6
 
 
 # --- through the role's pipeline, from encoded change-log frames ---------------------------------------------------

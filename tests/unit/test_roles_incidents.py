@@ -400,6 +400,53 @@ class CountingView:
         return self.view.outlines(datasets)
 
 
+class CountingRuns:
+    """A run history that counts the calls of each method."""
+
+    def __init__(self, inner: MemoryRunHistory) -> None:
+        self.inner = inner
+        self.calls: dict[str, int] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        self.calls[name] = self.calls.get(name, 0) + 1
+        return getattr(self.inner, name)
+
+
+def test_a_batch_reads_its_signals_run_histories_in_a_fixed_number_of_round_trips() -> None:
+    """Failures of several datasets in one batch: their sibling classes' assertions and their timelines are read
+    once for the batch (before, a timeline and an assertions_of per member per signal), with the same outputs as
+    one signal per batch."""
+    store = MemoryLineageStore()
+    loaded = load_files(store, sorted(RECORDED.glob("*.json")))
+    defs = catalog.assertions(store, store.entities("assertionInfo"))
+    by_dataset: dict[str, str] = {}
+    for urn, d in sorted(defs.items()):
+        if d.datasets:
+            by_dataset.setdefault(d.datasets[0], urn)
+    at = max(r.timestamp_ms for r in loaded.runs) + DAY
+
+    def outputs(batched: bool) -> tuple[list[OutRecord], dict[str, int]]:
+        h = Harness(store)
+        runs = CountingRuns(h.runs)
+        h.handler = IncidentsHandler(
+            lineage=store, runs=runs, incidents=h.incidents, journal=h.journal, output=h.output,  # type: ignore[arg-type]
+            datahub=h.settings, effects_topic=EFFECTS,
+        )  # fmt: skip
+        batch = []
+        for i, (dataset, assertion) in enumerate(sorted(by_dataset.items())):
+            r = AssertionRun(assertion, at + i, ResultType.FAILURE, dataset, f"bad-{i}")
+            h.runs.record(r)
+            batch.append(Message(SIGNALS, 0, i, dataset.encode(), RunSignal(dataset, r, r.timestamp_ms)))
+        out = h.handle(batch) if batched else [o for m in batch for o in h.handle([m])]
+        return out, runs.calls
+
+    together, asked = outputs(True)
+    alone, _ = outputs(False)
+    assert together == alone and len(by_dataset) >= 4
+    assert (asked.get("timelines"), asked.get("assertions_by_dataset")) == (1, 1)
+    assert asked.get("timeline", 0) == asked.get("assertions_of", 0) == 0
+
+
 def test_a_batch_walks_its_failures_together_and_answers_as_each_alone(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -199,3 +199,39 @@ def test_batched_reads_equal_their_one_by_one_forms(store: RunHistory) -> None:
     assert (
         store.latest_of([], 10) == {} and store.assertions_by_dataset([]) == {} and store.last_operations([], 1) == {}
     )
+
+
+def test_a_batch_of_runs_records_as_one_by_one_and_says_what_was_stored(store: RunHistory) -> None:
+    first = run(A, 100, F, rows=3)
+    store.record(first)
+    batch = [
+        run(A, 100, S),  # stored already (other content): the stored run comes back, and it never counts
+        run(B, 50, E, dataset=OTHER),
+        run(A, 200, F),
+        run(B, 50, F, dataset=OTHER),  # the batch's own earlier run is stored
+        run(B, 60, S, dataset=OTHER),
+    ]
+    assert store.record_many(batch) == [first, None, None, run(B, 50, E, dataset=OTHER), None]
+    assert store.runs(A) == [first, run(A, 200, F)]
+    assert store.runs(B) == [run(B, 50, E, dataset=OTHER), run(B, 60, S, dataset=OTHER)]
+    assert store.latest(B, 55, counting=True) is None
+    assert store.assertions_of(OTHER) == [B]
+    # A FAILURE offered for a dataset counts it as failed even when a run with its identity was stored already.
+    assert store.failed_datasets() == sorted([DS, OTHER])
+    assert store.record_many([]) == []
+    assert store.record_many(batch) == [first, *(batch[1], batch[2], batch[1], batch[4])]
+
+
+def test_a_batch_of_operations_records_as_one_by_one(store: RunHistory) -> None:
+    assert store.record_operations([(DS, 300), (OTHER, 200), (DS, 300), (DS, 100)]) == [True, True, False, True]
+    assert store.record_operations([(DS, 100)]) == [False]
+    assert store.record_operations([]) == []
+    assert store.last_operations([DS, OTHER], 250) == {DS: 100, OTHER: 200}
+
+
+def test_timelines_are_each_questions_timeline(store: RunHistory) -> None:
+    for r in (run(A, 100, F), run(A, 150, S), run(A, 200, E), run(B, 120, S), run(B, 300, F)):
+        store.record(r)
+    questions: list[tuple[set[str], int | None]] = [({A, B}, 200), ({A}, None), (set(), 0), ({B, "urn:li:x"}, 121)]
+    assert store.timelines(questions) == [store.timeline(a, f) for a, f in questions]
+    assert store.timelines([]) == []
