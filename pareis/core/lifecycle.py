@@ -305,7 +305,7 @@ def recheck(
     A RESOLVED incident still :func:`followed` (a decision left to act on after the heal: a contaminated version
     serves) is recomputed the same way, and only its decisions are compared: when one changed (a clean retrain
     registered: "now PROMOTE churn_4"; a deployment switched: "NONE"), an Update of the resolved incident says so
-    (:func:`_decided`); its other facts are the postmortem's and stay as published.
+    (``decisions_only``); its other facts are the postmortem's and stay as published.
 
     Only ever an Update: any other state, or an ACTIVE window the runs show healed (a run whose own signal is still
     on its way, and will resolve it), gives the state unchanged and no intent. Raises ValueError as :func:`step` does
@@ -324,7 +324,7 @@ def recheck(
     if state.status is Status.ACTIVE:
         tracked = _update(tracked, facts, now_ms, out, cause)
     else:
-        tracked = _decided(tracked, facts, now_ms, out, cause)
+        tracked = _update(tracked, facts, now_ms, out, cause, decisions_only=True)
     return IncidentState(state.dataset, state.status, state.floor_ms, tracked), tuple(out), facts
 
 
@@ -356,10 +356,21 @@ def _open(key_ms: int, revision: int, facts: IncidentFacts, now_ms: int, out: li
 
 
 def _update(
-    tracked: Tracked, facts: IncidentFacts, now_ms: int, out: list[Intent], cause: Sequence[str] = ()
+    tracked: Tracked,
+    facts: IncidentFacts,
+    now_ms: int,
+    out: list[Intent],
+    cause: Sequence[str] = (),
+    *,
+    decisions_only: bool = False,
 ) -> Tracked:
-    new = Published.of(facts)
+    """An :class:`Update` when a published fact of ``facts`` changed. ``decisions_only``: a resolved incident
+    re-decided (:func:`recheck`): only its decisions are compared and republished — the heal published the rest
+    (tags, retrain statuses, the postmortem) — and the Update, its window healed, is written RESOLVED."""
     old = tracked.published
+    new = Published.of(facts)
+    if decisions_only:
+        new = old if old.decisions is None else dataclasses.replace(old, decisions=new.decisions)
     changes = old.changes(new)
     if not changes:
         # Only facts not compared can differ (decisions stored before they were published): adopt them silently,
@@ -367,7 +378,7 @@ def _update(
         return (
             tracked if new == old else Tracked(tracked.urn, tracked.key_ms, tracked.opened_at_ms, tracked.revision, new)
         )
-    old_risk, new_risk = set(old.at_risk), set(facts.at_risk)
+    old_risk, new_risk = set(old.at_risk), set(new.at_risk)
     title, description = incident_text.title_and_description(facts)
     out.append(
         Update(
@@ -380,42 +391,12 @@ def _update(
             changed=tuple(changes),
             tags_add=tuple(sorted(new_risk - old_risk)),
             tags_remove=tuple(sorted(old_risk - new_risk)),
-            retrain=_retrain_changes(old, facts),
+            retrain=() if decisions_only else _retrain_changes(old, facts),
             comment=incident_text.update_comment(changes, cause),
             prior=_prior(old, facts.dataset),
         )
     )
     return Tracked(tracked.urn, tracked.key_ms, tracked.opened_at_ms, tracked.revision + 1, new)
-
-
-def _decided(
-    tracked: Tracked, facts: IncidentFacts, now_ms: int, out: list[Intent], cause: Sequence[str] = ()
-) -> Tracked:
-    """A resolved incident re-decided: an :class:`Update` (its window healed: the incident stays RESOLVED wherever
-    it is written) when the decisions changed, naming only them; no tag or retrain change (the heal made those)."""
-    old = tracked.published
-    new = Published.of(facts)
-    if old.decisions is None or old.decisions == new.decisions:
-        return tracked
-    changes = {"decisions": (old.to_json()["decisions"], new.to_json()["decisions"])}
-    out.append(
-        Update(
-            effect_id=effect_id(tracked.urn, Update.kind, tracked.revision),
-            revision=tracked.revision,
-            at_ms=now_ms,
-            facts=facts,
-            title=incident_text.title(facts),
-            description=incident_text.description(facts),
-            changed=("decisions",),
-            tags_add=(),
-            tags_remove=(),
-            retrain=(),
-            comment=incident_text.update_comment(changes, cause),
-            prior=_prior(old, facts.dataset),
-        )
-    )
-    published = dataclasses.replace(old, decisions=new.decisions)
-    return Tracked(tracked.urn, tracked.key_ms, tracked.opened_at_ms, tracked.revision + 1, published)
 
 
 def _resolve(tracked: Tracked, facts: IncidentFacts, now_ms: int, out: list[Intent]) -> Tracked:
