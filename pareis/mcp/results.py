@@ -52,7 +52,7 @@ class BlastTotals(TypedDict):
 
 
 @with_config(_STRICT)
-class BlastRadiusResult(TypedDict):
+class BlastRadiusResult(Paging):
     """``pareis blast --json`` with ``columns``, ``datasets``, ``features`` and ``models`` windowed alike by
     ``offset``/``max_results``; ``total`` is the longest list's length, ``returned`` the longest window's."""
 
@@ -60,15 +60,10 @@ class BlastRadiusResult(TypedDict):
     blast: shapes.Blast
     missing: NotRequired[list[str]]
     totals: BlastTotals
-    offset: int
-    max_results: int
-    returned: int
-    total: int
-    has_more: bool
 
 
 @with_config(_STRICT)
-class IncidentSummaryResult(TypedDict):
+class IncidentSummaryResult(Paging):
     """``pareis analyze --json`` (the decision per group first among its keys: ``decisions``) with the blast
     radius's ``columns``, ``datasets``, ``features`` and ``models`` windowed alike by ``offset``/``max_results``, as
     :class:`BlastRadiusResult` windows them."""
@@ -82,23 +77,13 @@ class IncidentSummaryResult(TypedDict):
     owners: shapes.Owners
     tickets: list[shapes.TicketLink]
     totals: BlastTotals
-    offset: int
-    max_results: int
-    returned: int
-    total: int
-    has_more: bool
 
 
 @with_config(_STRICT)
-class IncidentList(TypedDict):
+class IncidentList(Paging):
     """Incidents, active first, then newest first; a page of them."""
 
     incidents: list[shapes.IncidentSummary]
-    offset: int
-    max_results: int
-    returned: int
-    total: int
-    has_more: bool
 
 
 @with_config(_STRICT)
