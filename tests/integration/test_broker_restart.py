@@ -142,8 +142,10 @@ def test_the_incidents_role_commits_again_within_30s_of_a_broker_restart(
                 wait_until(lambda: committing(since, restarts), RECOVERY_S, "the role committing again", every_s=0.2)
             except AssertionError as exc:
                 if role.proc is not None and role.proc.poll() is None:
-                    role.proc.send_signal(signal.SIGUSR1)  # its stacks into its log
-                    time.sleep(1)  # the dump is written by the process's own signal handler
+                    role.proc.send_signal(signal.SIGUSR1)  # faulthandler writes its stacks into its log
+                    dumped = time.monotonic() + 5
+                    while "most recent call first" not in role.log_tail(200) and time.monotonic() < dumped:
+                        time.sleep(0.05)
                 raise AssertionError(
                     f"no commit {RECOVERY_S:.0f}s after the broker came back\n{role.log_tail(80)}"
                 ) from exc
