@@ -4,13 +4,16 @@ burst and large-blast time goes, for profiling and for comparing two checkouts o
     .venv/bin/python bench/incident_handler.py build --scale 0.25 --redis redis://127.0.0.1:6379/10
     .venv/bin/python bench/incident_handler.py run --what small --n 1000 --no-scores --digest
     .venv/bin/python bench/incident_handler.py run --what large --n 1 --profile      # pyinstrument, if installed
+    .venv/bin/python bench/incident_handler.py run --role scores --n 1000 --digest   # the scores role's handler
 
 ``build`` loads ``bench/blast.py``'s graph and the targets' assertions and SUCCESS runs through
 :func:`bench.incident_latency.load_index` into the (dedicated, flushed) database and writes the targets to
 ``--state``. ``run`` resets the incidents role's keys and the targets' runs, records one FAILURE run per target
 (as the assertions role would), then times the handler (built as :func:`pareis.compose.roles.incidents_pipeline`
 builds it, with the Kafka writer) on the signals: ``small`` in batches of ``--batch`` (the runtime's
-``batch_size``), ``medium`` and ``large`` one per batch. ``--digest`` prints a SHA-256 of every output record
+``batch_size``), ``medium`` and ``large`` one per batch; ``--role scores``, the scores role's handler instead (built as
+:func:`pareis.compose.roles.scores_pipeline` builds it: the reliability scores and the retrain gate's records, its
+ledgers reset first) on the same signals. ``--digest`` prints a SHA-256 of every output record
 (topic, key, value, headers), to check that two checkouts give the same bytes; ``--no-scores`` leaves out the
 reliability-score publisher in a checkout whose incidents role still computes scores (before the scores role: since,
 the handler has none to leave out). Another checkout runs this same file with its own code when started from its
@@ -25,6 +28,7 @@ import inspect
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import redis
@@ -69,6 +73,7 @@ def reset(client: redis.Redis, ts: list[il.Target], now: int) -> None:
     """The incidents role's keys gone, and the targets' runs back to their one SUCCESS a day earlier."""
     keys: list[bytes | str] = list(client.scan_iter(match="pareis:journal:*", count=10_000))
     keys += ["pareis:{incidents}:state", "pareis:{incidents}:active", "pareis:scores", "pareis:{watch}:sets"]
+    keys += list(client.scan_iter(match="pareis:*gate*", count=10_000))
     keys += [f"pareis:runs:{{{t.assertion}}}:{kind}" for t in ts for kind in ("all", "counting")]
     for i in range(0, len(keys), 1000):
         client.delete(*keys[i : i + 1000])
@@ -97,6 +102,23 @@ def handler(client: redis.Redis, scores: bool) -> IncidentsHandler:
     )
 
 
+def scores_handler(client: redis.Redis) -> Callable[[list[Message[RunSignal]]], list[OutRecord]]:
+    """The scores role's handler as :func:`pareis.compose.roles.scores_pipeline` builds it, on ``client``."""
+    from pareis.answers.sources import Sources
+    from pareis.compose.gates import gate_decisions
+    from pareis.roles.gates import GatePublisher
+    from pareis.roles.scores import ScoresHandler
+    from pareis.store.gates_redis import RedisGateLedger
+
+    lineage, runs, exposure = RedisLineageStore(client), RedisRunHistory(client), RedisExposureIndex(client)
+    publisher = ScorePublisher(lineage, runs, RedisScoreLedger(client), exposure)
+    sources = Sources(lineage, runs, RedisIncidentStore(client), origin="scores role", exposure=exposure)
+    gates = GatePublisher(RedisGateLedger(client), gate_decisions(sources), "pareis.gate.v1")
+    datahub = DatahubSettings()
+    output = McpTopic(KafkaWriter.from_source(VendoredSchemaSource(), "MetadataChangeProposal_v1"), datahub)
+    return ScoresHandler(publisher, output, gates)
+
+
 def run(args: argparse.Namespace) -> None:
     state = json.loads(Path(args.state).read_text())
     now = state["now"]
@@ -112,7 +134,8 @@ def run(args: argparse.Namespace) -> None:
         history.record(failure)
         signal = RunSignal(t.dataset, failure, now + i)
         messages.append(Message("pareis.signals.v1", 0, 1000 + i, t.dataset.encode(), signal))
-    h = handler(client, not args.no_scores)
+    h: Callable[[list[Message[RunSignal]]], list[OutRecord]]
+    h = scores_handler(client) if args.role == "scores" else handler(client, not args.no_scores)  # type: ignore[assignment]
     size = args.batch if args.what == "small" else 1
     batches = [messages[i : i + size] for i in range(0, len(messages), size)]
     profiler = None
@@ -133,7 +156,7 @@ def run(args: argparse.Namespace) -> None:
         raise SystemExit(f"{args.redis} was flushed during the run: these figures measure nothing")
     if profiler is not None:
         profiler.stop()
-        Path(f"incident-handler-{args.what}.txt").write_text(profiler.output_text(unicode=True, color=False))
+        Path(f"{args.role}-handler-{args.what}.txt").write_text(profiler.output_text(unicode=True, color=False))
     per_batch = ", ".join(f"{x * 1000:,.0f}" for x in times[:10])
     print(
         f"{args.what}: {len(messages):,} signals in {wall * 1000:,.0f} ms ({len(messages) / wall:,.0f}/s), "
@@ -164,6 +187,7 @@ def main() -> None:
     r.add_argument("--profile", action="store_true")
     r.add_argument("--digest", action="store_true")
     r.add_argument("--no-scores", action="store_true")
+    r.add_argument("--role", choices=["incidents", "scores"], default="incidents")
     args = parser.parse_args()
     if args.command == "build":
         build(args)

@@ -199,6 +199,10 @@ class RoleTuning(Section):
 # (bench/RESULTS.md, Incident latency). The lineage role keeps the throughput cadence: it reads the whole versioned
 # change log.
 _LATENCY = RoleTuning(batch_timeout_s=0.02, commit_interval_ms=50)
+# The scores role coalesces: most of a batch's cost is what its signals share (the failing classes' walk up, one
+# survey of the models downstream, the incidents near them), so a burst drains fastest in few large batches
+# (bench/RESULTS.md, Issue 35: the scores role's lag).
+_COALESCING = RoleTuning(batch_size=2000)
 
 
 def _default_tuning() -> dict[str, RoleTuning]:
@@ -207,6 +211,7 @@ def _default_tuning() -> dict[str, RoleTuning]:
         "assertions": _LATENCY,
         "incidents": _LATENCY,
         "effects": _LATENCY,
+        "scores": _COALESCING,
     }
 
 

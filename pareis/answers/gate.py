@@ -19,7 +19,7 @@ Schema in ``schemas/pareis/gate.schema.json``; :func:`cannot_evaluate_json` is t
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pareis.answers import time_travel
@@ -37,7 +37,10 @@ from pareis.core.gate import (
 )
 from pareis.core.gate_inputs import FeatureState, GateInputs, SourceColumn, UpstreamAssertion
 from pareis.core.graph import Memo, Query, Rel, columns_of, sibling_columns, union
+from pareis.core.intents import IncidentFacts
+from pareis.core.protect import Survey
 from pareis.core.upstream import ModelUpstream, upstream_walk
+from pareis.errors import Poison
 
 if TYPE_CHECKING:
     from pareis.store.runs import RunHistory
@@ -87,6 +90,11 @@ def cannot_evaluate_json(model: str, reason: str) -> dict[str, Any]:
     return {"decision": "CANNOT_EVALUATE", "exit_code": 2, "model": model, "reason": reason}
 
 
+MODEL_ERRORS = (CannotEvaluate, Poison, ValueError)
+"""What makes one model's question unanswerable (exit 2) without saying anything of the others': an unknown or
+removed model, nothing to check, data of its own the gate cannot read."""
+
+
 def gate(
     sources: Sources,
     *,
@@ -107,25 +115,88 @@ def gate(
     :class:`CannotEvaluate` for a URN that is not a model or group the index knows, a group without versions,
     and a version that lists no features and has no training runs.
     """
+    policy = _policy(max_age_hours, min_score, strict, override_reason)
+    answer = _answers(sources, [model], at_ms, policy, scores, use_index)[model]
+    if isinstance(answer, Exception):
+        raise answer
+    return answer
+
+
+def gates(
+    sources: Sources,
+    *,
+    models: Sequence[str],
+    at_ms: int,
+    max_age_hours: float = 24,
+    min_score: float = 60,
+    strict: bool = False,
+    override_reason: str | None = None,
+    view: Memo | None = None,
+    survey: Survey | None = None,
+) -> dict[str, GateAnswer | Exception]:
+    """:func:`gate` for each of ``models`` at ``at_ms``: the answer, or the :data:`MODEL_ERRORS` exception
+    :func:`gate` raises for it. Each answer is :func:`gate`'s byte for byte, but the models share one view of the
+    index (``view``, the caller's view of ``sources.lineage`` when it has one) and what every question asks alike —
+    the candidate incidents, one walk up for every evaluated version and its region, each incident's analysis, one
+    survey for the scores (``survey``, the caller's survey of model versions over ``view`` when it has one: the
+    versions it surveyed are not walked or surveyed again) — so many cost little more than one (the scores role asks
+    the models downstream of a batch of runs). An error of the shared part that belongs to one model
+    (:data:`MODEL_ERRORS`) makes each model be asked on its own; anything else (a store down) raises."""
+    policy = _policy(max_age_hours, min_score, strict, override_reason)
+    return _answers(sources, models, at_ms, policy, None, True, view, survey)
+
+
+def _policy(max_age_hours: float, min_score: float, strict: bool, override_reason: str | None) -> Policy:
     if max_age_hours <= 0:
         raise CannotEvaluate(f"--max-age-hours must be positive, got {max_age_hours:g}")
     if override_reason is not None and not override_reason.strip():
         raise CannotEvaluate("--override-reason must say why")
-    view = Memo(sources.lineage)
-    evaluated = _evaluated(view, model, at_ms)
-    info = catalog.models(view, [evaluated.urn])[evaluated.urn]
-    if not info.features and not info.training_runs:
-        raise CannotEvaluate(f"{evaluated.urn} lists no features and has no training runs: nothing to check")
-    inputs = gather(
-        view,
-        sources,
-        model,
-        evaluated.urn,
-        at_ms,
-        scores or reliability_scores(sources, view, at_ms, evaluated.urn, use_index=use_index),
-    )
-    policy = Policy(round(max_age_hours * HOUR_MS), min_score, strict, override_reason)
-    return GateAnswer(model, evaluated.urn, at_ms, evaluate(inputs, policy), evaluated.version)
+    return Policy(round(max_age_hours * HOUR_MS), min_score, strict, override_reason)
+
+
+def _answers(
+    sources: Sources,
+    models: Sequence[str],
+    at_ms: int,
+    policy: Policy,
+    scores: Scores | None,
+    use_index: bool,
+    view: Memo | None = None,
+    survey: Survey | None = None,
+) -> dict[str, GateAnswer | Exception]:
+    """:func:`gates` with ``scores`` (None: :func:`reliability_scores`, through the index unless ``use_index`` is
+    False)."""
+    view = view if view is not None else Memo(sources.lineage)
+    out: dict[str, GateAnswer | Exception] = {}
+    evaluated: dict[str, ModelVersion] = {}
+    for model in sorted(set(models)):
+        try:
+            evaluated[model] = version = _evaluated(view, model, at_ms)
+            info = catalog.models(view, [version.urn])[version.urn]
+            if not info.features and not info.training_runs:
+                raise CannotEvaluate(f"{version.urn} lists no features and has no training runs: nothing to check")
+        except MODEL_ERRORS as exc:
+            out[model] = exc
+            evaluated.pop(model, None)
+    versions = sorted({v.urn for v in evaluated.values()})
+    try:
+        shared = _Shared.of(view, sources, versions, at_ms, scores, use_index, survey)
+    except MODEL_ERRORS as exc:
+        if len(evaluated) == 1:
+            return {**out, **dict.fromkeys(evaluated, exc)}
+        for model in evaluated:  # whose error it is: each on its own
+            out.update(_answers(sources, [model], at_ms, policy, scores, use_index, view, survey))
+        return out
+    inputs: dict[str, GateInputs] = {}
+    for model, version in evaluated.items():
+        try:
+            if version.urn not in inputs:
+                inputs[version.urn] = shared.inputs(version.urn)
+            asked = replace(inputs[version.urn], model=model, is_group=model != version.urn)
+            out[model] = GateAnswer(model, version.urn, at_ms, evaluate(asked, policy), version.version)
+        except MODEL_ERRORS as exc:
+            out[model] = exc
+    return out
 
 
 def _evaluated(view: Memo, model: str, at_ms: int) -> ModelVersion:
@@ -148,78 +219,134 @@ def gather(
     view: Memo, sources: Sources, model: str, version: str, at_ms: int, scores: Scores | None = None
 ) -> GateInputs:
     """What the ten checks read for ``version`` at ``at_ms`` (see the module docstring)."""
-    from pareis.answers.reach import REGION, analysed, candidates, dataset_of, near, reaching
+    inputs = _Shared.of(view, sources, [version], at_ms, scores, True).inputs(version)
+    return replace(inputs, model=model, is_group=model != version)
 
-    info = catalog.models(view, [version])[version]
-    group = [info.group] if info.group else []
-    # One round trip for the features' sources and tables and the group's versions (read again below, from the memo).
-    view.lookup(
-        [
-            Query(Rel.FEATURE_SOURCE, sorted(info.features), True),
-            Query(Rel.TABLE_FEATURE, sorted(info.features), True),
-            Query(Rel.MODEL_GROUP, group, True),
-            Query(Rel.VERSION_OF, group, True),
-        ]
-    )
-    found = candidates(view, sources.runs)
-    walked = upstream_walk(view, [version], {**found.seeds, REGION: _group_inputs(view, info)})
-    up = walked.models[version]
-    features = sorted(up.features)
-    sources_of = up.sources
-    datasets = sorted(up.datasets)
-    source_datasets = sorted({dataset_of(s) for f in features for s in sources_of[f]})
-    # One round trip for every lookup below that the walk did not answer (they then read the memo).
-    view.lookup(
-        [*_known_queries(source_datasets), Query(Rel.HAS_COLUMN, sorted({parent_of(c) for c in up.source_columns}))]
-    )
 
-    # A feature with a source is indexed; one without needs its record read to tell "no source" from "unknown".
-    known = {f for f in features if sources_of[f] or view.recorded(f, ["mlFeatureProperties"])}
-    known_datasets = _known_datasets(view, sources, set(source_datasets))
-    removed_sources = up.removed_sources
-    feature_states = tuple(
-        FeatureState(
-            f,
-            f in known,
-            tuple(sorted(sources_of[f] | removed_sources[f])),
-            tuple(sorted(s for s in sources_of[f] if dataset_of(s) not in known_datasets)),
-            removed_sources=tuple(sorted(removed_sources[f])),
+@dataclass(frozen=True)
+class _Shared:
+    """What the gates of model ``versions`` at ``at_ms`` read alike, each read once: the candidate incidents, one walk
+    up for every version and its region, each near incident's analysis, and the versions' upstream datasets'
+    scores."""
+
+    view: Memo
+    sources: Sources
+    at_ms: int
+    upstream: Mapping[str, ModelUpstream]
+    facts: Mapping[str, list[IncidentFacts]]
+    """Per version, the analyses of the incidents near it (see the module docstring: pruning)."""
+    scores: Mapping[str, Mapping[str, float]]
+
+    @classmethod
+    def of(
+        cls,
+        view: Memo,
+        sources: Sources,
+        versions: Sequence[str],
+        at_ms: int,
+        scores: Scores | None,
+        use_index: bool,
+        survey: Survey | None = None,
+    ) -> _Shared:
+        """``survey``: a survey of model versions over ``view``; those of ``versions`` it holds are taken from it."""
+        from pareis.answers.exposure import ExposureReader
+        from pareis.answers.reach import REGION, analysed_by_key, candidates, near
+        from pareis.answers.reliability import version_dataset_scores
+
+        infos = catalog.models(view, versions)
+        features = sorted({f for info in infos.values() for f in info.features})
+        groups = sorted({info.group for info in infos.values() if info.group})
+        # One round trip for the features' sources and tables and the groups' versions (read again from the memo).
+        view.lookup(
+            [
+                Query(Rel.FEATURE_SOURCE, features, True),
+                Query(Rel.TABLE_FEATURE, features, True),
+                Query(Rel.MODEL_GROUP, groups, True),
+                Query(Rel.VERSION_OF, groups, True),
+            ]
         )
-        for f in features
-    ) + tuple(FeatureState(f, False, removed=True) for f in up.removed_features)
-    feature_states = tuple(sorted(feature_states, key=lambda state: state.urn))
+        found = candidates(view, sources.runs)
+        regions: dict[object, set[str]] = {**found.seeds}
+        regions.update(((REGION, v), _group_inputs(view, infos[v])) for v in versions)
+        surveyed = survey.upstream if survey is not None else {}
+        walked = upstream_walk(view, [v for v in versions if v not in surveyed], regions)
+        ups = {v: surveyed[v] if v in surveyed else walked.models[v] for v in versions}
+        near_to = {v: near(found, walked.regions, (REGION, v)) for v in versions}
+        facts = analysed_by_key(view, sources.runs, at_ms, found, sorted(set().union(*near_to.values())))
+        upstream = {v: sorted(ups[v].datasets) for v in versions}
+        if scores is not None:
+            scored = {v: dict(scores(upstream[v])) for v in versions}
+        else:
+            reader = ExposureReader.of(sources) if use_index else ExposureReader(None)
+            found_scores = version_dataset_scores(sources, upstream, at_ms, view=view, reader=reader, survey=survey)
+            scored = {v: {u: sc.score for u, sc in found_scores[v].items() if sc.score is not None} for v in versions}
+        near_facts = {v: [f for key in sorted(near_to[v]) for f in facts.get(key, ())] for v in versions}
+        return cls(view, sources, at_ms, ups, near_facts, scored)
 
-    # Schemas and coverage of the source columns.
-    direct = up.source_columns
-    source_schemas = columns_of(view, {parent_of(c) for c in direct})
-    twins = sibling_columns(view, direct)
-    named_by = view.lookup([Query(Rel.ASSERTS_COLUMN, sorted(direct | union(twins)), True)])[0]
-    columns = tuple(
-        SourceColumn(
-            c,
-            bool(source_schemas[parent_of(c)]),
-            c in source_schemas[parent_of(c)],
-            tuple(sorted(named_by[c].union(*(named_by[t] for t in twins[c])))),
+    def inputs(self, version: str) -> GateInputs:
+        """What the ten checks read for ``version`` (as asked by itself: :func:`gate` sets the model asked)."""
+        from pareis.answers.reach import dataset_of, reaching
+
+        view, sources, at_ms = self.view, self.sources, self.at_ms
+        up = self.upstream[version]
+        features = sorted(up.features)
+        sources_of = up.sources
+        datasets = sorted(up.datasets)
+        source_datasets = sorted({dataset_of(s) for f in features for s in sources_of[f]})
+        # One round trip for every lookup below that the walk did not answer (they then read the memo).
+        view.lookup(
+            [
+                *_known_queries(source_datasets),
+                Query(Rel.HAS_COLUMN, sorted({parent_of(c) for c in up.source_columns})),
+            ]
         )
-        for c in sorted(direct)
-    )
 
-    flags = catalog.flags(view, [*datasets, *features])
-    facts = analysed(view, sources.runs, at_ms, found, near(found, walked.regions, REGION))
-    return GateInputs(
-        model=model,
-        evaluated=version,
-        is_group=model != version,
-        at_ms=at_ms,
-        features=feature_states,
-        source_columns=columns,
-        upstream_datasets=tuple(datasets),
-        deprecated=tuple(sorted(u for u, f in flags.items() if f.deprecated)),
-        assertions=_upstream_assertions(view, sources, up, at_ms),
-        modified_ms=_modified(sources, datasets, at_ms),
-        incidents=reaching(facts, version),
-        scores=dict((scores or reliability_scores(sources, view, at_ms, version))(datasets)),
-    )
+        # A feature with a source is indexed; one without needs its record read to tell "no source" from "unknown".
+        known = {f for f in features if sources_of[f] or view.recorded(f, ["mlFeatureProperties"])}
+        known_datasets = _known_datasets(view, sources, set(source_datasets))
+        removed_sources = up.removed_sources
+        feature_states = tuple(
+            FeatureState(
+                f,
+                f in known,
+                tuple(sorted(sources_of[f] | removed_sources[f])),
+                tuple(sorted(s for s in sources_of[f] if dataset_of(s) not in known_datasets)),
+                removed_sources=tuple(sorted(removed_sources[f])),
+            )
+            for f in features
+        ) + tuple(FeatureState(f, False, removed=True) for f in up.removed_features)
+        feature_states = tuple(sorted(feature_states, key=lambda state: state.urn))
+
+        # Schemas and coverage of the source columns.
+        direct = up.source_columns
+        source_schemas = columns_of(view, {parent_of(c) for c in direct})
+        twins = sibling_columns(view, direct)
+        named_by = view.lookup([Query(Rel.ASSERTS_COLUMN, sorted(direct | union(twins)), True)])[0]
+        columns = tuple(
+            SourceColumn(
+                c,
+                bool(source_schemas[parent_of(c)]),
+                c in source_schemas[parent_of(c)],
+                tuple(sorted(named_by[c].union(*(named_by[t] for t in twins[c])))),
+            )
+            for c in sorted(direct)
+        )
+
+        flags = catalog.flags(view, [*datasets, *features])
+        return GateInputs(
+            model=version,
+            evaluated=version,
+            is_group=False,
+            at_ms=at_ms,
+            features=feature_states,
+            source_columns=columns,
+            upstream_datasets=tuple(datasets),
+            deprecated=tuple(sorted(u for u, f in flags.items() if f.deprecated)),
+            assertions=_upstream_assertions(view, sources, up, at_ms),
+            modified_ms=_modified(sources, datasets, at_ms),
+            incidents=reaching(self.facts[version], version),
+            scores=self.scores[version],
+        )
 
 
 def _group_inputs(view: Memo, info: catalog.ModelInfo) -> set[str]:

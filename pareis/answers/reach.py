@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from pareis.answers.timelines import class_timelines
 from pareis.core import catalog
-from pareis.core.analysis import incident_facts
+from pareis.core.analysis import incident_facts, walk_together
 from pareis.core.fieldpath import is_column, parent_of
 from pareis.core.gate_inputs import IncidentReach
 from pareis.core.graph import Memo, Query, Rel, union
@@ -64,10 +64,19 @@ def candidates(view: Memo, runs: RunHistory) -> Candidates:
 
 def analysed(view: Memo, runs: RunHistory, at_ms: int, found: Candidates, keys: Iterable[str]) -> list[IncidentFacts]:
     """The analysis of every incident of the classes ``keys`` up to ``at_ms``, by key then first failure."""
+    by_key = analysed_by_key(view, runs, at_ms, found, keys)
+    return [f for key in sorted(by_key) for f in by_key[key]]
+
+
+def analysed_by_key(
+    view: Memo, runs: RunHistory, at_ms: int, found: Candidates, keys: Iterable[str]
+) -> dict[str, list[IncidentFacts]]:
+    """:func:`analysed`, per class key (each class's incidents by first failure). The blast radii of many
+    incidents are walked together first, into ``view`` (:func:`~pareis.core.analysis.walk_together`)."""
     timelines = class_timelines(runs, {key: found.names[key] for key in keys}, at_ms)
-    return [
-        incident_facts(view, key, timelines[key], w) for key in sorted(timelines) for w in incidents(timelines[key])
-    ]
+    windows = {key: incidents(timeline) for key, timeline in timelines.items()}
+    walk_together(view, [r for found_windows in windows.values() for w in found_windows for r in w.runs])
+    return {key: [incident_facts(view, key, timelines[key], w) for w in windows[key]] for key in timelines}
 
 
 def near(found: Candidates, ups: Mapping[object, set[str]], region: object) -> set[str]:

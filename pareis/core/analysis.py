@@ -80,6 +80,18 @@ def incident_facts(
     return analyse(key, window, analysis_inputs(view, timeline, window.runs, serving_aliases, at_ms))
 
 
+def walk_together(view: LineageView, failing: Iterable[AssertionRun]) -> BlastRadius | None:
+    """Walk the blast radius of every defined assertion failing among ``failing`` at once, into ``view`` (a
+    :class:`~pareis.core.graph.Memo`): each incident's own walk then finds its lineage there, so many analyses ask
+    the index one round trip per step of one walk instead of one per step of each. Answers are unchanged (each
+    analysis is the same computation over the same view); an error of the index is one the analyses' own walks
+    would meet. Returns the walk's radius; None when there was nothing to share (fewer than two such assertions:
+    one walk is the analysis's own)."""
+    names = {r.assertion for r in failing if r.fails}
+    defined = sorted(catalog.assertions(view, names)) if len(names) > 1 else []
+    return blast_radius(view, assertions=defined) if len(defined) > 1 else None
+
+
 def analysis_inputs(
     view: LineageView,
     timeline: Sequence[AssertionRun],

@@ -303,9 +303,34 @@ def model_scores(
     its schema's feeding paths (:attr:`Survey.declared_feeding`) plus those of these models' own upstream columns.
     """
     targets = sorted(set(models))
+    keys, feeding = _feeding_of(s, targets)
+    by_class = {key: class_score(s, key, runs(key), at_ms, feeding=feeding(key)) for key in sorted(keys)}
+    return [_model_score(s, m, by_class) for m in targets]
+
+
+def dataset_scores_of(
+    s: Survey, model: str, datasets: Iterable[str], runs: Callable[[str], Sequence[AssertionRun]], at_ms: int
+) -> list[Score]:
+    """The scores of ``datasets`` (by URN) that ``assess(survey(view, models=[model], datasets=datasets), …, at_ms)``
+    gives, from the survey ``s`` of a superset of both over the same view (one survey for the retrain gate's check 9
+    of many versions); exact for the reason :func:`model_scores` is. ``runs`` as there."""
+    _, feeding = _feeding_of(s, [model])
+    by_class: dict[str, Score] = {}
+    out = []
+    for d in sorted(set(datasets)):
+        key = s.class_of[d]
+        if key not in by_class:
+            by_class[key] = class_score(s, key, runs(key), at_ms, feeding=feeding(key))
+        out.append(Score(d, by_class[key].score, by_class[key].components))
+    return out
+
+
+def _feeding_of(s: Survey, models: Sequence[str]) -> tuple[set[str], Callable[[str], frozenset[str]]]:
+    """The classes upstream of ``models`` in ``s``, and each class's field paths feeding a model as the survey of
+    ``models`` alone finds them: its schemas' feeding paths plus those of these models' own upstream columns."""
     extra: dict[str, set[str]] = {}
     keys: set[str] = set()
-    for m in targets:
+    for m in models:
         up = s.upstream[m]
         for c in up.columns:
             key = s.class_of[index_parent(c)]
@@ -313,11 +338,7 @@ def model_scores(
             if s.models[c] or s.features[c]:
                 extra.setdefault(key, set()).add(index_path(c))
         keys.update(s.class_of[d] for d in up.table_datasets)
-    by_class = {
-        key: class_score(s, key, runs(key), at_ms, feeding=s.declared_feeding[key] | extra.get(key, set()))
-        for key in sorted(keys)
-    }
-    return [_model_score(s, m, by_class) for m in targets]
+    return keys, lambda key: s.declared_feeding[key] | extra.get(key, set())
 
 
 def _model_score(s: Survey, model: str, by_class: Mapping[str, Score]) -> Score:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pareis.contracts.records import OutRecord
 from pareis.core import catalog
 from pareis.core.graph import Memo
+from pareis.core.protect import Survey
 from pareis.roles.span import BatchSpan
 from pareis.store.gates import Decided, GateLedger
 
@@ -42,8 +43,10 @@ class Decision:
     text: str
 
 
-Gate = Callable[[Sequence[str], int], list[Decision]]
-"""The gate's answers for ``models`` at ``at_ms``, one per model in the order given. A dependency that is down raises
+Gate = Callable[[Memo, Sequence[str], int, Survey | None], list[Decision]]
+"""The gate's answers for ``models`` at ``at_ms``, one per model in the order given, reading the lineage index through
+the batch's view and, when given, the survey of the versions downstream (:class:`~pareis.core.protect.Survey`, over
+that view): what the batch's scores asked and found is not asked or found again. A dependency that is down raises
 :class:`~pareis.errors.Retriable`; a model the gate cannot evaluate is a ``CANNOT_EVALUATE`` decision."""
 
 
@@ -56,10 +59,16 @@ class GatePublisher:
     topic: str
 
     def records(
-        self, view: Memo, downstream: Mapping[str, Sequence[str]], at_ms: int, span: BatchSpan
+        self,
+        view: Memo,
+        downstream: Mapping[str, Sequence[str]],
+        at_ms: int,
+        span: BatchSpan,
+        survey: Survey | None = None,
     ) -> list[OutRecord]:
         """The records for the models downstream of the batch's datasets (``downstream``: dataset → model versions)
-        at ``at_ms``; ``view``, the batch's view of the lineage index (the versions' groups are read from it)."""
+        at ``at_ms``; ``view``, the batch's view of the lineage index (the versions' groups are read from it), and
+        ``survey``, the batch's survey of those versions when it has one (given to the gate)."""
         cause: dict[str, str] = {}
         for dataset in sorted(downstream):  # the last dataset touching a model stands for it
             for version in downstream[dataset]:
@@ -72,7 +81,7 @@ class GatePublisher:
         asked = [m for m in sorted(cause) if m in redone or m not in known or known[m].at_ms <= at_ms]
         out: list[OutRecord] = []
         recorded: dict[str, Decided] = {}
-        for d in self.gate(asked, at_ms) if asked else []:
+        for d in self.gate(view, asked, at_ms, survey) if asked else []:
             seen = known.get(d.model)
             if seen is None or d.model in redone or (d.decision, d.evaluated) != (seen.decision, seen.evaluated):
                 out.append(OutRecord(self.topic, d.model.encode(), d.text.encode()))

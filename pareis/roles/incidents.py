@@ -49,7 +49,6 @@ from pareis.config import DatahubSettings
 from pareis.contracts.records import Message, OutRecord, RawMessage
 from pareis.core import analysis, catalog
 from pareis.core.analysis import AnalysisInputs
-from pareis.core.blast import blast_radius
 from pareis.core.brief import Span, brief
 from pareis.core.graph import LineageView, Memo
 from pareis.core.impact import BlastRadius
@@ -57,7 +56,6 @@ from pareis.core.incident_text import markdown
 from pareis.core.intents import IncidentFacts, Intent, Open, Update
 from pareis.core.keys import sibling_classes
 from pareis.core.lifecycle import IncidentState, history_floor
-from pareis.core.runs import ResultType
 from pareis.core.serving import DEFAULT_SERVING_ALIASES, Reach
 from pareis.datahub.writes import postmortem
 from pareis.datahub.writes.incident_writes import incident_link
@@ -165,17 +163,12 @@ def shared_inputs(
 
 
 def walk_together(view: Memo, batch: Sequence[Message[AnySignal]]) -> set[str]:
-    """Walk the blast radius of every assertion failing in ``batch`` at once, into ``view``: each signal's own
-    walk then finds its lineage there, so the batch asks the index one round trip per step of one walk instead of
-    per signal. Answers are unchanged (each signal's analysis is the same computation over the same view); an
-    error of the index is one the signals' own walks would meet. Returns the model groups (a model in none: itself)
-    the walk reached: those the batch's steps will read the reaches of."""
-    runs = [m.value.run for m in batch if isinstance(m.value, RunSignal)]
-    failing = {r.assertion for r in runs if r.result is ResultType.FAILURE}
-    defined = sorted(catalog.assertions(view, failing)) if len(failing) > 1 else []
-    if len(defined) > 1:  # one walk is the signal's own: nothing to share
-        return {m.group or m.urn for m in blast_radius(view, assertions=defined).models}
-    return set()
+    """Walk the blast radius of every assertion failing in ``batch`` at once, into ``view``
+    (:func:`pareis.core.analysis.walk_together`): the batch asks the index one round trip per step of one walk
+    instead of per signal. Returns the model groups (a model in none: itself) the walk reached: those the batch's
+    steps will read the reaches of."""
+    radius = analysis.walk_together(view, [m.value.run for m in batch if isinstance(m.value, RunSignal)])
+    return set() if radius is None else {m.group or m.urn for m in radius.models}
 
 
 def ticket_effect(intent: Intent, settings: DatahubSettings, console_url: str | None = None) -> Effect:

@@ -45,6 +45,9 @@ class Assessed:
 
     writes: list[ScoreWrite]
     downstream: Mapping[str, tuple[str, ...]]
+    survey: Survey | None = None
+    """The survey of every model version downstream (None: none), over the batch's view: the retrain gate's check 9
+    reads its scores' structure from it instead of surveying those versions again."""
 
 
 @dataclass
@@ -79,7 +82,7 @@ class ScorePublisher:
             view if view is not None else Memo(self.lineage), ExposureReader(self.exposure, fresh_only=True)
         )
         scores: dict[str, ScoreWrite] = {}
-        values, downstream = self._scores(batch_view, latest)
+        values, downstream, surveyed = self._scores(batch_view, latest)
         for dataset, found in values.items():
             for urn, value in found.items():
                 scores[urn] = ScoreWrite(urn, value, latest[dataset], dataset)  # the last class's value stands
@@ -93,14 +96,15 @@ class ScorePublisher:
             if newer or redone:
                 out.append(w)
         self.ledger.put({w.urn: Published(w.score, w.at_ms, *span.position(w.cause)) for w in out})
-        return Assessed(out, downstream)
+        return Assessed(out, downstream, surveyed)
 
     def _scores(
         self, batch: _BatchView, latest: Mapping[str, int]
-    ) -> tuple[dict[str, dict[str, float]], dict[str, tuple[str, ...]]]:
+    ) -> tuple[dict[str, dict[str, float]], dict[str, tuple[str, ...]], Survey | None]:
         """Per dataset of the batch (sorted), the scores of its class's members and of the models downstream of
-        its columns, at its latest run; and those models. The models of every dataset are surveyed at once (one
-        survey of the batch's models; :func:`~pareis.core.protect.model_scores` answers for each dataset's own)."""
+        its columns, at its latest run; those models; and the survey of them all. The models of every dataset are
+        surveyed at once (one survey of the batch's models; :func:`~pareis.core.protect.model_scores` answers for
+        each dataset's own)."""
         view = batch.view
         d = survey(view, datasets=sorted(latest), exposed=batch.exposed)
         models: dict[str, tuple[str, ...]] = {}
@@ -121,7 +125,7 @@ class ScorePublisher:
                 # An unknown score (a model with no upstream dataset) is no value to write.
                 scored = model_scores(m, models[dataset], runs, at_ms)
                 values.update({sc.urn: sc.score for sc in scored if sc.score is not None})
-        return out, models
+        return out, models, m
 
     def _model_runs(
         self, batch: _BatchView, m: Survey, at_ms: int, key: str, own: list[AssertionRun]
@@ -157,7 +161,7 @@ class ScoresHandler:
         out = self._output.scores(assessed.writes)
         if self._gates is not None:
             at_ms = max(m.value.run.timestamp_ms for m in batch)
-            out += self._gates.records(view, assessed.downstream, at_ms, BatchSpan.of(batch))
+            out += self._gates.records(view, assessed.downstream, at_ms, BatchSpan.of(batch), assessed.survey)
         return out
 
 

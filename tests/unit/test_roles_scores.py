@@ -82,7 +82,7 @@ class FakeGate:
         self.decisions: dict[str, str] = {}
         self.asked: list[tuple[tuple[str, ...], int]] = []
 
-    def __call__(self, models: Sequence[str], at_ms: int) -> list[Decision]:
+    def __call__(self, view: Memo, models: Sequence[str], at_ms: int, survey: object = None) -> list[Decision]:
         self.asked.append((tuple(models), at_ms))
         out = []
         for m in models:

@@ -1,0 +1,105 @@
+"""The retrain gate asked for many models at once (:func:`pareis.answers.gate.gates`, what the scores role asks for
+a batch): each answer is, byte for byte, the one :func:`~pareis.answers.gate.gate` gives for that model alone, on
+the demo recording at the times its incidents began and healed; and an error that belongs to one model's data
+leaves the others answered."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+import pytest
+
+from pareis.answers.gate import MODEL_ERRORS, gate, gates
+from pareis.answers.incidents import incident_list
+from pareis.answers.render import dump
+from pareis.answers.sources import CannotEvaluate, Sources
+from pareis.compose.gates import decisions
+from pareis.core.graph import Adjacency, LineageView, Query
+from pareis.errors import Poison
+from tests.support.recorded import mlflow, recorded_sources
+
+VERSIONS = [mlflow("mlModel", f"{g}_{v}") for g in ("churn", "ltv") for v in range(1, 5)]
+GROUPS = [mlflow("mlModelGroup", g) for g in ("churn", "ltv")]
+UNKNOWN = mlflow("mlModel", "nobody_1")
+MODELS = [*VERSIONS, *GROUPS, UNKNOWN]
+
+
+def _times(sources: Sources) -> list[int]:
+    """Around each incident of the recording: as it began, and after it healed."""
+    found = incident_list(sources)
+    assert found, "the recording has incidents"
+    began = {s.first_failure_ms for s in found}
+    healed = {s.healed_ms + 1 for s in found if s.healed_ms is not None}
+    return sorted(began | healed)
+
+
+def _alone(sources: Sources, model: str, at_ms: int) -> str:
+    """What the gate says of ``model`` asked alone: its JSON, or its error as ``type: message``."""
+    try:
+        return dump(gate(sources, model=model, at_ms=at_ms).to_json())
+    except MODEL_ERRORS as exc:
+        return f"{type(exc).__name__}: {exc}"
+
+
+def _together(answers: Mapping[str, object], model: str) -> str:
+    answer = answers[model]
+    if isinstance(answer, Exception):
+        return f"{type(answer).__name__}: {answer}"
+    return dump(answer.to_json())  # type: ignore[attr-defined]
+
+
+def test_asked_together_each_answer_is_the_one_asked_alone() -> None:
+    sources = recorded_sources()
+    times = _times(sources)
+    decided = set()
+    for at_ms in times:
+        answers = gates(sources, models=MODELS, at_ms=at_ms)
+        assert sorted(answers) == sorted(MODELS)
+        for model in MODELS:
+            assert _together(answers, model) == _alone(sources, model, at_ms), (model, at_ms)
+            if not isinstance(answers[model], Exception):
+                decided.add(answers[model].decision)  # type: ignore[union-attr]
+    assert isinstance(gates(sources, models=[UNKNOWN], at_ms=times[0])[UNKNOWN], CannotEvaluate)
+    assert decided == {"GO", "NO-GO"}, "the times chosen see both decisions"
+
+
+class _Unreadable:
+    """A lineage view whose answers about ``node`` are malformed data (Poison), as a broken aspect would be."""
+
+    def __init__(self, view: LineageView, node: str) -> None:
+        self._view = view
+        self._node = node
+
+    def lookup(self, queries: Sequence[Query]) -> list[Adjacency]:
+        if any(self._node in q.nodes for q in queries):
+            raise Poison(f"malformed aspect of {self._node}")
+        return self._view.lookup(queries)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._view, name)
+
+
+@pytest.mark.parametrize("broken", GROUPS)
+def test_an_error_of_one_model_s_data_leaves_the_others_answered(broken: str) -> None:
+    """One group's lineage cannot be read: the batch's shared reads meet it, so each model is asked on its own —
+    those that read it cannot be evaluated (as alone), the others are answered as alone (before the first incident:
+    after it, every model's incidents analysis reads both groups)."""
+    base = recorded_sources()
+    sources = replace(base, lineage=_Unreadable(base.lineage, broken))  # type: ignore[arg-type]
+    at_ms = _times(base)[0] - 1
+    out = {d.model: d for d in decisions(sources, MODELS, at_ms)}
+    failed = {m for m, d in out.items() if d.decision == "CANNOT_EVALUATE"}
+    assert UNKNOWN in failed
+    assert failed != set(MODELS), "the models that do not read the broken feature are answered"
+    for model in MODELS:
+        assert out[model].text == dump(_decision_alone(sources, model, at_ms)), model
+
+
+def _decision_alone(sources: Sources, model: str, at_ms: int) -> dict[str, object]:
+    from pareis.answers.gate import cannot_evaluate_json
+
+    try:
+        return gate(sources, model=model, at_ms=at_ms).to_json()
+    except MODEL_ERRORS as exc:
+        return cannot_evaluate_json(model, " ".join(str(exc).split()) or type(exc).__name__)
