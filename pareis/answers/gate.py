@@ -273,12 +273,11 @@ class _Shared:
         ups = {v: surveyed[v] if v in surveyed else walked.models[v] for v in versions}
         near_to = {v: near(found, walked.regions, (REGION, v)) for v in versions}
         facts = analysed_by_key(view, sources.runs, at_ms, found, sorted(set().union(*near_to.values())))
-        upstream = {v: sorted(ups[v].datasets) for v in versions}
         if scores is not None:
-            scored = {v: dict(scores(upstream[v])) for v in versions}
+            scored = {v: dict(scores(sorted(ups[v].datasets))) for v in versions}
         else:
             reader = ExposureReader.of(sources) if use_index else ExposureReader(None)
-            found_scores = version_dataset_scores(sources, upstream, at_ms, view=view, reader=reader, survey=survey)
+            found_scores = version_dataset_scores(sources, ups, at_ms, view=view, reader=reader, survey=survey)
             scored = {v: {u: sc.score for u, sc in found_scores[v].items() if sc.score is not None} for v in versions}
         near_facts = {v: [f for key in sorted(near_to[v]) for f in facts.get(key, ())] for v in versions}
         return cls(view, sources, at_ms, ups, near_facts, scored)

@@ -28,9 +28,10 @@ from pareis.core import catalog, dbt_tests
 from pareis.core.blast import blast_radius
 from pareis.core.gaps import Gap
 from pareis.core.graph import LineageView, Memo
-from pareis.core.protect import Survey, assess, dataset_scores_of, survey
+from pareis.core.protect import Survey, assess, covers, dataset_scores_of, survey
 from pareis.core.reliability import INCIDENT_WINDOW_MS, Score
 from pareis.core.runs import AssertionRun
+from pareis.core.upstream import ModelUpstream
 
 if TYPE_CHECKING:
     from pareis.answers.incidents import IncidentSummary
@@ -131,32 +132,34 @@ def dataset_scores(
 
 def version_dataset_scores(
     sources: Sources,
-    asked: Mapping[str, Sequence[str]],
+    upstream: Mapping[str, ModelUpstream],
     at_ms: int,
     *,
     view: Memo,
     reader: ExposureReader | None = None,
     survey: Survey | None = None,
 ) -> dict[str, dict[str, Score]]:
-    """For each model version of ``asked``, what :func:`dataset_scores` gives for ``asked[version]`` (datasets
-    upstream of it) with ``models`` = that version (the retrain gate's check 9), from one survey of them all and one
-    read of their runs (the scores role's gates of a batch; :func:`pareis.core.protect.dataset_scores_of`).
-    ``survey``: a survey of model versions over ``view`` the caller has; the versions it holds are scored from it."""
-    given = [v for v in asked if survey is not None and v in survey.upstream]
-    rest = sorted(v for v in asked if v not in given)
+    """For each model version of ``upstream`` (version → its upstream), what :func:`dataset_scores` gives for its
+    upstream datasets with ``models`` = that version (the retrain gate's check 9), from one survey and one read of
+    runs for them all (the scores role's gates of a batch; :func:`pareis.core.protect.dataset_scores_of`).
+    ``survey``: a survey over ``view`` the caller has; the versions it covers (:func:`~pareis.core.protect.covers`)
+    are scored from it, the others from one survey of them."""
+    given = sorted(v for v, up in upstream.items() if survey is not None and covers(survey, up))
+    rest = sorted(v for v in upstream if v not in given)
     out: dict[str, dict[str, Score]] = {}
     for s, versions in ((survey, given), (_surveyed(view, sources, rest, reader) if rest else None, rest)):
         if s is None or not versions:
             continue
         runs: defaultdict[str, list[AssertionRun]] = defaultdict(list, _runs(sources, s, at_ms))
         for version in versions:
-            found = dataset_scores_of(s, version, asked[version], runs.__getitem__, at_ms)
+            up = upstream[version]
+            found = dataset_scores_of(s, up, sorted(up.datasets), runs.__getitem__, at_ms)
             out[version] = {sc.urn: sc for sc in found}
     return out
 
 
 def _surveyed(view: Memo, sources: Sources, versions: Sequence[str], reader: ExposureReader | None) -> Survey:
-    """The survey of ``versions`` (it holds their upstream datasets: what check 9 scores)."""
+    """The survey of ``versions`` (it covers them: what check 9 scores)."""
     return survey(view, models=versions, exposed=reader or ExposureReader.of(sources))
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 from pareis.core.closures import closed_union
 from pareis.core.containment import Containment
@@ -36,8 +37,19 @@ class Exposure:
     groups: Mapping[str, str | None] | None = None
 
 
-def exposure(view: LineageView, columns: Iterable[str]) -> Exposure:
-    """The features and model versions downstream of each column in ``columns``: what it feeds, wholly bad."""
+class Exposed(Protocol):
+    """What says the exposure of columns: :func:`exposure` (the walk) or a reader of the exposure index
+    (:class:`pareis.store.exposure_reader.ExposureReader`), which answer alike. ``parents``: each column's dataset
+    (as :func:`~pareis.core.fieldpath.index_parent` says) when the caller has it."""
+
+    def __call__(
+        self, view: LineageView, columns: Iterable[str], parents: Mapping[str, str] | None = None
+    ) -> Exposure: ...
+
+
+def exposure(view: LineageView, columns: Iterable[str], parents: Mapping[str, str] | None = None) -> Exposure:
+    """The features and model versions downstream of each column in ``columns``: what it feeds, wholly bad
+    (:class:`Exposed`; the walk needs no ``parents``)."""
     memo = memoised(view)
     start = sorted(set(columns))
     spread = Spread(memo, Containment(memo), lambda frontier: downstream_columns(memo, frontier))

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from pareis.core import catalog, dbt_tests, reliability
 from pareis.core.dbt_tests import ColumnFacts, DbtNode
-from pareis.core.exposure import Exposure, exposure
+from pareis.core.exposure import Exposed, exposure
 from pareis.core.fieldpath import column_urn, index_parent, index_path
 from pareis.core.gaps import Gap, SuggestedTest, distinct_groups, matching_incidents, ranked
 from pareis.core.graph import Attr, LineageView, columns_of, memoised, union
@@ -86,7 +86,7 @@ def survey(
     *,
     models: Iterable[str] = (),
     datasets: Iterable[str] = (),
-    exposed: Callable[[LineageView, Iterable[str]], Exposure] = exposure,
+    exposed: Exposed = exposure,
 ) -> Survey:
     """The upstream of ``models`` (model versions) and the classes of ``datasets``. ``exposed`` says what is
     downstream of columns: the walk (:func:`~pareis.core.exposure.exposure`, the default) or a read of the exposure
@@ -105,17 +105,24 @@ def survey(
     members = sorted(union(classes_of))
     schemas = columns_of(memo, members)
     attrs = memo.attributes(members)
-    every = {c for cols in schemas.values() for c in cols}
-    every |= {column_urn(d, p) for d, ps in wanted.items() for p in ps}
-    exp = exposed(memo, every)
+    # Each column's dataset, known without parsing it: a schema's columns are its dataset's (the index spells them
+    # so), and a column only lineage names is built from its dataset.
+    parent = {c: d for d, cols in schemas.items() for c in cols}
+    for d, ps in wanted.items():
+        for p in ps:
+            parent.setdefault(column_urn(d, p), d)
+    every = parent.keys()
+    exp = exposed(memo, every, parent)
     on = catalog.assertions_on(memo, members)
     defs = catalog.assertions(memo, union(on))
     classes: dict[str, DatasetClass] = {}
     class_of: dict[str, str] = {}
     gap_paths: dict[str, frozenset[str]] = {}
     by_parent: dict[str, list[str]] = {}
-    for c in sorted(every):
-        by_parent.setdefault(index_parent(c), []).append(c)
+    for c, d in parent.items():
+        by_parent.setdefault(d, []).append(c)
+    for cols in by_parent.values():
+        cols.sort()
     declared: dict[str, frozenset[str]] = {}
     feeds = {c for c in every if exp.models[c] or exp.features[c]}
     declared_cols = {c for cols in schemas.values() for c in cols}
@@ -303,18 +310,23 @@ def model_scores(
     its schema's feeding paths (:attr:`Survey.declared_feeding`) plus those of these models' own upstream columns.
     """
     targets = sorted(set(models))
-    keys, feeding = _feeding_of(s, targets)
+    keys, feeding = _feeding_of(s, [s.upstream[m] for m in targets])
     by_class = {key: class_score(s, key, runs(key), at_ms, feeding=feeding(key)) for key in sorted(keys)}
     return [_model_score(s, m, by_class) for m in targets]
 
 
 def dataset_scores_of(
-    s: Survey, model: str, datasets: Iterable[str], runs: Callable[[str], Sequence[AssertionRun]], at_ms: int
+    s: Survey,
+    up: ModelUpstream,
+    datasets: Iterable[str],
+    runs: Callable[[str], Sequence[AssertionRun]],
+    at_ms: int,
 ) -> list[Score]:
-    """The scores of ``datasets`` (by URN) that ``assess(survey(view, models=[model], datasets=datasets), …, at_ms)``
-    gives, from the survey ``s`` of a superset of both over the same view (one survey for the retrain gate's check 9
-    of many versions); exact for the reason :func:`model_scores` is. ``runs`` as there."""
-    _, feeding = _feeding_of(s, [model])
+    """The scores of ``datasets`` (by URN, upstream of the version ``up`` is the upstream of) that
+    ``assess(survey(view, models=[up.model], datasets=datasets), …, at_ms)`` gives, from a survey ``s`` over the same
+    view that :func:`covers` ``up`` (one survey for the retrain gate's check 9 of many versions); exact for the
+    reason :func:`model_scores` is. ``runs`` as there."""
+    _, feeding = _feeding_of(s, [up])
     by_class: dict[str, Score] = {}
     out = []
     for d in sorted(set(datasets)):
@@ -325,13 +337,20 @@ def dataset_scores_of(
     return out
 
 
-def _feeding_of(s: Survey, models: Sequence[str]) -> tuple[set[str], Callable[[str], frozenset[str]]]:
-    """The classes upstream of ``models`` in ``s``, and each class's field paths feeding a model as the survey of
-    ``models`` alone finds them: its schemas' feeding paths plus those of these models' own upstream columns."""
+def covers(s: Survey, up: ModelUpstream) -> bool:
+    """Whether ``s`` found everything the scores of ``up``'s upstream datasets read: the class of each of them, and
+    what each of its upstream columns feeds (true of a survey of ``up.model``, and of one of other versions that
+    read the same columns)."""
+    return all(d in s.class_of for d in up.datasets) and all(c in s.models and c in s.features for c in up.columns)
+
+
+def _feeding_of(s: Survey, ups: Iterable[ModelUpstream]) -> tuple[set[str], Callable[[str], frozenset[str]]]:
+    """The classes upstream of the versions ``ups`` (their upstreams) in ``s``, and each class's field paths feeding a
+    model as the survey of those versions alone finds them: its schemas' feeding paths plus those of these versions'
+    own upstream columns."""
     extra: dict[str, set[str]] = {}
     keys: set[str] = set()
-    for m in models:
-        up = s.upstream[m]
+    for up in ups:
         for c in up.columns:
             key = s.class_of[index_parent(c)]
             keys.add(key)

@@ -19,11 +19,12 @@ downstream (:mod:`pareis.roles.gates`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pareis.contracts.records import Message, OutRecord, RawMessage
-from pareis.core.graph import LineageView, Memo
+from pareis.core.graph import LineageView, Memo, columns_of, union
+from pareis.core.keys import sibling_classes
 from pareis.core.protect import Survey, class_score, model_scores, survey
 from pareis.core.reliability import INCIDENT_WINDOW_MS
 from pareis.core.runs import AssertionRun
@@ -46,8 +47,8 @@ class Assessed:
     writes: list[ScoreWrite]
     downstream: Mapping[str, tuple[str, ...]]
     survey: Survey | None = None
-    """The survey of every model version downstream (None: none), over the batch's view: the retrain gate's check 9
-    reads its scores' structure from it instead of surveying those versions again."""
+    """The survey of the batch's datasets and every model version downstream, over the batch's view (None: an empty
+    batch): the retrain gate's check 9 reads its scores' structure from it instead of surveying again."""
 
 
 @dataclass
@@ -100,32 +101,30 @@ class ScorePublisher:
 
     def _scores(
         self, batch: _BatchView, latest: Mapping[str, int]
-    ) -> tuple[dict[str, dict[str, float]], dict[str, tuple[str, ...]], Survey | None]:
+    ) -> tuple[dict[str, dict[str, float]], dict[str, tuple[str, ...]], Survey]:
         """Per dataset of the batch (sorted), the scores of its class's members and of the models downstream of
-        its columns, at its latest run; those models; and the survey of them all. The models of every dataset are
-        surveyed at once (one survey of the batch's models; :func:`~pareis.core.protect.model_scores` answers for
-        each dataset's own)."""
+        its columns, at its latest run; those models; and the survey of them all. The models downstream are read
+        first (the exposure of the batch's classes' columns), then the batch's datasets and every one of those
+        models are surveyed at once: :func:`~pareis.core.protect.class_score` with the class's own feeding paths
+        (:attr:`~pareis.core.protect.Survey.declared_feeding`: what a survey of the datasets alone finds) and
+        :func:`~pareis.core.protect.model_scores` answer for each dataset."""
         view = batch.view
-        d = survey(view, datasets=sorted(latest), exposed=batch.exposed)
-        models: dict[str, tuple[str, ...]] = {}
-        for dataset in latest:
-            cls = d.classes[d.class_of[dataset]]
-            models[dataset] = tuple(sorted({m for cols in cls.paths.values() for c in cols for m in d.models[c]}))
+        models = _downstream(view, batch.exposed, latest)
         every = sorted({m for ms in models.values() for m in ms})
-        m = survey(view, models=every, exposed=batch.exposed) if every else None
+        s = survey(view, models=every, datasets=sorted(latest), exposed=batch.exposed)
         out: dict[str, dict[str, float]] = {}
         for dataset in sorted(latest):
             at_ms = latest[dataset]
-            key = d.class_of[dataset]
-            own = self._runs_of(batch, d, key, at_ms)
-            score = class_score(d, key, own, at_ms).score
-            values = out[dataset] = {urn: score for urn in d.classes[key].members if score is not None}
-            if m is not None and models[dataset]:
-                runs = self._model_runs(batch, m, at_ms, key, own)
+            key = s.class_of[dataset]
+            own = self._runs_of(batch, s, key, at_ms)
+            score = class_score(s, key, own, at_ms, feeding=s.declared_feeding[key]).score
+            values = out[dataset] = {urn: score for urn in s.classes[key].members if score is not None}
+            if models[dataset]:
+                runs = self._model_runs(batch, s, at_ms, key, own)
                 # An unknown score (a model with no upstream dataset) is no value to write.
-                scored = model_scores(m, models[dataset], runs, at_ms)
+                scored = model_scores(s, models[dataset], runs, at_ms)
                 values.update({sc.urn: sc.score for sc in scored if sc.score is not None})
-        return out, models, m
+        return out, models, s
 
     def _model_runs(
         self, batch: _BatchView, m: Survey, at_ms: int, key: str, own: list[AssertionRun]
@@ -140,6 +139,17 @@ class ScorePublisher:
         if not names:
             return []
         return [r for r in self.runs.timeline(names, at_ms - INCIDENT_WINDOW_MS) if r.timestamp_ms <= at_ms]
+
+
+def _downstream(view: Memo, exposed: ExposureReader, datasets: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """Per dataset, the model versions downstream of its sibling class's columns (sorted)."""
+    classes = sibling_classes(view, datasets)
+    schemas = columns_of(view, sorted(union(classes)))
+    exp = exposed(view, union(schemas))
+    out = {}
+    for d, members in classes.items():
+        out[d] = tuple(sorted({m for member in members for c in schemas[member] for m in exp.models[c]}))
+    return out
 
 
 class ScoresHandler:

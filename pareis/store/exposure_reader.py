@@ -10,7 +10,7 @@ read side (protect, the gate) and by the incidents role's score publisher (:mod:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -51,11 +51,16 @@ class ExposureReader:
         """Whether answers come from the index (after the first read)."""
         return self.head is not None
 
-    def __call__(self, view: LineageView, columns: Iterable[str]) -> Exposure:
+    def __call__(
+        self, view: LineageView, columns: Iterable[str], parents: Mapping[str, str] | None = None
+    ) -> Exposure:
+        """:class:`~pareis.core.exposure.Exposed`: the exposure of ``columns`` (``parents``, their datasets when the
+        caller has them)."""
         cols = sorted(set(columns))
         if self.index is None or (self.read_once and self.head is None):
             return exposure(view, cols)
-        parents = parents_of(cols)
+        if parents is None:
+            parents = parents_of(cols)
         wanted = sorted(set(parents.values()) - self.entries.keys())
         if wanted or not self.read_once:
             read = self.index.read(wanted)
