@@ -51,9 +51,7 @@ class ExposureReader:
         """Whether answers come from the index (after the first read)."""
         return self.head is not None
 
-    def __call__(
-        self, view: LineageView, columns: Iterable[str], parents: Mapping[str, str] | None = None
-    ) -> Exposure:
+    def __call__(self, view: LineageView, columns: Iterable[str], parents: Mapping[str, str] | None = None) -> Exposure:
         """:class:`~pareis.core.exposure.Exposed`: the exposure of ``columns`` (``parents``, their datasets when the
         caller has them)."""
         cols = sorted(set(columns))
