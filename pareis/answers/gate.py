@@ -39,6 +39,7 @@ from pareis.core.gate_inputs import FeatureState, GateInputs, SourceColumn, Upst
 from pareis.core.graph import Memo, Query, Rel, columns_of, sibling_columns, union
 from pareis.core.intents import IncidentFacts
 from pareis.core.protect import Survey
+from pareis.core.runs import AssertionRun
 from pareis.core.upstream import ModelUpstream, upstream_walk
 from pareis.errors import Poison
 
@@ -230,12 +231,17 @@ class _Shared:
     scores."""
 
     view: Memo
-    sources: Sources
     at_ms: int
     upstream: Mapping[str, ModelUpstream]
     facts: Mapping[str, list[IncidentFacts]]
     """Per version, the analyses of the incidents near it (see the module docstring: pruning)."""
     scores: Mapping[str, Mapping[str, float]]
+    ran: Mapping[str, list[str]]
+    """The assertions with runs on each upstream and feature source dataset of every version."""
+    latest: Mapping[str, tuple[AssertionRun | None, AssertionRun | None]]
+    """The latest runs at ``at_ms`` (:meth:`~pareis.store.runs.RunHistory.latest_of`) of every assertion upstream."""
+    modified: Mapping[str, int]
+    """The latest change at or before ``at_ms`` of each upstream dataset that has one."""
 
     @classmethod
     def of(
@@ -280,13 +286,18 @@ class _Shared:
             found_scores = version_dataset_scores(sources, ups, at_ms, view=view, reader=reader, survey=survey)
             scored = {v: {u: sc.score for u, sc in found_scores[v].items() if sc.score is not None} for v in versions}
         near_facts = {v: [f for key in sorted(near_to[v]) for f in facts.get(key, ())] for v in versions}
-        return cls(view, sources, at_ms, ups, near_facts, scored)
+        ran, latest, modified = _read_ahead(view, sources.runs, ups.values(), at_ms)
+        return cls(view, at_ms, ups, near_facts, scored, ran, latest, modified)
+
+    def _upstream_assertions(self, up: ModelUpstream) -> tuple[UpstreamAssertion, ...]:
+        picked = checked_assertions(self.view, self.ran, [up])
+        return tuple(UpstreamAssertion(n, *picked[n], *self.latest[n]) for n in sorted(picked))
 
     def inputs(self, version: str) -> GateInputs:
         """What the ten checks read for ``version`` (as asked by itself: :func:`gate` sets the model asked)."""
         from pareis.answers.reach import dataset_of, reaching
 
-        view, sources, at_ms = self.view, self.sources, self.at_ms
+        view, at_ms = self.view, self.at_ms
         up = self.upstream[version]
         features = sorted(up.features)
         sources_of = up.sources
@@ -302,7 +313,7 @@ class _Shared:
 
         # A feature with a source is indexed; one without needs its record read to tell "no source" from "unknown".
         known = {f for f in features if sources_of[f] or view.recorded(f, ["mlFeatureProperties"])}
-        known_datasets = _known_datasets(view, sources, set(source_datasets))
+        known_datasets = _known_datasets(view, self.ran, set(source_datasets))
         removed_sources = up.removed_sources
         feature_states = tuple(
             FeatureState(
@@ -341,8 +352,8 @@ class _Shared:
             source_columns=columns,
             upstream_datasets=tuple(datasets),
             deprecated=tuple(sorted(u for u, f in flags.items() if f.deprecated)),
-            assertions=_upstream_assertions(view, sources, up, at_ms),
-            modified_ms=_modified(sources, datasets, at_ms),
+            assertions=self._upstream_assertions(up),
+            modified_ms={d: self.modified[d] for d in datasets if d in self.modified},
             incidents=reaching(self.facts[version], version),
             scores=self.scores[version],
         )
@@ -359,13 +370,13 @@ def _group_inputs(view: Memo, info: catalog.ModelInfo) -> set[str]:
     return region_of(view, versions)
 
 
-def _known_datasets(view: Memo, sources: Sources, datasets: set[str]) -> set[str]:
-    """Those of ``datasets`` the index has any fact about: a schema, lineage, a sibling, an assertion, a run."""
+def _known_datasets(view: Memo, ran: Mapping[str, list[str]], datasets: set[str]) -> set[str]:
+    """Those of ``datasets`` the index has any fact about: a schema, lineage, a sibling, an assertion, a run
+    (``ran``: the assertions with runs on each of them)."""
     nodes = sorted(datasets)
     answers = view.lookup(_known_queries(nodes))
     found = {d for d in nodes if any(a[d] for a in answers)}
-    rest = sources.runs.assertions_by_dataset(d for d in nodes if d not in found)
-    return found | {d for d, names in rest.items() if names}
+    return found | {d for d in nodes if d not in found and ran[d]}
 
 
 def _known_queries(nodes: list[str]) -> list[Query]:
@@ -388,9 +399,16 @@ def upstream_assertions(view: Memo, runs: RunHistory, ups: Iterable[ModelUpstrea
     (:attr:`~pareis.core.upstream.ModelUpstream.assertions`) and, dataset-level, those it does not define that ran
     on an upstream dataset — each with the datasets it checks and the upstream columns it names."""
     ups = list(ups)
+    ran = runs.assertions_by_dataset(sorted(set().union(*(up.datasets for up in ups))))
+    return checked_assertions(view, ran, ups)
+
+
+def checked_assertions(view: Memo, ran: Mapping[str, list[str]], ups: Iterable[ModelUpstream]) -> dict[str, Checked]:
+    """:func:`upstream_assertions` given ``ran``, the assertions with runs on each upstream dataset of ``ups``."""
+    ups = list(ups)
     datasets = sorted(set().union(*(up.datasets for up in ups)))
     columns = frozenset().union(*(up.columns for up in ups))
-    ran = runs.assertions_by_dataset(datasets)
+    ran = {d: ran[d] for d in datasets}
     names = set().union(*(up.assertions for up in ups))
     defs = catalog.assertions(view, names.union(*ran.values()))
     picked = {n: Checked(defs[n].datasets, tuple(sorted(set(defs[n].columns) & columns))) for n in sorted(names)}
@@ -409,15 +427,28 @@ class Checked(NamedTuple):
     columns: tuple[str, ...]
 
 
-def _upstream_assertions(view: Memo, sources: Sources, up: ModelUpstream, at_ms: int) -> tuple[UpstreamAssertion, ...]:
-    picked = upstream_assertions(view, sources.runs, [up])
-    latest = sources.runs.latest_of(picked, at_ms)
-    return tuple(UpstreamAssertion(n, *picked[n], *latest[n]) for n in sorted(picked))
+def _read_ahead(
+    view: Memo, runs: RunHistory, ups: Iterable[ModelUpstream], at_ms: int
+) -> tuple[dict[str, list[str]], dict[str, tuple[AssertionRun | None, AssertionRun | None]], dict[str, int]]:
+    """What the versions ``ups``' inputs read, for all of them at once: into ``view``, the lookups and attributes
+    each version's inputs make (each version then reads the memo); from ``runs``, the assertions with runs on each
+    upstream and feature source dataset, the latest runs of every upstream assertion, and the latest change of each
+    upstream dataset (:class:`_Shared`'s ``ran``, ``latest`` and ``modified``): a few round trips for the batch
+    instead of a few per version."""
+    from pareis.answers.reach import dataset_of
 
-
-def _modified(sources: Sources, datasets: Iterable[str], at_ms: int) -> Mapping[str, int]:
-    """The latest recorded change (``operation``) at or before ``at_ms`` of each dataset that has one."""
-    return sources.runs.last_operations(datasets, at_ms)
+    ups = list(ups)
+    datasets = set().union(*(up.datasets for up in ups))
+    features = sorted({f for up in ups for f in up.features})
+    sourced = sorted({dataset_of(s) for up in ups for f in up.features for s in up.sources[f]})
+    direct = frozenset().union(*(up.source_columns for up in ups))
+    view.lookup([*_known_queries(sourced), Query(Rel.HAS_COLUMN, sorted({parent_of(c) for c in direct}))])
+    twins = sibling_columns(view, direct)
+    view.lookup([Query(Rel.ASSERTS_COLUMN, sorted(direct | union(twins)), True)])
+    catalog.flags(view, [*sorted(datasets), *features])
+    ran = runs.assertions_by_dataset(sorted(datasets | set(sourced)))
+    picked = checked_assertions(view, ran, ups)
+    return ran, runs.latest_of(picked, at_ms), runs.last_operations(sorted(datasets), at_ms)
 
 
 def reliability_scores(

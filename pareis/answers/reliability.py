@@ -151,10 +151,8 @@ def version_dataset_scores(
         if s is None or not versions:
             continue
         runs: defaultdict[str, list[AssertionRun]] = defaultdict(list, _runs(sources, s, at_ms))
-        for version in versions:
-            up = upstream[version]
-            found = dataset_scores_of(s, up, sorted(up.datasets), runs.__getitem__, at_ms)
-            out[version] = {sc.urn: sc for sc in found}
+        found = dataset_scores_of(s, {v: upstream[v] for v in versions}, runs.__getitem__, at_ms)
+        out.update({v: {sc.urn: sc for sc in scores} for v, scores in found.items()})
     return out
 
 

@@ -317,23 +317,27 @@ def model_scores(
 
 def dataset_scores_of(
     s: Survey,
-    up: ModelUpstream,
-    datasets: Iterable[str],
+    ups: Mapping[str, ModelUpstream],
     runs: Callable[[str], Sequence[AssertionRun]],
     at_ms: int,
-) -> list[Score]:
-    """The scores of ``datasets`` (by URN, upstream of the version ``up`` is the upstream of) that
-    ``assess(survey(view, models=[up.model], datasets=datasets), …, at_ms)`` gives, from a survey ``s`` over the same
-    view that :func:`covers` ``up`` (one survey for the retrain gate's check 9 of many versions); exact for the
-    reason :func:`model_scores` is. ``runs`` as there."""
-    _, feeding = _feeding_of(s, [up])
-    by_class: dict[str, Score] = {}
-    out = []
-    for d in sorted(set(datasets)):
-        key = s.class_of[d]
-        if key not in by_class:
-            by_class[key] = class_score(s, key, runs(key), at_ms, feeding=feeding(key))
-        out.append(Score(d, by_class[key].score, by_class[key].components))
+) -> dict[str, list[Score]]:
+    """Per model version of ``ups`` (version → its upstream), the scores of its upstream datasets (by URN) that
+    ``assess(survey(view, models=[version], datasets=those), …, at_ms)`` gives, from a survey ``s`` over the same
+    view that :func:`covers` each of them (one survey for the retrain gate's check 9 of many versions; a class with
+    the same feeding paths for two versions is scored once); exact for the reason :func:`model_scores` is. ``runs``
+    as there."""
+    scored: dict[tuple[str, frozenset[str]], Score] = {}
+    out: dict[str, list[Score]] = {}
+    for version, up in ups.items():
+        _, feeding = _feeding_of(s, [up])
+        found = out[version] = []
+        for d in sorted(up.datasets):
+            key = s.class_of[d]
+            paths = feeding(key)
+            score = scored.get((key, paths))
+            if score is None:
+                score = scored[key, paths] = class_score(s, key, runs(key), at_ms, feeding=paths)
+            found.append(Score(d, score.score, score.components))
     return out
 
 
