@@ -44,8 +44,10 @@ Both run during the small phase, for the ratio.
 runs beside the pipeline in a subprocess of its own, as its own Deployment would (its own group on the signals
 topic, the same Redis), so it competes for the machine's cores as it does in production, never for the incidents
 role's interpreter; after the burst, the time until its group has committed the end of the signals topic (its lag
-drained) is measured from the burst's first send, before the next phase starts. ``--scores none`` runs no scores
-role (a checkout from before it computed the scores inside the incidents role).
+drained) is measured from the burst's first send, before the next phase starts. ``--scores-instances N`` runs N
+of them in one consumer group (the signals topic's partitions shared out), as the chart scales the role's
+Deployment on its lag. ``--scores none`` runs no scores role (a checkout from before it computed the scores inside
+the incidents role).
 
 **Settings.** Each runtime setting (``--settings``) is one subprocess with fresh topics: ``default`` is
 :class:`pareis.config.RuntimeSettings` as shipped (the incident path's roles have their own latency cadence);
@@ -316,9 +318,18 @@ class Pipeline:
     """``pareis run assertions incidents`` (or ``roles``) in a subprocess over ``topics`` and the Redis database."""
 
     def __init__(
-        self, bootstrap: str, redis_url: str, topics: Topics, setting: Setting, roles: Sequence[str] = ROLES
+        self,
+        bootstrap: str,
+        redis_url: str,
+        topics: Topics,
+        setting: Setting,
+        roles: Sequence[str] = ROLES,
+        tag: str | None = None,
+        instance: str | None = None,
     ) -> None:
-        tag = uuid.uuid4().hex[:10]
+        """``tag``: the consumer groups' prefix (a new one by default); ``instance``: the process's instance id among
+        its roles' replicas (default ``tag``)."""
+        tag = tag or uuid.uuid4().hex[:10]
         self.group_prefix = f"bench-il-{tag}"
         self.port = free_port()
         env = {k: v for k, v in os.environ.items() if not k.startswith("PAREIS_")}
@@ -337,7 +348,7 @@ class Pipeline:
                 "PAREIS_REDIS_URL": redis_url,
                 "PAREIS_RUNTIME__HTTP_HOST": "127.0.0.1",
                 "PAREIS_RUNTIME__HTTP_PORT": str(self.port),
-                "PAREIS_RUNTIME__INSTANCE_ID": tag,
+                "PAREIS_RUNTIME__INSTANCE_ID": instance or tag,
                 "PAREIS_LOG_LEVEL": "WARNING",
                 **setting.env(),
             }
@@ -385,6 +396,42 @@ class Pipeline:
         self.log.close()
 
 
+class Replicas:
+    """``n`` instances of one role, each ``pareis run ROLE`` in a process of its own, in one consumer group: as the
+    chart scales the role's Deployment."""
+
+    def __init__(self, bootstrap: str, redis_url: str, topics: Topics, setting: Setting, role: str, n: int) -> None:
+        tag = uuid.uuid4().hex[:10]
+        self.parts = [
+            Pipeline(bootstrap, redis_url, topics, setting, roles=(role,), tag=tag, instance=f"{tag}-{i}")
+            for i in range(n)
+        ]
+        self.group_prefix = self.parts[0].group_prefix
+
+    def check(self) -> None:
+        for part in self.parts:
+            part.check()
+
+    def tail(self, lines: int = 30) -> str:
+        return "\n".join(part.tail(lines) for part in self.parts)
+
+    def metrics(self) -> dict[str, float]:
+        """The instances' batch and commit sums and counts, added up."""
+        out: dict[str, float] = {}
+        for part in self.parts:
+            for key, value in part.metrics().items():
+                out[key] = out.get(key, 0.0) + value
+        return out
+
+    def cpu_s(self) -> float:
+        """CPU seconds the instances have used so far, together."""
+        return sum(part.cpu_s() for part in self.parts)
+
+    def stop(self) -> None:
+        for part in self.parts:
+            part.stop()
+
+
 class Pipelines:
     """The roles under test: ``pareis run assertions incidents`` (``shared``: one process, a thread per role, as
     before) or one process per role (``split``: as the chart deploys them, one Deployment per role)."""
@@ -415,7 +462,9 @@ class Pipelines:
             part.stop()
 
 
-def drained(bootstrap: str, group: str, topic: str, since: float, timeout_s: float, pipeline: Pipeline) -> float:
+def drained(
+    bootstrap: str, group: str, topic: str, since: float, timeout_s: float, pipeline: Pipeline | Replicas
+) -> float:
     """Seconds from ``since`` (a :func:`time.perf_counter` time) until ``group`` has committed the end of every
     partition of ``topic`` (its lag drained), looked at every 0.1 s; ``nan`` after ``timeout_s``."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
@@ -633,6 +682,8 @@ class RunResult:
     stalls: list[str] = field(default_factory=list)
     scores_drained_s: float | None = None
     """Seconds from the burst's first send until the scores role's lag was drained (None: no scores role)."""
+    scores_instances: int = 1
+    """How many instances of the scores role ran (one consumer group)."""
     burst_s: float = 0.0
     """Seconds from the burst's first send until its last incident was visible."""
     burst_cpu_s: dict[str, float] = field(default_factory=dict)
@@ -653,7 +704,9 @@ def run_setting(args: argparse.Namespace, setting: Setting, batches: dict[str, l
     receiver.start()
     pipeline = Pipelines(args.bootstrap, args.redis, topics, setting, args.layout)
     scores = (
-        Pipeline(args.bootstrap, args.redis, topics, setting, roles=("scores",)) if args.scores == "process" else None
+        Replicas(args.bootstrap, args.redis, topics, setting, "scores", args.scores_instances)
+        if args.scores == "process"
+        else None
     )
     scores_drained: float | None = None
     burst_cpu: dict[str, float] = {}
@@ -736,6 +789,7 @@ def run_setting(args: argparse.Namespace, setting: Setting, batches: dict[str, l
         mcps,
         windows,
         scores_drained_s=scores_drained,
+        scores_instances=args.scores_instances,
         burst_s=burst_s,
         burst_cpu_s=burst_cpu,
     )
@@ -873,11 +927,16 @@ def report(results: Sequence[RunResult], args: argparse.Namespace, sizes: dict[s
         if r.scores_drained_s is not None:
             lines += [
                 "",
-                f"Scores role (`pareis run scores`, its own process): its lag drained {r.scores_drained_s:,.1f} s "
+                f"Scores role (`pareis run scores`, {_instances(r.scores_instances)}): its lag drained "
+                f"{r.scores_drained_s:,.1f} s "
                 f"after the burst's first send, {r.scores_drained_s - r.burst_s:,.1f} s after the burst's last "
                 "incident was visible.",
             ]
     return "\n".join(lines)
+
+
+def _instances(n: int) -> str:
+    return "its own process" if n == 1 else f"{n} instances in one consumer group, a process each"
 
 
 def machine() -> str:
@@ -997,6 +1056,12 @@ def main() -> None:
         default="process" if "scores" in ROLE_NAMES else "none",
         help="run the scores role beside the pipeline in its own process (default where the checkout has it)",
     )
+    parser.add_argument(
+        "--scores-instances",
+        type=int,
+        default=1,
+        help="instances of the scores role, one consumer group (as the chart scales its Deployment)",
+    )
     args = parser.parse_args()
     began = time.perf_counter()
     load_before = os.getloadavg()
@@ -1045,7 +1110,8 @@ def main() -> None:
         "the tree, and the incidents role computes it from Redis before it writes.",
         f"Command: `.venv/bin/python bench/incident_latency.py --scale {args.scale:g} --incidents {args.incidents} "
         f"--rate {args.rate:g} --medium {args.medium} --large {args.large} --burst {args.burst} "
-        f"--settings {args.settings} --scores {args.scores} --layout {args.layout} "
+        f"--settings {args.settings} --scores {args.scores} --scores-instances {args.scores_instances} "
+        f"--layout {args.layout} "
         f"--throughput-batch-timeout-s {args.throughput_batch_timeout_s:g} --throughput-commit-interval-ms "
         f"{args.throughput_commit_interval_ms} --seed {args.seed} --write-results`",
         f"Machine: {machine()}; {kafka_version()}, Redis {client.info('server')['redis_version']}; "
