@@ -200,9 +200,10 @@ class RoleTuning(Section):
 # change log.
 _LATENCY = RoleTuning(batch_timeout_s=0.02, commit_interval_ms=50)
 # The scores role coalesces: most of a batch's cost is what its signals share (the failing classes' walk up, one
-# survey of the models downstream, the incidents near them), so a burst drains fastest in few large batches
-# (bench/RESULTS.md, Issue 35: the scores role's lag).
-_COALESCING = RoleTuning(batch_size=2000)
+# survey of the models downstream, the incidents near them), so a burst drains fastest in few large batches: up to
+# 2,000 signals, gathered for up to a second (it is off the incident path; bench/RESULTS.md, Issue 35: the scores
+# role's lag).
+_COALESCING = RoleTuning(batch_size=2000, batch_timeout_s=1.0)
 
 
 def _default_tuning() -> dict[str, RoleTuning]:

@@ -254,6 +254,16 @@ def index_path(column: str) -> str:
     return column_parts(column)[1]
 
 
+def path_in(column: str, parent: str) -> str:
+    """:func:`index_path` of ``column`` when the caller knows its :func:`index_parent` is ``parent`` (a schema's
+    column, a column built from its dataset): a canonical path is sliced off the URN without parsing or caching
+    it; any other spelling goes through :func:`index_path`."""
+    path = column[len(COLUMN_PREFIX) + len(parent) + 1 : -1]
+    if path and not path.startswith("[") and "(" not in path and "," not in path:
+        return decode_field_path(path) if "%" in path else path
+    return index_path(column)
+
+
 def split_columns(columns: Iterable[str]) -> dict[str, tuple[str, str]]:
     """``{column: column_parts(column)}`` for ``columns``, not through its cache: a survey's hundreds of thousands
     of distinct columns would only churn it. Raises as :func:`column_parts` does."""

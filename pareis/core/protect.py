@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pareis.core import catalog, dbt_tests, reliability
 from pareis.core.dbt_tests import ColumnFacts, DbtNode
 from pareis.core.exposure import Exposed, exposure
-from pareis.core.fieldpath import column_urn, index_parent, index_path
+from pareis.core.fieldpath import column_urn, index_parent, index_path, path_in
 from pareis.core.gaps import Gap, SuggestedTest, distinct_groups, matching_incidents, ranked
 from pareis.core.graph import Attr, LineageView, columns_of, memoised, union
 from pareis.core.keys import sibling_classes
@@ -130,12 +130,16 @@ def survey(
         key = class_key(group)
         ordered = tuple(sorted(group))
         paths: dict[str, list[str]] = {}
+        own: set[str] = set()  # the field paths of its schemas' columns that feed
         for m in ordered:
             for c in by_parent.get(m, ()):
-                paths.setdefault(index_path(c), []).append(c)
+                path = path_in(c, m)
+                paths.setdefault(path, []).append(c)
+                if c in feeds and c in declared_cols:
+                    own.add(path)
         for cols in paths.values():
             cols.sort()
-        feeding = frozenset(p for p, cols in paths.items() if any(exp.models[c] or exp.features[c] for c in cols))
+        feeding = frozenset(p for p, cols in paths.items() if any(c in feeds for c in cols))
         names = sorted({a for m in ordered for a in on.get(m, ())})
         tested = frozenset(
             index_path(c) for a in names if a in defs for c in defs[a].columns if index_parent(c) in group
@@ -160,8 +164,7 @@ def survey(
         if explicit & group:
             eligible |= feeding
         gap_paths[key] = frozenset(eligible & feeding)
-        own = (c for m in ordered for c in by_parent.get(m, ()) if c in declared_cols)
-        declared[key] = frozenset(index_path(c) for c in own if c in feeds)
+        declared[key] = frozenset(own)
     model_set = sorted({m for ms in exp.models.values() for m in ms} | set(targets))
     known = exp.groups or {}
     groups = {m: known[m] for m in model_set if m in known}
