@@ -13,7 +13,9 @@ burst and large-blast time goes, for profiling and for comparing two checkouts o
 builds it, with the Kafka writer) on the signals: ``small`` in batches of ``--batch`` (the runtime's
 ``batch_size``), ``medium`` and ``large`` one per batch; ``--role scores``, the scores role's handler instead (built as
 :func:`pareis.compose.roles.scores_pipeline` builds it: the reliability scores and the retrain gate's records, its
-ledgers reset first) on the same signals. ``--digest`` prints a SHA-256 of every output record
+ledgers reset first) on the same signals; ``--history N`` first records a FAILURE an hour earlier on N other small
+targets (the incidents a burst after the paced phase of ``bench/incident_latency.py`` finds in the run history).
+``--digest`` prints a SHA-256 of every output record
 (topic, key, value, headers), to check that two checkouts give the same bytes; ``--no-scores`` leaves out the
 reliability-score publisher in a checkout whose incidents role still computes scores (before the scores role: since,
 the handler has none to leave out). Another checkout runs this same file with its own code when started from its
@@ -123,11 +125,16 @@ def run(args: argparse.Namespace) -> None:
     state = json.loads(Path(args.state).read_text())
     now = state["now"]
     ts = [il.Target(**t) for t in state[args.what]][: args.n]
+    earlier = [il.Target(**t) for t in state["small"]][-args.history :] if args.history else []
+    if set(earlier) & set(ts):
+        raise SystemExit(f"--history {args.history} and --n {args.n} overlap: {len(state['small'])} small targets")
     client = redis.Redis.from_url(args.redis, socket_timeout=120)
     if not client.exists(il.MARKER):  # a shared server: someone else's FLUSHDB would make this measure nothing
         raise SystemExit(f"{args.redis} holds no index built by this benchmark (run build first)")
-    reset(client, ts, now)
+    reset(client, ts + earlier, now)
     history = RedisRunHistory(client)
+    for i, t in enumerate(earlier):  # incidents before these, as a burst after a paced phase finds them
+        history.record(AssertionRun(t.assertion, now - 3_600_000 + i, ResultType.FAILURE, t.dataset, f"earlier-{i}"))
     messages: list[Message[AnySignal]] = []
     for i, t in enumerate(ts):
         failure = AssertionRun(t.assertion, now + i, ResultType.FAILURE, t.dataset, f"bench-{i}")
@@ -188,6 +195,7 @@ def main() -> None:
     r.add_argument("--digest", action="store_true")
     r.add_argument("--no-scores", action="store_true")
     r.add_argument("--role", choices=["incidents", "scores"], default="incidents")
+    r.add_argument("--history", type=int, default=0, help="FAILURE runs an hour earlier on as many other small targets")
     args = parser.parse_args()
     if args.command == "build":
         build(args)
