@@ -131,7 +131,8 @@ def run(args: argparse.Namespace) -> None:
     client = redis.Redis.from_url(args.redis, socket_timeout=120)
     if not client.exists(il.MARKER):  # a shared server: someone else's FLUSHDB would make this measure nothing
         raise SystemExit(f"{args.redis} holds no index built by this benchmark (run build first)")
-    reset(client, ts + earlier, now)
+    everyone = {t for cls in il.CLASSES for t in (il.Target(**x) for x in state[cls])}
+    reset(client, sorted(everyone, key=lambda t: t.k), now)  # no run of an earlier invocation left behind
     history = RedisRunHistory(client)
     for i, t in enumerate(earlier):  # incidents before these, as a burst after a paced phase finds them
         history.record(AssertionRun(t.assertion, now - 3_600_000 + i, ResultType.FAILURE, t.dataset, f"earlier-{i}"))

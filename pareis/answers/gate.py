@@ -91,6 +91,10 @@ def cannot_evaluate_json(model: str, reason: str) -> dict[str, Any]:
     return {"decision": "CANNOT_EVALUATE", "exit_code": 2, "model": model, "reason": reason}
 
 
+PRUNE_RATIO = 4
+"""Candidate incident classes are pruned (walked up to see which can reach a version) only when there are more than
+this many per version asked; with fewer, every one is analysed (see :class:`_Shared`)."""
+
 MODEL_ERRORS = (CannotEvaluate, Poison, ValueError)
 """What makes one model's question unanswerable (exit 2) without saying anything of the others': an unknown or
 removed model, nothing to check, data of its own the gate cannot read."""
@@ -272,12 +276,19 @@ class _Shared:
             ]
         )
         found = candidates(view, sources.runs)
-        regions: dict[object, set[str]] = {**found.seeds}
-        regions.update(((REGION, v), _group_inputs(view, infos[v])) for v in versions)
+        # Pruning (the module docstring of pareis.answers.reach) walks up from every candidate; it pays when it
+        # spares most of them their analysis. Many versions asked at once are near most candidates (the scores
+        # role's burst: near all but 1%), so then every candidate is analysed instead: the same incidents reach
+        # each version either way (pruning never drops one that reaches it).
+        pruned = len(versions) * PRUNE_RATIO < len(found.members)
+        regions: dict[object, set[str]] = {**found.seeds} if pruned else {}
+        if pruned:
+            regions.update(((REGION, v), _group_inputs(view, infos[v])) for v in versions)
         surveyed = survey.upstream if survey is not None else {}
         walked = upstream_walk(view, [v for v in versions if v not in surveyed], regions)
         ups = {v: surveyed[v] if v in surveyed else walked.models[v] for v in versions}
-        near_to = {v: near(found, walked.regions, (REGION, v)) for v in versions}
+        every = set(found.members)
+        near_to = {v: near(found, walked.regions, (REGION, v)) if pruned else every for v in versions}
         facts = analysed_by_key(view, sources.runs, at_ms, found, sorted(set().union(*near_to.values())))
         if scores is not None:
             scored = {v: dict(scores(sorted(ups[v].datasets))) for v in versions}

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 import pytest
 
+from pareis.answers import gate as gate_module
 from pareis.answers.gate import MODEL_ERRORS, gate, gates
 from pareis.answers.incidents import incident_list
 from pareis.answers.render import dump
@@ -49,12 +50,16 @@ def _together(answers: Mapping[str, object], model: str) -> str:
     return dump(answer.to_json())  # type: ignore[attr-defined]
 
 
-def test_asked_together_each_answer_is_the_one_asked_alone() -> None:
+@pytest.mark.parametrize("ratio", [0, 10**9], ids=["pruned", "every-candidate"])
+def test_asked_together_each_answer_is_the_one_asked_alone(ratio: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whether the candidate incidents are pruned (``PRUNE_RATIO``: always, never) changes no answer."""
     sources = recorded_sources()
     times = _times(sources)
     decided = set()
     for at_ms in times:
-        answers = gates(sources, models=MODELS, at_ms=at_ms)
+        with monkeypatch.context() as patch:
+            patch.setattr(gate_module, "PRUNE_RATIO", ratio)
+            answers = gates(sources, models=MODELS, at_ms=at_ms)
         assert sorted(answers) == sorted(MODELS)
         for model in MODELS:
             assert _together(answers, model) == _alone(sources, model, at_ms), (model, at_ms)
