@@ -238,7 +238,8 @@ class _Shared:
     at_ms: int
     upstream: Mapping[str, ModelUpstream]
     facts: Mapping[str, list[IncidentFacts]]
-    """Per version, the analyses of the incidents near it (see the module docstring: pruning)."""
+    """Per version, the analyses of the incidents near it (see the module docstring: pruning) that give it a
+    verdict."""
     scores: Mapping[str, Mapping[str, float]]
     ran: Mapping[str, list[str]]
     """The assertions with runs on each upstream and feature source dataset of every version."""
@@ -296,7 +297,15 @@ class _Shared:
             reader = ExposureReader.of(sources) if use_index else ExposureReader(None)
             found_scores = version_dataset_scores(sources, ups, at_ms, view=view, reader=reader, survey=survey)
             scored = {v: {u: sc.score for u, sc in found_scores[v].items() if sc.score is not None} for v in versions}
-        near_facts = {v: [f for key in sorted(near_to[v]) for f in facts.get(key, ())] for v in versions}
+        # Each version's near incidents that give it a verdict (what reaching keeps), found in one pass over them.
+        wanted = set(versions)
+        near_facts: dict[str, list[IncidentFacts]] = {v: [] for v in versions}
+        for key in sorted(facts):
+            for f in facts[key]:
+                given = {v.version.urn for g in f.contamination for v in g.versions} & wanted
+                for v in sorted(given):
+                    if key in near_to[v]:
+                        near_facts[v].append(f)
         ran, latest, modified = _read_ahead(view, sources.runs, ups.values(), at_ms)
         return cls(view, at_ms, ups, near_facts, scored, ran, latest, modified)
 
