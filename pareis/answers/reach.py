@@ -26,10 +26,11 @@ from dataclasses import dataclass
 
 from pareis.answers.timelines import class_timelines
 from pareis.core import catalog
-from pareis.core.analysis import incident_facts, walk_together
+from pareis.core.analysis import incident_facts, shared_blasts, walk_together
 from pareis.core.fieldpath import is_column, parent_of
 from pareis.core.gate_inputs import IncidentReach
 from pareis.core.graph import Memo, Query, Rel, union
+from pareis.core.impact import BlastRadius
 from pareis.core.intents import IncidentFacts
 from pareis.core.keys import canonical, sibling_classes
 from pareis.core.upstream import upstream_walk
@@ -72,11 +73,15 @@ def analysed_by_key(
     view: Memo, runs: RunHistory, at_ms: int, found: Candidates, keys: Iterable[str]
 ) -> dict[str, list[IncidentFacts]]:
     """:func:`analysed`, per class key (each class's incidents by first failure). The blast radii of many
-    incidents are walked together first, into ``view`` (:func:`~pareis.core.analysis.walk_together`)."""
+    incidents are walked together first, into ``view`` (:func:`~pareis.core.analysis.walk_together`), and their
+    analyses' inputs read at once (:func:`~pareis.core.analysis.shared_blasts`): each radius is walked once."""
     timelines = class_timelines(runs, {key: found.names[key] for key in keys}, at_ms)
     windows = {key: incidents(timeline) for key, timeline in timelines.items()}
-    walk_together(view, [r for found_windows in windows.values() for w in found_windows for r in w.runs])
-    return {key: [incident_facts(view, key, timelines[key], w) for w in windows[key]] for key in timelines}
+    known: dict[str, BlastRadius] = {}
+    failing = [r for found_windows in windows.values() for w in found_windows for r in w.runs]
+    if walk_together(view, failing) is not None:  # many incidents: their analyses' inputs read at once too
+        known = shared_blasts(view, [r for timeline in timelines.values() for r in timeline], failing)
+    return {key: [incident_facts(view, key, timelines[key], w, known=known) for w in windows[key]] for key in timelines}
 
 
 def near(found: Candidates, ups: Mapping[object, set[str]], region: object) -> set[str]:

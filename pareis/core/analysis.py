@@ -70,14 +70,16 @@ def incident_facts(
     window: IncidentWindow,
     serving_aliases: tuple[str, ...] = DEFAULT_SERVING_ALIASES,
     at_ms: int | None = None,
+    *,
+    known: Mapping[str, BlastRadius] | None = None,
 ) -> IncidentFacts:
     """The analysis of ``window``, one incident of the incident key ``key`` whose runs are ``timeline`` (every run
     of the key's sibling class's assertions), under its URN ``incident_urn(key, first failure)``; as of ``at_ms``
-    (None: everything known), the versions trained after it left out (:func:`analysis_inputs`).
+    (None: everything known), the versions trained after it left out (:func:`analysis_inputs`; ``known`` as there).
 
     ``view`` should be a :class:`~pareis.core.graph.Memo` so that one analysis asks the index each question once.
     """
-    return analyse(key, window, analysis_inputs(view, timeline, window.runs, serving_aliases, at_ms))
+    return analyse(key, window, analysis_inputs(view, timeline, window.runs, serving_aliases, at_ms, known=known))
 
 
 def walk_together(view: LineageView, failing: Iterable[AssertionRun]) -> BlastRadius | None:
@@ -90,6 +92,19 @@ def walk_together(view: LineageView, failing: Iterable[AssertionRun]) -> BlastRa
     names = {r.assertion for r in failing if r.fails}
     defined = sorted(catalog.assertions(view, names)) if len(names) > 1 else []
     return blast_radius(view, assertions=defined) if len(defined) > 1 else None
+
+
+def shared_blasts(
+    view: LineageView, timeline: Sequence[AssertionRun], failing: Iterable[AssertionRun]
+) -> dict[str, BlastRadius]:
+    """Read at once, into ``view``, what many analyses of runs among ``timeline`` failing in ``failing`` ask (the
+    inputs of one analysis of them all: each failing assertion's blast radius, the versions, owners and serving
+    facts of everything reached); the blast radii of the defined assertions are returned for the analyses to share
+    (``known`` of :func:`analysis_inputs`). Walk them together first (:func:`walk_together`) for one round trip
+    per step."""
+    found = analysis_inputs(view, timeline, failing)
+    defined = catalog.assertions(view, found.blast)
+    return {a: radius for a, radius in found.blast.items() if a in defined}
 
 
 def analysis_inputs(

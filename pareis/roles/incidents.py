@@ -47,7 +47,7 @@ from urllib.parse import quote
 
 from pareis.config import DatahubSettings
 from pareis.contracts.records import Message, OutRecord, RawMessage
-from pareis.core import analysis, catalog
+from pareis.core import analysis
 from pareis.core.analysis import AnalysisInputs
 from pareis.core.brief import Span, brief
 from pareis.core.graph import LineageView, Memo
@@ -157,9 +157,7 @@ def shared_inputs(
         return {}  # the signal's own analysis asks the rest in as many round trips, and computes it only once
     timelines = [run for question in questions for run in runs.timeline(*question)]
     failing = [*timelines, *(s.run for s, _ in firsts if isinstance(s, RunSignal))]
-    batch = analysis.analysis_inputs(view, timelines, failing)
-    defined = catalog.assertions(view, batch.blast)
-    return {a: radius for a, radius in batch.blast.items() if a in defined}
+    return analysis.shared_blasts(view, timelines, failing)
 
 
 def walk_together(view: Memo, batch: Sequence[Message[AnySignal]]) -> set[str]:
