@@ -417,3 +417,94 @@ def test_a_transactional_call_blocked_past_its_deadline_fails_health_leaves_the_
         release.set()
         stop.set()
         thread.join(30)
+
+
+class Arrivals(Consumer):
+    """Hands out the log in the chunks of ``script`` (one per consume call after the assignment; then nothing); a
+    chunk ``"revoke"`` revokes the partition instead, as a rebalance served during that consume would."""
+
+    def __init__(self, log: Log, script: Sequence[int | str]) -> None:
+        super().__init__(log)
+        self.script = list(script)
+        self.after_revoke = 0
+        """Consume calls since the revocation (the partition is not assigned again)."""
+
+    def consume(self, n: int, timeout: float) -> list[Record]:
+        if self.after_revoke:
+            self.after_revoke += 1
+            threading.Event().wait(min(timeout, 0.01))
+            return []
+        if not self.assigned:
+            return super().consume(n, timeout)
+        step = self.script.pop(0) if self.script else 0
+        if step == "revoke":
+            self.after_revoke = 1
+            self.callbacks["on_revoke"](self, [TopicPartition(TOPIC, 0)])
+            return []
+        assert isinstance(step, int)
+        with self.log.lock:
+            batch = self.log.records[self.log.position : self.log.position + min(step, n)]
+            self.log.position += len(batch)
+        if not batch:
+            threading.Event().wait(min(timeout, 0.01))
+        return batch
+
+
+def _run_arrivals(
+    monkeypatch: pytest.MonkeyPatch,
+    script: Sequence[int | str],
+    linger_s: float,
+    until: Callable[[Log, Arrivals], bool],
+) -> tuple[Log, list[list[bytes]]]:
+    """A role over five records arriving as ``script`` says, with ``batch_linger_s`` = ``linger_s``: the batches
+    its handler saw, once ``until`` holds."""
+    log = Log([b"m-0", b"m-1", b"m-2", b"m-3", b"m-4"], failing_dlq_deliveries=0)
+    seen: list[list[bytes]] = []
+
+    def record(batch: Sequence[Message[bytes]]) -> list[OutRecord]:
+        seen.append([m.value for m in batch])
+        return handle(batch)
+
+    consumer = Arrivals(log, script)
+    monkeypatch.setattr(runner_module.clients, "new_consumer", lambda config, on_error, on_commit: consumer)
+    monkeypatch.setattr(runner_module.clients, "new_producer", lambda config, on_error: Producer(log))
+    monkeypatch.setattr(runner_module.clients, "wait_for_brokers", lambda *args, **kwargs: None)
+    monkeypatch.setattr(runner_module.topics, "prepare", lambda *args, **kwargs: set())
+    settings = Settings(
+        kafka=KafkaSettings(topics=Topics(dlq=DLQ)),
+        runtime=RuntimeSettings(batch_size=100, batch_timeout_s=0.01, batch_linger_s=linger_s, commit_every=1,
+                                commit_interval_ms=10, roles={}),
+    )  # fmt: skip
+    role = Role("test", (TOPIC,), "g", Delivery.AT_LEAST_ONCE, lambda: Pipeline(decode, record), (OUT, DLQ))
+    stop = threading.Event()
+    runner = RoleRunner(role, settings, metrics=RuntimeMetrics(), health=Health(), stop=stop)
+    thread = threading.Thread(target=runner.run)
+    thread.start()
+    try:
+        wait_until(lambda: until(log, consumer), 30, "the role went through its script")
+    finally:
+        stop.set()
+        thread.join(30)
+    assert not thread.is_alive()
+    return log, seen
+
+
+@pytest.mark.parametrize("linger_s", [0.0, 5.0], ids=["no-linger", "linger"])
+def test_a_batch_that_has_begun_lingers_while_messages_keep_coming(
+    monkeypatch: pytest.MonkeyPatch, linger_s: float
+) -> None:
+    """Two messages, then three more at the next consume, then none: with ``batch_linger_s`` one batch of five
+    (the quiet consume ends it long before the linger's deadline), without it two."""
+    log, seen = _run_arrivals(monkeypatch, [2, 3], linger_s, lambda log, _: log.committed == 5)
+    expected = [[b"m-0", b"m-1", b"m-2", b"m-3", b"m-4"]] if linger_s else [[b"m-0", b"m-1"], [b"m-2", b"m-3", b"m-4"]]
+    assert seen == expected
+    assert [v for t, v in log.delivered if t == OUT] == [b"m-0", b"m-1", b"m-2", b"m-3", b"m-4"]
+
+
+def test_a_revocation_while_a_batch_lingers_drops_it_uncommitted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The partition is revoked while two messages wait for more: they are not processed by this member and their
+    offsets are not committed (the partition's next owner reads them from the committed offset)."""
+    log, seen = _run_arrivals(monkeypatch, [2, "revoke"], 5.0, lambda _, consumer: consumer.after_revoke > 3)
+    assert log.position == 2, "the two messages were fetched"
+    assert seen == [] and log.delivered == []
+    assert all(offset <= 0 for offset, _ in log.commits), log.commits
