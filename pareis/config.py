@@ -189,7 +189,6 @@ class RoleTuning(Section):
 
     batch_size: int | None = None
     batch_timeout_s: float | None = None
-    batch_linger_s: float | None = None
     commit_every: int | None = None
     commit_interval_ms: int | None = None
     commit_async: bool | None = None
@@ -202,10 +201,9 @@ class RoleTuning(Section):
 _LATENCY = RoleTuning(batch_timeout_s=0.02, commit_interval_ms=50)
 # The scores role coalesces: most of a batch's cost is what its signals share (the failing classes' walk up, one
 # survey of the models downstream, the incidents near them), so a burst drains fastest in few large batches: up to
-# 2,000 signals, gathered for up to a second, and a batch that has begun lingers up to a second more while signals
-# keep coming (a burst that began late in a wait is one batch, not two). It is off the incident path
-# (bench/RESULTS.md, Issue 35: the scores role's lag).
-_COALESCING = RoleTuning(batch_size=2000, batch_timeout_s=1.0, batch_linger_s=1.0)
+# 2,000 signals, gathered for up to a second (it is off the incident path; bench/RESULTS.md, Issue 35: the scores
+# role's lag).
+_COALESCING = RoleTuning(batch_size=2000, batch_timeout_s=1.0)
 
 
 def _default_tuning() -> dict[str, RoleTuning]:
@@ -223,9 +221,6 @@ class RuntimeSettings(Section):
 
     batch_size: int = 500
     batch_timeout_s: float = 0.2
-    batch_linger_s: float = 0.0
-    """A batch that has begun (fewer than ``batch_size`` messages after ``batch_timeout_s``) keeps gathering while
-    messages keep coming (none for 0.1 s ends it), up to this long more; 0: it is processed at once."""
     commit_every: int = 1000
     commit_interval_ms: int = 1000
     commit_async: bool = False

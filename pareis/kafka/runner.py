@@ -53,8 +53,6 @@ from pareis.telemetry.health import Call, Health, Heartbeat
 from pareis.telemetry.metrics import RuntimeMetrics
 
 _LAG_EVERY_S = 2.0
-LINGER_QUIET_S = 0.1
-"""A lingering batch (``batch_linger_s``) ends when no message came for this long."""
 _POLL_S = 0.25
 """The longest poll while backing off (the loop beats between polls)."""
 _PRODUCER_CALLS = frozenset(
@@ -220,14 +218,14 @@ class RoleRunner:
         next_lag = time.monotonic() + _LAG_EVERY_S
         while not self.stop.is_set():
             try:
-                self._step(processor, beat, run.batch_size, run.batch_timeout_s, run.batch_linger_s)
+                self._step(processor, beat, run.batch_size, run.batch_timeout_s)
             except ProducerFenced as exc:
                 self._renew_producer(exc)
             if time.monotonic() >= next_lag:
                 self.intake.report_lag()
                 next_lag = time.monotonic() + _LAG_EVERY_S
 
-    def _step(self, processor: BatchProcessor, beat: Any, size: int, timeout_s: float, linger_s: float = 0.0) -> None:
+    def _step(self, processor: BatchProcessor, beat: Any, size: int, timeout_s: float) -> None:
         beat()
         self._raise_deferred()
         if self.rewind_needed:
@@ -236,8 +234,6 @@ class RoleRunner:
             messages = self.consumer.consume(size, timeout_s)
         self._raise_deferred()
         batch = self.intake.admit(messages)
-        if batch and len(batch) < size and linger_s > 0 and not self.intake.paused:
-            batch = self._linger(batch, size, linger_s)
         if batch:
             self._process(processor, batch, beat)
         elif self.checkpoint.due():
@@ -247,29 +243,6 @@ class RoleRunner:
                 self._aborted(exc, beat)
             if self.intake.paused:
                 self.intake.resume()
-
-    def _linger(self, batch: list[RawMessage], size: int, linger_s: float) -> list[RawMessage]:
-        """``batch`` and what comes after it while messages keep coming (no gap of :data:`LINGER_QUIET_S`), up to
-        ``size`` messages and ``linger_s`` more (``batch_linger_s``: a burst that began late in a wait is one batch,
-        not two). The batch is in flight meanwhile, as during a back-off: a revocation drops its messages of the
-        revoked partitions; a rewind (a lost assignment, an aborted commit) drops it all, to be read again."""
-        self.inflight = batch
-        deadline = time.monotonic() + linger_s
-        try:
-            while len(self.inflight) < size and (left := deadline - time.monotonic()) > 0:
-                wait = min(LINGER_QUIET_S, left)
-                with self.heartbeat.calling("consume", limit(wait)):
-                    messages = self.consumer.consume(size - len(self.inflight), wait)
-                self._raise_deferred()
-                if self.rewind_needed:
-                    return []
-                more = self.intake.admit(messages)
-                if not more:
-                    break
-                self.inflight = [*self.inflight, *more]
-            return self.inflight
-        finally:
-            self.inflight = []
 
     def _renew_producer(self, exc: ProducerFenced) -> None:
         """An exactly-once role whose producer was fenced goes on with a new one, as Kafka Streams does after a
