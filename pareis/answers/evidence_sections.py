@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pareis.answers.gate import upstream_assertions
+from pareis.answers.gate_reads import upstream_assertions
 from pareis.core import catalog
 from pareis.core.contamination import contamination
 from pareis.core.graph import Attr, LineageView, Memo, Query, Rel

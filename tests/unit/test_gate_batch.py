@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import pytest
 
-from pareis.answers import gate as gate_module
+from pareis.answers import gate_reads
 from pareis.answers.gate import MODEL_ERRORS, gate, gates
 from pareis.answers.incidents import incident_list
 from pareis.answers.render import dump
@@ -58,7 +58,7 @@ def test_asked_together_each_answer_is_the_one_asked_alone(ratio: int, monkeypat
     decided = set()
     for at_ms in times:
         with monkeypatch.context() as patch:
-            patch.setattr(gate_module, "PRUNE_RATIO", ratio)
+            patch.setattr(gate_reads, "PRUNE_RATIO", ratio)
             answers = gates(sources, models=MODELS, at_ms=at_ms)
         assert sorted(answers) == sorted(MODELS)
         for model in MODELS:

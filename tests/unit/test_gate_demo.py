@@ -162,7 +162,7 @@ def test_the_demo_writes_one_schema_valid_gate_file_per_group_and_changed_step(
 def test_pruning_by_region_never_drops_an_incident_that_reaches_a_version() -> None:
     """The gate analyses only the incidents whose datasets have a table-level ancestor in the version's region;
     on the whole recording, for every model version, that finds exactly the incidents a full analysis finds."""
-    from pareis.answers.gate import _group_inputs
+    from pareis.answers.gate_reads import group_inputs
     from pareis.answers.reach import incident_facts_at, reaching
     from pareis.compose.sources import open_sources
     from pareis.core import catalog
@@ -177,5 +177,5 @@ def test_pruning_by_region_never_drops_an_incident_that_reaches_a_version() -> N
         assert len(versions) >= 8
         for urn in versions:
             info = catalog.models(view, [urn])[urn]
-            pruned = incident_facts_at(view, sources.runs, at, near_to=_group_inputs(view, info))
+            pruned = incident_facts_at(view, sources.runs, at, near_to=group_inputs(view, info))
             assert reaching(pruned, urn) == reaching(everything, urn), urn
