@@ -17,10 +17,14 @@ install: $(STAMP)
 # change to one reinstalls (uv rebuilds an editable install each time it installs it).
 COMPILED := $(shell $(PYTHON) -c "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))['tool']['pareis']['compiled'])")
 
-$(STAMP): pyproject.toml setup.py $(COMPILED)
+# uv at the version the image pins (deploy/Dockerfile: one place), not whatever PyPI released today.
+UV_PIN := $(shell sed -n 's/^RUN pip install "\(uv==[0-9.]*\)"$$/\1/p' deploy/Dockerfile)
+
+$(STAMP): pyproject.toml setup.py $(COMPILED) deploy/Dockerfile
 	deploy/local/compiler.sh $(PYTHON)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip uv
+	test -n "$(UV_PIN)" || { echo "no uv pin found in deploy/Dockerfile" >&2; exit 1; }
+	$(BIN)/python -m pip install -q --upgrade pip "$(UV_PIN)"
 	$(BIN)/uv pip install -q --python $(BIN)/python --compile-bytecode -e '.[dev]'
 	touch $(STAMP)
 
