@@ -102,10 +102,12 @@ format_storage() {
   # meta.properties exists once the log dir has been formatted; formatting twice is an error.
   [[ -f "$DATA/meta.properties" ]] && return 0
   local cluster_id
+  # A random id is base64url: one in 64 begins with "-", which the tool's parser would take for an option unless
+  # it is given as --cluster-id=ID.
   cluster_id="$(python3 -c 'import base64, uuid; print(base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("="))')"
   say "kafka: formatting $DATA (cluster id $cluster_id)"
   if ! "$(java_bin)" -Xmx256m -Dlog4j2.configurationFile="$LOCAL_DIR/kafka/log4j2.xml" -cp "$LIBS/*" \
-    kafka.tools.StorageTool format -t "$cluster_id" -c "$PROPS" </dev/null >>"$LOG" 2>&1; then
+    kafka.tools.StorageTool format --cluster-id="$cluster_id" -c "$PROPS" </dev/null >>"$LOG" 2>&1; then
     die_with_log "$SERVICE" "kafka.tools.StorageTool format failed"
   fi
 }
