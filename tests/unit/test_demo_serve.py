@@ -34,6 +34,10 @@ def _get(url: str) -> bytes | None:
         return None
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_demo_serve_serves_the_final_state_until_interrupted(tmp_path: Path) -> None:
     port = _free_port()
     command = [sys.executable, "-m", "pareis.cli", "demo", "--timeline", str(sample.TIMELINE), "--out", str(tmp_path)]
@@ -43,6 +47,9 @@ def test_demo_serve_serves_the_final_state_until_interrupted(tmp_path: Path) -> 
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         env={**os.environ, "COLUMNS": "200"},
+        # Ctrl-C as a terminal delivers it: a run started in the background (CI under `nohup … &`) ignores SIGINT,
+        # and the child would inherit that, so the interrupt below would be lost.
+        preexec_fn=_default_sigint,
     )
     try:
         base = f"http://127.0.0.1:{port}"
