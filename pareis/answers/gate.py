@@ -103,8 +103,9 @@ def gate(
 ) -> GateAnswer:
     """The gate's answer for ``model`` at ``at_ms``.
 
-    ``scores`` gives the upstream datasets' reliability at ``at_ms`` (default :func:`reliability_scores`, read from
-    the exposure index when the sources have one, unless ``use_index`` is False: then walked, as before the index —
+    ``scores`` gives the upstream datasets' reliability at ``at_ms`` (default: the scores :func:`reliability_scores`
+    gives, computed for every version of the question at once by :class:`~pareis.answers.gate_reads.GateReads`, read
+    from the exposure index when the sources have one, unless ``use_index`` is False: then walked, as before the index —
     the same scores; the benchmark's baseline). Raises
     :class:`CannotEvaluate` for a URN that is not a model or group the index knows, a group without versions,
     and a version that lists no features and has no training runs.
@@ -158,8 +159,8 @@ def _answers(
     view: Memo | None = None,
     survey: Survey | None = None,
 ) -> dict[str, GateAnswer | Exception]:
-    """:func:`gates` with ``scores`` (None: :func:`reliability_scores`, through the index unless ``use_index`` is
-    False)."""
+    """:func:`gates` with ``scores`` (None: as :func:`reliability_scores` gives them, for all the versions at once,
+    through the index unless ``use_index`` is False)."""
     view = view if view is not None else Memo(sources.lineage)
     out: dict[str, GateAnswer | Exception] = {}
     evaluated: dict[str, ModelVersion] = {}
@@ -220,8 +221,10 @@ def gather(
 def reliability_scores(
     sources: Sources, view: Memo, at_ms: int, version: str | None = None, *, use_index: bool = True
 ) -> Scores:
-    """The reliability score of DESIGN §2.5 of many datasets at once, as ``pareis protect --model VERSION`` gives
-    them (:func:`pareis.answers.reliability.dataset_scores`: one implementation), read over the gate's memo: what
+    """The reliability score of DESIGN §2.5 of many datasets at once for one version, as ``pareis protect --model
+    VERSION`` gives them: the reference the gate's own scores of many versions at once
+    (:func:`pareis.answers.reliability.version_dataset_scores`) are tested against
+    (:func:`pareis.answers.reliability.dataset_scores`: one implementation), read over the gate's memo: what
     lies downstream of their columns from the exposure index when the sources have one (and ``use_index``), else
     walked."""
 
