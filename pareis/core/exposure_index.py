@@ -67,9 +67,11 @@ EXPOSURE_ASPECTS = frozenset(
         "upstreamLineage",
         "schemaMetadata",
         "siblings",
+        "logicalParent",
         "dataJobInputOutput",
         "mlFeatureProperties",
         "mlPrimaryKeyProperties",
+        "mlFeatureTableProperties",
         "mlModelProperties",
         "versionProperties",
         "dataProcessInstanceInput",
@@ -78,7 +80,8 @@ EXPOSURE_ASPECTS = frozenset(
     }
 )
 """The aspects whose change can change an exposure (the edges the snapshot reads, the models' groups, and soft
-deletion)."""
+deletion): each one whose facts the snapshot reads (``tests/unit/test_exposure_aspects.py`` checks it on real
+metadata), so that a snapshot of the current generation is never stale."""
 
 FEATURE_ASPECTS = ("mlFeatureProperties", "mlPrimaryKeyProperties")
 """The aspects whose entities can be the target of a ``feature_source`` edge (the snapshot's enumeration)."""

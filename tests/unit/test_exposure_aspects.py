@@ -1,0 +1,106 @@
+"""Which aspects advance the lineage generation (:data:`~pareis.core.exposure_index.EXPOSURE_ASPECTS`): every aspect
+whose facts the exposure snapshot reads, checked on real metadata.
+
+The exposure index is recomputed only when the generation moves, and the scores role trusts a snapshot of the current
+generation as fresh (:class:`~pareis.roles.scores.ScorePublisher`): an aspect that changes what the snapshot reads
+but does not advance the generation leaves a stale snapshot that says it is fresh. ``logicalParent`` (sibling and
+column edges) and ``mlFeatureTableProperties`` (a key's feature tables) were such aspects.
+
+The relations and attributes each aspect contributes are read from every golden, every overlay and the demo recording
+loaded through the lineage role's translation; those the snapshot reads, from a view that records its questions while
+it computes the snapshot of all of them together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+
+from pareis.core.exposure_index import EXPOSURE_ASPECTS, enumerate_inputs, snapshot
+from pareis.core.graph import Adjacency, Attr, LineageView, Outline, Query, Rel
+from pareis.datahub.translate.lineage import LINEAGE_ASPECTS
+from pareis.lineage_loader import load_files
+from pareis.store.lineage import LineageUpdate, Outcome
+from pareis.store.lineage_memory import MemoryLineageStore
+from tests.support.goldens import DEMO, OVERLAYS, every_golden
+
+REMOVAL = "status"
+"""Soft deletion: read as the removed flag of every node a walk meets (:class:`~pareis.core.graph.Memo`)."""
+
+
+class Contributions(MemoryLineageStore):
+    """A store that remembers which relations and attributes each aspect contributed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rels: dict[str, set[Rel]] = {}
+        self.attrs: dict[str, set[str]] = {}
+
+    def apply(self, updates: Sequence[LineageUpdate]) -> list[Outcome]:
+        for u in updates:
+            if u.facts is not None:
+                self.rels.setdefault(u.aspect, set()).update(rel for rel, _, _ in u.facts.edges)
+                self.attrs.setdefault(u.aspect, set()).update(str(a) for a in u.facts.attrs)
+        return super().apply(updates)
+
+
+class Questions:
+    """A view that records the relations and attributes asked of ``view``."""
+
+    def __init__(self, view: LineageView) -> None:
+        self.view = view
+        self.rels: set[Rel] = set()
+        self.attrs: set[str] = set()
+
+    def lookup(self, queries: Sequence[Query]) -> list[Adjacency]:
+        self.rels.update(q.rel for q in queries)
+        return self.view.lookup(queries)
+
+    def attributes(self, nodes: Collection[str]) -> Mapping[str, Mapping[str, str]]:
+        found = self.view.attributes(nodes)
+        self.attrs.update(name for attrs in found.values() for name in attrs)  # whatever it holds may be read
+        return found
+
+    def attribute(self, nodes: Collection[str], name: Attr) -> Mapping[str, str | None]:
+        self.attrs.add(str(name))
+        return self.view.attribute(nodes, name)
+
+    def outlines(self, datasets: Collection[str]) -> Mapping[str, Outline]:
+        self.rels.add(Rel.HAS_COLUMN)
+        return self.view.outlines(datasets)
+
+
+def loaded() -> Contributions:
+    store = Contributions()
+    overlays = [p for p in sorted(OVERLAYS.glob("*.json")) if not p.name.startswith("malformed_")]  # refused whole
+    load_files(store, [*every_golden(), *sorted(DEMO.glob("*.json")), *overlays])
+    return store
+
+
+def test_every_aspect_the_exposure_snapshot_reads_advances_the_generation() -> None:
+    store = loaded()
+    asked = Questions(store)
+    entries = snapshot(asked, **enumerate_inputs(store.entities))
+    assert entries, "the metadata has no exposure to compute: the test would check nothing"
+    assert asked.rels >= {Rel.FEATURE_SOURCE, Rel.FEATURE_MODEL, Rel.SIBLING, Rel.COLUMN, Rel.TABLE_KEY}
+    bearing = {
+        aspect
+        for aspect in LINEAGE_ASPECTS
+        if store.rels.get(aspect, set()) & asked.rels or store.attrs.get(aspect, set()) & asked.attrs
+    }
+    assert bearing <= EXPOSURE_ASPECTS, f"they change the exposure, not the generation: {bearing - EXPOSURE_ASPECTS}"
+
+
+def test_the_generation_advances_on_nothing_the_snapshot_does_not_read() -> None:
+    store = loaded()
+    asked = Questions(store)
+    snapshot(asked, **enumerate_inputs(store.entities))
+    # Each aspect seen in the metadata and listed must contribute something the snapshot reads (or be the removal):
+    # a listed aspect that does not costs a recomputation of the exposure for nothing.
+    seen = store.rels.keys() | store.attrs.keys()
+    idle = {
+        aspect
+        for aspect in EXPOSURE_ASPECTS & seen
+        if aspect != REMOVAL
+        and not (store.rels.get(aspect, set()) & asked.rels or store.attrs.get(aspect, set()) & asked.attrs)
+    }
+    assert not idle, idle
