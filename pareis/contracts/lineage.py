@@ -74,9 +74,26 @@ class LineageUpdate:
 
 
 class Outcome(StrEnum):
+    """What a store did with one update (:mod:`pareis.store.lineage`)."""
+
     APPLIED = "applied"
+    """The index changed to hold the update."""
+    REPEATED = "repeated"
+    """The record is this very update already (same stamp, same facts): a redelivery. The index is unchanged, but
+    the update's effects are due again: it may be the redo of an attempt that applied it and stopped before what
+    followed from it (the watch's signals, the lineage generation) was delivered."""
     UNCHANGED = "unchanged"
+    """Facts equal to the record's under another stamp (a restatement): nothing changed, nothing follows."""
     STALE = "stale"
+    """Older than the record: ignored."""
+
+    @property
+    def effective(self) -> bool:
+        """Whether what follows from the update is due: it was applied now, or is a redelivery of one applied."""
+        return self in _EFFECTIVE
+
+
+_EFFECTIVE = frozenset({Outcome.APPLIED, Outcome.REPEATED})
 
 
 @dataclass(frozen=True)

@@ -17,10 +17,10 @@ Contract (the role runs at-least-once, :mod:`pareis.kafka.role`):
   message, so the runtime isolates and dead-letters it and redoes the rest one message at a time. On a store that
   streams (:class:`StreamingStore`, the Redis store) the batch is translated chunk by chunk (:data:`CHUNK`
   messages) and each chunk is sent as soon as it is translated, so the server applies it while the next one is
-  translated; the updates before a malformed one are then already written when it raises. Their outcomes are
-  carried into the redo: an update of the redo that the store finds unchanged but that the failed batch applied
-  (same entity, aspect and stamp) counts as applied, so the watch and the exposure index see what they would
-  have seen from an all-or-nothing batch. On any other store the whole batch is translated before anything is
+  translated; the updates before a malformed one are then already written when it raises. Their redo finds
+  them ``REPEATED``, whose effects are due as an applied update's are (:attr:`~pareis.store.lineage.Outcome.
+  effective`), so the watch and the exposure index see what they would have seen from an all-or-nothing batch.
+  On any other store the whole batch is translated before anything is
   written. Either way the batch is applied (or the error raised) before the handler returns, so the runtime
   commits nothing unapplied.
 * **Partly malformed lineage.** A malformed ``fineGrainedLineages`` entry does not drop the aspect: the valid
@@ -28,6 +28,11 @@ Contract (the role runs at-least-once, :mod:`pareis.kafka.role`):
   blast radius touches it say "lineage incomplete"), and with ``dlq_topic`` the bad entries are dead-lettered
   (reason ``lineage-incomplete``; the value is ``{"entityUrn", "aspectName", "errors", "entries"}`` JSON, the
   headers locate the original message).
+* **Effects again on a redo.** The effects below follow every update the store applied *or found repeated*
+  (``Outcome.effective``): an attempt that applied a batch and stopped before its signals and offsets were
+  committed (a crash, a lost group membership) left the index changed and its effects undelivered, and its redo
+  is told so by the store (the same stamp), not by memory of this process. A redelivery thus repeats its
+  signals (harmless: a re-evaluation that finds nothing new changes nothing) and advances the generation.
 * **Live re-evaluation.** With ``watch`` (:class:`~pareis.roles.lineage_watch.LineageWatch`), the updates the
   store applied that touch an active incident become lineage signals on ``pareis.signals.v1``, keyed by the
   incident's dataset (DESIGN §3), produced after the index holds the change. On a store that streams, what each
@@ -56,17 +61,14 @@ from pareis.core.graph import Attr
 from pareis.datahub.translate.lineage import lineage_update, stamp_of
 from pareis.datahub.wire.changelog import ChangeLog
 from pareis.datahub.writes.marks import is_own_write
-from pareis.errors import DecodeError, Poison
+from pareis.errors import DecodeError
 from pareis.kafka.dlq import dead_letter
 from pareis.roles.lineage_watch import LineageWatch
 from pareis.store.exposure import ExposureIndex
-from pareis.store.lineage import LineageStore, LineageUpdate, Outcome, Stamp
+from pareis.store.lineage import LineageStore, LineageUpdate, Outcome
 
 CHUNK = 50
 """Messages translated per send on a :class:`StreamingStore`."""
-CARRY_LIMIT = 10_000
-"""Carried outcomes kept at most (a redo consumes them; past this the oldest are dropped: a lost carry only
-costs the watch a signal, a kept one at most a repeated signal)."""
 
 
 class UpdateStream(Protocol):
@@ -127,7 +129,6 @@ class LineageHandler:
     outcomes: dict[Outcome, int] = field(default_factory=dict)
     maintainer_check: Callable[[], None] | None = None
     """Raises Fatal when the exposure index's maintainer (in this process) stopped; asked before each batch."""
-    _applied: dict[tuple[str, str], Stamp] = field(default_factory=dict, init=False, repr=False)
 
     def __call__(self, batch: Sequence[Message[ChangeLog]]) -> Iterable[OutRecord]:
         if self.maintainer_check is not None:
@@ -142,22 +143,20 @@ class LineageHandler:
                 chunk = len(updates)
                 try:
                     self._translate(batch[start : start + CHUNK], updates, letters)
-                except BaseException as exc:
-                    sent = stream.finish()  # the chunks before it are written: read their outcomes
-                    if isinstance(exc, Poison):
-                        self._carry(updates, sent)
+                except BaseException:
+                    stream.finish()  # the chunks before it are written (their redo finds them REPEATED)
                     raise
                 stream.send(updates[chunk:])
             if check is not None:  # folded while the server applies the last chunks, which finish() waits for
                 check.see(updates)
-            outcomes = self._carried(updates, stream.finish())
+            outcomes = stream.finish()
         else:
             self._translate(batch, updates, letters)
-            outcomes = self._carried(updates, self.store.apply(updates))
+            outcomes = self.store.apply(updates)
         for outcome in outcomes:
             self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
         if self.exposure is not None and any(
-            o is Outcome.APPLIED and u.aspect in EXPOSURE_ASPECTS for u, o in zip(updates, outcomes, strict=True)
+            o.effective and u.aspect in EXPOSURE_ASPECTS for u, o in zip(updates, outcomes, strict=True)
         ):
             self.exposure.touch()
         if check is not None:
@@ -175,25 +174,6 @@ class LineageHandler:
                 updates.append(update)
                 if self.dlq_topic and update.facts and Attr.LINEAGE_INCOMPLETE in update.facts.attrs:
                     letters.append(self._bad_part(message, update.facts.attrs[Attr.LINEAGE_INCOMPLETE]))
-
-    def _carry(self, updates: Sequence[LineageUpdate], outcomes: Sequence[Outcome]) -> None:
-        """Remember the updates a failing batch applied (for :meth:`_carried` in its redo)."""
-        for u, o in zip(updates, outcomes, strict=False):
-            if o is Outcome.APPLIED:
-                self._applied[(u.entity, u.aspect)] = u.stamp
-        while len(self._applied) > CARRY_LIMIT:
-            del self._applied[next(iter(self._applied))]
-
-    def _carried(self, updates: Sequence[LineageUpdate], outcomes: list[Outcome]) -> list[Outcome]:
-        """``outcomes`` with an unchanged update that a failed batch applied (:meth:`_carry`) counted as applied."""
-        if not self._applied:
-            return outcomes
-        for i, (u, o) in enumerate(zip(updates, outcomes, strict=True)):
-            if self._applied.get((u.entity, u.aspect)) == u.stamp:
-                del self._applied[(u.entity, u.aspect)]
-                if o is Outcome.UNCHANGED:
-                    outcomes[i] = Outcome.APPLIED
-        return outcomes
 
     def _bad_part(self, message: Message[ChangeLog], incomplete: str) -> OutRecord:
         assert self.dlq_topic is not None

@@ -87,7 +87,7 @@ class WatchCheck:
         early = self._touched if index is self._early else None
         touched: dict[str, tuple[set[str], int]] = {}
         for i, (update, outcome) in enumerate(zip(self._updates, outcomes, strict=True)):
-            if outcome is not Outcome.APPLIED:
+            if not outcome.effective:  # a repeated update's signals may never have been delivered: due again
                 continue
             for dataset in _touched(index, update) if early is None else early[i]:
                 entities, logged = touched.setdefault(dataset, (set(), update.stamp.time_ms))

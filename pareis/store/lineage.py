@@ -7,8 +7,9 @@ unit: the edges and attributes in the record but not in the update are removed, 
 replaced. Rules, identical in every implementation (the contract suite pins them):
 
 * **Newer wins.** An update *older* than the record (:meth:`Stamp.older_than`) is ignored: ``STALE``.
-* **Idempotent.** Facts equal to the record's are a no-op (``UNCHANGED``; the record keeps its stamp) — this is
-  how a ``RESTATE`` of an equal value, or a redelivery, costs nothing.
+* **Idempotent.** Facts equal to the record's are a no-op: ``REPEATED`` when the stamp is the record's too (a
+  redelivery, whose effects the caller delivers again: the attempt that applied it may have stopped before it
+  delivered them), ``UNCHANGED`` otherwise (a ``RESTATE`` of an equal value; the record keeps its stamp).
 * **DELETE** (``facts=None``) removes the aspect's contribution and leaves a *tombstone* record with its stamp,
   so a late, older update cannot resurrect it; a later update after the tombstone applies again.
 * **Shared edges are counted.** Two aspects contributing the same edge (a column edge stated by a dataset's

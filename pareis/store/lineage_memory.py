@@ -31,7 +31,7 @@ class MemoryLineageStore:
             if update.stamp.older_than(old.stamp, other_deleted=old.facts is None):
                 return Outcome.STALE
             if old.facts == update.facts:
-                return Outcome.UNCHANGED
+                return Outcome.REPEATED if old.stamp == update.stamp else Outcome.UNCHANGED
         before = old.facts if old is not None and old.facts is not None else _EMPTY
         after = update.facts if update.facts is not None else _EMPTY
         if before.edges:

@@ -8,11 +8,11 @@ keys of one home node (one hash tag: one Redis Cluster slot). Moves arrive as AR
 every delta adds a new entry, the common first write; rebuilt otherwise), ``s``/``d`` attributes set/deleted.
 
 * :data:`CLAIM` (``KEYS``: the record, the pending hash, the home's data keys): the stamp and body compared with
-  the record (``0`` stale, ``2`` unchanged). A first write planned whole in the entity's own home (flag ``f``) is
-  applied and recorded at once (``1``). Otherwise the update becomes the record's *pending* apply, numbered one past
-  the record's sequence, and the script returns ``{3, seq, record}``; an apply already pending (a writer that
-  crashed, or runs alongside) comes back as ``{4, seq, record, its record, its attributes}`` for the caller to
-  finish first (the same update pending again is ``3``: a redo).
+  the record (``0`` stale, ``2`` unchanged, ``5`` repeated: the record's own stamp too). A first write planned
+  whole in the entity's own home (flag ``f``) is applied and recorded at once (``1``). Otherwise the update becomes
+  the record's *pending* apply, numbered one past the record's sequence, and the script returns ``{3, seq,
+  record}``; an apply already pending (a writer that crashed, or runs alongside) comes back as ``{4, seq, record,
+  its record, its attributes}`` for the caller to finish first (the same update pending again is ``3``: a redo).
 * :data:`DELTA` (``KEYS``: the home's marker hash, its data keys): another home's share of a pending apply, once:
   skipped when the marker hash says this record's sequence got there already.
 * :data:`FINALIZE` (``KEYS``: the record, the pending hash, the entity's data keys): the entity's own share, and the
@@ -143,7 +143,10 @@ if cur then
     older = nt < ot
   end
   if older then return 0 end
-  if od == nd and ob == nb then return 2 end
+  if od == nd and ob == nb then
+    if ov == nv and ot == nt then return 5 end
+    return 2
+  end
   seq, empty = tonumber(os) + 1, od == '1'
 end
 if ARGV[6] == 'f' and empty then

@@ -60,7 +60,7 @@ SEND_CHUNK = 50
 """Updates per claim batch."""
 _CLAIM, _DELTA, _FINALIZE = sha_of(CLAIM), sha_of(DELTA), sha_of(FINALIZE)
 SCRIPTS = {_CLAIM: CLAIM, _DELTA: DELTA, _FINALIZE: FINALIZE}
-_OUTCOMES = {0: Outcome.STALE, 1: Outcome.APPLIED, 2: Outcome.UNCHANGED}
+_OUTCOMES = {0: Outcome.STALE, 1: Outcome.APPLIED, 2: Outcome.UNCHANGED, 5: Outcome.REPEATED}
 _REDO = (
     redis.exceptions.NoScriptError,
     redis.exceptions.AskError,
@@ -221,7 +221,7 @@ class ApplyStream:
                 continue
             code, seq = int(reply[0]), int(reply[1])
             if code == 3 and (u.record, seq) in self._moved_applies:  # the same update again in the stream: a no-op
-                self._outcomes[u.at] = Outcome.UNCHANGED
+                self._outcomes[u.at] = Outcome.REPEATED
                 continue
             if code == 3:
                 before = _facts(reply[2])

@@ -88,11 +88,14 @@ def test_an_update_replaces_that_aspects_edges_as_a_unit(store: LineageStore) ->
     assert down(store, Rel.DATASET, A) == {A: frozenset()}
 
 
-def test_redelivery_is_a_no_op(store: LineageStore) -> None:
+def test_redelivery_is_a_no_op_reported_as_repeated(store: LineageStore) -> None:
+    # REPEATED, not UNCHANGED: the redo of an attempt that applied the update must deliver its effects again.
     update = upd(B, "upstreamLineage", [(Rel.DATASET, A, B)], version=3, time=30)
-    assert store.apply([update, update]) == [Outcome.APPLIED, Outcome.UNCHANGED]
-    assert store.apply([update]) == [Outcome.UNCHANGED]
+    assert store.apply([update, update]) == [Outcome.APPLIED, Outcome.REPEATED]
+    assert store.apply([update]) == [Outcome.REPEATED]
     assert up(store, Rel.DATASET, B) == {B: frozenset({A})}
+    assert store.record(B, "upstreamLineage") == AspectRecord(Stamp(3, 30), Facts.of([(Rel.DATASET, A, B)]))
+    assert [o.effective for o in Outcome] == [o in (Outcome.APPLIED, Outcome.REPEATED) for o in Outcome]
 
 
 def test_equal_value_under_a_newer_stamp_is_unchanged_and_keeps_the_stamp(store: LineageStore) -> None:
@@ -130,7 +133,8 @@ def test_delete_removes_the_contribution_and_blocks_older_updates(store: Lineage
     assert store.record(B, "upstreamLineage") == AspectRecord(Stamp(2, 30), None)
     # A late copy of the deleted value does not come back ...
     assert store.apply([upd(B, "upstreamLineage", [(Rel.DATASET, A, B)], version=2, time=20)]) == [Outcome.STALE]
-    assert store.apply([upd(B, "upstreamLineage", None, version=2, time=30)]) == [Outcome.UNCHANGED]
+    assert store.apply([upd(B, "upstreamLineage", None, version=2, time=30)]) == [Outcome.REPEATED]
+    assert store.apply([upd(B, "upstreamLineage", None, version=2, time=31)]) == [Outcome.UNCHANGED]
     # ... but a re-creation after the delete does, even if GMS restarted its version count.
     assert store.apply([upd(B, "upstreamLineage", [(Rel.DATASET, C, B)], version=1, time=40)]) == [Outcome.APPLIED]
     assert up(store, Rel.DATASET, B) == {B: frozenset({C})}

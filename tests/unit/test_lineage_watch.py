@@ -62,8 +62,9 @@ class CountingWatchStore(MemoryWatchStore):
         return out
 
 
-def _batch(size: int, *, upstream: int | None = None) -> list[Message[ChangeLog]]:
-    """``size`` upstreamLineage changes of distinct datasets; each reads ``UP`` of its own index, or of ``upstream``."""
+def _batch(size: int, *, upstream: int | None = None, at: int = 1_000) -> list[Message[ChangeLog]]:
+    """``size`` upstreamLineage changes of distinct datasets; each reads ``UP`` of its own index, or of ``upstream``;
+    the i-th stamped ``at + i``."""
     out = []
     for i in range(size):
         source = UP.format(i if upstream is None else upstream)
@@ -85,8 +86,8 @@ def _batch(size: int, *, upstream: int | None = None) -> list[Message[ChangeLog]
             aspect_name="upstreamLineage",
             aspect=orjson.dumps(aspect),
             previous_aspect=None,
-            system_metadata={"version": "1", "lastObserved": 1_000 + i},
-            created={"time": 1_000 + i, "actor": "urn:li:corpuser:datahub"},
+            system_metadata={"version": "1", "lastObserved": at + i},
+            created={"time": at + i, "actor": "urn:li:corpuser:datahub"},
             headers=None,
             schema_id=0,
         )
@@ -111,7 +112,7 @@ def test_the_streamed_check_signals_as_the_plain_one() -> None:
         watches.put(watched)
         handler = LineageHandler(store, DatahubSettings(), watch=LineageWatch(watches, "signals"))
         seen.append(_signals(list(handler(messages))))
-        assert _signals(list(handler(messages))) == [], "an unchanged restatement signals nothing"
+        assert _signals(list(handler(_batch(2 * CHUNK + 5, at=5_000)))) == [], "an equal restatement signals nothing"
     plain, streamed = seen
     assert [key for key, _ in plain] == sorted(k.encode() for k in watched)
     assert streamed == plain
@@ -139,3 +140,19 @@ def test_with_no_active_incident_nothing_is_folded_and_nothing_is_signalled() ->
     handler = LineageHandler(store, DatahubSettings(), watch=LineageWatch(watches, "signals"))
     assert list(handler(_batch(5))) == []
     assert handler.outcomes == {Outcome.APPLIED: 5}
+
+
+def test_the_redo_of_an_attempt_that_applied_its_batch_and_stopped_signals_what_the_attempt_did_not_deliver() -> None:
+    """A crash (or a lost group membership) after the store applied the batch and before its signals and offsets
+    were committed: the redo, in a new process, finds the index holding the updates already. The store reports them
+    repeated and the redo signals what the first attempt would have (it was never delivered)."""
+    messages = _batch(CHUNK + 3)
+    for make in (MemoryLineageStore, StreamingMemoryStore):
+        store = make()
+        watches = MemoryWatchStore()
+        watches.put({INCIDENT: [UP.format(3)]})
+        attempt = list(LineageHandler(store, DatahubSettings(), watch=LineageWatch(watches, "signals"))(messages))
+        assert [r.key for r in attempt] == [INCIDENT.encode()]
+        redo = LineageHandler(store, DatahubSettings(), watch=LineageWatch(watches, "signals"))
+        assert _signals(list(redo(messages))) == _signals(attempt)
+        assert redo.outcomes == {Outcome.REPEATED: CHUNK + 3}
