@@ -33,7 +33,7 @@ from pareis.datahub.wire.aspects import is_timeseries
 from pareis.datahub.wire.changelog import ChangeLog
 from pareis.errors import DecodeError
 from pareis.replay import proposal_clock
-from pareis.roles.lineage import foreign_update_of
+from pareis.roles.lineage import changes_exposure, foreign_update_of
 from pareis.store.lineage import LineageStore, LineageUpdate, Outcome
 
 RUN_ASPECT = "assertionRunEvent"
@@ -54,6 +54,9 @@ class Loaded:
     runs: list[AssertionRun] = field(default_factory=list)
     operations: list[tuple[str, int]] = field(default_factory=list)
     """(dataset, change time) of every ``operation`` aspect (:func:`pareis.core.runs.operation_time`)."""
+    exposure_changed: bool = False
+    """Whether the load changed what the exposure index follows (:func:`pareis.roles.lineage.changes_exposure`):
+    then its generation must advance once the load is done."""
 
     @property
     def updates(self) -> int:
@@ -128,7 +131,7 @@ def load(
                     raise MetadataFileError(f"{proposal.source}: {exc}") from exc
                 yield update
 
-    _apply_in_batches(store, updates(), batch, loaded.outcomes)
+    _apply_in_batches(store, updates(), batch, loaded)
     return loaded
 
 
@@ -153,26 +156,30 @@ def load_changes(
             loaded.changes += 1
             yield foreign_update_of(change, own)
 
-    _apply_in_batches(store, updates(), batch, loaded.outcomes)
+    _apply_in_batches(store, updates(), batch, loaded)
     return loaded
 
 
-def _apply_in_batches(
-    store: LineageStore, updates: Iterable[LineageUpdate | None], batch: int, outcomes: Counter[Outcome]
-) -> None:
-    """Apply the updates that are not None to ``store`` in order, ``batch`` per call, counting into ``outcomes``.
+def _apply_in_batches(store: LineageStore, updates: Iterable[LineageUpdate | None], batch: int, loaded: Loaded) -> None:
+    """Apply the updates that are not None to ``store`` in order, ``batch`` per call, counting into ``loaded``.
 
     Each full batch is applied before the next update is drawn, so a lazy ``updates`` interleaves with the store.
     """
     pending: list[LineageUpdate] = []
+
+    def apply() -> None:
+        outcomes = store.apply(pending)
+        loaded.outcomes.update(outcomes)
+        loaded.exposure_changed = loaded.exposure_changed or changes_exposure(pending, outcomes)
+
     for update in updates:
         if update is not None:
             pending.append(update)
         if len(pending) >= batch:
-            outcomes.update(store.apply(pending))
+            apply()
             pending = []
     if pending:
-        outcomes.update(store.apply(pending))
+        apply()
 
 
 def load_files(

@@ -4,8 +4,10 @@
 
 For a fresh deployment, or to catch an index up without replaying the change log: every proposal goes through
 the lineage role's own translation (:mod:`pareis.lineage_loader`), so the index equals the one the role builds
-from the same changes, and loading is idempotent (a repeated load reports its updates as unchanged; an older
-aspect version never overwrites a newer one already indexed). Assertion runs are recorded in the run history,
+from the same changes, and loading is idempotent (a repeated load reports its updates as repeated; an older
+aspect version never overwrites a newer one already indexed). A load that changed what the exposure index follows
+advances its lineage generation, as the lineage role does, so the exposure snapshot is recomputed and no reader
+trusts the old one as current. Assertion runs are recorded in the run history,
 idempotent by (assertion, timestamp).
 
 Exit codes: 0 loaded; 1 Redis or GMS unreachable or failing (nothing is rolled back: loading again is safe); 2 an
@@ -61,6 +63,8 @@ def bootstrap_index(
         new_runs = sum(target.runs.record(run) for run in loaded.runs)
         for dataset, changed in loaded.operations:
             target.runs.record_operation(dataset, changed)
+        if loaded.exposure_changed and target.exposure is not None:
+            target.exposure.touch()
         rebuilt()  # a Redis that lost its data (or never had any) is trusted again from here
     except (MetadataFileError, Poison) as exc:
         raise fail("bootstrap", str(exc), 2) from exc

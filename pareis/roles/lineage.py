@@ -107,6 +107,13 @@ def update_of(change: ChangeLog) -> LineageUpdate | None:
         raise
 
 
+def changes_exposure(updates: Sequence[LineageUpdate], outcomes: Sequence[Outcome]) -> bool:
+    """Whether applying ``updates`` (with the store's ``outcomes``) is a lineage change the exposure index must
+    follow: an exposure-bearing aspect (:data:`~pareis.core.exposure_index.EXPOSURE_ASPECTS`) applied or repeated
+    (:attr:`~pareis.store.lineage.Outcome.effective`). Whoever writes the index advances the generation on it."""
+    return any(o.effective and u.aspect in EXPOSURE_ASPECTS for u, o in zip(updates, outcomes, strict=True))
+
+
 def foreign_update_of(change: ChangeLog, datahub: DatahubSettings) -> LineageUpdate | None:
     """:func:`update_of`, except None for Pareis's own writes (:func:`~pareis.datahub.writes.marks.is_own_write`)."""
     if is_own_write(change.system_metadata, change.created, datahub):
@@ -155,9 +162,7 @@ class LineageHandler:
             outcomes = self.store.apply(updates)
         for outcome in outcomes:
             self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
-        if self.exposure is not None and any(
-            o.effective and u.aspect in EXPOSURE_ASPECTS for u, o in zip(updates, outcomes, strict=True)
-        ):
+        if self.exposure is not None and changes_exposure(updates, outcomes):
             self.exposure.touch()
         if check is not None:
             letters.extend(check.signals(outcomes))

@@ -24,6 +24,7 @@ from pareis.datahub.files.metadata_file import read_proposals
 from pareis.datahub.translate.lineage import LINEAGE_ASPECTS
 from pareis.kafka import dlq as dlq_headers
 from pareis.lineage_loader import load_files
+from pareis.store.exposure_redis import RedisExposureIndex
 from pareis.store.lineage import AspectRecord, LineageStore
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.lineage_redis import RedisLineageStore
@@ -160,10 +161,13 @@ def test_bootstrap_loads_redis_idempotently_and_analyze_reads_it_as_the_files(
     first = cli("bootstrap", "--metadata", str(SAMPLE), "--redis", redis_url)
     assert first.exit_code == 0, first.stderr
     assert "assertion runs: 18 (18 new)" in first.stdout
+    exposure = RedisExposureIndex(redis_client)
+    assert exposure.generation() == 1, "a load that changed the lineage advances the generation, as the role does"
     again = cli("bootstrap", "--metadata", str(SAMPLE), "--redis", redis_url)
     assert (
         again.exit_code == 0 and "(repeated 48, unchanged 8)" in again.stdout and "(0 new)" in again.stdout
     )  # 52 proposals + the 4 siblings GMS's hook writes; 8 of them restate an equal value under a newer stamp
+    assert exposure.generation() == 2, "a repeated load may be the redo of one that stopped before its advance"
 
     memory = MemoryLineageStore()
     runs = load_files(memory, [SAMPLE]).runs
