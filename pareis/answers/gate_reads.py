@@ -102,7 +102,8 @@ class GateReads:
         ups = {v: surveyed[v] if v in surveyed else walked.models[v] for v in versions}
         every = set(found.members)
         near_to = {v: near(found, walked.regions, (REGION, v)) if pruned else every for v in versions}
-        facts = analysed_by_key(view, sources.runs, at_ms, found, sorted(set().union(*near_to.values())))
+        keys = sorted(set().union(*near_to.values()))
+        facts = analysed_by_key(view, sources.runs, at_ms, found, keys, sources.blasts)
         if scores is not None:
             scored = {v: dict(scores(sorted(ups[v].datasets))) for v in versions}
         else:

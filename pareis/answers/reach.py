@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pareis.answers.timelines import class_timelines
 from pareis.core import catalog
 from pareis.core.analysis import incident_facts, shared_blasts, walk_together
+from pareis.core.blast_cache import BlastCache
 from pareis.core.fieldpath import is_column, parent_of
 from pareis.core.gate_inputs import IncidentReach
 from pareis.core.graph import Memo, Query, Rel, union
@@ -70,17 +71,28 @@ def analysed(view: Memo, runs: RunHistory, at_ms: int, found: Candidates, keys: 
 
 
 def analysed_by_key(
-    view: Memo, runs: RunHistory, at_ms: int, found: Candidates, keys: Iterable[str]
+    view: Memo,
+    runs: RunHistory,
+    at_ms: int,
+    found: Candidates,
+    keys: Iterable[str],
+    blasts: BlastCache | None = None,
 ) -> dict[str, list[IncidentFacts]]:
     """:func:`analysed`, per class key (each class's incidents by first failure). The blast radii of many
     incidents are walked together first, into ``view`` (:func:`~pareis.core.analysis.walk_together`), and their
-    analyses' inputs read at once (:func:`~pareis.core.analysis.shared_blasts`): each radius is walked once."""
+    analyses' inputs read at once (:func:`~pareis.core.analysis.shared_blasts`): each radius is walked once.
+    ``blasts``: radii kept from earlier views of ``view``'s generation, taken instead of walked, and given the radii
+    walked here (:class:`~pareis.core.blast_cache.BlastCache`)."""
     timelines = class_timelines(runs, {key: found.names[key] for key in keys}, at_ms)
     windows = {key: incidents(timeline) for key, timeline in timelines.items()}
-    known: dict[str, BlastRadius] = {}
     failing = [r for found_windows in windows.values() for w in found_windows for r in w.runs]
-    if walk_together(view, failing) is not None:  # many incidents: their analyses' inputs read at once too
-        known = shared_blasts(view, [r for timeline in timelines.values() for r in timeline], failing)
+    known: dict[str, BlastRadius] = {} if blasts is None else blasts.known(view, {r.assertion for r in failing})
+    walked = walk_together(view, [r for r in failing if r.assertion not in known]) is not None
+    if walked or (blasts is not None and failing):  # many incidents, or radii to keep: inputs read at once too
+        every = [r for timeline in timelines.values() for r in timeline]
+        known = shared_blasts(view, every, failing, known=known)
+        if blasts is not None:
+            blasts.keep(view, known)
     return {key: [incident_facts(view, key, timelines[key], w, known=known) for w in windows[key]] for key in timelines}
 
 

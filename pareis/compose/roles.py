@@ -30,6 +30,7 @@ from pareis.compose.exposure import MaintainerProcess
 from pareis.compose.gates import gate_decisions
 from pareis.compose.ports import Ports
 from pareis.config import Settings
+from pareis.core.blast_cache import BlastCache
 from pareis.core.runs import OPERATION_ASPECT
 from pareis.datahub.translate.lineage import LINEAGE_ASPECTS
 from pareis.datahub.wire.changelog import ChangeLog
@@ -144,7 +145,9 @@ def scores_pipeline(settings: Settings, ports: Ports) -> Pipeline[RunSignal]:
     Over given ports it writes no start-up definitions: an embedded run builds the incidents role over the same
     writer, which writes them (:func:`scores_process` does, in a process of its own)."""
     publisher = ScorePublisher(ports.lineage, ports.runs, ports.scores, ports.exposure)
-    sources = Sources(ports.lineage, ports.runs, ports.incidents, origin="scores role", exposure=ports.exposure)
+    sources = Sources(
+        ports.lineage, ports.runs, ports.incidents, origin="scores role", exposure=ports.exposure, blasts=BlastCache()
+    )
     gates = GatePublisher(ports.gates, gate_decisions(sources), settings.kafka.topics.gate)
     handler = scores.ScoresHandler(publisher, scores_output(settings, ports.datahub), gates)
     return Pipeline(scores.decode, handler, checks=ports.checks, close=ports.close, start=ports.start)

@@ -95,14 +95,18 @@ def walk_together(view: LineageView, failing: Iterable[AssertionRun]) -> BlastRa
 
 
 def shared_blasts(
-    view: LineageView, timeline: Sequence[AssertionRun], failing: Iterable[AssertionRun]
+    view: LineageView,
+    timeline: Sequence[AssertionRun],
+    failing: Iterable[AssertionRun],
+    *,
+    known: Mapping[str, BlastRadius] | None = None,
 ) -> dict[str, BlastRadius]:
     """Read at once, into ``view``, what many analyses of runs among ``timeline`` failing in ``failing`` ask (the
     inputs of one analysis of them all: each failing assertion's blast radius, the versions, owners and serving
     facts of everything reached); the blast radii of the defined assertions are returned for the analyses to share
-    (``known`` of :func:`analysis_inputs`). Walk them together first (:func:`walk_together`) for one round trip
-    per step."""
-    found = analysis_inputs(view, timeline, failing)
+    (``known`` of :func:`analysis_inputs`, whose ``known`` this takes too). Walk the others together first
+    (:func:`walk_together`) for one round trip per step."""
+    found = analysis_inputs(view, timeline, failing, known=known)
     defined = catalog.assertions(view, found.blast)
     return {a: radius for a, radius in found.blast.items() if a in defined}
 

@@ -197,10 +197,15 @@ class Memo:
       attributes stay readable (they say why it is gone). Un-removing it brings it back in the next Memo.
 
     Checking removal costs one batched attribute read per walk step that meets new entities.
+
+    ``generation``: the lineage generation (:mod:`pareis.store.exposure`) read before this view's first question,
+    None when unknown: what answers kept from one view to the next are valid for
+    (:class:`~pareis.core.blast_cache.BlastCache`).
     """
 
-    def __init__(self, view: LineageView) -> None:
+    def __init__(self, view: LineageView, *, generation: int | None = None) -> None:
         self._view = view
+        self.generation = generation
         self._edges: dict[tuple[Rel, bool], dict[str, frozenset[str]]] = {}
         self._attrs: dict[str, Mapping[str, str]] = {}
         self._owners: dict[str, str | None] = {}

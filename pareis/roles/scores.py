@@ -166,7 +166,10 @@ class ScoresHandler:
     def __call__(self, batch: Sequence[Message[RunSignal]]) -> list[OutRecord]:
         if not batch:
             return []
-        view = Memo(self._publisher.lineage)  # one view of the index for the batch: its questions asked once
+        # One view of the index for the batch (its questions asked once), of the generation read before its first
+        # question: what the gate's radii kept from earlier batches are valid for (pareis.core.blast_cache).
+        exposure = self._publisher.exposure
+        view = Memo(self._publisher.lineage, generation=None if exposure is None else exposure.generation())
         assessed = self._publisher.assess(batch, view)
         out = self._output.scores(assessed.writes)
         if self._gates is not None:

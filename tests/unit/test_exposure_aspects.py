@@ -15,8 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
+from pareis.core import catalog
+from pareis.core.blast import blast_radius
 from pareis.core.exposure_index import EXPOSURE_ASPECTS, enumerate_inputs, snapshot
-from pareis.core.graph import Adjacency, Attr, LineageView, Outline, Query, Rel
+from pareis.core.graph import Adjacency, Attr, LineageView, Memo, Outline, Query, Rel
 from pareis.datahub.translate.lineage import LINEAGE_ASPECTS
 from pareis.lineage_loader import load_files
 from pareis.store.lineage import LineageUpdate, Outcome
@@ -104,3 +106,26 @@ def test_the_generation_advances_on_nothing_the_snapshot_does_not_read() -> None
         and not (store.rels.get(aspect, set()) & asked.rels or store.attrs.get(aspect, set()) & asked.attrs)
     }
     assert not idle, idle
+
+
+DEFINITION = "assertionInfo"
+"""What an assertion checks: the blast radius cache reads it on each view (:class:`~pareis.core.blast_cache.
+BlastCache`), so it need not advance the generation."""
+
+
+def test_a_blast_radius_reads_nothing_but_the_generation_s_aspects_and_the_definition() -> None:
+    """What :class:`~pareis.core.blast_cache.BlastCache` relies on: a defined assertion's radius is the same over
+    every view of one generation whose definition of it is the same."""
+    store = loaded()
+    asked = Questions(store)
+    defined = sorted(catalog.assertions(Memo(store), store.entities(DEFINITION)))  # removed datasets' left out
+    assert len(defined) > 10, "the metadata defines assertions: the test would check nothing"
+    for assertion in defined:
+        blast_radius(asked, assertions=[assertion])
+    assert asked.rels >= {Rel.ASSERTS, Rel.COLUMN, Rel.FEATURE_SOURCE, Rel.FEATURE_MODEL}
+    bearing = {
+        aspect
+        for aspect in LINEAGE_ASPECTS
+        if store.rels.get(aspect, set()) & asked.rels or store.attrs.get(aspect, set()) & asked.attrs
+    }
+    assert bearing - {DEFINITION} <= EXPOSURE_ASPECTS, bearing - {DEFINITION} - EXPOSURE_ASPECTS
