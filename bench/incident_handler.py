@@ -108,7 +108,7 @@ def scores_handler(client: redis.Redis) -> Callable[[list[Message[RunSignal]]], 
     """The scores role's handler as :func:`pareis.compose.roles.scores_pipeline` builds it, on ``client``."""
     from pareis.answers.sources import Sources
     from pareis.compose.gates import gate_decisions
-    from pareis.core.blast_cache import BlastCache
+    from pareis.core.walk_cache import WalkCache
     from pareis.roles.gates import GatePublisher
     from pareis.roles.scores import ScoresHandler
     from pareis.store.gates_redis import RedisGateLedger
@@ -116,7 +116,7 @@ def scores_handler(client: redis.Redis) -> Callable[[list[Message[RunSignal]]], 
     lineage, runs, exposure = RedisLineageStore(client), RedisRunHistory(client), RedisExposureIndex(client)
     publisher = ScorePublisher(lineage, runs, RedisScoreLedger(client), exposure)
     incidents = RedisIncidentStore(client)
-    sources = Sources(lineage, runs, incidents, origin="scores role", exposure=exposure, blasts=BlastCache())
+    sources = Sources(lineage, runs, incidents, origin="scores role", exposure=exposure, walks=WalkCache())
     gates = GatePublisher(RedisGateLedger(client), gate_decisions(sources), "pareis.gate.v1")
     datahub = DatahubSettings()
     output = McpTopic(KafkaWriter.from_source(VendoredSchemaSource(), "MetadataChangeProposal_v1"), datahub)

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from pareis.answers.timelines import class_timelines
 from pareis.core import catalog
 from pareis.core.analysis import incident_facts, shared_blasts, walk_together
-from pareis.core.blast_cache import BlastCache
 from pareis.core.fieldpath import is_column, parent_of
 from pareis.core.gate_inputs import IncidentReach
 from pareis.core.graph import Memo, Query, Rel, union
@@ -35,6 +34,7 @@ from pareis.core.impact import BlastRadius
 from pareis.core.intents import IncidentFacts
 from pareis.core.keys import canonical, sibling_classes
 from pareis.core.upstream import upstream_walk
+from pareis.core.walk_cache import WalkCache
 from pareis.core.window import incidents
 from pareis.store.runs import RunHistory
 
@@ -76,23 +76,23 @@ def analysed_by_key(
     at_ms: int,
     found: Candidates,
     keys: Iterable[str],
-    blasts: BlastCache | None = None,
+    walks: WalkCache | None = None,
 ) -> dict[str, list[IncidentFacts]]:
     """:func:`analysed`, per class key (each class's incidents by first failure). The blast radii of many
     incidents are walked together first, into ``view`` (:func:`~pareis.core.analysis.walk_together`), and their
     analyses' inputs read at once (:func:`~pareis.core.analysis.shared_blasts`): each radius is walked once.
-    ``blasts``: radii kept from earlier views of ``view``'s generation, taken instead of walked, and given the radii
-    walked here (:class:`~pareis.core.blast_cache.BlastCache`)."""
+    ``walks``: radii kept from earlier views of ``view``'s generation, taken instead of walked, and given the radii
+    walked here (:class:`~pareis.core.walk_cache.WalkCache`)."""
     timelines = class_timelines(runs, {key: found.names[key] for key in keys}, at_ms)
     windows = {key: incidents(timeline) for key, timeline in timelines.items()}
     failing = [r for found_windows in windows.values() for w in found_windows for r in w.runs]
-    known: dict[str, BlastRadius] = {} if blasts is None else blasts.known(view, {r.assertion for r in failing})
+    known: dict[str, BlastRadius] = {} if walks is None else walks.radii(view, {r.assertion for r in failing})
     walked = walk_together(view, [r for r in failing if r.assertion not in known]) is not None
-    if walked or (blasts is not None and failing):  # many incidents, or radii to keep: inputs read at once too
+    if walked or (walks is not None and failing):  # many incidents, or radii to keep: inputs read at once too
         every = [r for timeline in timelines.values() for r in timeline]
         known = shared_blasts(view, every, failing, known=known)
-        if blasts is not None:
-            blasts.keep(view, known)
+        if walks is not None:
+            walks.keep_radii(view, known)
     return {key: [incident_facts(view, key, timelines[key], w, known=known) for w in windows[key]] for key in timelines}
 
 

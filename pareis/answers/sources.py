@@ -17,7 +17,7 @@ from pareis.core.serving import DEFAULT_SERVING_ALIASES
 
 if TYPE_CHECKING:
     from pareis.contracts.ledger import LedgerValues
-    from pareis.core.blast_cache import BlastCache
+    from pareis.core.walk_cache import WalkCache
     from pareis.store.exposure import ExposureIndex
     from pareis.store.incidents import IncidentStore
     from pareis.store.lineage import LineageStore
@@ -51,10 +51,10 @@ class Sources:
     exposure index the running service keeps (None: protect and the gate walk the lineage instead;
     :mod:`pareis.answers.exposure`), ``reaches`` the reach index the incidents role keeps (None: the recommendations
     analyse every incident instead; :mod:`pareis.answers.decisions`), ``serving_aliases`` the version aliases that
-    mean a version serves (the setting ``datahub.serving_aliases``), ``blasts`` the blast radii a long-lived reader
-    keeps from one view of the lineage to the next of the same generation (the scores role's gate:
-    :class:`~pareis.core.blast_cache.BlastCache`; None: each view walks its own). Use as a context manager, or call
-    :meth:`close`.
+    mean a version serves (the setting ``datahub.serving_aliases``), ``walks`` what walks of the lineage a
+    long-lived reader keeps from one view of it to the next of the same generation (the scores role's gate: blast
+    radii and upstreams, :class:`~pareis.core.walk_cache.WalkCache`; None: each view walks its own). Use as a context
+    manager, or call :meth:`close`.
     """
 
     lineage: LineageStore
@@ -66,7 +66,7 @@ class Sources:
     exposure: ExposureIndex | None = None
     reaches: ReachStore | None = None
     serving_aliases: tuple[str, ...] = DEFAULT_SERVING_ALIASES
-    blasts: BlastCache | None = field(default=None, compare=False)
+    walks: WalkCache | None = field(default=None, compare=False)
 
     def close(self) -> None:
         """Let go of connections (idempotent)."""

@@ -30,8 +30,8 @@ from pareis.compose.exposure import MaintainerProcess
 from pareis.compose.gates import gate_decisions
 from pareis.compose.ports import Ports
 from pareis.config import Settings
-from pareis.core.blast_cache import BlastCache
 from pareis.core.runs import OPERATION_ASPECT
+from pareis.core.walk_cache import WalkCache
 from pareis.datahub.translate.lineage import LINEAGE_ASPECTS
 from pareis.datahub.wire.changelog import ChangeLog
 from pareis.kafka.clients import instance_id
@@ -146,7 +146,7 @@ def scores_pipeline(settings: Settings, ports: Ports) -> Pipeline[RunSignal]:
     writer, which writes them (:func:`scores_process` does, in a process of its own)."""
     publisher = ScorePublisher(ports.lineage, ports.runs, ports.scores, ports.exposure)
     sources = Sources(
-        ports.lineage, ports.runs, ports.incidents, origin="scores role", exposure=ports.exposure, blasts=BlastCache()
+        ports.lineage, ports.runs, ports.incidents, origin="scores role", exposure=ports.exposure, walks=WalkCache()
     )
     gates = GatePublisher(ports.gates, gate_decisions(sources), settings.kafka.topics.gate)
     handler = scores.ScoresHandler(publisher, scores_output(settings, ports.datahub), gates)

@@ -200,7 +200,7 @@ class Memo:
 
     ``generation``: the lineage generation (:mod:`pareis.store.exposure`) read before this view's first question,
     None when unknown: what answers kept from one view to the next are valid for
-    (:class:`~pareis.core.blast_cache.BlastCache`).
+    (:class:`~pareis.core.walk_cache.WalkCache`).
     """
 
     def __init__(self, view: LineageView, *, generation: int | None = None) -> None:

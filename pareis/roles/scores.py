@@ -167,7 +167,7 @@ class ScoresHandler:
         if not batch:
             return []
         # One view of the index for the batch (its questions asked once), of the generation read before its first
-        # question: what the gate's radii kept from earlier batches are valid for (pareis.core.blast_cache).
+        # question: what the gate's radii kept from earlier batches are valid for (pareis.core.walk_cache).
         exposure = self._publisher.exposure
         view = Memo(self._publisher.lineage, generation=None if exposure is None else exposure.generation())
         assessed = self._publisher.assess(batch, view)

@@ -19,6 +19,7 @@ from pareis.core import catalog
 from pareis.core.blast import blast_radius
 from pareis.core.exposure_index import EXPOSURE_ASPECTS, enumerate_inputs, snapshot
 from pareis.core.graph import Adjacency, Attr, LineageView, Memo, Outline, Query, Rel
+from pareis.core.upstream import upstream_walk
 from pareis.datahub.translate.lineage import LINEAGE_ASPECTS
 from pareis.lineage_loader import load_files
 from pareis.store.lineage import LineageUpdate, Outcome
@@ -54,7 +55,7 @@ class Questions:
         self.attrs: set[str] = set()
 
     def lookup(self, queries: Sequence[Query]) -> list[Adjacency]:
-        self.rels.update(q.rel for q in queries)
+        self.rels.update(q.rel for q in queries if q.nodes)
         return self.view.lookup(queries)
 
     def attributes(self, nodes: Collection[str]) -> Mapping[str, Mapping[str, str]]:
@@ -109,13 +110,14 @@ def test_the_generation_advances_on_nothing_the_snapshot_does_not_read() -> None
 
 
 DEFINITION = "assertionInfo"
-"""What an assertion checks: the blast radius cache reads it on each view (:class:`~pareis.core.blast_cache.
-BlastCache`), so it need not advance the generation."""
+"""What an assertion checks: the blast radius cache reads it on each view (:class:`~pareis.core.walk_cache.
+WalkCache`), so it need not advance the generation."""
 
 
-def test_a_blast_radius_reads_nothing_but_the_generation_s_aspects_and_the_definition() -> None:
-    """What :class:`~pareis.core.blast_cache.BlastCache` relies on: a defined assertion's radius is the same over
-    every view of one generation whose definition of it is the same."""
+def test_the_walks_kept_across_views_read_nothing_but_the_generation_s_aspects_and_the_definition() -> None:
+    """What :class:`~pareis.core.walk_cache.WalkCache` relies on: a defined assertion's radius is the same over
+    every view of one generation whose definition of it is the same, and so is a set of datasets' table-level
+    upstream (the regions of :func:`~pareis.core.upstream.upstream_walk`)."""
     store = loaded()
     asked = Questions(store)
     defined = sorted(catalog.assertions(Memo(store), store.entities(DEFINITION)))  # removed datasets' left out
@@ -123,6 +125,13 @@ def test_a_blast_radius_reads_nothing_but_the_generation_s_aspects_and_the_defin
     for assertion in defined:
         blast_radius(asked, assertions=[assertion])
     assert asked.rels >= {Rel.ASSERTS, Rel.COLUMN, Rel.FEATURE_SOURCE, Rel.FEATURE_MODEL}
+    datasets = sorted({d for a in defined for d in Memo(store).lookup([Query(Rel.ASSERTS, [a])])[0][a]})
+    walked = Questions(store)
+    up = upstream_walk(walked, [], {d: {d} for d in datasets})
+    assert any(len(found) > 1 for found in up.regions.values()), "some dataset has an upstream: the walk is checked"
+    assert Rel.DATASET in walked.rels
+    asked.rels |= walked.rels
+    asked.attrs |= walked.attrs
     bearing = {
         aspect
         for aspect in LINEAGE_ASPECTS

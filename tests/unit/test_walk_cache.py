@@ -1,0 +1,114 @@
+"""Blast radii kept across views of one lineage generation (:class:`~pareis.core.walk_cache.WalkCache`, the scores
+role's gate): the answers are those of radii walked afresh, byte for byte, on the demo recording; a new generation, or
+a changed definition of the assertion, is walked again."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+
+import pytest
+
+from pareis.answers import gate_reads
+from pareis.answers.gate import gates
+from pareis.answers.incidents import incident_list
+from pareis.answers.render import dump
+from pareis.core import analysis
+from pareis.core.blast import blast_radius
+from pareis.core.graph import Memo, Rel
+from pareis.core.upstream import upstream_walk
+from pareis.core.walk_cache import WalkCache
+from pareis.store.lineage import Facts, LineageUpdate, Stamp
+from pareis.store.lineage_memory import MemoryLineageStore
+from tests.support.recorded import mlflow, recorded_sources
+
+MODELS = [mlflow("mlModel", f"{g}_{v}") for g in ("churn", "ltv") for v in range(1, 5)]
+
+
+def _json(answers: Mapping[str, object]) -> dict[str, str]:
+    return {m: dump(a.to_json()) for m, a in answers.items()}  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("ratio", [0, 10**9], ids=["pruned", "every-candidate"])
+def test_walks_kept_across_views_of_one_generation_answer_as_walks_made_afresh(
+    ratio: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The gate of every version at every incident's start and heal, twice over views of one generation: the same
+    answers as without a cache, and the second time no radius and no region is walked."""
+    base = recorded_sources()
+    listed = incident_list(base)
+    times = sorted({s.first_failure_ms for s in listed} | {s.healed_ms + 1 for s in listed if s.healed_ms})
+    radii, regions = [0], [0]
+
+    def counted(*args: object, **kwargs: object) -> object:
+        radii[0] += 1
+        return blast_radius(*args, **kwargs)  # type: ignore[arg-type]
+
+    def walked(view: object, models: object, seeds: dict[object, set[str]]) -> object:
+        regions[0] += len(seeds)
+        return upstream_walk(view, models, seeds)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(analysis, "blast_radius", counted)
+    monkeypatch.setattr(gate_reads, "upstream_walk", walked)
+    monkeypatch.setattr(gate_reads, "PRUNE_RATIO", ratio)
+    fresh = {t: _json(gates(base, models=MODELS, at_ms=t)) for t in times}
+    walked_fresh = radii[0], regions[0]
+    cached = replace(base, walks=WalkCache())
+    for round_ in range(2):
+        radii[0] = regions[0] = 0
+        for t in times:
+            view = Memo(cached.lineage, generation=7)
+            assert _json(gates(cached, models=MODELS, at_ms=t, view=view)) == fresh[t], (round_, t)
+    assert radii[0] == 0 < walked_fresh[0], "the second round takes the radii kept in the first"
+    assert regions[0] == 0, "… and the upstream of the regions"
+    assert walked_fresh[1] > 0 if ratio == 0 else walked_fresh[1] == 0, "pruning walks regions"
+
+
+A = "urn:li:assertion:a"
+B = "urn:li:assertion:b"
+DS = "urn:li:dataset:(urn:li:dataPlatform:postgres,t,PROD)"
+OTHER = "urn:li:dataset:(urn:li:dataPlatform:postgres,u,PROD)"
+
+
+def _store() -> MemoryLineageStore:
+    store = MemoryLineageStore()
+    store.apply([LineageUpdate(A, "assertionInfo", Stamp(1, 1), Facts.of([(Rel.ASSERTS, A, DS)]))])
+    store.apply([LineageUpdate(B, "assertionInfo", Stamp(1, 1), Facts.of([(Rel.ASSERTS, B, DS)]))])
+    return store
+
+
+def test_a_new_generation_or_a_changed_definition_is_walked_again() -> None:
+    store = _store()
+    cache = WalkCache()
+    first = Memo(store, generation=1)
+    radii = {a: blast_radius(first, assertions=[a]) for a in (A, B)}
+    cache.keep_radii(first, radii)
+    assert cache.radii(Memo(store, generation=1), [A, B]) == radii
+    assert cache.radii(Memo(store), [A, B]) == {}, "a view of unknown generation is not served"
+    # assertionInfo is no exposure aspect: its change leaves the generation, the definition read tells
+    store.apply([LineageUpdate(A, "assertionInfo", Stamp(2, 2), Facts.of([(Rel.ASSERTS, A, OTHER)]))])
+    assert cache.radii(Memo(store, generation=1), [A, B]) == {B: radii[B]}
+    assert cache.radii(Memo(store, generation=2), [A, B]) == {}
+    assert len(cache) == 0, "a new generation starts afresh"
+    cache.keep_radii(Memo(store, generation=1), radii)  # a view older than the cache's generation resets it: kept anew
+    assert cache.radii(Memo(store, generation=2), [B]) == {}
+
+
+def test_the_oldest_kept_are_dropped_past_the_limit() -> None:
+    store = _store()
+    cache = WalkCache(limit=1)
+    view = Memo(store, generation=1)
+    cache.keep_radii(view, {A: blast_radius(view, assertions=[A])})
+    cache.keep_radii(view, {B: blast_radius(view, assertions=[B])})
+    assert set(cache.radii(view, [A, B])) == {B}
+
+
+def test_upstream_kept_for_one_generation() -> None:
+    store = _store()
+    cache = WalkCache()
+    view = Memo(store, generation=1)
+    cache.keep_upstream(view, {"x": {DS}, "y": {OTHER}}, {"x": {DS, OTHER}})
+    assert cache.upstream(Memo(store, generation=1), {"k": [DS], "y": [OTHER]}) == {"k": {DS, OTHER}}
+    assert cache.upstream(Memo(store), {"k": [DS]}) == {}, "a view of unknown generation is not served"
+    assert cache.upstream(Memo(store, generation=2), {"k": [DS]}) == {}
+    assert len(cache) == 0
