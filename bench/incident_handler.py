@@ -114,9 +114,10 @@ def scores_handler(client: redis.Redis) -> Callable[[list[Message[RunSignal]]], 
     from pareis.store.gates_redis import RedisGateLedger
 
     lineage, runs, exposure = RedisLineageStore(client), RedisRunHistory(client), RedisExposureIndex(client)
-    publisher = ScorePublisher(lineage, runs, RedisScoreLedger(client), exposure)
+    walks = WalkCache()
+    publisher = ScorePublisher(lineage, runs, RedisScoreLedger(client), exposure, walks)
     incidents = RedisIncidentStore(client)
-    sources = Sources(lineage, runs, incidents, origin="scores role", exposure=exposure, walks=WalkCache())
+    sources = Sources(lineage, runs, incidents, origin="scores role", exposure=exposure, walks=walks)
     gates = GatePublisher(RedisGateLedger(client), gate_decisions(sources), "pareis.gate.v1")
     datahub = DatahubSettings()
     output = McpTopic(KafkaWriter.from_source(VendoredSchemaSource(), "MetadataChangeProposal_v1"), datahub)

@@ -98,19 +98,13 @@ class GateReads:
         if pruned:
             regions.update(((REGION, v), group_inputs(view, infos[v])) for v in versions)
         surveyed = survey.upstream if survey is not None else {}
-        walks = sources.walks
-        kept = {} if walks is None else walks.upstream(view, regions)  # the same past failures batch after batch
-        walked = upstream_walk(
-            view, [v for v in versions if v not in surveyed], {k: s for k, s in regions.items() if k not in kept}
-        )
-        if walks is not None:
-            walks.keep_upstream(view, regions, walked.regions)
-        region_ups = {**walked.regions, **kept}
+        # With a cache (the scores role's), the regions of the same past failures are walked once per generation.
+        walked = upstream_walk(view, [v for v in versions if v not in surveyed], regions, walks=sources.walks)
         ups = {v: surveyed[v] if v in surveyed else walked.models[v] for v in versions}
         every = set(found.members)
-        near_to = {v: near(found, region_ups, (REGION, v)) if pruned else every for v in versions}
+        near_to = {v: near(found, walked.regions, (REGION, v)) if pruned else every for v in versions}
         keys = sorted(set().union(*near_to.values()))
-        facts = analysed_by_key(view, sources.runs, at_ms, found, keys, walks)
+        facts = analysed_by_key(view, sources.runs, at_ms, found, keys, sources.walks)
         if scores is not None:
             scored = {v: dict(scores(sorted(ups[v].datasets))) for v in versions}
         else:

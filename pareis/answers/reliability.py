@@ -158,7 +158,7 @@ def version_dataset_scores(
 
 def _surveyed(view: Memo, sources: Sources, versions: Sequence[str], reader: ExposureReader | None) -> Survey:
     """The survey of ``versions`` (it covers them: what check 9 scores)."""
-    return survey(view, models=versions, exposed=reader or ExposureReader.of(sources))
+    return survey(view, models=versions, exposed=reader or ExposureReader.of(sources), walks=sources.walks)
 
 
 def dataset_score(sources: Sources, dataset: str, at_ms: int) -> Score:

@@ -144,9 +144,10 @@ def scores_pipeline(settings: Settings, ports: Ports) -> Pipeline[RunSignal]:
 
     Over given ports it writes no start-up definitions: an embedded run builds the incidents role over the same
     writer, which writes them (:func:`scores_process` does, in a process of its own)."""
-    publisher = ScorePublisher(ports.lineage, ports.runs, ports.scores, ports.exposure)
+    walks = WalkCache()  # what the batches' walks found, kept while the lineage generation holds
+    publisher = ScorePublisher(ports.lineage, ports.runs, ports.scores, ports.exposure, walks)
     sources = Sources(
-        ports.lineage, ports.runs, ports.incidents, origin="scores role", exposure=ports.exposure, walks=WalkCache()
+        ports.lineage, ports.runs, ports.incidents, origin="scores role", exposure=ports.exposure, walks=walks
     )
     gates = GatePublisher(ports.gates, gate_decisions(sources), settings.kafka.topics.gate)
     handler = scores.ScoresHandler(publisher, scores_output(settings, ports.datahub), gates)

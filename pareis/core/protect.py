@@ -26,6 +26,7 @@ from pareis.core.keys import sibling_classes
 from pareis.core.reliability import Score
 from pareis.core.runs import AssertionRun
 from pareis.core.upstream import ModelUpstream, model_upstream
+from pareis.core.walk_cache import WalkCache
 
 DBT_PREFIX = "urn:li:dataset:(urn:li:dataPlatform:dbt,"
 
@@ -87,13 +88,15 @@ def survey(
     models: Iterable[str] = (),
     datasets: Iterable[str] = (),
     exposed: Exposed = exposure,
+    walks: WalkCache | None = None,
 ) -> Survey:
     """The upstream of ``models`` (model versions) and the classes of ``datasets``. ``exposed`` says what is
     downstream of columns: the walk (:func:`~pareis.core.exposure.exposure`, the default) or a read of the exposure
-    index (:func:`pareis.core.exposure_index.exposure_of`), which answer alike."""
+    index (:func:`pareis.core.exposure_index.exposure_of`), which answer alike. ``walks``: the upstreams earlier
+    views of ``view``'s generation walked (:func:`~pareis.core.upstream.model_upstream`)."""
     memo = memoised(view)
     targets = tuple(sorted(set(models)))
-    ups = model_upstream(memo, targets)
+    ups = model_upstream(memo, targets, walks=walks)
     wanted: dict[str, set[str]] = {}
     for up in ups.values():
         for c in up.columns:

@@ -45,6 +45,7 @@ from pareis.core.closures import reach
 from pareis.core.containment import Containment
 from pareis.core.fieldpath import column_parts, column_urn, feature_name, index_parent, index_path, is_column
 from pareis.core.graph import Adjacency, LineageView, Memo, Names, Query, Rel, columns_of, memoised, related, union
+from pareis.core.walk_cache import WalkCache
 
 K = TypeVar("K", bound=Hashable)
 
@@ -339,28 +340,54 @@ class Upstreams(Generic[K]):
     regions: Mapping[K, set[str]]
 
 
-def model_upstream(view: LineageView, models: Iterable[str]) -> dict[str, ModelUpstream]:
-    """The upstream of each model version (see the module docstring); unknown models come back empty."""
-    return dict(upstream_walk(view, models, {}).models)
+def model_upstream(
+    view: LineageView, models: Iterable[str], *, walks: WalkCache | None = None
+) -> dict[str, ModelUpstream]:
+    """The upstream of each model version (see the module docstring); unknown models come back empty. ``walks``:
+    as for :func:`upstream_walk`."""
+    return dict(upstream_walk(view, models, {}, walks=walks).models)
 
 
-def upstream_walk(view: LineageView, models: Iterable[str], regions: Mapping[K, set[str]]) -> Upstreams[K]:
+def upstream_walk(
+    view: LineageView, models: Iterable[str], regions: Mapping[K, set[str]], *, walks: WalkCache | None = None
+) -> Upstreams[K]:
     """:func:`model_upstream`, and each of ``regions`` (seed datasets) with every dataset upstream of it at table
-    level, walked in the same round trips."""
+    level, walked in the same round trips.
+
+    ``walks``: what earlier views of ``view``'s generation walked (:class:`~pareis.core.walk_cache.WalkCache`): the
+    models' upstreams and the regions found there are taken instead of walked, and what is walked here is kept. The
+    upstream assertions are read afresh either way (an assertion defined since changes no generation)."""
     memo = memoised(view)
+    wanted = sorted(set(models))
+    kept = walks.models(memo, wanted) if walks is not None else {}
+    kept_regions = walks.upstream(memo, regions) if walks is not None else {}
+    walked = _walk(
+        memo, [m for m in wanted if m not in kept], {k: s for k, s in regions.items() if k not in kept_regions}
+    )
+    if walks is not None:
+        walks.keep_models(memo, walked.models)
+        walks.keep_upstream(memo, regions, walked.regions)
+    ups = {m: kept[m] if m in kept else walked.models[m] for m in wanted}
+    names = _upstream_assertions(memo, ups)
+    return Upstreams({m: replace(up, assertions=names[m]) for m, up in ups.items()}, {**walked.regions, **kept_regions})
+
+
+def _walk(memo: Memo, models: Iterable[str], regions: Mapping[K, set[str]]) -> Upstreams[K]:
+    """The walk of :func:`upstream_walk`: the models' upstreams without their assertions, and the regions'."""
     infos = catalog.models(memo, models)
     listed = sorted(union({m: frozenset(i.features) for m, i in infos.items()}))
     removed_features = memo.removed_neighbours(Rel.FEATURE_MODEL, infos, reverse=True)
     links = feature_links(memo, listed)
     removed_sources = memo.removed_neighbours(Rel.FEATURE_SOURCE, listed, reverse=True)
     featureless = [m for m, i in infos.items() if not i.features]
-    runs = catalog.runs(memo, {r for m in featureless for r in infos[m].training_runs})
+    # The runs' inputs alone (catalog.runs reads their start times too, which no upstream depends on).
+    inputs = related(memo, Rel.READS, {r for m in featureless for r in infos[m].training_runs}, reverse=True)
     tables: dict[str, frozenset[str]] = {}
     for m, info in infos.items():
         if info.features:
             tables[m] = frozenset().union(*(links.table_links(f) for f in info.features))
         else:
-            tables[m] = frozenset(d for r in info.training_runs for d in runs[r].inputs if not is_column(d))
+            tables[m] = frozenset(d for r in info.training_runs for d in sorted(inputs[r]) if not is_column(d))
     table_schemas = columns_of(memo, union(tables))
     seeds = {c for f in listed for c in links.column_links(f)} | union(table_schemas)
     walk = _Up(memo)
@@ -380,8 +407,7 @@ def upstream_walk(view: LineageView, models: Iterable[str], regions: Mapping[K, 
             sources={f: sources[f] for f in info.features},
             removed_sources={f: removed_sources[f] for f in info.features},
         )
-    names = _upstream_assertions(memo, ups)
-    return Upstreams({m: replace(up, assertions=names[m]) for m, up in ups.items()}, found)
+    return Upstreams(ups, found)
 
 
 def _upstream_assertions(view: LineageView, ups: Mapping[str, ModelUpstream]) -> dict[str, frozenset[str]]:

@@ -6,7 +6,10 @@ Two walks are functions of the lineage index alone:
   (``assertionInfo``: the datasets and fields it checks) and of the edges, schemas, removals and models the walk
   reads;
 * a set of datasets' **table-level upstream** (the regions of :func:`pareis.core.upstream.upstream_walk`): of the
-  dataset edges, siblings, jobs and removals it reads.
+  dataset edges, siblings, jobs and removals it reads;
+* a model version's **upstream** without its assertions (:func:`pareis.core.upstream.model_upstream`, which reads
+  the assertions afresh on each view): of its features, their sources, the column lineage above them, its training
+  runs.
 
 Everything either walk reads besides the definition is a fact of an aspect that advances the lineage *generation*
 (:data:`~pareis.core.exposure_index.EXPOSURE_ASPECTS`; ``tests/unit/test_exposure_aspects.py`` checks it against
@@ -23,10 +26,13 @@ neither reads nor fills the cache; a view of another generation empties it first
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from pareis.core.graph import Memo, Query, Rel
 from pareis.core.impact import BlastRadius
+
+if TYPE_CHECKING:
+    from pareis.core.upstream import ModelUpstream
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -47,6 +53,7 @@ class WalkCache:
         self._generation: int | None = None
         self._radii: dict[str, tuple[Definition, BlastRadius]] = {}
         self._upstream: dict[frozenset[str], frozenset[str]] = {}
+        self._models: dict[str, ModelUpstream] = {}
 
     def radii(self, view: Memo, assertions: Iterable[str]) -> dict[str, BlastRadius]:
         """The radii kept of ``assertions`` that hold over ``view``: of its generation, and of the definition it
@@ -91,8 +98,24 @@ class WalkCache:
             self._upstream[seeds] = frozenset(upstream)
         _bound(self._upstream, self._limit)
 
+    def models(self, view: Memo, models: Iterable[str]) -> dict[str, ModelUpstream]:
+        """The upstreams kept of ``models`` for ``view``'s generation (without their assertions: see the module
+        docstring)."""
+        if not self._valid(view):
+            return {}
+        return {m: self._models[m] for m in models if m in self._models}
+
+    def keep_models(self, view: Memo, found: Mapping[str, ModelUpstream]) -> None:
+        """Keep ``found``, model versions' upstreams (without their assertions) walked over ``view``."""
+        if not found or not self._valid(view):
+            return
+        for model in sorted(found):
+            self._models.pop(model, None)
+            self._models[model] = found[model]
+        _bound(self._models, self._limit)
+
     def __len__(self) -> int:
-        return len(self._radii) + len(self._upstream)
+        return len(self._radii) + len(self._upstream) + len(self._models)
 
     def _valid(self, view: Memo) -> bool:
         """Whether the cache may serve ``view``: its generation is known; a new one starts the cache afresh."""
@@ -101,6 +124,7 @@ class WalkCache:
         if view.generation != self._generation:
             self._radii.clear()
             self._upstream.clear()
+            self._models.clear()
             self._generation = view.generation
         return True
 

@@ -28,6 +28,7 @@ from pareis.core.keys import sibling_classes
 from pareis.core.protect import Survey, class_score, model_scores, survey
 from pareis.core.reliability import INCIDENT_WINDOW_MS
 from pareis.core.runs import AssertionRun
+from pareis.core.walk_cache import WalkCache
 from pareis.roles.gates import GatePublisher
 from pareis.roles.messages import RunSignal, decode_signal
 from pareis.roles.output import ScoreOutput
@@ -63,6 +64,9 @@ class ScorePublisher:
     instead of walked (the walk down the trees below a model's sources cost a minute per model set at full scale)
     when the snapshot is of the current lineage generation (a score written must not lag the lineage: a model
     registered since would keep a stale score); None, nothing published, or behind: walked, the same answer."""
+    walks: WalkCache | None = None
+    """The model upstreams kept from earlier batches of the same lineage generation (the batch's view says which:
+    :class:`~pareis.core.walk_cache.WalkCache`, shared with the gate's); None: each batch walks them."""
 
     def writes(self, batch: Sequence[Message[RunSignal]], view: Memo | None = None) -> list[ScoreWrite]:
         """The writes ``batch`` causes; ``view``, the batch's view of :attr:`lineage` when the caller has one (its
@@ -111,7 +115,7 @@ class ScorePublisher:
         view = batch.view
         models = _downstream(view, batch.exposed, latest)
         every = sorted({m for ms in models.values() for m in ms})
-        s = survey(view, models=every, datasets=sorted(latest), exposed=batch.exposed)
+        s = survey(view, models=every, datasets=sorted(latest), exposed=batch.exposed, walks=self.walks)
         out: dict[str, dict[str, float]] = {}
         for dataset in sorted(latest):
             at_ms = latest[dataset]

@@ -13,13 +13,13 @@ it computes the snapshot of all of them together.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 
 from pareis.core import catalog
 from pareis.core.blast import blast_radius
 from pareis.core.exposure_index import EXPOSURE_ASPECTS, enumerate_inputs, snapshot
 from pareis.core.graph import Adjacency, Attr, LineageView, Memo, Outline, Query, Rel
-from pareis.core.upstream import upstream_walk
+from pareis.core.upstream import model_upstream, upstream_walk
 from pareis.datahub.translate.lineage import LINEAGE_ASPECTS
 from pareis.lineage_loader import load_files
 from pareis.store.lineage import LineageUpdate, Outcome
@@ -46,6 +46,25 @@ class Contributions(MemoryLineageStore):
         return super().apply(updates)
 
 
+class Read(Mapping[str, str]):
+    """A node's attributes that record which of them are read (into ``seen``); iterating reads them all."""
+
+    def __init__(self, attrs: Mapping[str, str], seen: set[str]) -> None:
+        self._attrs = attrs
+        self._seen = seen
+
+    def __getitem__(self, name: str) -> str:
+        self._seen.add(str(name))
+        return self._attrs[name]
+
+    def __iter__(self) -> Iterator[str]:
+        self._seen.update(str(n) for n in self._attrs)
+        return iter(self._attrs)
+
+    def __len__(self) -> int:
+        return len(self._attrs)
+
+
 class Questions:
     """A view that records the relations and attributes asked of ``view``."""
 
@@ -59,9 +78,7 @@ class Questions:
         return self.view.lookup(queries)
 
     def attributes(self, nodes: Collection[str]) -> Mapping[str, Mapping[str, str]]:
-        found = self.view.attributes(nodes)
-        self.attrs.update(name for attrs in found.values() for name in attrs)  # whatever it holds may be read
-        return found
+        return {n: Read(attrs, self.attrs) for n, attrs in self.view.attributes(nodes).items()}
 
     def attribute(self, nodes: Collection[str], name: Attr) -> Mapping[str, str | None]:
         self.attrs.add(str(name))
@@ -117,7 +134,8 @@ WalkCache`), so it need not advance the generation."""
 def test_the_walks_kept_across_views_read_nothing_but_the_generation_s_aspects_and_the_definition() -> None:
     """What :class:`~pareis.core.walk_cache.WalkCache` relies on: a defined assertion's radius is the same over
     every view of one generation whose definition of it is the same, and so is a set of datasets' table-level
-    upstream (the regions of :func:`~pareis.core.upstream.upstream_walk`)."""
+    upstream (the regions of :func:`~pareis.core.upstream.upstream_walk`) and a model version's upstream but for its
+    assertions (read afresh)."""
     store = loaded()
     asked = Questions(store)
     defined = sorted(catalog.assertions(Memo(store), store.entities(DEFINITION)))  # removed datasets' left out
@@ -130,6 +148,8 @@ def test_the_walks_kept_across_views_read_nothing_but_the_generation_s_aspects_a
     up = upstream_walk(walked, [], {d: {d} for d in datasets})
     assert any(len(found) > 1 for found in up.regions.values()), "some dataset has an upstream: the walk is checked"
     assert Rel.DATASET in walked.rels
+    models = store.entities("mlModelProperties")
+    assert any(up.columns for up in model_upstream(walked, models).values()), "some model has an upstream"
     asked.rels |= walked.rels
     asked.attrs |= walked.attrs
     bearing = {

@@ -13,10 +13,9 @@ from pareis.answers import gate_reads
 from pareis.answers.gate import gates
 from pareis.answers.incidents import incident_list
 from pareis.answers.render import dump
-from pareis.core import analysis
+from pareis.core import analysis, upstream
 from pareis.core.blast import blast_radius
 from pareis.core.graph import Memo, Rel
-from pareis.core.upstream import upstream_walk
 from pareis.core.walk_cache import WalkCache
 from pareis.store.lineage import Facts, LineageUpdate, Stamp
 from pareis.store.lineage_memory import MemoryLineageStore
@@ -38,29 +37,32 @@ def test_walks_kept_across_views_of_one_generation_answer_as_walks_made_afresh(
     base = recorded_sources()
     listed = incident_list(base)
     times = sorted({s.first_failure_ms for s in listed} | {s.healed_ms + 1 for s in listed if s.healed_ms})
-    radii, regions = [0], [0]
+    radii, regions, models = [0], [0], [0]
+    walk = upstream._walk  # noqa: SLF001 - what is walked under the cache is what the test counts
 
     def counted(*args: object, **kwargs: object) -> object:
         radii[0] += 1
         return blast_radius(*args, **kwargs)  # type: ignore[arg-type]
 
-    def walked(view: object, models: object, seeds: dict[object, set[str]]) -> object:
+    def walked(view: Memo, wanted: list[str], seeds: dict[object, set[str]]) -> object:
+        models[0] += len(wanted)
         regions[0] += len(seeds)
-        return upstream_walk(view, models, seeds)  # type: ignore[arg-type]
+        return walk(view, wanted, seeds)
 
     monkeypatch.setattr(analysis, "blast_radius", counted)
-    monkeypatch.setattr(gate_reads, "upstream_walk", walked)
+    monkeypatch.setattr(upstream, "_walk", walked)
     monkeypatch.setattr(gate_reads, "PRUNE_RATIO", ratio)
     fresh = {t: _json(gates(base, models=MODELS, at_ms=t)) for t in times}
-    walked_fresh = radii[0], regions[0]
+    walked_fresh = radii[0], regions[0], models[0]
     cached = replace(base, walks=WalkCache())
     for round_ in range(2):
-        radii[0] = regions[0] = 0
+        radii[0] = regions[0] = models[0] = 0
         for t in times:
             view = Memo(cached.lineage, generation=7)
             assert _json(gates(cached, models=MODELS, at_ms=t, view=view)) == fresh[t], (round_, t)
     assert radii[0] == 0 < walked_fresh[0], "the second round takes the radii kept in the first"
     assert regions[0] == 0, "… and the upstream of the regions"
+    assert models[0] == 0 < walked_fresh[2], "… and of the models"
     assert walked_fresh[1] > 0 if ratio == 0 else walked_fresh[1] == 0, "pruning walks regions"
 
 
