@@ -14,7 +14,9 @@ builds it, with the Kafka writer) on the signals: ``small`` in batches of ``--ba
 ``batch_size``), ``medium`` and ``large`` one per batch; ``--role scores``, the scores role's handler instead (built as
 :func:`pareis.compose.roles.scores_pipeline` builds it: the reliability scores and the retrain gate's records, its
 ledgers reset first) on the same signals; ``--history N`` first records a FAILURE an hour earlier on N other small
-targets (the incidents a burst after the paced phase of ``bench/incident_latency.py`` finds in the run history).
+targets (the incidents a burst after the paced phase of ``bench/incident_latency.py`` finds in the run history);
+``--warm K`` then hands their signals to the same handler first, untimed, K per batch (as the paced phase did: what
+the role keeps from batch to batch, its walk cache, is then as warm as in the pipeline).
 ``--digest`` prints a SHA-256 of every output record
 (topic, key, value, headers), to check that two checkouts give the same bytes; ``--no-scores`` leaves out the
 reliability-score publisher in a checkout whose incidents role still computes scores (before the scores role: since,
@@ -137,8 +139,13 @@ def run(args: argparse.Namespace) -> None:
     everyone = {t for cls in il.CLASSES for t in (il.Target(**x) for x in state[cls])}
     reset(client, sorted(everyone, key=lambda t: t.k), now)  # no run of an earlier invocation left behind
     history = RedisRunHistory(client)
+    warming: list[Message[AnySignal]] = []
     for i, t in enumerate(earlier):  # incidents before these, as a burst after a paced phase finds them
-        history.record(AssertionRun(t.assertion, now - 3_600_000 + i, ResultType.FAILURE, t.dataset, f"earlier-{i}"))
+        run_ = AssertionRun(t.assertion, now - 3_600_000 + i, ResultType.FAILURE, t.dataset, f"earlier-{i}")
+        history.record(run_)
+        warming.append(
+            Message("pareis.signals.v1", 0, i, t.dataset.encode(), RunSignal(t.dataset, run_, run_.timestamp_ms))
+        )
     messages: list[Message[AnySignal]] = []
     for i, t in enumerate(ts):
         failure = AssertionRun(t.assertion, now + i, ResultType.FAILURE, t.dataset, f"bench-{i}")
@@ -149,6 +156,9 @@ def run(args: argparse.Namespace) -> None:
     h = scores_handler(client) if args.role == "scores" else handler(client, not args.no_scores)  # type: ignore[assignment]
     size = args.batch if args.what == "small" else 1
     batches = [messages[i : i + size] for i in range(0, len(messages), size)]
+    if args.warm:  # the earlier incidents' signals through the same handler first, untimed, as the paced phase's
+        for i in range(0, len(warming), args.warm):
+            h(warming[i : i + args.warm])
     profiler = None
     if args.profile:
         from pyinstrument import Profiler
@@ -200,6 +210,7 @@ def main() -> None:
     r.add_argument("--no-scores", action="store_true")
     r.add_argument("--role", choices=["incidents", "scores"], default="incidents")
     r.add_argument("--history", type=int, default=0, help="FAILURE runs an hour earlier on as many other small targets")
+    r.add_argument("--warm", type=int, default=0, help="with --history: its signals handled first in batches of this")
     args = parser.parse_args()
     if args.command == "build":
         build(args)
