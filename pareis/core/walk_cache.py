@@ -26,7 +26,7 @@ neither reads nor fills the cache; a view of another generation empties it first
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pareis.core.graph import Memo, Query, Rel
 from pareis.core.impact import BlastRadius
@@ -35,46 +35,47 @@ if TYPE_CHECKING:
     from pareis.core.upstream import ModelUpstream
 
 K = TypeVar("K", bound=Hashable)
-V = TypeVar("V")
 
-DEFAULT_LIMIT = 50_000
-"""Entries kept at most of each kind (the oldest kept are dropped first: a dropped one is walked again when asked)."""
+DEFAULT_BUDGET = 2_000_000
+"""URNs kept at most, over all entries (a radius counts its columns, datasets and features; an upstream its datasets;
+a model's upstream its columns and datasets). Past it the entries kept longest ago are dropped first; a dropped one
+is walked again when asked. A URN is ~100 bytes: the budget bounds the cache at a few hundred MB."""
 
 Definition = tuple[frozenset[str], frozenset[str]]
 """An assertion's definition as a walk reads it: the datasets it checks, the fields it checks."""
 
 
 class WalkCache:
-    """Blast radii of defined assertions and table-level upstreams of dataset sets, found over views of one
-    generation (see the module docstring)."""
+    """Blast radii of defined assertions, table-level upstreams of dataset sets and model versions' upstreams, found
+    over views of one generation (see the module docstring), within ``budget`` URNs (:data:`DEFAULT_BUDGET`)."""
 
-    def __init__(self, limit: int = DEFAULT_LIMIT) -> None:
-        self._limit = limit
+    def __init__(self, budget: int = DEFAULT_BUDGET) -> None:
         self._generation: int | None = None
-        self._radii: dict[str, tuple[Definition, BlastRadius]] = {}
-        self._upstream: dict[frozenset[str], frozenset[str]] = {}
-        self._models: dict[str, ModelUpstream] = {}
+        self._kept = _Kept(budget)
 
     def radii(self, view: Memo, assertions: Iterable[str]) -> dict[str, BlastRadius]:
         """The radii kept of ``assertions`` that hold over ``view``: of its generation, and of the definition it
         reads for each (one lookup, which the walks of the others read from the view anyway)."""
         if not self._valid(view):
             return {}
-        wanted = sorted({a for a in assertions if a in self._radii})
-        if not wanted:
+        found: dict[str, tuple[Definition, BlastRadius]] = {}
+        for a in sorted(set(assertions)):
+            hit = self._kept.get(("radius", a))
+            if hit is not None:
+                found[a] = hit
+        if not found:
             return {}
-        defined = _definitions(view, wanted)
-        return {a: radius for a in wanted for kept, radius in (self._radii[a],) if kept == defined[a]}
+        defined = _definitions(view, sorted(found))
+        return {a: radius for a, (kept, radius) in found.items() if kept == defined[a]}
 
     def keep_radii(self, view: Memo, radii: Mapping[str, BlastRadius]) -> None:
         """Keep ``radii``, blast radii of defined assertions found over ``view``, for later views of its generation."""
         if not radii or not self._valid(view):
             return
         defined = _definitions(view, sorted(radii))
-        for assertion in sorted(radii):
-            self._radii.pop(assertion, None)  # re-inserted last: the most recently kept are dropped last
-            self._radii[assertion] = (defined[assertion], radii[assertion])
-        _bound(self._radii, self._limit)
+        for a in sorted(radii):
+            r = radii[a]
+            self._kept.put(("radius", a), (defined[a], r), len(r.columns) + len(r.datasets) + len(r.features) + 1)
 
     def upstream(self, view: Memo, regions: Mapping[K, Iterable[str]]) -> dict[K, set[str]]:
         """Of ``regions`` (key → seed datasets), those whose table-level upstream (seeds included) is kept for
@@ -83,7 +84,7 @@ class WalkCache:
             return {}
         out: dict[K, set[str]] = {}
         for key, seeds in regions.items():
-            found = self._upstream.get(frozenset(seeds))
+            found = self._kept.get(("upstream", frozenset(seeds)))
             if found is not None:
                 out[key] = set(found)
         return out
@@ -93,47 +94,75 @@ class WalkCache:
         if not found or not self._valid(view):
             return
         for key, upstream in found.items():
-            seeds = frozenset(regions[key])
-            self._upstream.pop(seeds, None)
-            self._upstream[seeds] = frozenset(upstream)
-        _bound(self._upstream, self._limit)
+            kept = frozenset(upstream)
+            self._kept.put(("upstream", frozenset(regions[key])), kept, len(kept) + 1)
 
     def models(self, view: Memo, models: Iterable[str]) -> dict[str, ModelUpstream]:
         """The upstreams kept of ``models`` for ``view``'s generation (without their assertions: see the module
         docstring)."""
         if not self._valid(view):
             return {}
-        return {m: self._models[m] for m in models if m in self._models}
+        out: dict[str, ModelUpstream] = {}
+        for m in models:
+            found = self._kept.get(("model", m))
+            if found is not None:
+                out[m] = found
+        return out
 
     def keep_models(self, view: Memo, found: Mapping[str, ModelUpstream]) -> None:
         """Keep ``found``, model versions' upstreams (without their assertions) walked over ``view``."""
         if not found or not self._valid(view):
             return
-        for model in sorted(found):
-            self._models.pop(model, None)
-            self._models[model] = found[model]
-        _bound(self._models, self._limit)
+        for m in sorted(found):
+            up = found[m]
+            self._kept.put(("model", m), up, len(up.columns) + len(up.table_datasets) + 1)
 
     def __len__(self) -> int:
-        return len(self._radii) + len(self._upstream) + len(self._models)
+        return len(self._kept)
 
     def _valid(self, view: Memo) -> bool:
         """Whether the cache may serve ``view``: its generation is known; a new one starts the cache afresh."""
         if view.generation is None:
             return False
         if view.generation != self._generation:
-            self._radii.clear()
-            self._upstream.clear()
-            self._models.clear()
+            self._kept.clear()
             self._generation = view.generation
         return True
+
+
+class _Kept:
+    """Entries in the order kept (a re-kept one moves last), each with its weight; past ``budget`` in all, the first
+    kept are dropped. An entry heavier than the budget is not kept."""
+
+    def __init__(self, budget: int) -> None:
+        self._budget = budget
+        self._entries: dict[Hashable, tuple[Any, int]] = {}
+        self._weight = 0
+
+    def get(self, key: Hashable) -> Any:
+        found = self._entries.get(key)
+        return None if found is None else found[0]
+
+    def put(self, key: Hashable, value: object, weight: int) -> None:
+        old = self._entries.pop(key, None)
+        if old is not None:
+            self._weight -= old[1]
+        if weight > self._budget:
+            return
+        self._entries[key] = (value, weight)
+        self._weight += weight
+        while self._weight > self._budget:
+            first = next(iter(self._entries))
+            self._weight -= self._entries.pop(first)[1]
+
+    def clear(self) -> None:
+        self._entries.clear()
+        self._weight = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
 
 
 def _definitions(view: Memo, assertions: list[str]) -> dict[str, Definition]:
     targets, fields = view.lookup([Query(Rel.ASSERTS, assertions), Query(Rel.ASSERTS_COLUMN, assertions)])
     return {a: (targets[a], fields[a]) for a in assertions}
-
-
-def _bound(kept: dict[K, V], limit: int) -> None:
-    while len(kept) > limit:
-        del kept[next(iter(kept))]

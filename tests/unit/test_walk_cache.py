@@ -96,9 +96,9 @@ def test_a_new_generation_or_a_changed_definition_is_walked_again() -> None:
     assert cache.radii(Memo(store, generation=2), [B]) == {}
 
 
-def test_the_oldest_kept_are_dropped_past_the_limit() -> None:
+def test_the_oldest_kept_are_dropped_past_the_budget() -> None:
     store = _store()
-    cache = WalkCache(limit=1)
+    cache = WalkCache(budget=3)  # a radius of one dataset known at table level weighs 2
     view = Memo(store, generation=1)
     cache.keep_radii(view, {A: blast_radius(view, assertions=[A])})
     cache.keep_radii(view, {B: blast_radius(view, assertions=[B])})
@@ -114,3 +114,11 @@ def test_upstream_kept_for_one_generation() -> None:
     assert cache.upstream(Memo(store), {"k": [DS]}) == {}, "a view of unknown generation is not served"
     assert cache.upstream(Memo(store, generation=2), {"k": [DS]}) == {}
     assert len(cache) == 0
+
+
+def test_an_entry_heavier_than_the_budget_is_not_kept() -> None:
+    store = _store()
+    cache = WalkCache(budget=1)
+    view = Memo(store, generation=1)
+    cache.keep_radii(view, {A: blast_radius(view, assertions=[A])})
+    assert len(cache) == 0 and cache.radii(view, [A]) == {}
