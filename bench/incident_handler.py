@@ -110,13 +110,14 @@ def scores_handler(client: redis.Redis) -> Callable[[list[Message[RunSignal]]], 
     """The scores role's handler as :func:`pareis.compose.roles.scores_pipeline` builds it, on ``client``."""
     from pareis.answers.sources import Sources
     from pareis.compose.gates import gate_decisions
+    from pareis.core.upstream import ModelUpstream
     from pareis.core.walk_cache import WalkCache
     from pareis.roles.gates import GatePublisher
     from pareis.roles.scores import ScoresHandler
     from pareis.store.gates_redis import RedisGateLedger
 
     lineage, runs, exposure = RedisLineageStore(client), RedisRunHistory(client), RedisExposureIndex(client)
-    walks = WalkCache()
+    walks = WalkCache[ModelUpstream]()
     publisher = ScorePublisher(lineage, runs, RedisScoreLedger(client), exposure, walks)
     incidents = RedisIncidentStore(client)
     sources = Sources(lineage, runs, incidents, origin="scores role", exposure=exposure, walks=walks)

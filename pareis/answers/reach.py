@@ -33,7 +33,7 @@ from pareis.core.graph import Memo, Query, Rel, union
 from pareis.core.impact import BlastRadius
 from pareis.core.intents import IncidentFacts
 from pareis.core.keys import canonical, sibling_classes
-from pareis.core.upstream import upstream_walk
+from pareis.core.upstream import ModelUpstream, upstream_walk
 from pareis.core.walk_cache import WalkCache
 from pareis.core.window import incidents
 from pareis.store.runs import RunHistory
@@ -76,7 +76,7 @@ def analysed_by_key(
     at_ms: int,
     found: Candidates,
     keys: Iterable[str],
-    walks: WalkCache | None = None,
+    walks: WalkCache[ModelUpstream] | None = None,
 ) -> dict[str, list[IncidentFacts]]:
     """:func:`analysed`, per class key (each class's incidents by first failure). The blast radii of many
     incidents are walked together first, into ``view`` (:func:`~pareis.core.analysis.walk_together`), and their

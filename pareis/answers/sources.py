@@ -17,6 +17,7 @@ from pareis.core.serving import DEFAULT_SERVING_ALIASES
 
 if TYPE_CHECKING:
     from pareis.contracts.ledger import LedgerValues
+    from pareis.core.upstream import ModelUpstream
     from pareis.core.walk_cache import WalkCache
     from pareis.store.exposure import ExposureIndex
     from pareis.store.incidents import IncidentStore
@@ -66,7 +67,7 @@ class Sources:
     exposure: ExposureIndex | None = None
     reaches: ReachStore | None = None
     serving_aliases: tuple[str, ...] = DEFAULT_SERVING_ALIASES
-    walks: WalkCache | None = field(default=None, compare=False)
+    walks: WalkCache[ModelUpstream] | None = field(default=None, compare=False)
 
     def close(self) -> None:
         """Let go of connections (idempotent)."""

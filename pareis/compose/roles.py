@@ -31,6 +31,7 @@ from pareis.compose.gates import gate_decisions
 from pareis.compose.ports import Ports
 from pareis.config import Settings
 from pareis.core.runs import OPERATION_ASPECT
+from pareis.core.upstream import ModelUpstream
 from pareis.core.walk_cache import WalkCache
 from pareis.datahub.translate.lineage import LINEAGE_ASPECTS
 from pareis.datahub.wire.changelog import ChangeLog
@@ -144,7 +145,7 @@ def scores_pipeline(settings: Settings, ports: Ports) -> Pipeline[RunSignal]:
 
     Over given ports it writes no start-up definitions: an embedded run builds the incidents role over the same
     writer, which writes them (:func:`scores_process` does, in a process of its own)."""
-    walks = WalkCache()  # what the batches' walks found, kept while the lineage generation holds
+    walks = WalkCache[ModelUpstream]()  # what the batches' walks found, kept while the lineage generation holds
     publisher = ScorePublisher(ports.lineage, ports.runs, ports.scores, ports.exposure, walks)
     sources = Sources(
         ports.lineage, ports.runs, ports.incidents, origin="scores role", exposure=ports.exposure, walks=walks

@@ -88,7 +88,7 @@ def survey(
     models: Iterable[str] = (),
     datasets: Iterable[str] = (),
     exposed: Exposed = exposure,
-    walks: WalkCache | None = None,
+    walks: WalkCache[ModelUpstream] | None = None,
 ) -> Survey:
     """The upstream of ``models`` (model versions) and the classes of ``datasets``. ``exposed`` says what is
     downstream of columns: the walk (:func:`~pareis.core.exposure.exposure`, the default) or a read of the exposure

@@ -341,7 +341,7 @@ class Upstreams(Generic[K]):
 
 
 def model_upstream(
-    view: LineageView, models: Iterable[str], *, walks: WalkCache | None = None
+    view: LineageView, models: Iterable[str], *, walks: WalkCache[ModelUpstream] | None = None
 ) -> dict[str, ModelUpstream]:
     """The upstream of each model version (see the module docstring); unknown models come back empty. ``walks``:
     as for :func:`upstream_walk`."""
@@ -349,7 +349,11 @@ def model_upstream(
 
 
 def upstream_walk(
-    view: LineageView, models: Iterable[str], regions: Mapping[K, set[str]], *, walks: WalkCache | None = None
+    view: LineageView,
+    models: Iterable[str],
+    regions: Mapping[K, set[str]],
+    *,
+    walks: WalkCache[ModelUpstream] | None = None,
 ) -> Upstreams[K]:
     """:func:`model_upstream`, and each of ``regions`` (seed datasets) with every dataset upstream of it at table
     level, walked in the same round trips.

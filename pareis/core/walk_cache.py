@@ -26,13 +26,24 @@ neither reads nor fills the cache; a view of another generation empties it first
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from pareis.core.graph import Memo, Query, Rel
 from pareis.core.impact import BlastRadius
 
-if TYPE_CHECKING:
-    from pareis.core.upstream import ModelUpstream
+
+class Upstream(Protocol):
+    """What the cache weighs of a model version's upstream (:class:`pareis.core.upstream.ModelUpstream`, which it
+    keeps without knowing it: the walk that finds one keeps it)."""
+
+    @property
+    def columns(self) -> frozenset[str]: ...
+
+    @property
+    def table_datasets(self) -> frozenset[str]: ...
+
+
+U = TypeVar("U", bound=Upstream)
 
 K = TypeVar("K", bound=Hashable)
 
@@ -45,7 +56,7 @@ Definition = tuple[frozenset[str], frozenset[str]]
 """An assertion's definition as a walk reads it: the datasets it checks, the fields it checks."""
 
 
-class WalkCache:
+class WalkCache(Generic[U]):
     """Blast radii of defined assertions, table-level upstreams of dataset sets and model versions' upstreams, found
     over views of one generation (see the module docstring), within ``budget`` URNs (:data:`DEFAULT_BUDGET`)."""
 
@@ -97,19 +108,19 @@ class WalkCache:
             kept = frozenset(upstream)
             self._kept.put(("upstream", frozenset(regions[key])), kept, len(kept) + 1)
 
-    def models(self, view: Memo, models: Iterable[str]) -> dict[str, ModelUpstream]:
+    def models(self, view: Memo, models: Iterable[str]) -> dict[str, U]:
         """The upstreams kept of ``models`` for ``view``'s generation (without their assertions: see the module
         docstring)."""
         if not self._valid(view):
             return {}
-        out: dict[str, ModelUpstream] = {}
+        out: dict[str, U] = {}
         for m in models:
             found = self._kept.get(("model", m))
             if found is not None:
                 out[m] = found
         return out
 
-    def keep_models(self, view: Memo, found: Mapping[str, ModelUpstream]) -> None:
+    def keep_models(self, view: Memo, found: Mapping[str, U]) -> None:
         """Keep ``found``, model versions' upstreams (without their assertions) walked over ``view``."""
         if not found or not self._valid(view):
             return

@@ -28,6 +28,7 @@ from pareis.core.keys import sibling_classes
 from pareis.core.protect import Survey, class_score, model_scores, survey
 from pareis.core.reliability import INCIDENT_WINDOW_MS
 from pareis.core.runs import AssertionRun
+from pareis.core.upstream import ModelUpstream
 from pareis.core.walk_cache import WalkCache
 from pareis.roles.gates import GatePublisher
 from pareis.roles.messages import RunSignal, decode_signal
@@ -64,7 +65,7 @@ class ScorePublisher:
     instead of walked (the walk down the trees below a model's sources cost a minute per model set at full scale)
     when the snapshot is of the current lineage generation (a score written must not lag the lineage: a model
     registered since would keep a stale score); None, nothing published, or behind: walked, the same answer."""
-    walks: WalkCache | None = None
+    walks: WalkCache[ModelUpstream] | None = None
     """The model upstreams kept from earlier batches of the same lineage generation (the batch's view says which:
     :class:`~pareis.core.walk_cache.WalkCache`, shared with the gate's); None: each batch walks them."""
 

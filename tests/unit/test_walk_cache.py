@@ -16,6 +16,7 @@ from pareis.answers.render import dump
 from pareis.core import analysis, upstream
 from pareis.core.blast import blast_radius
 from pareis.core.graph import Memo, Rel
+from pareis.core.upstream import ModelUpstream
 from pareis.core.walk_cache import WalkCache
 from pareis.store.lineage import Facts, LineageUpdate, Stamp
 from pareis.store.lineage_memory import MemoryLineageStore
@@ -54,7 +55,7 @@ def test_walks_kept_across_views_of_one_generation_answer_as_walks_made_afresh(
     monkeypatch.setattr(gate_reads, "PRUNE_RATIO", ratio)
     fresh = {t: _json(gates(base, models=MODELS, at_ms=t)) for t in times}
     walked_fresh = radii[0], regions[0], models[0]
-    cached = replace(base, walks=WalkCache())
+    cached = replace(base, walks=WalkCache[ModelUpstream]())
     for round_ in range(2):
         radii[0] = regions[0] = models[0] = 0
         for t in times:
@@ -81,7 +82,7 @@ def _store() -> MemoryLineageStore:
 
 def test_a_new_generation_or_a_changed_definition_is_walked_again() -> None:
     store = _store()
-    cache = WalkCache()
+    cache = WalkCache[ModelUpstream]()
     first = Memo(store, generation=1)
     radii = {a: blast_radius(first, assertions=[a]) for a in (A, B)}
     cache.keep_radii(first, radii)
@@ -98,7 +99,7 @@ def test_a_new_generation_or_a_changed_definition_is_walked_again() -> None:
 
 def test_the_oldest_kept_are_dropped_past_the_budget() -> None:
     store = _store()
-    cache = WalkCache(budget=3)  # a radius of one dataset known at table level weighs 2
+    cache = WalkCache[ModelUpstream](budget=3)  # a radius of one dataset known at table level weighs 2
     view = Memo(store, generation=1)
     cache.keep_radii(view, {A: blast_radius(view, assertions=[A])})
     cache.keep_radii(view, {B: blast_radius(view, assertions=[B])})
@@ -107,7 +108,7 @@ def test_the_oldest_kept_are_dropped_past_the_budget() -> None:
 
 def test_upstream_kept_for_one_generation() -> None:
     store = _store()
-    cache = WalkCache()
+    cache = WalkCache[ModelUpstream]()
     view = Memo(store, generation=1)
     cache.keep_upstream(view, {"x": {DS}, "y": {OTHER}}, {"x": {DS, OTHER}})
     assert cache.upstream(Memo(store, generation=1), {"k": [DS], "y": [OTHER]}) == {"k": {DS, OTHER}}
@@ -118,7 +119,7 @@ def test_upstream_kept_for_one_generation() -> None:
 
 def test_an_entry_heavier_than_the_budget_is_not_kept() -> None:
     store = _store()
-    cache = WalkCache(budget=1)
+    cache = WalkCache[ModelUpstream](budget=1)
     view = Memo(store, generation=1)
     cache.keep_radii(view, {A: blast_radius(view, assertions=[A])})
     assert len(cache) == 0 and cache.radii(view, [A]) == {}
