@@ -47,10 +47,11 @@ U = TypeVar("U", bound=Upstream)
 
 K = TypeVar("K", bound=Hashable)
 
-DEFAULT_BUDGET = 2_000_000
+DEFAULT_BUDGET = 500_000
 """URNs kept at most, over all entries (a radius counts its columns, datasets and features; an upstream its datasets;
 a model's upstream its columns and datasets). Past it the entries kept longest ago are dropped first; a dropped one
-is walked again when asked. A URN is ~100 bytes: the budget bounds the cache at a few hundred MB."""
+is walked again when asked. A URN kept costs ~150 bytes: ~75 MB at most, well within the chart's 512 MiB per role
+(the full-scale benchmark keeps ~140,000 after 2,000 incidents: their radii, regions and models' upstreams)."""
 
 Definition = tuple[frozenset[str], frozenset[str]]
 """An assertion's definition as a walk reads it: the datasets it checks, the fields it checks."""

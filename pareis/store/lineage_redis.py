@@ -121,14 +121,19 @@ class RedisLineageStore:
         if found is None:
             head = "".join("\\" + c if c in "*?[]\\" else c for c in self._prefix) + "*"
             for _ in self._redis.scan_iter(match=head, count=1000):
+                # A writer stamps the layout before its first key: keys found, the layout is read again, for a
+                # writer may have stamped and written a fresh index between the first read and the scan.
+                found = self._redis.get(key)
+                if found is not None:
+                    break
                 raise Fatal(
                     f"the lineage index at {self._prefix!r} has keys but no layout key: it was written by a Pareis of "
                     f"layout 1, or its Redis lost data since it was built; this Pareis reads layout {LAYOUT}: "
                     f"{_REBUILD.format(prefix=self._prefix)}"
                 )
-        elif reply_text(found) != LAYOUT:
-            raise Fatal(_refusal(self._prefix, reply_text(found)))
-        else:
+        if found is not None:
+            if reply_text(found) != LAYOUT:
+                raise Fatal(_refusal(self._prefix, reply_text(found)))
             self._stamped = True
         self._checked = True
 

@@ -30,7 +30,10 @@ class _StderrLogger:
     time: a CLI runner or a test may swap (and close) the stream the process started with."""
 
     def msg(self, message: str) -> None:
-        print(message, file=sys.stderr, flush=True)
+        # One write per line: print() writes the message and its newline apart, and another thread's line could
+        # land between them (two JSON objects on one line: a CI run's log parser failed on it).
+        sys.stderr.write(message + "\n")
+        sys.stderr.flush()
 
     log = debug = info = warn = warning = error = err = critical = fatal = exception = failure = msg
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import pytest
 import redis
@@ -276,6 +277,26 @@ def test_an_index_of_another_layout_is_refused_in_one_line(redis_client: redis.R
     redis_client.set("pareis:lineage:layout", "2")
     with pytest.raises(Fatal, match="has layout 2; this Pareis reads layout 3"):
         RedisLineageStore(redis_client).record(B, "siblings")
+
+
+@pytest.mark.integration
+def test_a_fresh_index_stamped_and_written_while_a_reader_checks_it_is_no_old_layout(
+    redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Roles starting together on an empty Redis: a reader finds no layout key, then the lineage role stamps the
+    layout and writes, then the reader's scan finds keys. They are no old layout's (a writer stamps first): the
+    reader reads the layout again instead of stopping with a Fatal error (a CI run saw the assertions role do so)."""
+    reader = RedisLineageStore(redis_client)
+    scan = redis_client.scan_iter
+
+    def racing(*args: Any, **kwargs: Any) -> Any:
+        monkeypatch.setattr(redis_client, "scan_iter", scan)  # the writer checks with the plain client
+        RedisLineageStore(redis_client).apply([upd(B, "upstreamLineage", [(Rel.DATASET, A, B)])])
+        return scan(*args, **kwargs)
+
+    monkeypatch.setattr(redis_client, "scan_iter", racing)
+    assert up(reader, Rel.DATASET, B) == {B: frozenset({A})}
+    assert redis_client.scan_iter is scan, "the race was run"
 
 
 @pytest.mark.integration
