@@ -20,9 +20,8 @@ Contract (the role runs at-least-once, :mod:`pareis.kafka.role`):
   translated; the updates before a malformed one are then already written when it raises. Their redo finds
   them ``REPEATED``, whose effects are due as an applied update's are (:attr:`~pareis.store.lineage.Outcome.
   effective`), so the watch and the exposure index see what they would have seen from an all-or-nothing batch.
-  On any other store the whole batch is translated before anything is
-  written. Either way the batch is applied (or the error raised) before the handler returns, so the runtime
-  commits nothing unapplied.
+  On any other store the whole batch is translated before anything is written. Either way the batch is applied
+  (or the error raised) before the handler returns, so the runtime commits nothing unapplied.
 * **Partly malformed lineage.** A malformed ``fineGrainedLineages`` entry does not drop the aspect: the valid
   entries are indexed, the entity is marked :data:`~pareis.core.graph.Attr.LINEAGE_INCOMPLETE` (incidents whose
   blast radius touches it say "lineage incomplete"), and with ``dlq_topic`` the bad entries are dead-lettered
