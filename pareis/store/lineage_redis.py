@@ -46,22 +46,20 @@ refused credentials and any other server error → :class:`~pareis.errors.Fatal`
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
-from pareis.core.fieldpath import COLUMN_PREFIX, own_head
+from pareis.core.fieldpath import own_head
 from pareis.core.graph import Adjacency, Attr, Outline, Query, Rel, outline_of
 from pareis.errors import Fatal
 from pareis.store.lineage import AspectRecord, LineageUpdate, Outcome, Stamp
 from pareis.store.lineage_redis_encoding import (
-    CHILD,
-    bucket_nodes,
-    bucket_of,
     decode_facts,
     expand,
     field_nodes,
     spelled,
 )
-from pareis.store.lineage_redis_script import OUTLINE, READ
+from pareis.store.lineage_redis_reads import ReadPlan
+from pareis.store.lineage_redis_script import FIELDS, OUTLINE, READ
 from pareis.store.lineage_redis_stream import SCRIPTS, ApplyStream
 from pareis.store.redis_errors import text as reply_text
 from pareis.store.redis_errors import translated
@@ -72,7 +70,10 @@ __all__ = ["LAYOUT", "RedisLineageStore"]
 DEFAULT_PREFIX = "pareis:lineage:"
 READ_CHUNK = 1000
 """Keys per ``EVALSHA`` of a read-only script (the server runs each script alone: a chunk keeps that short)."""
-_READ, _OUTLINE = sha_of(READ), sha_of(OUTLINE)
+READ_FIELDS = 4000
+"""Fields per ``EVALSHA`` of the fields script at most (a bucket's own fields are sent in one call whatever their
+number)."""
+_READ, _OUTLINE, _FIELDS = sha_of(READ), sha_of(OUTLINE), sha_of(FIELDS)
 _NONE: frozenset[str] = frozenset()
 _Row = tuple[str, str | None, int, int, list[tuple[str, int]] | None]
 """A queried node in :meth:`RedisLineageStore.lookup`'s plan: (node, its bucket's parent or None, reply index,
@@ -94,7 +95,7 @@ class RedisLineageStore:
     def __init__(self, client: AnyRedis, *, prefix: str = DEFAULT_PREFIX) -> None:
         if "{" in prefix or "}" in prefix:
             raise ValueError(f"a lineage index prefix holds no braces (they mark hash tags): {prefix!r}")
-        self._servers = Servers(client, {**SCRIPTS, _READ: READ, _OUTLINE: OUTLINE})
+        self._servers = Servers(client, {**SCRIPTS, _READ: READ, _OUTLINE: OUTLINE, _FIELDS: FIELDS})
         self._redis = client
         self._prefix = prefix
         self._cluster = self._servers.cluster
@@ -202,99 +203,63 @@ class RedisLineageStore:
         ]
 
     def lookup(self, queries: Sequence[Query]) -> list[Adjacency]:
-        """One round trip per server for the whole batch: per query and bucket (a node's column hash) one ``HMGET``
-        of the frontier's columns in it, ``HKEYS`` of any other node's hash; for a reverse ``has_column`` query on a
-        column also ``HEXISTS`` in the forward hash of each dataset its URN may name."""
-        commands: list[tuple[Any, ...]] = []
-        slots: list[int] = []
-        hashes: list[str] = []  # the HKEYS, sent to the read script
-        hash_slots: list[int] = []
-        plan: list[list[_Row]] = []
-        for q in queries:
-            side = "i:" if q.reverse else "o:"
-            bucket_side = "ic:" if q.reverse else "oc:"
-            schema = q.reverse and q.rel == Rel.HAS_COLUMN
-            groups: dict[str, tuple[int, dict[str, int]]] = {}  # bucket's parent → (its HMGET's index, fields)
-            rows: list[_Row] = []
-            for n in q.nodes:
-                bucket = bucket_of(n)
-                if bucket is None:
-                    row: _Row = (n, None, -1, len(hashes), None)
-                    hashes.append(self._key(n, side + q.rel))
-                    hash_slots.append(self._slot(n))
-                else:
-                    parent, field = bucket
-                    group = groups.get(parent)
-                    if group is None:
-                        group = groups[parent] = (len(commands), {})
-                        commands.append(())
-                        slots.append(self._slot(parent))
-                    at = group[1].setdefault(field, len(group[1]))
-                    row = (n, parent, group[0], at, None)
-                if schema:
-                    checks: list[tuple[str, int]] = []
-                    for dataset, rest in _spellings(n):
-                        checks.append((dataset, len(commands)))
-                        commands.append(("HEXISTS", self._key(dataset, f"o:{Rel.HAS_COLUMN}"), CHILD + rest))
-                        slots.append(self._slot(dataset))
-                    row = (*row[:4], checks)
-                rows.append(row)
-            for parent, (at, fields) in groups.items():
-                commands[at] = ("HMGET", self._key(parent, bucket_side + q.rel), *fields)
-            plan.append(rows)
+        """One round trip per server for the whole batch (:class:`~pareis.store.lineage_redis_reads.ReadPlan`): per
+        query and bucket (a node's column hash) its frontier's columns by the fields script (:data:`FIELDS`), ``HKEYS``
+        of any other node's hash by the read script; for a reverse ``has_column`` query on a column also ``HEXISTS``
+        in the forward hash of each dataset its URN may name."""
+        plan = ReadPlan(
+            self._prefix, slot_of if self._cluster else None, [(q.rel.value, list(q.nodes), q.reverse) for q in queries]
+        )
         with translated():
             self._check_layout()
-            replies, keys = self._read(commands, slots, hashes, hash_slots, "HKEYS")
-        out: list[Adjacency] = []
-        for rows in plan:
-            answer: dict[str, frozenset[str]] = {}
-            for n, owner, at, pos, spelled_as in rows:
-                if owner is None:
-                    got = keys[pos]
-                    found = field_nodes(got, n) if got else None
-                else:
-                    value = replies[at][pos]
-                    found = None if value is None else bucket_nodes(value, owner)
-                if spelled_as:
-                    found = found or set()
-                    found.update(dataset for dataset, i in spelled_as if replies[i])
-                answer[n] = frozenset(found) if found else _NONE  # most nodes have none: one shared empty set
-            out.append(answer)
-        return out
+            exists, (keys, values) = self._read(
+                [("HEXISTS", key, field) for key, field in plan.checks],
+                plan.check_slots,
+                _Calls(_READ, plan.hashes, plan.hash_slots, ("HKEYS",)),
+                _Calls(_FIELDS, plan.buckets, plan.bucket_slots, (), plan.bucket_fields),
+            )
+        return list(plan.answers(keys, values, exists))
 
     def _read(
-        self,
-        commands: list[tuple[Any, ...]],
-        slots: list[int],
-        hashes: list[str],
-        hash_slots: list[int],
-        *argv: str,
-        script: str = _READ,
-    ) -> tuple[list[Any], list[Any]]:
-        """(the replies to ``commands``, ``script``'s reply for each of ``hashes``) in one round trip per server,
-        ``script`` (by default the read script, ``argv`` its ``ARGV``: ``HKEYS``, ``HGETALL`` or ``HGET`` and a field)
-        called :data:`READ_CHUNK` keys of one slot (any slot, standalone) per ``EVALSHA`` (one command, not one each:
-        a large blast asks ~100,000 ``HKEYS``, mostly of hashes that do not exist)."""
-        groups: dict[int, list[int]] = {}
-        for i, slot in enumerate(hash_slots):
-            group = groups.get(slot)
-            if group is None:
-                group = groups[slot] = []
-            group.append(i)
+        self, commands: list[tuple[Any, ...]], slots: list[int], *calls: _Calls
+    ) -> tuple[list[Any], list[list[Any]]]:
+        """(the replies to ``commands``, for each of ``calls`` its script's reply for each of its keys) in one round
+        trip per server, each script called on up to :data:`READ_CHUNK` keys of one slot (any slot, standalone) and
+        :data:`READ_FIELDS` fields per ``EVALSHA`` (one command, not one per key: a large blast asks ~100,000
+        ``HKEYS``, mostly of hashes that do not exist, and reads ~10,000 column buckets)."""
         sent = list(commands)
         sent_slots = list(slots)
-        order: list[int] = []
-        for slot, members in groups.items():
-            for start in range(0, len(members), READ_CHUNK):
-                chunk = members[start : start + READ_CHUNK]
-                sent.append(("EVALSHA", script, len(chunk), *[hashes[i] for i in chunk], *argv))
-                sent_slots.append(slot)
-                order += chunk
+        orders: list[tuple[list[int], int]] = []  # per call: its keys in the order sent, and its number of EVALSHA
+        for call in calls:
+            groups: dict[int, list[int]] = {}
+            for i, slot in enumerate(call.slots):
+                group = groups.get(slot)
+                if group is None:
+                    group = groups[slot] = []
+                group.append(i)
+            order: list[int] = []
+            first = len(sent)
+            for slot, members in groups.items():
+                for chunk in _chunks(members, call.fields):
+                    args: list[Any] = ["EVALSHA", call.script, len(chunk), *[call.keys[i] for i in chunk], *call.argv]
+                    if call.fields is not None:
+                        for i in chunk:
+                            args.append(len(call.fields[i]))
+                            args += call.fields[i]
+                    sent.append(tuple(args))
+                    sent_slots.append(slot)
+                    order += chunk
+            orders.append((order, len(sent) - first))
         replies = self._servers.exchange(sent, sent_slots)
-        keys: list[Any] = [None] * len(hashes)
-        for i, got in zip(order, (k for r in replies[len(commands) :] for k in r), strict=True):
-            keys[i] = got
-        return replies[: len(commands)], keys
+        results: list[list[Any]] = []
+        at = len(commands)
+        for call, (order, count) in zip(calls, orders, strict=True):
+            found: list[Any] = [None] * len(call.keys)
+            for i, value in zip(order, (k for r in replies[at : at + count] for k in r), strict=True):
+                found[i] = value
+            at += count
+            results.append(found)
+        return replies[: len(commands)], results
 
     def outlines(self, datasets: Collection[str]) -> Mapping[str, Outline]:
         """One round trip per server: each dataset's schema hash by the outline script (:data:`OUTLINE`), which
@@ -309,12 +274,10 @@ class RedisLineageStore:
         other = [d for d in ordered if own_head(d) is None]
         with translated():
             self._check_layout()
-            whole, got = self._read(
+            whole, (got,) = self._read(
                 [("HKEYS", self._key(d, schema)) for d in other],
                 [self._slot(d) for d in other],
-                [self._key(d, schema) for d in plain],
-                [self._slot(d) for d in plain],
-                script=_OUTLINE,
+                _Calls(_OUTLINE, [self._key(d, schema) for d in plain], [self._slot(d) for d in plain]),
             )
         out: dict[str, Outline] = {}
         for d, reply in zip(plain, got, strict=True):
@@ -328,8 +291,10 @@ class RedisLineageStore:
         ordered = list(nodes)
         with translated():
             self._check_layout()
-            _, results = self._read(
-                [], [], [self._key(n, "a") for n in ordered], [self._slot(n) for n in ordered], "HGET", name
+            _, (results,) = self._read(
+                [],
+                [],
+                _Calls(_READ, [self._key(n, "a") for n in ordered], [self._slot(n) for n in ordered], ("HGET", name)),
             )
         return {n: None if r is None else reply_text(r) for n, r in zip(ordered, results, strict=True)}
 
@@ -338,13 +303,45 @@ class RedisLineageStore:
         ordered = list(nodes)
         with translated():
             self._check_layout()
-            _, results = self._read(
-                [], [], [self._key(n, "a") for n in ordered], [self._slot(n) for n in ordered], "HGETALL"
+            _, (results,) = self._read(
+                [],
+                [],
+                _Calls(_READ, [self._key(n, "a") for n in ordered], [self._slot(n) for n in ordered], ("HGETALL",)),
             )
         out: dict[str, dict[str, str]] = {}
         for n, r in zip(ordered, results, strict=True):
             out[n] = {reply_text(r[i]): reply_text(r[i + 1]) for i in range(0, len(r), 2)} if r else {}
         return out
+
+
+class _Calls(NamedTuple):
+    """Calls of a read-only ``script`` on ``keys`` (each of its slot in ``slots``) in :meth:`RedisLineageStore._read`:
+    with ``argv`` after the keys of each call, then ``fields`` when given (per key: their number, then them)."""
+
+    script: str
+    keys: Sequence[str]
+    slots: Sequence[int]
+    argv: tuple[str, ...] = ()
+    fields: Sequence[Sequence[str]] | None = None
+
+
+def _chunks(members: list[int], fields: Sequence[Sequence[str]] | None) -> list[list[int]]:
+    """``members`` (indexes of keys) cut into the calls of one script: :data:`READ_CHUNK` keys and
+    :data:`READ_FIELDS` fields (``fields`` of each key) per call at most, each key in one call."""
+    if fields is None:
+        return [members[start : start + READ_CHUNK] for start in range(0, len(members), READ_CHUNK)]
+    out: list[list[int]] = []
+    chunk: list[int] = []
+    size = 0
+    for i in members:
+        if chunk and (len(chunk) == READ_CHUNK or size + len(fields[i]) > READ_FIELDS):
+            out.append(chunk)
+            chunk, size = [], 0
+        chunk.append(i)
+        size += len(fields[i])
+    if chunk:
+        out.append(chunk)
+    return out
 
 
 def _columns(fields: list[Any], dataset: str) -> frozenset[str]:
@@ -366,13 +363,3 @@ def _refusal(prefix: str, found: str) -> str:
     return f"the lineage index at {prefix!r} has layout {found}; this Pareis reads layout {LAYOUT}: " + _REBUILD.format(
         prefix=prefix
     )
-
-
-def _spellings(column: str) -> list[tuple[str, str]]:
-    """Every (dataset, rest) with ``column == urn:li:schemaField:(<dataset>,<rest>)`` and ``<dataset>`` not itself
-    a column: where a child-of-the-key ``has_column`` field for it may be (a plan writes one only for a non-column
-    source)."""
-    if not (column.startswith(COLUMN_PREFIX) and column.endswith(")")):
-        return []
-    inner = column[len(COLUMN_PREFIX) : -1]
-    return [(inner[:i], inner[i + 1 :]) for i, c in enumerate(inner) if c == "," and bucket_of(inner[:i]) is None]

@@ -192,6 +192,25 @@ return out
 """``ARGV[1]`` (``HKEYS``, ``HGETALL``, or ``HGET`` of the field ``ARGV[2]``) of each key: an empty list for a
 missing key (a nil for ``HGET``). Writes nothing."""
 
+FIELDS = """
+local unpack, min = unpack, math.min
+local out, a = {}, 1
+for i = 1, #KEYS do
+  local n = tonumber(ARGV[a])
+  local got = redis.call('HMGET', KEYS[i], unpack(ARGV, a + 1, a + min(n, 1000)))
+  for from = a + 1001, a + n, 1000 do
+    local part = redis.call('HMGET', KEYS[i], unpack(ARGV, from, min(from + 999, a + n)))
+    for j = 1, #part do got[#got + 1] = part[j] end
+  end
+  out[i] = got
+  a = a + n + 1
+end
+return out
+"""
+"""``HMGET`` of each key's fields: ``ARGV`` holds, per key in order, the number of its fields and then the fields
+(a thousand per ``HMGET`` at most: Lua's ``unpack`` is bounded). Each key's reply lists its fields' values in order,
+a nil for a missing one. Writes nothing."""
+
 OUTLINE = """
 local find, concat = string.find, table.concat
 local out = {}

@@ -12,7 +12,7 @@ from redis.retry import Retry
 
 from pareis.core.graph import Attr, Outline, Query, Rel, outlines_of
 from pareis.errors import Fatal, Retriable
-from pareis.store import redis_servers
+from pareis.store import lineage_redis, redis_servers
 from pareis.store.lineage import AspectRecord, Edge, Facts, LineageStore, LineageUpdate, Outcome, Stamp
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.lineage_redis import RedisLineageStore
@@ -373,7 +373,7 @@ def test_a_script_the_server_lost_is_loaded_again_and_the_batch_applied(redis_cl
 
 
 @pytest.mark.integration
-def test_a_frontier_reads_each_column_bucket_in_one_command(
+def test_a_frontier_reads_its_column_buckets_in_one_script_call(
     redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = RedisLineageStore(redis_client)
@@ -390,7 +390,9 @@ def test_a_frontier_reads_each_column_bucket_in_one_command(
     monkeypatch.setattr(redis_servers, "pack_command", counted)
     frontier = [col(A, n) for n in names] + [col(A, "nowhere"), JOB]
     got = store.lookup([Query(Rel.COLUMN, frontier), Query(Rel.COLUMN, [col(B, "c01")], True)])
-    assert sum(sent) == 3  # one HMGET of A's bucket (was one HGET per column), the read script for JOB, B's HMGET
+    # The read script for JOB, and one call of the fields script for both buckets (A's and B's, one slot): it was one
+    # HGET per column, then one HMGET per bucket.
+    assert sum(sent) == 2
     assert got[0] == {
         **{col(A, n): frozenset({col(B, n)}) for n in names[1:]},
         col(A, "c00"): frozenset({col(B, "c00"), col(C, "x")}),
@@ -398,6 +400,26 @@ def test_a_frontier_reads_each_column_bucket_in_one_command(
         JOB: frozenset(),
     }
     assert got[1] == {col(B, "c01"): frozenset({col(A, "c01")})}
+
+
+@pytest.mark.integration
+def test_wide_buckets_and_many_fields_are_read_whole_across_calls(
+    redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bucket asked for more fields than one ``HMGET`` of the fields script takes (Lua's ``unpack`` is bounded), and
+    more fields than one call takes in all (:data:`~pareis.store.lineage_redis.READ_FIELDS`, lowered here)."""
+    store = RedisLineageStore(redis_client)
+    wide = [f"w{i:04d}" for i in range(2500)]
+    store.apply([upd(B, "upstreamLineage", [(Rel.COLUMN, col(A, n), col(B, n)) for n in wide[::2]])])
+    narrow = [f"n{i}" for i in range(5)]
+    other = "urn:li:dataset:(urn:li:dataPlatform:hive,other,PROD)"
+    store.apply([upd(C, "upstreamLineage", [(Rel.COLUMN, col(other, n), col(C, n)) for n in narrow])])
+    monkeypatch.setattr(lineage_redis, "READ_FIELDS", 7)
+    got = store.lookup([Query(Rel.COLUMN, [col(A, n) for n in wide] + [col(other, n) for n in narrow])])[0]
+    assert got == {
+        **{col(A, n): frozenset({col(B, n)}) if i % 2 == 0 else frozenset() for i, n in enumerate(wide)},
+        **{col(other, n): frozenset({col(C, n)}) for n in narrow},
+    }
 
 
 @pytest.mark.integration
