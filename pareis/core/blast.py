@@ -252,7 +252,7 @@ def _models(view: LineageView, features: dict[str, Precision], datasets: set[str
     out: list[ModelImpact] = []
     for m in candidates:
         group = min(groups[m] or sets[m], default=None)
-        poisoned = sorted(inputs[m] & features.keys())
+        poisoned = sorted(inputs[m].intersection(features))
         if poisoned:
             precision: Precision = "table" if any(features[f] == "table" for f in poisoned) else "column"
             out.append(ModelImpact(m, group, tuple(poisoned), len(inputs[m]), precision))

@@ -83,7 +83,7 @@ class Spread:
                 self.state.setdefault(c, set()).add("")
             for c, parts in new_parts.items():
                 self.state.setdefault(c, set()).update(parts)
-            frontier = new_whole | new_parts.keys()
+            frontier = new_whole.union(new_parts)
             todo = frontier - self.hops.keys()
             if todo:
                 self.hops.update(self.step(todo))
