@@ -42,6 +42,7 @@ sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
 
 from bench import blast
 from bench import incident_latency as il
+from pareis.compose import heap
 from pareis.config import DatahubSettings
 from pareis.contracts.records import Message, OutRecord
 from pareis.core.runs import AssertionRun, ResultType
@@ -157,9 +158,11 @@ def run(args: argparse.Namespace) -> None:
     h = scores_handler(client) if args.role == "scores" else handler(client, not args.no_scores)  # type: ignore[assignment]
     size = args.batch if args.what == "small" else 1
     batches = [messages[i : i + size] for i in range(0, len(messages), size)]
+    between = _collection(args.gc)
     if args.warm:  # the earlier incidents' signals through the same handler first, untimed, as the paced phase's
         for i in range(0, len(warming), args.warm):
             h(warming[i : i + args.warm])
+            between()
     profiler = None
     if args.profile:
         from pyinstrument import Profiler
@@ -172,6 +175,7 @@ def run(args: argparse.Namespace) -> None:
     for b in batches:
         t0 = time.perf_counter()
         out += h(b)
+        between()  # the role's loop collects between batches: its cost is the role's
         times.append(time.perf_counter() - t0)
     wall, cpu = time.perf_counter() - began, time.process_time() - cpu
     if not client.exists(il.MARKER):
@@ -191,6 +195,20 @@ def run(args: argparse.Namespace) -> None:
         print("digest", digest.hexdigest())
 
 
+def _collection(policy: str) -> Callable[[], None]:
+    """The process's garbage collection, started now that the handler is built: ``process``, as ``pareis run``
+    starts it (:class:`pareis.compose.heap.Collector`: collections between batches only); ``settle``, the thresholds
+    alone (:func:`pareis.compose.heap.settle`, what ``pareis run`` did before); ``default``, CPython's. Returns what
+    to call between batches."""
+    if policy == "process":
+        collector = heap.Collector()
+        collector.start()
+        return collector.between
+    if policy == "settle":
+        heap.settle()
+    return lambda: None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/7", help="a database for this benchmark only")
@@ -207,6 +225,12 @@ def main() -> None:
     r.add_argument("--n", type=int, default=1000)
     r.add_argument("--batch", type=int, default=500)
     r.add_argument("--profile", action="store_true")
+    r.add_argument(
+        "--gc",
+        choices=["process", "settle", "default"],
+        default="process",
+        help="the garbage collection policy (process: as `pareis run` collects, between batches)",
+    )
     r.add_argument("--digest", action="store_true")
     r.add_argument("--no-scores", action="store_true")
     r.add_argument("--role", choices=["incidents", "scores"], default="incidents")

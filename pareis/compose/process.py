@@ -14,7 +14,7 @@ from types import FrameType
 import structlog
 from prometheus_client import gc_collector, process_collector
 
-from pareis.compose.heap import settle
+from pareis.compose.heap import Collector
 from pareis.compose.roles import resolve_roles
 from pareis.config import Settings, load_settings
 from pareis.kafka import clients, topics
@@ -42,8 +42,15 @@ def process_telemetry(settings: Settings) -> tuple[RuntimeMetrics, Health, Telem
     return metrics, health, server
 
 
-def run_roles(roles: Sequence[Role], settings: Settings, *, stop: threading.Event | None = None) -> int:
-    """Run ``roles`` (one thread each) until ``stop`` is set, a signal arrives or one of them fails.
+def run_roles(
+    roles: Sequence[Role],
+    settings: Settings,
+    *,
+    stop: threading.Event | None = None,
+    collector: Collector | None = None,
+) -> int:
+    """Run ``roles`` (one thread each) until ``stop`` is set, a signal arrives or one of them fails; ``collector``,
+    the process's garbage collection between batches (:class:`~pareis.compose.heap.Collector`, started), when given.
 
     SIGTERM/SIGINT stop gracefully; if the roles have not stopped ``runtime.shutdown_grace_s`` later, or on a
     second SIGINT, the process exits at once (uncommitted work is redone by the next owner). Returns the exit code:
@@ -58,7 +65,8 @@ def run_roles(roles: Sequence[Role], settings: Settings, *, stop: threading.Even
 
     def run_one(role: Role) -> None:
         try:
-            RoleRunner(role, settings, metrics=metrics, health=health, stop=stop).run()
+            between = None if collector is None else collector.between
+            RoleRunner(role, settings, metrics=metrics, health=health, stop=stop, between=between).run()
         except BaseException as exc:  # noqa: BLE001 - a role thread's boundary: logged, stops the others, exit Fatal
             failures.append(exc)
             log.error("role failed", role=role.name, error_class=type(exc).__name__, error=str(exc))
@@ -80,8 +88,9 @@ def run(names: Sequence[str], settings: Settings | None = None) -> int:
     settings = settings or load_settings()
     configure_logging(settings.log_level, settings.log_json)
     roles = resolve_roles(names, settings)
-    settle()  # the roles are built: out of the collector's way (pareis.compose.heap)
-    return run_roles(roles, settings)
+    collector = Collector()
+    collector.start()  # the roles are built: collections between batches from now on (pareis.compose.heap)
+    return run_roles(roles, settings, collector=collector)
 
 
 def create_topics(settings: Settings) -> list[str]:

@@ -65,6 +65,10 @@ _RENEWALS = 3
 """New producers an exactly-once role starts after a fencing without a commit in between, before it stops."""
 
 
+def _nothing() -> None:
+    pass
+
+
 def backoff_delay(attempt: int, initial_s: float, max_s: float, hint_s: float | None = None) -> float:
     """``initial * 2^attempt`` capped at ``max``; at least the server's hint (itself capped)."""
     delay = min(initial_s * (2**attempt), max_s)
@@ -73,7 +77,9 @@ def backoff_delay(attempt: int, initial_s: float, max_s: float, hint_s: float | 
 
 class RoleRunner:
     """Runs ``role`` with ``settings`` until ``stop`` is set; ``exit_process(code)`` is what the watchdog calls when
-    a Kafka call blocks past its deadline (by default: exit the process at once)."""
+    a Kafka call blocks past its deadline (by default: exit the process at once); ``between``, what the loop calls
+    between batches (after each batch or poll, and each poll of a back-off: the process's garbage collection,
+    :class:`pareis.compose.heap.Collector`), by default nothing."""
 
     def __init__(
         self,
@@ -84,8 +90,10 @@ class RoleRunner:
         health: Health,
         stop: threading.Event,
         exit_process: Callable[[int], None] = exit_process,
+        between: Callable[[], None] | None = None,
     ) -> None:
         self.role = role
+        self._between = between or _nothing
         self.settings = settings
         self.metrics = metrics
         self.health = health
@@ -221,6 +229,7 @@ class RoleRunner:
                 self._step(processor, beat, run.batch_size, run.batch_timeout_s)
             except ProducerFenced as exc:
                 self._renew_producer(exc)
+            self._between()
             if time.monotonic() >= next_lag:
                 self.intake.report_lag()
                 next_lag = time.monotonic() + _LAG_EVERY_S
@@ -408,6 +417,7 @@ class RoleRunner:
                 message = self.consumer.poll(timeout_s)
             self._raise_deferred()
             self.intake.put_back(message)
+            self._between()
         return False
 
     # --- rebalancing -------------------------------------------------------------------------------------------

@@ -224,6 +224,43 @@ def test_nothing_is_committed_past_a_dead_letter_until_it_is_delivered(
         assert log.seeks == [] and [offset for offset, _ in log.commits][-1] == 4
 
 
+def test_the_loop_calls_between_after_each_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the process's collector runs (pareis.compose.heap.Collector.between) runs after every batch, before the
+    next one is handled: never inside one."""
+    log = Log([b"good-0", b"good-1", b"good-2", b"good-3", b"good-4", b"good-5"], failing_dlq_deliveries=0)
+    monkeypatch.setattr(
+        runner_module.clients, "new_consumer", lambda config, on_error, on_commit: Consumer(log, on_commit)
+    )
+    monkeypatch.setattr(runner_module.clients, "new_producer", lambda config, on_error: Producer(log))
+    monkeypatch.setattr(runner_module.clients, "wait_for_brokers", lambda *args, **kwargs: None)
+    monkeypatch.setattr(runner_module.topics, "prepare", lambda *args, **kwargs: set())
+    handled: list[int] = []
+    seen: list[int] = []  # how many batches were handled at each call of between
+
+    def counted(batch: Sequence[Message[bytes]]) -> list[OutRecord]:
+        handled.append(len(batch))
+        return handle(batch)
+
+    settings = Settings(
+        kafka=KafkaSettings(topics=Topics(dlq=DLQ)),
+        runtime=RuntimeSettings(batch_size=2, batch_timeout_s=0.01, commit_every=1, roles={}),
+    )
+    role = Role("test", (TOPIC,), "g", Delivery.AT_LEAST_ONCE, lambda: Pipeline(decode, counted), (OUT, DLQ))
+    stop = threading.Event()
+    runner = RoleRunner(
+        role, settings, metrics=RuntimeMetrics(), health=Health(), stop=stop, between=lambda: seen.append(len(handled))
+    )
+    thread = threading.Thread(target=runner.run)
+    thread.start()
+    try:
+        wait_until(lambda: log.committed == 6 and len(seen) > len(handled), 30, "every batch handled, then between")
+    finally:
+        stop.set()
+        thread.join(30)
+    assert not thread.is_alive()
+    assert set(range(1, len(handled) + 1)) <= set(seen), (handled, seen)
+
+
 class TransactionalProducer(Producer):
     """A transactional producer whose records become visible only when their transaction commits; its first
     ``failing`` produce calls are refused with ``_STATE``, as librdkafka refuses them once the open transaction
