@@ -10,7 +10,7 @@ read side (protect, the gate) and by the incidents role's score publisher (:mod:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -54,7 +54,7 @@ class ExposureReader:
     def __call__(self, view: LineageView, columns: Iterable[str], parents: Mapping[str, str] | None = None) -> Exposure:
         """:class:`~pareis.core.exposure.Exposed`: the exposure of ``columns`` (``parents``, their datasets when the
         caller has them)."""
-        cols = sorted(set(columns))
+        cols = columns if isinstance(columns, Collection) else list(columns)
         if self.index is None or (self.read_once and self.head is None):
             return exposure(view, cols)
         if parents is None:
@@ -69,6 +69,7 @@ class ExposureReader:
                 self.head, self.generation = read.version, read.generation
             for d in wanted:
                 self.entries[d] = read.datasets.get(d)
+        # exposure_of and exposure order the columns themselves (a survey asks ~300,000: sorted once, not twice).
         return exposure_of(self.entries, cols, parents)  # a dataset whose entry is None: nothing downstream
 
     def age(self, at_ms: int | None = None) -> dict[str, Any] | None:
