@@ -364,6 +364,18 @@ def test_state_survives_json() -> None:
         IncidentState.from_json({"dataset": DS})
 
 
+@pytest.mark.parametrize("field", ["floor_ms", "dataset"])
+def test_a_stored_state_of_the_wrong_type_is_one_clear_error(field: str) -> None:
+    """The compiled state machine checks its annotations (pareis.core is compiled by mypyc): a stored value of the
+    wrong type is the store's one-line ValueError, never a TypeError from deep inside a step."""
+    engine = Engine()
+    for r in SCRIPT[:6]:
+        engine.feed(r)
+    stored = {**engine.state.to_json(), field: ["not", "a", "scalar"]}
+    with pytest.raises(ValueError, match="malformed incident state"):
+        IncidentState.from_json(stored)
+
+
 def test_bad_inputs_are_clear_errors() -> None:
     engine = Engine()
     engine.feed(run(A, 100, F))
