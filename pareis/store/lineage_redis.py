@@ -75,9 +75,6 @@ READ_FIELDS = 4000
 number)."""
 _READ, _OUTLINE, _FIELDS = sha_of(READ), sha_of(OUTLINE), sha_of(FIELDS)
 _NONE: frozenset[str] = frozenset()
-_Row = tuple[str, str | None, int, int, list[tuple[str, int]] | None]
-"""A queried node in :meth:`RedisLineageStore.lookup`'s plan: (node, its bucket's parent or None, reply index,
-position in the reply (of the read script's when not a column), its ``HEXISTS`` replies)."""
 
 LAYOUT = "3"
 """The layout this module reads and writes, stored at ``P layout``. Layout 1 (before the column buckets) wrote no
