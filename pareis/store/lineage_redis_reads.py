@@ -48,7 +48,8 @@ class ReadPlan:
         self._homes: dict[str, tuple[str, int]] = {}
         self._nodes: list[list[str]] = []
         self._owners: list[list[str]] = []
-        """Per query and node: its bucket's parent, "" for a node read from its own hash."""
+        """Per query and node: its bucket's parent ("" for a node read from its own hash, and for a column whose
+        parent is spelled empty: :attr:`_pos` tells them apart)."""
         self._at: list[list[int]] = []
         """Per query and node: its hash's index, or its bucket's."""
         self._pos: list[list[int]] = []
@@ -133,16 +134,15 @@ class ReadPlan:
             answer: dict[str, frozenset[str]] = {}
             for i in range(len(nodes)):
                 n = nodes[i]
-                owner = owners[i]
                 found: set[str] | None = None
-                if not owner:
+                if pos[i] < 0:  # a node's own hash
                     got = keys[at[i]]
                     if got:
                         found = field_nodes(got, n)
-                else:
+                else:  # a column in its parent's bucket (the parent may be spelled empty: ``(,path)``)
                     value = values[at[i]][pos[i]]
                     if value is not None:
-                        found = bucket_nodes(value, owner)
+                        found = bucket_nodes(value, owners[i])
                 if checks:
                     spelled_as = checks.get(i)
                     if spelled_as:
