@@ -16,9 +16,8 @@ few cycles, and a full collection still runs, a hundredth as often.
 A process whose work comes in batches (``pareis run``) goes further with a :class:`Collector`: no collection runs
 *during* a batch, where every one scans the batch's whole working set (its memo, its walks, the scores role's survey:
 millions of containers alive until the batch ends) and frees nothing; the young generations are collected *between*
-batches, once that working set is garbage freed by reference counting, and the whole heap on a timer. The scores role's
-burst batch (``bench/incident_handler.py --role scores``, 1,000 signals after 1,000 incidents) took 0.75-0.85x the
-CPU with it than with :func:`settle` alone (bench/RESULTS.md).
+batches, once that working set is garbage freed by reference counting, and the whole heap on a timer (what that saves
+the scores role's burst batch: bench/RESULTS.md, issue 35, fourth session).
 """
 
 from __future__ import annotations
