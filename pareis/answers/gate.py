@@ -19,13 +19,14 @@ Schema in ``schemas/pareis/gate.schema.json``; :func:`cannot_evaluate_json` is t
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from pareis.answers import time_travel
 from pareis.answers.gate_reads import GateReads, Scores
 from pareis.answers.sources import CannotEvaluate, Sources
-from pareis.answers.versions import MODEL, kind_of, model_versions
+from pareis.answers.versions import MODEL, kind_of, model_versions, read_ahead
 from pareis.core import catalog
 from pareis.core.contamination import ModelVersion
 from pareis.core.gate import (
@@ -164,6 +165,9 @@ def _answers(
     view = view if view is not None else Memo(sources.lineage)
     out: dict[str, GateAnswer | Exception] = {}
     evaluated: dict[str, ModelVersion] = {}
+    # An error here is one model's own (its data unreadable): the loop below meets it again, for that model alone.
+    with suppress(*MODEL_ERRORS):
+        read_ahead(view, sorted(set(models)))
     for model in sorted(set(models)):
         try:
             evaluated[model] = version = _evaluated(view, model, at_ms)

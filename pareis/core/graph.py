@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from enum import StrEnum
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from pareis.core.fieldpath import (
     COLUMN_PREFIX,
@@ -213,6 +213,7 @@ class Memo:
         self._outlines: dict[str, Outline] = {}
         self._flags: dict[Attr, dict[str, str | None]] = {}
         self._dropped: dict[tuple[Rel, bool], dict[str, frozenset[str]]] = {}
+        self._records: dict[tuple[str, str], bool] = {}
 
     def lookup(self, queries: Sequence[Query]) -> list[Adjacency]:
         missing = unasked(queries, self._edges)
@@ -319,15 +320,27 @@ class Memo:
 
     def recorded(self, entity: str, aspects: Iterable[str]) -> bool:
         """Whether the store keeps a live record of one of ``aspects`` for ``entity`` (it was ingested, whatever
-        facts it contributed); False for a view that keeps no records. Not remembered: the store is asked."""
-        record = getattr(self._view, "record", None)
-        if record is None:
-            return False
-        for aspect in aspects:
-            found = record(entity, aspect)
-            if found is not None and found.facts is not None:
-                return True
-        return False
+        facts it contributed); False for a view that keeps no records (:meth:`recorded_of`)."""
+        return entity in self.recorded_of([entity], aspects)
+
+    def recorded_of(self, entities: Collection[str], aspects: Iterable[str]) -> set[str]:
+        """Those of ``entities`` for which :meth:`recorded` holds. Each record is read once per view (remembered
+        like every answer), those not read yet in one round trip where the view reads many at once (``records``),
+        else one by one (``record``)."""
+        names = tuple(aspects)
+        todo = sorted({(e, a) for e in entities for a in names if (e, a) not in self._records})
+        if todo:
+            many = getattr(self._view, "records", None)
+            one = getattr(self._view, "record", None)
+            if many is not None:
+                found: list[Any] = list(many(todo))
+            elif one is not None:
+                found = [one(e, a) for e, a in todo]
+            else:
+                found = [None] * len(todo)
+            for key, record in zip(todo, found, strict=True):
+                self._records[key] = record is not None and record.facts is not None
+        return {e for e in entities if any(self._records[(e, a)] for a in names)}
 
     def removed(self, nodes: Iterable[str]) -> set[str]:
         """The soft-deleted among ``nodes`` (a column when its dataset is)."""

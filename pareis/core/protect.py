@@ -321,6 +321,11 @@ def model_scores(
     return [_model_score(s, m, by_class) for m in targets]
 
 
+def upstream_classes(s: Survey, models: Iterable[str]) -> list[str]:
+    """The classes of ``s`` upstream of ``models`` (sorted): those whose runs :func:`model_scores` asks for them."""
+    return sorted(_feeding_of(s, [s.upstream[m] for m in set(models)])[0])
+
+
 def dataset_scores_of(
     s: Survey,
     ups: Mapping[str, ModelUpstream],

@@ -76,6 +76,12 @@ class LineageReads:
             self._records[key] = self._store.record(entity, aspect)
         return self._records[key]
 
+    def records(self, keys: Sequence[tuple[str, str]]) -> list[AspectRecord | None]:
+        todo = sorted({key for key in keys if key not in self._records})
+        if todo:
+            self._records.update(zip(todo, self._store.records(todo), strict=True))
+        return [self._records[key] for key in keys]
+
     def entities(self, aspect: str) -> list[str]:
         if aspect not in self._entities:
             self._entities[aspect] = self._store.entities(aspect)

@@ -25,11 +25,12 @@ from dataclasses import dataclass
 from pareis.contracts.records import Message, OutRecord, RawMessage
 from pareis.core.graph import LineageView, Memo, columns_of, union
 from pareis.core.keys import sibling_classes
-from pareis.core.protect import Survey, class_score, model_scores, survey
+from pareis.core.protect import Survey, class_score, model_scores, survey, upstream_classes
 from pareis.core.reliability import INCIDENT_WINDOW_MS
 from pareis.core.runs import AssertionRun
 from pareis.core.upstream import ModelUpstream
 from pareis.core.walk_cache import WalkCache
+from pareis.roles.batch_reads import RunReads
 from pareis.roles.gates import GatePublisher
 from pareis.roles.messages import RunSignal, decode_signal
 from pareis.roles.output import ScoreOutput
@@ -85,7 +86,9 @@ class ScorePublisher:
             t = signal.run.timestamp_ms
             latest[signal.dataset] = max(latest.get(signal.dataset, t), t)
         batch_view = _BatchView(
-            view if view is not None else Memo(self.lineage), ExposureReader(self.exposure, fresh_only=True)
+            view if view is not None else Memo(self.lineage),
+            ExposureReader(self.exposure, fresh_only=True),
+            RunReads(self.runs),
         )
         scores: dict[str, ScoreWrite] = {}
         values, downstream, surveyed = self._scores(batch_view, latest)
@@ -117,6 +120,10 @@ class ScorePublisher:
         models = _downstream(view, batch.exposed, latest)
         every = sorted({m for ms in models.values() for m in ms})
         s = survey(view, models=every, datasets=sorted(latest), exposed=batch.exposed, walks=self.walks)
+        # Every timeline the scores below read, in one round trip (each dataset's class and, for its models, the
+        # classes upstream of them, at its latest run) instead of one each.
+        asked = {(k, latest[d]) for d in latest for k in (s.class_of[d], *upstream_classes(s, models[d]))}
+        batch.runs.prefetch(q for k, at_ms in sorted(asked) if (q := self._question(batch, s, k, at_ms)) is not None)
         out: dict[str, dict[str, float]] = {}
         for dataset in sorted(latest):
             at_ms = latest[dataset]
@@ -138,12 +145,18 @@ class ScorePublisher:
         return lambda k: own if k == key else self._runs_of(batch, m, k, at_ms)
 
     def _runs_of(self, batch: _BatchView, s: Survey, key: str, at_ms: int) -> list[AssertionRun]:
+        question = self._question(batch, s, key, at_ms)
+        if question is None:
+            return []
+        return [r for r in batch.runs.timeline(*question) if r.timestamp_ms <= at_ms]
+
+    def _question(self, batch: _BatchView, s: Survey, key: str, at_ms: int) -> tuple[set[str], int] | None:
+        """The timeline question (assertions, floor) of the runs of class ``key`` at ``at_ms``; None: it has no
+        assertion."""
         cls = s.classes[key]
         names = set(cls.assertions)
         names.update(batch.assertions_of(self.runs, s, cls.members))
-        if not names:
-            return []
-        return [r for r in self.runs.timeline(names, at_ms - INCIDENT_WINDOW_MS) if r.timestamp_ms <= at_ms]
+        return (names, at_ms - INCIDENT_WINDOW_MS) if names else None
 
 
 def _downstream(view: Memo, exposed: ExposureReader, datasets: Iterable[str]) -> dict[str, tuple[str, ...]]:
@@ -194,11 +207,12 @@ def decode(raw: RawMessage) -> RunSignal | None:
 class _BatchView:
     """What the score computations of one batch share: one view of the index (each question asked once per
     batch: the batch is computed over one snapshot of it, as one signal's analysis is), one reader of the exposure
-    index's snapshot, and the assertions with runs on each dataset."""
+    index's snapshot, the run history's timelines read ahead, and the assertions with runs on each dataset."""
 
-    def __init__(self, view: Memo, exposed: ExposureReader) -> None:
+    def __init__(self, view: Memo, exposed: ExposureReader, runs: RunReads) -> None:
         self.view = view
         self.exposed = exposed
+        self.runs = runs
         self._assertions: dict[str, list[str]] = {}
 
     def assertions_of(self, runs: RunHistory, s: Survey, members: Sequence[str]) -> set[str]:

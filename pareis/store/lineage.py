@@ -40,6 +40,10 @@ class LineageStore(LineageView, Protocol):
         """The record of (entity, aspect), None if the store never saw it."""
         ...
 
+    def records(self, keys: Sequence[tuple[str, str]]) -> list[AspectRecord | None]:
+        """:meth:`record` of each (entity, aspect) of ``keys``, in order. One round trip for them all."""
+        ...
+
     def entities(self, aspect: str) -> list[str]:
         """Every entity with a live (not deleted) record of ``aspect``, sorted: the read side's enumeration (every
         model version is ``entities("mlModelProperties")``). Linear in the index size on Redis."""

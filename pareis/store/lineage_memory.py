@@ -76,6 +76,9 @@ class MemoryLineageStore:
     def record(self, entity: str, aspect: str) -> AspectRecord | None:
         return self._records.get((entity, aspect))
 
+    def records(self, keys: Sequence[tuple[str, str]]) -> list[AspectRecord | None]:
+        return [self._records.get(key) for key in keys]
+
     def entities(self, aspect: str) -> list[str]:
         return sorted(e for (e, a), r in self._records.items() if a == aspect and r.facts is not None)
 

@@ -156,20 +156,21 @@ class RedisLineageStore:
         return ApplyStream(self._servers, self._tagged)
 
     def record(self, entity: str, aspect: str) -> AspectRecord | None:
+        return self.records([(entity, aspect)])[0]
+
+    def records(self, keys: Sequence[tuple[str, str]]) -> list[AspectRecord | None]:
+        """Each record's head and body, and its entity's attributes (read once per entity), in one round trip."""
+        if not keys:
+            return []
+        entities = sorted({entity for entity, _ in keys})
+        commands: list[tuple[object, ...]] = [("HGETALL", self._key(e, "a")) for e in entities]
+        commands += [("GET", self._key(entity, "r:" + aspect)) for entity, aspect in keys]
+        slots = [self._slot(e) for e in entities] + [self._slot(entity) for entity, _ in keys]
         with translated():
             self._check_layout()
-            raw, values = self._servers.exchange(
-                [("GET", self._key(entity, "r:" + aspect)), ("HGETALL", self._key(entity, "a"))],
-                [self._slot(entity)] * 2,
-            )
-        if raw is None:
-            return None
-        _, version, time, deleted, body = reply_text(raw).split("\n", 4)
-        stamp = Stamp(int(version) if version else None, int(time))
-        if deleted == "1":
-            return AspectRecord(stamp, None)
-        pairs = values.items() if isinstance(values, dict) else zip(values[::2], values[1::2], strict=True)
-        return AspectRecord(stamp, decode_facts(body, {reply_text(k): reply_text(v) for k, v in pairs}))
+            replies = self._servers.exchange(commands, slots)
+        attrs = dict(zip(entities, replies[: len(entities)], strict=True))
+        return [_record(raw, attrs[entity]) for (entity, _), raw in zip(keys, replies[len(entities) :], strict=True)]
 
     def entities(self, aspect: str) -> list[str]:
         """``SCAN`` (every primary) over the records of ``aspect``, then the head of each (its tombstone flag) in one
@@ -360,3 +361,15 @@ def _refusal(prefix: str, found: str) -> str:
     return f"the lineage index at {prefix!r} has layout {found}; this Pareis reads layout {LAYOUT}: " + _REBUILD.format(
         prefix=prefix
     )
+
+
+def _record(raw: Any, values: Any) -> AspectRecord | None:
+    """A record from its stored head-and-body (None: never seen) and its entity's attribute hash."""
+    if raw is None:
+        return None
+    _, version, time, deleted, body = reply_text(raw).split("\n", 4)
+    stamp = Stamp(int(version) if version else None, int(time))
+    if deleted == "1":
+        return AspectRecord(stamp, None)
+    pairs = values.items() if isinstance(values, dict) else zip(values[::2], values[1::2], strict=True)
+    return AspectRecord(stamp, decode_facts(body, {reply_text(k): reply_text(v) for k, v in pairs}))

@@ -42,15 +42,18 @@ def test_lineage_reads_answer_as_the_store_asking_it_each_question_once() -> Non
     assert reads.attribute([RAW], Attr.REMOVED) == store.inner.attribute([RAW], Attr.REMOVED)
     assert reads.outlines([RAW]) == store.inner.outlines([RAW])
     assert reads.record(RAW, "schemaMetadata") == store.inner.record(RAW, "schemaMetadata")
+    keys = [(RAW, "schemaMetadata"), (RAW, "upstreamLineage")]
+    assert reads.records(keys) == store.inner.records(keys)  # the one not read yet asked of the store
     assert reads.entities("mlModelProperties") == store.inner.entities("mlModelProperties")
     for _ in range(2):  # asked again: answered from the batch's reads
         reads.attributes([RAW])
         reads.attribute([RAW], Attr.REMOVED)
         reads.outlines([RAW])
         reads.record(RAW, "schemaMetadata")
+        reads.records(keys)
         reads.entities("mlModelProperties")
     assert dict(store.calls) == dict.fromkeys(
-        ("lookup", "attributes", "attribute", "outlines", "record", "entities"), 1
+        ("lookup", "attributes", "attribute", "outlines", "record", "records", "entities"), 1
     )
     with pytest.raises(Fatal, match="never writes"):
         reads.apply([])

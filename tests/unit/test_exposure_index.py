@@ -373,7 +373,7 @@ def test_the_score_publisher_reads_what_is_downstream_from_the_index() -> None:
     assert _score_writes(empty) == walked
 
 
-def test_the_score_publisher_reads_which_assertions_ran_on_a_class_once_per_survey_not_per_member() -> None:
+def test_the_score_publisher_reads_which_assertions_ran_on_a_class_once_per_survey_and_the_timelines_at_once() -> None:
     from pareis.contracts.records import Message
     from pareis.roles.messages import RunSignal
     from pareis.roles.scores import ScorePublisher
@@ -394,6 +394,8 @@ def test_the_score_publisher_reads_which_assertions_ran_on_a_class_once_per_surv
     assert [(w.urn, w.score) for w in counted] == _score_writes(None)
     assert "assertions_of" not in calls  # one round trip per member was the cost
     assert 1 <= calls["assertions_by_dataset"] <= 2  # the dataset's survey, then its models' survey
+    # Every class's timeline (the dataset's, those upstream of its models) in one round trip, not one each.
+    assert "timeline" not in calls and calls["timelines"] == 1
 
 
 def test_the_maintainer_retries_a_retriable_step_and_stops_the_role_on_anything_else() -> None:

@@ -108,3 +108,38 @@ def _decision_alone(sources: Sources, model: str, at_ms: int) -> dict[str, objec
         return gate(sources, model=model, at_ms=at_ms).to_json()
     except MODEL_ERRORS as exc:
         return cannot_evaluate_json(model, " ".join(str(exc).split()) or type(exc).__name__)
+
+
+class _Records:
+    """A lineage store that logs which records each call reads."""
+
+    def __init__(self, view: LineageView) -> None:
+        self._view = view
+        self.asked: list[list[tuple[str, str]]] = []
+
+    def record(self, entity: str, aspect: str) -> object:
+        self.asked.append([(entity, aspect)])
+        return self._view.record(entity, aspect)  # type: ignore[attr-defined]
+
+    def records(self, keys: Sequence[tuple[str, str]]) -> object:
+        self.asked.append(list(keys))
+        return self._view.records(keys)  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._view, name)
+
+
+def test_the_models_asked_together_are_read_at_once_not_one_by_one() -> None:
+    """What tells the gate each version asked is a known model (its records) is read in one round trip for all of
+    them, and each record once (the scores role asks hundreds of models per batch)."""
+    base = recorded_sources()
+    store = _Records(base.lineage)
+    sources = replace(base, lineage=store)  # type: ignore[arg-type]
+    at_ms = _times(base)[0]
+    answers = gates(sources, models=MODELS, at_ms=at_ms)
+    assert {m: _together(answers, m) for m in MODELS} == {m: _alone(base, m, at_ms) for m in MODELS}
+    wanted = {(v, a) for v in [*VERSIONS, UNKNOWN] for a in ("mlModelProperties", "versionProperties")}
+    reading = [keys for keys in store.asked if wanted & set(keys)]
+    assert len(reading) == 1 and wanted <= set(reading[0]), reading
+    read = [key for keys in store.asked for key in keys]
+    assert len(read) == len(set(read)), "a record read twice"

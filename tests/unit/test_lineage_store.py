@@ -229,6 +229,21 @@ def test_record_returns_the_stamp_and_facts(store: LineageStore) -> None:
     assert store.record(A, "upstreamLineage") is None
 
 
+def test_records_are_each_record_in_the_order_asked(store: LineageStore) -> None:
+    facts = Facts.of([(Rel.HAS_COLUMN, A, col(A, "x"))], {Attr.ASSERTION_TYPE: "FIELD"})
+    store.apply(
+        [
+            LineageUpdate(A, "schemaMetadata", Stamp(7, 70), facts),
+            LineageUpdate(B, "schemaMetadata", Stamp(1, 10), Facts.of([(Rel.HAS_COLUMN, B, col(B, "y"))])),
+            LineageUpdate(B, "schemaMetadata", Stamp(2, 20), None),
+        ]
+    )
+    keys = [(B, "schemaMetadata"), (A, "upstreamLineage"), (A, "schemaMetadata"), (C, "schemaMetadata")]
+    assert store.records(keys) == [store.record(e, a) for e, a in keys]
+    assert store.records(keys) == [AspectRecord(Stamp(2, 20), None), None, AspectRecord(Stamp(7, 70), facts), None]
+    assert store.records([]) == []
+
+
 def test_urns_with_reserved_and_unicode_characters_round_trip(store: LineageStore) -> None:
     odd = "urn:li:dataset:(urn:li:dataPlatform:s3,bücket/a b%2C|x:y,PROD)"
     column = col(odd, "we%2Cird%28name%29 ␟ é")
