@@ -189,6 +189,7 @@ class RoleTuning(Section):
 
     batch_size: int | None = None
     batch_timeout_s: float | None = None
+    batch_quiet_s: float | None = None
     commit_every: int | None = None
     commit_interval_ms: int | None = None
     commit_async: bool | None = None
@@ -203,7 +204,10 @@ _LATENCY = RoleTuning(batch_timeout_s=0.02, commit_interval_ms=50)
 # survey of the models downstream, the incidents near them), so a burst drains fastest in few large batches: up to
 # 2,000 signals, gathered for up to a second (it is off the incident path; bench/RESULTS.md, Issue 35: the scores
 # role's lag).
-_COALESCING = RoleTuning(batch_size=2000, batch_timeout_s=1.0)
+# A burst's signals arrive within a fraction of a second: the batch closes once they stop coming for 0.2 s rather
+# than waiting out the second, and its second counts from its first signal (a burst is not split where an idle
+# wait's second happened to end).
+_COALESCING = RoleTuning(batch_size=2000, batch_timeout_s=1.0, batch_quiet_s=0.2)
 
 
 def _default_tuning() -> dict[str, RoleTuning]:
@@ -221,6 +225,10 @@ class RuntimeSettings(Section):
 
     batch_size: int = 500
     batch_timeout_s: float = 0.2
+    batch_quiet_s: float | None = None
+    """None: a batch is what one wait of ``batch_timeout_s`` brings (up to ``batch_size``). A number: a batch starts
+    with the first message to come and gathers for up to ``batch_timeout_s`` from it, closing early once no message
+    came for this long (a coalescing role's burst is one batch as soon as it has arrived)."""
     commit_every: int = 1000
     commit_interval_ms: int = 1000
     commit_async: bool = False

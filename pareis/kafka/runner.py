@@ -46,6 +46,7 @@ from pareis.kafka.batch import BatchProcessor, BatchResult, PartitionKey
 from pareis.kafka.checkpoint import Checkpoint, DeliveryFailed
 from pareis.kafka.classify import AbortTransaction, ProducerFenced, from_kafka_error
 from pareis.kafka.exactly_once import ExactlyOnce
+from pareis.kafka.gathering import gather
 from pareis.kafka.intake import COMMITTED_TIMEOUT_S, Intake, keys
 from pareis.kafka.role import Delivery, Pipeline, Role
 from pareis.kafka.watchdog import EXIT_BLOCKED, Watchdog, bounded, exit_process, limit
@@ -226,7 +227,7 @@ class RoleRunner:
         next_lag = time.monotonic() + _LAG_EVERY_S
         while not self.stop.is_set():
             try:
-                self._step(processor, beat, run.batch_size, run.batch_timeout_s)
+                self._step(processor, beat, run.batch_size, run.batch_timeout_s, run.batch_quiet_s)
             except ProducerFenced as exc:
                 self._renew_producer(exc)
             self._between()
@@ -234,13 +235,14 @@ class RoleRunner:
                 self.intake.report_lag()
                 next_lag = time.monotonic() + _LAG_EVERY_S
 
-    def _step(self, processor: BatchProcessor, beat: Any, size: int, timeout_s: float) -> None:
+    def _step(
+        self, processor: BatchProcessor, beat: Any, size: int, timeout_s: float, quiet_s: float | None = None
+    ) -> None:
         beat()
         self._raise_deferred()
         if self.rewind_needed:
             self._rewind()
-        with self.heartbeat.calling("consume", limit(timeout_s)):
-            messages = self.consumer.consume(size, timeout_s)
+        messages = self._consume(size, timeout_s) if quiet_s is None else self._gather(size, timeout_s, quiet_s)
         self._raise_deferred()
         batch = self.intake.admit(messages)
         if batch:
@@ -252,6 +254,23 @@ class RoleRunner:
                 self._aborted(exc, beat)
             if self.intake.paused:
                 self.intake.resume()
+
+    def _consume(self, size: int, timeout_s: float) -> list[Any]:
+        with self.heartbeat.calling("consume", limit(timeout_s)):
+            return self.consumer.consume(size, timeout_s)
+
+    def _gather(self, size: int, timeout_s: float, quiet_s: float) -> list[Any]:
+        """:func:`~pareis.kafka.gathering.gather`; a rebalance or a client error while it gathers closes the batch at
+        once (what it holds is then admitted as any batch is: the messages of partitions still owned)."""
+        owned: list[frozenset[PartitionKey]] = []
+
+        def steady() -> bool:
+            now = frozenset(self.intake.assigned)
+            if not owned:  # first asked once the batch's first message came: the assignment it came under
+                owned.append(now)
+            return self.client_error is None and now == owned[0]
+
+        return gather(self._consume, size, timeout_s, quiet_s, steady=steady)
 
     def _renew_producer(self, exc: ProducerFenced) -> None:
         """An exactly-once role whose producer was fenced goes on with a new one, as Kafka Streams does after a

@@ -454,3 +454,46 @@ def test_a_transactional_call_blocked_past_its_deadline_fails_health_leaves_the_
         release.set()
         stop.set()
         thread.join(30)
+
+
+def test_a_role_with_a_quiet_time_gathers_its_batch_from_its_first_message(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``batch_quiet_s`` (the scores role's): the batch starts with one message and gathers what follows
+    (pareis.kafka.gathering), so what is there is one batch, however it was fetched."""
+    log = Log([b"good-0", b"good-1", b"good-2", b"good-3", b"good-4", b"good-5"], failing_dlq_deliveries=0)
+    asked: list[int] = []
+
+    class Asked(Consumer):
+        def consume(self, n: int, timeout: float) -> list[Record]:
+            asked.append(n)
+            return super().consume(n, timeout)
+
+    monkeypatch.setattr(
+        runner_module.clients, "new_consumer", lambda config, on_error, on_commit: Asked(log, on_commit)
+    )
+    monkeypatch.setattr(runner_module.clients, "new_producer", lambda config, on_error: Producer(log))
+    monkeypatch.setattr(runner_module.clients, "wait_for_brokers", lambda *args, **kwargs: None)
+    monkeypatch.setattr(runner_module.topics, "prepare", lambda *args, **kwargs: set())
+    handled: list[int] = []
+
+    def counted(batch: Sequence[Message[bytes]]) -> list[OutRecord]:
+        handled.append(len(batch))
+        return handle(batch)
+
+    settings = Settings(
+        kafka=KafkaSettings(topics=Topics(dlq=DLQ)),
+        runtime=RuntimeSettings(batch_size=500, batch_timeout_s=5.0, batch_quiet_s=0.01, commit_every=1, roles={}),
+    )
+    role = Role("test", (TOPIC,), "g", Delivery.AT_LEAST_ONCE, lambda: Pipeline(decode, counted), (OUT, DLQ))
+    stop = threading.Event()
+    runner = RoleRunner(role, settings, metrics=RuntimeMetrics(), health=Health(), stop=stop)
+    thread = threading.Thread(target=runner.run)
+    thread.start()
+    try:
+        wait_until(lambda: log.committed == 6, 30, "every offset committed")
+    finally:
+        stop.set()
+        thread.join(30)
+    assert not thread.is_alive()
+    assert handled == [6]
+    first = asked.index(1, 1)  # after the call that joined the group: the batch's first message alone, then the rest
+    assert asked[first : first + 2] == [1, 499]
