@@ -168,6 +168,16 @@ class Producer:
         return 0
 
 
+def stand_in(monkeypatch: pytest.MonkeyPatch, log: Log, consumer: type[Consumer] = Consumer) -> None:
+    """The runner's Kafka clients replaced by the stand-ins over ``log`` (no broker, no topics to prepare)."""
+    monkeypatch.setattr(
+        runner_module.clients, "new_consumer", lambda config, on_error, on_commit: consumer(log, on_commit)
+    )
+    monkeypatch.setattr(runner_module.clients, "new_producer", lambda config, on_error: Producer(log))
+    monkeypatch.setattr(runner_module.clients, "wait_for_brokers", lambda *args, **kwargs: None)
+    monkeypatch.setattr(runner_module.topics, "prepare", lambda *args, **kwargs: set())
+
+
 def decode(raw: RawMessage) -> bytes:
     assert raw.value is not None
     if raw.value.startswith(b"poison"):
@@ -177,6 +187,21 @@ def decode(raw: RawMessage) -> bytes:
 
 def handle(batch: Sequence[Message[bytes]]) -> list[OutRecord]:
     return [OutRecord(OUT, m.key, m.value) for m in batch]
+
+
+def run_until(settings: Settings, handler: Callable[..., list[OutRecord]], done: Callable[[], bool], what: str) -> None:
+    """Run a role of ``handler`` over the stand-ins until ``done()``, then stop it (it must stop)."""
+    role = Role("test", (TOPIC,), "g", Delivery.AT_LEAST_ONCE, lambda: Pipeline(decode, handler), (OUT, DLQ))
+    stop = threading.Event()
+    runner = RoleRunner(role, settings, metrics=RuntimeMetrics(), health=Health(), stop=stop)
+    thread = threading.Thread(target=runner.run)
+    thread.start()
+    try:
+        wait_until(done, 30, what)
+    finally:
+        stop.set()
+        thread.join(30)
+    assert not thread.is_alive()
 
 
 @pytest.mark.parametrize("commit_async", [False, True])
@@ -190,29 +215,14 @@ def test_nothing_is_committed_past_a_dead_letter_until_it_is_delivered(
     monkeypatch: pytest.MonkeyPatch, failing: int, commit_async: bool, cadence: tuple[int, int]
 ) -> None:
     log = Log([b"poison-0", b"good-1", b"good-2", b"good-3"], failing_dlq_deliveries=failing)
-    monkeypatch.setattr(
-        runner_module.clients, "new_consumer", lambda config, on_error, on_commit: Consumer(log, on_commit)
-    )
-    monkeypatch.setattr(runner_module.clients, "new_producer", lambda config, on_error: Producer(log))
-    monkeypatch.setattr(runner_module.clients, "wait_for_brokers", lambda *args, **kwargs: None)
-    monkeypatch.setattr(runner_module.topics, "prepare", lambda *args, **kwargs: set())
+    stand_in(monkeypatch, log)
     settings = Settings(
         kafka=KafkaSettings(topics=Topics(dlq=DLQ)),
         runtime=RuntimeSettings(batch_size=2, batch_timeout_s=0.01, commit_every=cadence[0],
                                 commit_interval_ms=cadence[1], backoff_initial_s=0.01, backoff_max_s=0.02, roles={},
                                 commit_async=commit_async),
     )  # fmt: skip
-    role = Role("test", (TOPIC,), "g", Delivery.AT_LEAST_ONCE, lambda: Pipeline(decode, handle), (OUT, DLQ))
-    stop = threading.Event()
-    runner = RoleRunner(role, settings, metrics=RuntimeMetrics(), health=Health(), stop=stop)
-    thread = threading.Thread(target=runner.run)
-    thread.start()
-    try:
-        wait_until(lambda: log.committed == 4, 30, "every offset committed")
-    finally:
-        stop.set()
-        thread.join(30)
-    assert not thread.is_alive()
+    run_until(settings, handle, lambda: log.committed == 4, "every offset committed")
     letter = (DLQ, b"poison-0")
     for offset, delivered in log.commits:
         assert offset <= 0 or letter in delivered, f"offset {offset} committed before the dead letter was delivered"
@@ -228,12 +238,7 @@ def test_the_loop_calls_between_after_each_batch(monkeypatch: pytest.MonkeyPatch
     """What the process's collector runs (pareis.compose.heap.Collector.between) runs after every batch, before the
     next one is handled: never inside one."""
     log = Log([b"good-0", b"good-1", b"good-2", b"good-3", b"good-4", b"good-5"], failing_dlq_deliveries=0)
-    monkeypatch.setattr(
-        runner_module.clients, "new_consumer", lambda config, on_error, on_commit: Consumer(log, on_commit)
-    )
-    monkeypatch.setattr(runner_module.clients, "new_producer", lambda config, on_error: Producer(log))
-    monkeypatch.setattr(runner_module.clients, "wait_for_brokers", lambda *args, **kwargs: None)
-    monkeypatch.setattr(runner_module.topics, "prepare", lambda *args, **kwargs: set())
+    stand_in(monkeypatch, log)
     handled: list[int] = []
     seen: list[int] = []  # how many batches were handled at each call of between
 
@@ -467,12 +472,7 @@ def test_a_role_with_a_quiet_time_gathers_its_batch_from_its_first_message(monke
             asked.append(n)
             return super().consume(n, timeout)
 
-    monkeypatch.setattr(
-        runner_module.clients, "new_consumer", lambda config, on_error, on_commit: Asked(log, on_commit)
-    )
-    monkeypatch.setattr(runner_module.clients, "new_producer", lambda config, on_error: Producer(log))
-    monkeypatch.setattr(runner_module.clients, "wait_for_brokers", lambda *args, **kwargs: None)
-    monkeypatch.setattr(runner_module.topics, "prepare", lambda *args, **kwargs: set())
+    stand_in(monkeypatch, log, Asked)
     handled: list[int] = []
 
     def counted(batch: Sequence[Message[bytes]]) -> list[OutRecord]:
@@ -483,17 +483,7 @@ def test_a_role_with_a_quiet_time_gathers_its_batch_from_its_first_message(monke
         kafka=KafkaSettings(topics=Topics(dlq=DLQ)),
         runtime=RuntimeSettings(batch_size=500, batch_timeout_s=5.0, batch_quiet_s=0.01, commit_every=1, roles={}),
     )
-    role = Role("test", (TOPIC,), "g", Delivery.AT_LEAST_ONCE, lambda: Pipeline(decode, counted), (OUT, DLQ))
-    stop = threading.Event()
-    runner = RoleRunner(role, settings, metrics=RuntimeMetrics(), health=Health(), stop=stop)
-    thread = threading.Thread(target=runner.run)
-    thread.start()
-    try:
-        wait_until(lambda: log.committed == 6, 30, "every offset committed")
-    finally:
-        stop.set()
-        thread.join(30)
-    assert not thread.is_alive()
+    run_until(settings, counted, lambda: log.committed == 6, "every offset committed")
     assert handled == [6]
     first = asked.index(1, 1)  # after the call that joined the group: the batch's first message alone, then the rest
     assert asked[first : first + 2] == [1, 499]
