@@ -146,7 +146,8 @@ class GateReads:
         )
 
         # A feature with a source is indexed; one without needs its record read to tell "no source" from "unknown".
-        known = {f for f in features if sources_of[f] or view.recorded(f, ["mlFeatureProperties"])}
+        sourced = {f for f in features if sources_of[f]}
+        known = sourced | view.recorded_of([f for f in features if f not in sourced], ["mlFeatureProperties"])
         known_datasets = _known_datasets(view, self.ran, set(source_datasets))
         removed_sources = up.removed_sources
         feature_states = tuple(
