@@ -9,8 +9,10 @@ tag of each of the 16,384 slots (:func:`slot_tags`), so that every primary holds
 
 * :meth:`Epoch.open` (a role's start, a reader's first read): the key of one slot per primary read. All equal: that
   is the epoch. None anywhere: a *fresh* Redis when it holds no ``pareis:`` key — a role stamps a new epoch on every
-  slot; any other case is a loss (:class:`IndexLost`): keys without an epoch (data lost and partly written again, or
-  written by a Pareis from before epochs), a ``lost`` mark, or primaries that disagree.
+  slot. One value on some primaries and none yet on the others, and no ``pareis:`` key: another process's stamp under
+  way (roles start together) — a role finishes it with the same value, a reader takes it as fresh. Any other case is
+  a loss (:class:`IndexLost`): keys without an epoch (data lost and partly written again, or written by a Pareis from
+  before epochs), a ``lost`` mark, or primaries that disagree.
 * :meth:`Epoch.check` (every batch of every role, before every commit, readiness, every read): the same keys equal
   the epoch opened; anything else marks the loss (on every slot without a key) and raises :class:`IndexLost`.
 * :meth:`Epoch.acknowledged` (before a commit): a write and ``WAIT <replicas> <timeout>`` on every primary, then
@@ -100,6 +102,10 @@ class Epoch:
                     )
                 self.token = self._stamp(_new_token(self._clock)) if stamp else None
                 return self.token
+            begun = self._stamping(found)
+            if begun is not None:  # another process's stamp under way: a role finishes it, a reader waits for it
+                self.token = self._stamp(begun) if stamp else None
+                return self.token
             self._refuse_unless_one(found)
             self.token = _token(next(iter(values)))
             return self.token
@@ -151,7 +157,7 @@ class Epoch:
     # --- helpers -------------------------------------------------------------------------------------------------
     def _verify(self, found: dict[str, object]) -> None:
         if self.token is None:  # a reader of a fresh Redis: a role may have stamped it since
-            if set(found.values()) != {None}:
+            if set(found.values()) != {None} and self._stamping(found) is None:
                 self._refuse_unless_one(found)
                 self.token = _token(next(iter(found.values())))
             return
@@ -162,6 +168,19 @@ class Epoch:
                 f"redis at {self._where} lost its data (epoch {self.token} gone from {', '.join(lost)}): Pareis will "
                 f"not answer from a partial index; {REBUILD}"
             )
+
+    def _stamping(self, found: dict[str, object]) -> str | None:
+        """The epoch value another process is stamping on a fresh Redis, when ``found`` is such a stamp under way:
+        one value (no ``lost`` mark) on some primaries, none yet on the others (a stamp sets every slot, one primary's
+        after another), and no Pareis key besides the epoch's. A primary that lost its data looks the same, but then
+        nothing was written that it could have lost. None: anything else."""
+        values = {text(v) for v in found.values() if v is not None}
+        if None not in found.values() or len(values) != 1:
+            return None
+        value = next(iter(values))
+        if value.startswith(LOST) or self._holds_data():
+            return None
+        return value
 
     def _refuse_unless_one(self, found: dict[str, object]) -> None:
         values = {None if v is None else text(v) for v in found.values()}

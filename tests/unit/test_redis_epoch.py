@@ -129,3 +129,29 @@ def test_a_reader_before_any_role_never_mistakes_the_first_stamp_for_a_loss(clie
     reader.check()
     Epoch(client, "here").open()
     reader.check()
+
+
+@pytest.mark.integration
+def test_roles_starting_together_finish_one_stamp_rather_than_take_it_for_a_loss(
+    redis_cluster_client: RedisCluster,
+) -> None:
+    """A stamp sets every slot, one primary's after another: a second role that opens in between finds the epoch on
+    the first primaries and none on the others. On a Redis holding no Pareis key, that is the first role's stamp under
+    way (two roles starting at once on a fresh cluster): the second finishes it with the same epoch, and a reader takes
+    it for fresh — where a primary of a Redis holding data that finds none is a loss, as ever."""
+    first_slot = Epoch(redis_cluster_client, "cluster")._every_slot()[0]  # noqa: SLF001 - the stamp's first step
+    redis_cluster_client.set(f"pareis:epoch:{{{slot_tags()[first_slot]}}}", "begun 1")  # the first role's first SET
+    reader = Epoch(redis_cluster_client, "cluster")
+    assert reader.open(stamp=False) is None
+    reader.check()  # still a stamp under way, not a loss
+    role = Epoch(redis_cluster_client, "cluster")
+    assert role.open() == "begun"  # finished with the first role's epoch
+    assert Epoch(redis_cluster_client, "cluster").open() == "begun"
+    reader.check()
+    role.check()
+    assert reader.token == "begun"
+    flush(redis_cluster_client)
+    redis_cluster_client.set(f"pareis:epoch:{{{slot_tags()[first_slot]}}}", "begun 1")
+    redis_cluster_client.set("pareis:lineage:{x}r:schemaMetadata", "…")  # data: the primaries without an epoch lost it
+    with pytest.raises(IndexLost, match="their epoch differs"):
+        Epoch(redis_cluster_client, "cluster").open()
