@@ -189,7 +189,7 @@ class RoleTuning(Section):
 
     batch_size: int | None = None
     batch_timeout_s: float | None = None
-    batch_quiet_s: float | None = None
+    batch_quiet_s: float | None = Field(default=None, gt=0)
     commit_every: int | None = None
     commit_interval_ms: int | None = None
     commit_async: bool | None = None
@@ -225,7 +225,7 @@ class RuntimeSettings(Section):
 
     batch_size: int = 500
     batch_timeout_s: float = 0.2
-    batch_quiet_s: float | None = None
+    batch_quiet_s: float | None = Field(default=None, gt=0)
     """None: a batch is what one wait of ``batch_timeout_s`` brings (up to ``batch_size``). A number: a batch starts
     with the first message to come and gathers for up to ``batch_timeout_s`` from it, closing early once no message
     came for this long (a coalescing role's burst is one batch as soon as it has arrived)."""

@@ -164,3 +164,19 @@ def test_secrets_never_show_in_repr_dumps_or_logs(capsys: pytest.CaptureFixture[
         structlog.reset_defaults()
         root.handlers[:], root.level = handlers, level
     assert "hunter2" not in logged and "pw-5" not in logged and "redis://:**********@redis:6379/0" in logged
+
+
+@pytest.mark.parametrize("name", ["PAREIS_RUNTIME__BATCH_QUIET_S", "PAREIS_RUNTIME__ROLES__SCORES__BATCH_QUIET_S"])
+@pytest.mark.parametrize("value", ["0", "-1"])
+def test_a_quiet_time_must_be_positive(monkeypatch: pytest.MonkeyPatch, name: str, value: str) -> None:
+    """A wait of no time or less (librdkafka: a negative timeout waits forever) is refused at load, one line."""
+    monkeypatch.setenv(name, value)
+    with pytest.raises(SettingsError, match="batch_quiet_s") as caught:
+        load_settings()
+    assert "\n" not in str(caught.value)
+
+
+def test_the_scores_role_gathers_until_its_input_goes_quiet() -> None:
+    runtime = load_settings().runtime
+    assert runtime.batch_quiet_s is None and runtime.for_role("incidents").batch_quiet_s is None
+    assert runtime.for_role("scores").batch_quiet_s == 0.2
