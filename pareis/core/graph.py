@@ -325,19 +325,12 @@ class Memo:
 
     def recorded_of(self, entities: Collection[str], aspects: Iterable[str]) -> set[str]:
         """Those of ``entities`` for which :meth:`recorded` holds. Each record is read once per view (remembered
-        like every answer), those not read yet in one round trip where the view reads many at once (``records``),
-        else one by one (``record``)."""
+        like every answer), those not read yet in one round trip (the store's ``records``)."""
         names = tuple(aspects)
         todo = sorted({(e, a) for e in entities for a in names if (e, a) not in self._records})
         if todo:
-            many = getattr(self._view, "records", None)
-            one = getattr(self._view, "record", None)
-            if many is not None:
-                found: list[Any] = list(many(todo))
-            elif one is not None:
-                found = [one(e, a) for e, a in todo]
-            else:
-                found = [None] * len(todo)
+            records = getattr(self._view, "records", None)
+            found: list[Any] = [None] * len(todo) if records is None else list(records(todo))
             for key, record in zip(todo, found, strict=True):
                 self._records[key] = record is not None and record.facts is not None
         return {e for e in entities if any(self._records[(e, a)] for a in names)}
