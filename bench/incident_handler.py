@@ -27,6 +27,7 @@ directory with this one's ``--state``.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import inspect
 import json
@@ -94,6 +95,8 @@ def handler(client: redis.Redis, scores: bool) -> IncidentsHandler:
     if scores and "scores" in inspect.signature(IncidentsHandler).parameters:  # a checkout before the scores role
         # The exposure index load_index published, as compose.roles.incidents_pipeline passed ports.exposure.
         extra["scores"] = ScorePublisher(lineage, runs, RedisScoreLedger(client), RedisExposureIndex(client))
+    if "exposure" in inspect.signature(IncidentsHandler).parameters:  # the radii it keeps, as compose.roles passes
+        extra["exposure"] = RedisExposureIndex(client)
     return IncidentsHandler(
         lineage=lineage,
         runs=runs,
@@ -119,6 +122,10 @@ def scores_handler(client: redis.Redis) -> Callable[[list[Message[RunSignal]]], 
 
     lineage, runs, exposure = RedisLineageStore(client), RedisRunHistory(client), RedisExposureIndex(client)
     walks = WalkCache[ModelUpstream]()
+    if "kept" in inspect.signature(WalkCache).parameters:  # the radii the exposure index keeps, as compose.roles wires
+        from pareis.store.exposure_reader import kept_radii
+
+        walks = WalkCache[ModelUpstream](kept=functools.partial(kept_radii, exposure))
     publisher = ScorePublisher(lineage, runs, RedisScoreLedger(client), exposure, walks)
     incidents = RedisIncidentStore(client)
     sources = Sources(lineage, runs, incidents, origin="scores role", exposure=exposure, walks=walks)

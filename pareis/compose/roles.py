@@ -14,6 +14,7 @@ A new role is one :class:`~pareis.kafka.role.RoleSpec` in :data:`REGISTRY`, its 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any, Final
 
 from pareis import config
@@ -47,6 +48,7 @@ from pareis.roles.lineage import LineageHandler
 from pareis.roles.lineage_watch import LineageWatch
 from pareis.roles.messages import AnySignal, Effect, RunSignal
 from pareis.roles.scores import ScorePublisher
+from pareis.store.exposure_reader import kept_radii
 from pareis.tickets.delivery import TicketDelivery
 from pareis.tickets.factory import check_ticket_tools
 
@@ -128,6 +130,7 @@ def incidents_pipeline(settings: Settings, ports: Ports) -> Pipeline[AnySignal]:
         console_url=settings.web.public_url,
         reaches=ports.reaches,
         serving_aliases=settings.datahub.serving_aliases,
+        exposure=ports.exposure,
     )
     # committed: releases the step journal below the committed offsets
     return ports.pipeline(incidents.decode, handler, committed=handler.committed)
@@ -145,7 +148,9 @@ def scores_pipeline(settings: Settings, ports: Ports) -> Pipeline[RunSignal]:
 
     Over given ports it writes no start-up definitions: an embedded run builds the incidents role over the same
     writer, which writes them (:func:`scores_process` does, in a process of its own)."""
-    walks = WalkCache[ModelUpstream]()  # what the batches' walks found, kept while the lineage generation holds
+    # What the batches' walks found, kept while the lineage generation holds, and the radii the exposure index keeps.
+    kept = None if ports.exposure is None else partial(kept_radii, ports.exposure)
+    walks = WalkCache[ModelUpstream](kept=kept)
     publisher = ScorePublisher(ports.lineage, ports.runs, ports.scores, ports.exposure, walks)
     sources = Sources(
         ports.lineage, ports.runs, ports.incidents, origin="scores role", exposure=ports.exposure, walks=walks

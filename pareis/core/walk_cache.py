@@ -21,15 +21,20 @@ upstream are walked once per generation instead of once per batch.
 The generation is the view's (:attr:`pareis.core.graph.Memo.generation`: read before its first question, so a change
 that lands while a view computes is followed by an advance that the next view sees). A view of unknown generation
 neither reads nor fills the cache; a view of another generation empties it first.
+
+A radius this process has not found may have been found by the exposure index's maintainer
+(:mod:`pareis.core.radii`, which keeps every defined assertion's): ``kept`` reads those, and what it gives is kept
+here like a radius walked.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
 from typing import Any, Generic, Protocol, TypeVar
 
-from pareis.core.graph import Memo, Query, Rel
+from pareis.core.graph import Memo
 from pareis.core.impact import BlastRadius
+from pareis.core.radii import Definition, definitions
 
 
 class Upstream(Protocol):
@@ -53,38 +58,49 @@ a model's upstream its columns and datasets). Past it the entries kept longest a
 is walked again when asked. A URN kept costs ~150 bytes: ~75 MB at most, well within the chart's 512 MiB per role
 (the full-scale benchmark keeps ~140,000 after 2,000 incidents: their radii, regions and models' upstreams)."""
 
-Definition = tuple[frozenset[str], frozenset[str]]
-"""An assertion's definition as a walk reads it: the datasets it checks, the fields it checks."""
-
 
 class WalkCache(Generic[U]):
     """Blast radii of defined assertions, table-level upstreams of dataset sets and model versions' upstreams, found
     over views of one generation (see the module docstring), within ``budget`` URNs (:data:`DEFAULT_BUDGET`)."""
 
-    def __init__(self, budget: int = DEFAULT_BUDGET) -> None:
+    def __init__(
+        self,
+        budget: int = DEFAULT_BUDGET,
+        *,
+        kept: Callable[[Memo, Collection[str]], Mapping[str, BlastRadius]] | None = None,
+    ) -> None:
         self._generation: int | None = None
         self._kept = _Kept(budget)
+        self._elsewhere = kept
 
     def radii(self, view: Memo, assertions: Iterable[str]) -> dict[str, BlastRadius]:
         """The radii kept of ``assertions`` that hold over ``view``: of its generation, and of the definition it
-        reads for each (one lookup, which the walks of the others read from the view anyway)."""
+        reads for each (one lookup, which the walks of the others read from the view anyway); those not kept here,
+        from ``kept`` when given (kept here from then on)."""
         if not self._valid(view):
             return {}
+        asked = sorted(set(assertions))
         found: dict[str, tuple[Definition, BlastRadius]] = {}
-        for a in sorted(set(assertions)):
+        for a in asked:
             hit = self._kept.get(("radius", a))
             if hit is not None:
                 found[a] = hit
-        if not found:
-            return {}
-        defined = _definitions(view, sorted(found))
-        return {a: radius for a, (kept, radius) in found.items() if kept == defined[a]}
+        out: dict[str, BlastRadius] = {}
+        if found:
+            defined = definitions(view, sorted(found))
+            out = {a: radius for a, (kept, radius) in found.items() if kept == defined[a]}
+        missing = [a for a in asked if a not in out]
+        if missing and self._elsewhere is not None:
+            more = self._elsewhere(view, missing)
+            self.keep_radii(view, more)
+            out.update(more)
+        return out
 
     def keep_radii(self, view: Memo, radii: Mapping[str, BlastRadius]) -> None:
         """Keep ``radii``, blast radii of defined assertions found over ``view``, for later views of its generation."""
         if not radii or not self._valid(view):
             return
-        defined = _definitions(view, sorted(radii))
+        defined = definitions(view, sorted(radii))
         for a in sorted(radii):
             r = radii[a]
             self._kept.put(("radius", a), (defined[a], r), len(r.columns) + len(r.datasets) + len(r.features) + 1)
@@ -173,8 +189,3 @@ class _Kept:
 
     def __len__(self) -> int:
         return len(self._entries)
-
-
-def _definitions(view: Memo, assertions: list[str]) -> dict[str, Definition]:
-    targets, fields = view.lookup([Query(Rel.ASSERTS, assertions), Query(Rel.ASSERTS_COLUMN, assertions)])
-    return {a: (targets[a], fields[a]) for a in assertions}

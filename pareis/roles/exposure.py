@@ -10,12 +10,14 @@ interpreter lock), or on a thread — then:
 * **recomputes** when the generation moved and either no change came for ``quiet_ms`` (a burst of ingestion is one
   recomputation) or the first unbuilt change is ``max_delay_ms`` old (a steady stream still gets fresh snapshots):
   one :func:`~pareis.core.exposure_index.snapshot` over a fresh :class:`~pareis.core.graph.Memo`, plus every
-  incident's affected columns, published as one version tagged with the generation read *before* computing, so a
-  change that lands during the computation triggers the next one;
+  incident's affected columns and every defined assertion's blast radius (:mod:`pareis.core.radii`), published as
+  one version tagged with the generation read *before* computing, so a change that lands during the computation
+  triggers the next one;
 * otherwise, every ``incidents_every_ms``, adds the affected columns of incidents that appeared since (a new
   failure) to the current version.
 
-A recomputation costs one pass over the columns upstream of features and models (not the whole graph); a failed
+A recomputation costs one pass over the columns upstream of features and models (not the whole graph), and one walk
+of each defined assertion's blast radius over the same view; a failed
 step (Redis down) raises, and the thread logs it and tries again at the next tick. Readers meanwhile read the last
 complete version and say its age.
 """
@@ -39,6 +41,7 @@ from pareis.core.exposure_index import (
 )
 from pareis.core.graph import Memo
 from pareis.core.keys import canonical, sibling_classes
+from pareis.core.radii import ASSERTION_ASPECT, assertion_radii
 from pareis.core.runs import AssertionRun
 from pareis.errors import Fatal, Retriable
 from pareis.store.exposure import ExposureIndex, ExposureVersion
@@ -74,7 +77,8 @@ def rebuild(
     view = Memo(lineage)
     entries = snapshot(view, **enumerate_inputs(lineage.entities))
     found = [incident_columns(view, h) for h in incident_history(view, runs)] if runs is not None else []
-    return index.publish(generation, now_ms, entries, found)
+    radii = assertion_radii(view, lineage.entities(ASSERTION_ASPECT))
+    return index.publish(generation, now_ms, entries, found, radii)
 
 
 @dataclass

@@ -43,6 +43,7 @@ import dataclasses
 from collections import deque
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from urllib.parse import quote
 
 from pareis.config import DatahubSettings
@@ -74,6 +75,8 @@ from pareis.roles.messages import (
     effect_record,
 )
 from pareis.roles.output import DatahubOutput
+from pareis.store.exposure import ExposureIndex
+from pareis.store.exposure_reader import kept_radii
 from pareis.store.incidents import IncidentStore
 from pareis.store.journal import JournalEntry, Position, StepJournal
 from pareis.store.reaches import ReachStore
@@ -136,37 +139,40 @@ def timeline_question(
     return assertions, floor
 
 
+KeptRadii = Callable[[Memo, Collection[str]], Mapping[str, BlastRadius]]
+"""(view, assertions) → the blast radii kept of those assertions that hold over the view
+(:func:`pareis.store.exposure_reader.kept_radii`)."""
+
+
 def shared_inputs(
-    view: Memo, runs: RunReads, firsts: Sequence[tuple[AnySignal, IncidentState]]
+    view: Memo,
+    runs: RunReads,
+    firsts: Sequence[tuple[AnySignal, IncidentState]],
+    kept: KeptRadii | None = None,
 ) -> dict[str, BlastRadius]:
     """Read at once what the analyses of ``firsts`` (each dataset's first signal of a batch, on its state before
     it) will ask: the assertions of their sibling classes and their timelines into ``runs`` (two round trips for the
-    batch), the blast radius of each defined assertion failing in them, and — into ``view`` — the versions, owners
-    and serving facts of everything those reach (a few round trips for the batch instead of a few per signal).
-    The blast radii are returned for the signals to share (``known`` of :func:`analysis_inputs`); a batch of one
-    signal reads ahead only its runs (nothing to share, and no analysis twice). Answers are
-    unchanged: each signal's analysis is the same computation over the same view and the same history; an error
-    of a store is one the signals' own reads would meet."""
+    batch), the blast radius of each defined assertion failing in them — those ``kept`` holds read (one round trip),
+    the others walked together first (:func:`pareis.core.analysis.walk_together`) — and, into ``view``, the
+    versions, owners and serving facts of everything those reach (a few round trips for the batch instead of a few
+    per signal). The blast radii are returned for the signals to share (``known`` of :func:`analysis_inputs`); a
+    batch of one signal reads ahead only its runs and its kept radii (nothing to share, and no analysis twice).
+    Answers are unchanged: each signal's analysis is the same computation over the same view and the same history
+    (a kept radius is the walk's own answer over this lineage generation); an error of a store is one the signals'
+    own reads would meet."""
     if not firsts:
         return {}
     classes = sibling_classes(view, {signal.dataset for signal, _ in firsts})
     runs.assertions_by_dataset({member for members in classes.values() for member in members})
     questions = [timeline_question(view, runs, state, signal) for signal, state in firsts]
     runs.prefetch(questions)
-    if len(firsts) == 1:
-        return {}  # the signal's own analysis asks the rest in as many round trips, and computes it only once
     timelines = [run for question in questions for run in runs.timeline(*question)]
     failing = [*timelines, *(s.run for s, _ in firsts if isinstance(s, RunSignal))]
-    return analysis.shared_blasts(view, timelines, failing)
-
-
-def walk_together(view: Memo, batch: Sequence[Message[AnySignal]]) -> set[str]:
-    """Walk the blast radius of every assertion failing in ``batch`` at once, into ``view``
-    (:func:`pareis.core.analysis.walk_together`): the batch asks the index one round trip per step of one walk
-    instead of per signal. Returns the model groups (a model in none: itself) the walk reached: those the batch's
-    steps will read the reaches of."""
-    radius = analysis.walk_together(view, [m.value.run for m in batch if isinstance(m.value, RunSignal)])
-    return set() if radius is None else {m.group or m.urn for m in radius.models}
+    known = {} if kept is None else dict(kept(view, {r.assertion for r in failing if r.fails}))
+    if len(firsts) == 1:
+        return known  # the signal's own analysis asks the rest in as many round trips, and computes it only once
+    analysis.walk_together(view, [r for r in failing if r.assertion not in known])
+    return analysis.shared_blasts(view, timelines, failing, known=known)
 
 
 def ticket_effect(intent: Intent, settings: DatahubSettings, console_url: str | None = None) -> Effect:
@@ -230,7 +236,8 @@ class IncidentsHandler:
     ``effects_topic``, linking Mission Control at ``console_url`` (``web.public_url``) when given. Reliability scores
     are the scores role's (:mod:`pareis.roles.scores`): an incident never waits for one. ``reaches``, when given, is
     the reach index the recommendations read and the role keeps (:mod:`pareis.roles.incident_reaches`);
-    ``serving_aliases`` the setting ``datahub.serving_aliases``.
+    ``serving_aliases`` the setting ``datahub.serving_aliases``; ``exposure``, when given, the exposure index whose
+    snapshot keeps the blast radius of every defined assertion (:mod:`pareis.core.radii`): read instead of walked.
     """
 
     def __init__(
@@ -247,7 +254,9 @@ class IncidentsHandler:
         console_url: str | None = None,
         reaches: ReachStore | None = None,
         serving_aliases: Sequence[str] = DEFAULT_SERVING_ALIASES,
+        exposure: ExposureIndex | None = None,
     ) -> None:
+        self._kept: KeptRadii | None = None if exposure is None else partial(kept_radii, exposure)
         self._reaches = reaches
         self._aliases = tuple(serving_aliases)
         self._console_url = console_url
@@ -274,15 +283,16 @@ class IncidentsHandler:
         # One view of the index for the whole batch (each question asked of it once, as the batch is computed over
         # one snapshot of it): small blasts of one batch share most of their upstream.
         view = Memo(self._lineage)
-        walked = walk_together(view, batch)
-        reader = None
-        if self._reaches is not None:  # one round trip for the groups the batch is expected to meet
-            reader = BatchReaches(self._reaches, walked | published_groups(starts.values()))
         runs = RunReads(self._runs)
         # Each dataset's first signal is analysed on its stored state (its chain's later ones on states the batch
         # computes, read as they come); replayed signals read nothing.
         firsts = [(ms[0].value, starts[d]) for d, ms in chains.items() if not journaled[d]]
-        known = shared_inputs(view, runs, [(s, state) for s, state in firsts if wants_inputs(state, s)])
+        wanted = [(s, state) for s, state in firsts if wants_inputs(state, s)]
+        known = shared_inputs(view, runs, wanted, self._kept)
+        reader = None
+        if self._reaches is not None:  # one round trip for the groups the batch is expected to meet
+            walked = {m.group or m.urn for radius in known.values() for m in radius.models}
+            reader = BatchReaches(self._reaches, walked | published_groups(starts.values()))
         reads = _Reads(view, runs, known, reader)
         steps = {d: self._chain(reads, ms, journaled[d], starts[d]) for d, ms in chains.items()}
         analysed: dict[str, tuple[IncidentState, IncidentFacts | None]] = {}

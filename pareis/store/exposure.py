@@ -1,5 +1,7 @@
-"""The exposure index port (DESIGN §2.5): a versioned snapshot of what lies downstream of every column, and the
-affected columns of past incidents as of that snapshot, for ``pareis protect`` and the retrain gate.
+"""The exposure index port (DESIGN §2.5): a versioned snapshot of what lies downstream of every column, the
+affected columns of past incidents as of that snapshot, for ``pareis protect`` and the retrain gate, and the blast
+radius of every defined assertion (:mod:`pareis.core.radii`), for the incidents role and the gate, which take one only
+from a snapshot of the current lineage generation (:attr:`ExposureRead.fresh`).
 
 The lineage role counts its changes (:meth:`ExposureIndex.touch`: the lineage *generation*); a maintainer
 (:mod:`pareis.roles.exposure`) recomputes the whole snapshot (:func:`pareis.core.exposure_index.snapshot`) when the
@@ -27,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from pareis.core.exposure_index import DatasetExposure, IncidentColumns, decode, encode
+from pareis.core.radii import AssertionRadius
 
 
 @dataclass(frozen=True)
@@ -51,12 +54,19 @@ class ExposureVersion:
 @dataclass(frozen=True)
 class ExposureRead:
     """What one read returns: the version read (None: nothing published yet), the current lineage generation, the
-    entries of the datasets asked that have one, and the incident entries asked that the version holds."""
+    entries of the datasets asked that have one, and the incident and assertion radius entries asked that the
+    version holds."""
 
     version: ExposureVersion | None
     generation: int
     datasets: Mapping[str, DatasetExposure] = field(default_factory=dict)
     incidents: Mapping[str, IncidentColumns] = field(default_factory=dict)
+    radii: Mapping[str, AssertionRadius] = field(default_factory=dict)
+
+    @property
+    def fresh(self) -> bool:
+        """Whether the version read is of the current lineage generation (no change came after it)."""
+        return self.version is not None and self.version.generation >= self.generation
 
 
 @runtime_checkable
@@ -81,6 +91,7 @@ class ExposureIndex(Protocol):
         computed_at_ms: int,
         entries: Mapping[str, DatasetExposure],
         incidents: Iterable[IncidentColumns] = (),
+        radii: Iterable[AssertionRadius] = (),
     ) -> ExposureVersion | None:
         """Write a complete version and make it current, unless the current one is of a newer generation (then
         the written version is dropped and None returned)."""
@@ -90,8 +101,9 @@ class ExposureIndex(Protocol):
         """Add (replace) incident entries of ``version`` when it is current; False when it is not."""
         ...
 
-    def read(self, datasets: Iterable[str], incidents: Iterable[str] = ()) -> ExposureRead:
-        """The entries of ``datasets`` and ``incidents`` in the current version."""
+    def read(self, datasets: Iterable[str], incidents: Iterable[str] = (), radii: Iterable[str] = ()) -> ExposureRead:
+        """The entries of ``datasets``, ``incidents`` and the radii of the assertions ``radii`` in the current
+        version."""
         ...
 
     def incident_urns(self) -> set[str]:
@@ -104,6 +116,7 @@ class _Version:
     head: ExposureVersion
     datasets: dict[str, str]
     incidents: dict[str, str]
+    radii: dict[str, str]
 
 
 class MemoryExposureIndex:
@@ -135,15 +148,17 @@ class MemoryExposureIndex:
         computed_at_ms: int,
         entries: Mapping[str, DatasetExposure],
         incidents: Iterable[IncidentColumns] = (),
+        radii: Iterable[AssertionRadius] = (),
     ) -> ExposureVersion | None:
         datasets = {d: encode(e) for d, e in entries.items()}
         found = {i.urn: i.encode() for i in incidents}
+        kept = {r.assertion: r.encode() for r in radii}
         with self._lock:
             self._sequence += 1
             if self._current is not None and self._current.head.generation > generation:
                 return None
             head = ExposureVersion(self._sequence, generation, computed_at_ms)
-            self._current = _Version(head, datasets, found)
+            self._current = _Version(head, datasets, found, kept)
             return head
 
     def add_incidents(self, version: int, incidents: Iterable[IncidentColumns]) -> bool:
@@ -154,18 +169,20 @@ class MemoryExposureIndex:
             self._current.incidents.update(found)
             return True
 
-    def read(self, datasets: Iterable[str], incidents: Iterable[str] = ()) -> ExposureRead:
+    def read(self, datasets: Iterable[str], incidents: Iterable[str] = (), radii: Iterable[str] = ()) -> ExposureRead:
         with self._lock:
             current, generation = self._current, self._generation
             if current is None:
                 return ExposureRead(None, generation)
             texts = {d: current.datasets[d] for d in set(datasets) if d in current.datasets}
             found = {u: current.incidents[u] for u in set(incidents) if u in current.incidents}
+            kept = {a: current.radii[a] for a in set(radii) if a in current.radii}
         return ExposureRead(
             current.head,
             generation,
             {d: decode(d, t) for d, t in sorted(texts.items())},
             {u: IncidentColumns.decode(u, t) for u, t in sorted(found.items())},
+            {a: AssertionRadius.decode(a, t) for a, t in sorted(kept.items())},
         )
 
     def incident_urns(self) -> set[str]:

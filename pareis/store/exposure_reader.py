@@ -6,6 +6,9 @@ of their datasets' entries (kept for the rest of the computation). When there is
 nothing yet, the reader walks (:func:`pareis.core.exposure.exposure`): the same answer, slower.
 :attr:`ExposureReader.head` says which snapshot was read and :meth:`ExposureReader.age` how old it is. Used by the
 read side (protect, the gate) and by the incidents role's score publisher (:mod:`pareis.roles.scores`).
+
+:func:`kept_radii` reads the blast radii the snapshot keeps of assertions (:mod:`pareis.core.radii`): the incidents
+role's and the retrain gate's, instead of walking them.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from typing import Any, Protocol
 from pareis.core.exposure import Exposure, exposure, parents_of
 from pareis.core.exposure_index import DatasetExposure, exposure_of
 from pareis.core.graph import LineageView
+from pareis.core.impact import BlastRadius
+from pareis.core.radii import held
 from pareis.store.exposure import ExposureIndex, ExposureVersion
 
 
@@ -75,3 +80,13 @@ class ExposureReader:
     def age(self, at_ms: int | None = None) -> dict[str, Any] | None:
         """The snapshot read (version, when computed, how many lineage changes behind); None when walked."""
         return None if self.head is None else self.head.to_json(self.generation, at_ms)
+
+
+def kept_radii(index: ExposureIndex, view: LineageView, assertions: Collection[str]) -> dict[str, BlastRadius]:
+    """The blast radii ``index`` keeps of ``assertions`` that hold over ``view`` (:func:`pareis.core.radii.held`):
+    none unless the snapshot is of the current lineage generation (:attr:`~pareis.store.exposure.ExposureRead.fresh`,
+    read in the same round trip as the radii). One read; the others are the caller's to walk."""
+    if not assertions:
+        return {}
+    found = index.read((), radii=assertions)
+    return held(view, found.radii) if found.fresh else {}

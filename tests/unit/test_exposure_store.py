@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pareis.core.exposure_index import DatasetExposure, IncidentColumns
+from pareis.core.impact import BlastRadius, ModelImpact
+from pareis.core.radii import AssertionRadius
 from pareis.store.exposure import ExposureIndex, ExposureVersion, MemoryExposureIndex
 from pareis.store.exposure_redis import RedisExposureIndex
 from tests.support.backends import Backend
@@ -39,11 +41,28 @@ def incident(urn: str, assertions: tuple[str, ...] = ("urn:li:assertion:a",)) ->
     return IncidentColumns(urn, D1, 5, assertions, frozenset({col(D1, "a"), col(D2, "x"), ODD}))
 
 
+A1, A2 = "urn:li:assertion:a1", "urn:li:assertion:a2"
+
+
+def radius(assertion: str, *features: str) -> AssertionRadius:
+    a, x = col(D1, "a"), col(D2, "x")
+    found = BlastRadius(
+        failing_columns=(a,),
+        origin_columns=(a,),
+        columns=(a, x),
+        datasets=(D1, D2),
+        features=tuple(sorted(features)),
+        models=(ModelImpact(M1, G1, tuple(sorted(features)), 3, "column"),),
+    )
+    return AssertionRadius(assertion, (frozenset({D1}), frozenset({a})), found)
+
+
 def test_nothing_published_reads_empty_with_the_generation(index: ExposureIndex) -> None:
     assert index.generation() == 0
     assert index.current() is None
     read = index.read([D1], ["urn:li:incident:x"])
     assert (read.version, read.generation, dict(read.datasets), dict(read.incidents)) == (None, 0, {}, {})
+    assert not read.fresh and dict(index.read([], radii=[A1]).radii) == {}
     assert index.touch() == 1 and index.touch() == 2 and index.generation() == 2
 
 
@@ -69,6 +88,23 @@ def test_a_new_version_replaces_the_old_one_whole(index: ExposureIndex) -> None:
     assert read.version == second
     assert dict(read.datasets) == {D2: DatasetExposure(D2, {"y": ((F2,), ())})}  # nothing of the first is left
     assert dict(read.incidents) == {}
+
+
+def test_assertion_radii_read_back_exactly_and_only_from_the_current_version(index: ExposureIndex) -> None:
+    index.touch()
+    first = index.publish(1, 1, entries(F1), radii=[radius(A1, F1), radius(A2, F1, F2)])
+    assert first is not None
+    read = index.read([], radii=[A2, A1, "urn:li:assertion:unknown"])
+    assert dict(read.radii) == {A1: radius(A1, F1), A2: radius(A2, F1, F2)} and read.fresh
+    assert read.radii[A2].radius.models[0].poisoned_features == (F1, F2)
+    assert not index.read([], radii=[A1]).datasets  # what is not asked is not read
+    index.touch()
+    assert not index.read([], radii=[A1]).fresh  # a lineage change came after the version: its radii may not hold
+    second = index.publish(2, 2, entries(F1), radii=[radius(A2, F2)])
+    assert second is not None
+    assert dict(index.read([D1], radii=[A1, A2]).radii) == {A2: radius(A2, F2)}  # nothing of the first is left
+    assert index.publish(1, 3, entries(F2), radii=[radius(A1, F2)]) is None  # older: dropped with its radii
+    assert dict(index.read([], radii=[A1, A2]).radii) == {A2: radius(A2, F2)}
 
 
 def test_an_older_generation_never_replaces_a_newer_one(index: ExposureIndex) -> None:

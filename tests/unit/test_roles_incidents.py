@@ -20,7 +20,7 @@ import pytest
 from pareis.compose.datahub import incidents_output
 from pareis.config import DatahubSettings, Settings
 from pareis.contracts.records import Message, OutRecord
-from pareis.core import catalog
+from pareis.core import analysis, catalog
 from pareis.core.analysis import model_versions
 from pareis.core.graph import Adjacency, Attr, Outline, Query, Rel
 from pareis.core.impact import BlastRadius, ModelImpact
@@ -32,10 +32,11 @@ from pareis.datahub.wire.registry import VendoredSchemaSource
 from pareis.datahub.writes.writer import DatahubWriter, KafkaWriter, MemoryWriter
 from pareis.errors import Fatal, Retriable
 from pareis.lineage_loader import load_files
-from pareis.roles import incidents as incidents_role
 from pareis.roles.effects import proposal
+from pareis.roles.exposure import rebuild
 from pareis.roles.incidents import IncidentsHandler
 from pareis.roles.messages import DatahubWrite, RunSignal, TicketClose, TicketOpen, decode_effect
+from pareis.store.exposure import MemoryExposureIndex
 from pareis.store.incidents_memory import MemoryIncidentStore
 from pareis.store.journal import MemoryStepJournal, Position
 from pareis.store.lineage import Facts, LineageUpdate, Stamp
@@ -464,7 +465,7 @@ def test_a_batch_walks_its_failures_together_and_answers_as_each_alone(
 
     def outputs(together: bool) -> tuple[list[OutRecord], int]:
         if not together:
-            monkeypatch.setattr(incidents_role, "walk_together", lambda view, batch: None)
+            monkeypatch.setattr(analysis, "walk_together", lambda view, failing: None)
         view = CountingView(store)
         h = Harness(store)
         h.handler = IncidentsHandler(
@@ -484,3 +485,52 @@ def test_a_batch_walks_its_failures_together_and_answers_as_each_alone(
     alone, asked_alone = outputs(False)
     assert together == alone and len(effects_of(together)) >= 4
     assert asked_together < asked_alone
+
+
+def test_a_batch_reads_the_radii_the_exposure_index_keeps_and_answers_as_walked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Failures of several datasets, in one batch and one signal per batch: with the exposure index's snapshot of the
+    current lineage generation, every blast radius is read from it (pareis.core.radii), none walked, and the outputs
+    are those of the walks, byte for byte; once the lineage moved past the snapshot, they are walked again."""
+    store = MemoryLineageStore()
+    loaded = load_files(store, sorted(RECORDED.glob("*.json")))
+    defs = catalog.assertions(store, store.entities("assertionInfo"))
+    by_dataset: dict[str, str] = {}
+    for urn, d in sorted(defs.items()):
+        if d.datasets:
+            by_dataset.setdefault(d.datasets[0], urn)
+    at = max(r.timestamp_ms for r in loaded.runs) + DAY
+    index = MemoryExposureIndex()
+    assert rebuild(store, index, None, at) is not None
+    walked = [0]
+    walk = analysis.blast_radius
+
+    def counted(*args: Any, **kwargs: Any) -> BlastRadius:
+        walked[0] += 1
+        return walk(*args, **kwargs)
+
+    monkeypatch.setattr(analysis, "blast_radius", counted)
+
+    def outputs(exposure: MemoryExposureIndex | None, batched: bool) -> tuple[list[OutRecord], int]:
+        walked[0] = 0
+        h = Harness(store)
+        h.handler = IncidentsHandler(
+            lineage=store, runs=h.runs, incidents=h.incidents, journal=h.journal, output=h.output,
+            datahub=h.settings, effects_topic=EFFECTS, exposure=exposure,
+        )  # fmt: skip
+        batch = []
+        for i, (dataset, assertion) in enumerate(sorted(by_dataset.items())):
+            r = AssertionRun(assertion, at + i, ResultType.FAILURE, dataset, f"bad-{i}")
+            h.runs.record(r)
+            batch.append(Message(SIGNALS, 0, i, dataset.encode(), RunSignal(dataset, r, r.timestamp_ms)))
+        out = h.handle(batch) if batched else [o for m in batch for o in h.handle([m])]
+        return out, walked[0]
+
+    for batched in (True, False):
+        walked_out, walks = outputs(None, batched)
+        assert walks >= len(by_dataset) >= 4
+        assert outputs(index, batched) == (walked_out, 0), "every radius read from the snapshot, none walked"
+        index.touch()  # a lineage change after the snapshot: its radii may no longer hold
+        assert outputs(index, batched) == (walked_out, walks)
+        assert rebuild(store, index, None, at) is not None

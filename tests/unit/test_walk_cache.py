@@ -4,7 +4,7 @@ a changed definition of the assertion, is walked again."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import replace
 
 import pytest
@@ -16,6 +16,7 @@ from pareis.answers.render import dump
 from pareis.core import analysis, upstream
 from pareis.core.blast import blast_radius
 from pareis.core.graph import Memo, Rel
+from pareis.core.impact import BlastRadius
 from pareis.core.upstream import ModelUpstream
 from pareis.core.walk_cache import WalkCache
 from pareis.store.lineage import Facts, LineageUpdate, Stamp
@@ -123,3 +124,19 @@ def test_an_entry_heavier_than_the_budget_is_not_kept() -> None:
     view = Memo(store, generation=1)
     cache.keep_radii(view, {A: blast_radius(view, assertions=[A])})
     assert len(cache) == 0 and cache.radii(view, [A]) == {}
+
+
+def test_radii_not_kept_here_are_read_from_the_exposure_index_and_kept_from_then_on() -> None:
+    store = _store()
+    elsewhere = {A: blast_radius(Memo(store), assertions=[A])}
+    asked: list[list[str]] = []
+
+    def kept(view: Memo, assertions: Collection[str]) -> dict[str, BlastRadius]:
+        asked.append(sorted(assertions))
+        return {a: r for a, r in elsewhere.items() if a in assertions}
+
+    cache = WalkCache[ModelUpstream](kept=kept)
+    assert cache.radii(Memo(store, generation=1), [A, B]) == elsewhere
+    assert cache.radii(Memo(store, generation=1), [A, B]) == elsewhere
+    assert asked == [[A, B], [B]], "A is kept here after the first read; B, kept nowhere, is asked again"
+    assert cache.radii(Memo(store), [A, B]) == {} and len(asked) == 2, "a view of unknown generation reads nothing"
