@@ -54,6 +54,7 @@ from pareis.core.graph import (
     siblings_of,
     union,
 )
+from pareis.core.impact import BlastRadius
 from pareis.core.incident_urn import incident_urn
 from pareis.core.runs import AssertionRun
 from pareis.core.spread import Spread
@@ -344,10 +345,15 @@ def incident_heads(timelines: Mapping[str, Iterable[AssertionRun]]) -> list[Inci
     return out
 
 
-def incident_columns(view: LineageView, head: IncidentHead) -> IncidentColumns:
+def incident_columns(
+    view: LineageView, head: IncidentHead, known: Mapping[str, BlastRadius] | None = None
+) -> IncidentColumns:
     """The affected columns of ``head``'s blast radius: its assertions together, or its whole dataset when the
-    index defines none of them (as the incidents role analyses it)."""
+    index defines none of them (as the incidents role analyses it). ``known``: radii of single assertions walked
+    over ``view`` already (:func:`pareis.core.radii.assertion_radii`): an incident of one of them takes its."""
     defs = catalog.assertions(view, head.assertions)
     defined = sorted(a for a in head.assertions if a in defs)
-    radius = blast_radius(view, assertions=defined, datasets=[] if defined else [head.dataset])
+    radius = (known or {}).get(defined[0]) if len(defined) == 1 else None
+    if radius is None:
+        radius = blast_radius(view, assertions=defined, datasets=[] if defined else [head.dataset])
     return IncidentColumns(head.urn, head.dataset, head.first_failure_ms, head.assertions, frozenset(radius.columns))

@@ -120,9 +120,12 @@ class AssertionRadius:
 
 def assertion_radii(view: LineageView, assertions: Iterable[str]) -> list[AssertionRadius]:
     """The radius of each defined one of ``assertions`` over ``view`` (a :class:`~pareis.core.graph.Memo`), those of
-    at most :data:`RADIUS_BUDGET` URNs, by assertion. The walks share ``view``: what one reads, the next finds."""
+    at most :data:`RADIUS_BUDGET` URNs, by assertion. They are walked together first, into ``view`` (one round trip
+    per step of one walk instead of one per step of each); each is then walked on its own over what that read."""
     defined = sorted(catalog.assertions(view, assertions))
     found = definitions(view, defined)
+    if len(defined) > 1:
+        blast_radius(view, assertions=defined)
     out = []
     for a in defined:
         radius = blast_radius(view, assertions=[a])

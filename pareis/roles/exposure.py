@@ -76,8 +76,9 @@ def rebuild(
     generation = index.generation()
     view = Memo(lineage)
     entries = snapshot(view, **enumerate_inputs(lineage.entities))
-    found = [incident_columns(view, h) for h in incident_history(view, runs)] if runs is not None else []
     radii = assertion_radii(view, lineage.entities(ASSERTION_ASPECT))
+    known = {r.assertion: r.radius for r in radii}
+    found = [incident_columns(view, h, known) for h in incident_history(view, runs)] if runs is not None else []
     return index.publish(generation, now_ms, entries, found, radii)
 
 
