@@ -14,7 +14,7 @@ interpreter lock), or on a thread — then:
   one version tagged with the generation read *before* computing, so a change that lands during the computation
   triggers the next one;
 * otherwise, every ``incidents_every_ms``, adds the affected columns of incidents that appeared since (a new
-  failure) to the current version.
+  failure) to the current version (an incident of one assertion takes the radius the version keeps of it).
 
 A recomputation costs one pass over the columns upstream of features and models (not the whole graph), and one walk
 of each defined assertion's blast radius over the same view; a failed
@@ -45,6 +45,7 @@ from pareis.core.radii import ASSERTION_ASPECT, assertion_radii
 from pareis.core.runs import AssertionRun
 from pareis.errors import Fatal, Retriable
 from pareis.store.exposure import ExposureIndex, ExposureVersion
+from pareis.store.exposure_reader import kept_radii
 from pareis.store.lineage import LineageStore
 from pareis.store.runs import RunHistory
 
@@ -130,7 +131,9 @@ class ExposureMaintainer:
         known = self.index.incident_urns()
         heads = [h for h in incident_history(view, self.runs) if h.urn not in known]
         if heads:
-            found: list[IncidentColumns] = [incident_columns(view, h) for h in heads]
+            # A burst's new incidents take the radii the version keeps (when no change came since) instead of walking.
+            radii = kept_radii(self.index, view, {h.assertions[0] for h in heads if len(h.assertions) == 1})
+            found: list[IncidentColumns] = [incident_columns(view, h, radii) for h in heads]
             self.index.add_incidents(current.version, found)
 
 

@@ -29,6 +29,7 @@ from pareis.core.exposure_index import (
     encode,
     enumerate_inputs,
     exposure_of,
+    incident_columns,
     snapshot,
 )
 from pareis.core.fieldpath import column_parts, parents_of, split_columns
@@ -36,7 +37,7 @@ from pareis.core.graph import Memo
 from pareis.core.runs import AssertionRun, ResultType
 from pareis.core.upstream import model_upstream
 from pareis.lineage_loader import load_files
-from pareis.roles.exposure import ExposureMaintainer, rebuild
+from pareis.roles.exposure import ExposureMaintainer, incident_history, rebuild
 from pareis.store.exposure import MemoryExposureIndex
 from pareis.store.lineage import LineageUpdate
 from pareis.store.lineage_memory import MemoryLineageStore
@@ -258,7 +259,28 @@ def test_the_maintainer_waits_for_quiet_but_not_forever() -> None:
     runs.record(AssertionRun(ASSERTION, 5_000, ResultType.FAILURE, ds("raw")))
     before = index.incident_urns()
     assert m.step(t + 100) is None
-    assert len(index.incident_urns()) == len(before) + 1
+    (added,) = index.incident_urns() - before
+    head = next(h for h in incident_history(Memo(store), runs) if h.urn == added)
+    assert len(head.assertions) == 1 and index.read([], radii=head.assertions).radii  # its radius, read not walked
+    assert index.read([], [added]).incidents[added] == incident_columns(Memo(store), head)  # the walk's columns
+
+
+def test_a_new_incident_between_recomputations_takes_the_radius_the_version_keeps() -> None:
+    """An incident of one assertion that joins the current version takes the radius the version keeps of it instead
+    of walking it (a burst's thousand new incidents are no thousand walks): a planted radius is what it takes."""
+    store, runs = incident_graph()
+    index = MemoryExposureIndex()
+    m = ExposureMaintainer(store, index, runs, incidents_every_ms=0)
+    assert m.step(0) is not None
+    kept = index.read([], radii=[ASSERTION]).radii[ASSERTION]
+    planted = dataclasses.replace(kept.radius, columns=tuple(sorted({*kept.radius.columns, c("raw", "planted")})))
+    past = index.read([], index.incident_urns()).incidents.values()
+    index.publish(index.generation(), 1, {}, past, radii=[dataclasses.replace(kept, radius=planted)])
+    before = index.incident_urns()
+    runs.record(AssertionRun(ASSERTION, 5_000, ResultType.FAILURE, ds("raw")))
+    assert m.step(100) is None
+    (added,) = index.incident_urns() - before
+    assert index.read([], [added]).incidents[added].columns == frozenset(planted.columns)
 
 
 def test_a_reader_says_which_snapshot_it_read_and_how_old() -> None:
