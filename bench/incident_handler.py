@@ -76,10 +76,12 @@ def build(args: argparse.Namespace) -> None:
 
 
 def reset(client: redis.Redis, ts: list[il.Target], now: int) -> None:
-    """The incidents role's keys gone, and the targets' runs back to their one SUCCESS a day earlier."""
+    """The incidents role's keys (the reach index's included) gone, and the targets' runs back to their one SUCCESS a
+    day earlier."""
     keys: list[bytes | str] = list(client.scan_iter(match="pareis:journal:*", count=10_000))
     keys += ["pareis:{incidents}:state", "pareis:{incidents}:active", "pareis:scores", "pareis:{watch}:sets"]
     keys += list(client.scan_iter(match="pareis:*gate*", count=10_000))
+    keys += list(client.scan_iter(match="pareis:{reach}:*", count=10_000))
     keys += [f"pareis:runs:{{{t.assertion}}}:{kind}" for t in ts for kind in ("all", "counting")]
     for i in range(0, len(keys), 1000):
         client.delete(*keys[i : i + 1000])
@@ -97,6 +99,10 @@ def handler(client: redis.Redis, scores: bool) -> IncidentsHandler:
         extra["scores"] = ScorePublisher(lineage, runs, RedisScoreLedger(client), RedisExposureIndex(client))
     if "exposure" in inspect.signature(IncidentsHandler).parameters:  # the radii it keeps, as compose.roles passes
         extra["exposure"] = RedisExposureIndex(client)
+    if "reaches" in inspect.signature(IncidentsHandler).parameters:  # the reach index, as compose.roles passes
+        from pareis.store.reaches_redis import RedisReachStore
+
+        extra["reaches"] = RedisReachStore(client)
     return IncidentsHandler(
         lineage=lineage,
         runs=runs,
