@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from pareis.core.exposure_index import DatasetExposure, IncidentColumns
 from pareis.core.impact import BlastRadius, ModelImpact
 from pareis.core.radii import AssertionRadius
+from pareis.errors import Fatal
 from pareis.store.exposure import ExposureIndex, ExposureVersion, MemoryExposureIndex
 from pareis.store.exposure_redis import RedisExposureIndex
 from tests.support.backends import Backend
@@ -105,6 +108,16 @@ def test_assertion_radii_read_back_exactly_and_only_from_the_current_version(ind
     assert dict(index.read([D1], radii=[A1, A2]).radii) == {A2: radius(A2, F2)}  # nothing of the first is left
     assert index.publish(1, 3, entries(F2), radii=[radius(A1, F2)]) is None  # older: dropped with its radii
     assert dict(index.read([], radii=[A1, A2]).radii) == {A2: radius(A2, F2)}
+
+
+def test_a_corrupt_radius_entry_in_redis_stops_the_reader_in_one_line(redis_client: Any) -> None:
+    index = RedisExposureIndex(redis_client, prefix="test:exposure:")
+    head = index.publish(0, 1, entries(F1), radii=[radius(A1, F1)])
+    assert head is not None
+    redis_client.hset(f"test:exposure:{{x}}r:{head.version}", A1, '{"t": [')
+    with pytest.raises(Fatal, match=f"corrupt exposure index entry: malformed radius entry for {A1}") as caught:
+        index.read([], radii=[A1])
+    assert "\n" not in str(caught.value)
 
 
 def test_an_older_generation_never_replaces_a_newer_one(index: ExposureIndex) -> None:
