@@ -34,7 +34,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from pareis.core.graph import Memo
 from pareis.core.impact import BlastRadius
-from pareis.core.radii import Definition, definitions
+from pareis.core.radii import Definition, definitions, weight
 
 
 class Upstream(Protocol):
@@ -103,7 +103,7 @@ class WalkCache(Generic[U]):
         defined = definitions(view, sorted(radii))
         for a in sorted(radii):
             r = radii[a]
-            self._kept.put(("radius", a), (defined[a], r), len(r.columns) + len(r.datasets) + len(r.features) + 1)
+            self._kept.put(("radius", a), (defined[a], r), weight(r))
 
     def upstream(self, view: Memo, regions: Mapping[K, Iterable[str]]) -> dict[K, set[str]]:
         """Of ``regions`` (key → seed datasets), those whose table-level upstream (seeds included) is kept for

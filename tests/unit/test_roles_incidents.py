@@ -413,10 +413,8 @@ class CountingRuns:
         return getattr(self.inner, name)
 
 
-def test_a_batch_reads_its_signals_run_histories_in_a_fixed_number_of_round_trips() -> None:
-    """Failures of several datasets in one batch: their sibling classes' assertions and their timelines are read
-    once for the batch (before, a timeline and an assertions_of per member per signal), with the same outputs as
-    one signal per batch."""
+def recording_failures() -> tuple[MemoryLineageStore, dict[str, str], int]:
+    """The demo recording's index, one defined assertion per dataset it checks, and a time after every run."""
     store = MemoryLineageStore()
     loaded = load_files(store, sorted(RECORDED.glob("*.json")))
     defs = catalog.assertions(store, store.entities("assertionInfo"))
@@ -424,7 +422,24 @@ def test_a_batch_reads_its_signals_run_histories_in_a_fixed_number_of_round_trip
     for urn, d in sorted(defs.items()):
         if d.datasets:
             by_dataset.setdefault(d.datasets[0], urn)
-    at = max(r.timestamp_ms for r in loaded.runs) + DAY
+    return store, by_dataset, max(r.timestamp_ms for r in loaded.runs) + DAY
+
+
+def failures(h: Harness, by_dataset: Mapping[str, str], at: int) -> list[Message[RunSignal]]:
+    """A FAILURE of each dataset's assertion from ``at`` on, recorded in ``h``'s run history, as one batch."""
+    batch = []
+    for i, (dataset, assertion) in enumerate(sorted(by_dataset.items())):
+        r = AssertionRun(assertion, at + i, ResultType.FAILURE, dataset, f"bad-{i}")
+        h.runs.record(r)
+        batch.append(Message(SIGNALS, 0, i, dataset.encode(), RunSignal(dataset, r, r.timestamp_ms)))
+    return batch
+
+
+def test_a_batch_reads_its_signals_run_histories_in_a_fixed_number_of_round_trips() -> None:
+    """Failures of several datasets in one batch: their sibling classes' assertions and their timelines are read
+    once for the batch (before, a timeline and an assertions_of per member per signal), with the same outputs as
+    one signal per batch."""
+    store, by_dataset, at = recording_failures()
 
     def outputs(batched: bool) -> tuple[list[OutRecord], dict[str, int]]:
         h = Harness(store)
@@ -433,11 +448,7 @@ def test_a_batch_reads_its_signals_run_histories_in_a_fixed_number_of_round_trip
             lineage=store, runs=runs, incidents=h.incidents, journal=h.journal, output=h.output,  # type: ignore[arg-type]
             datahub=h.settings, effects_topic=EFFECTS,
         )  # fmt: skip
-        batch = []
-        for i, (dataset, assertion) in enumerate(sorted(by_dataset.items())):
-            r = AssertionRun(assertion, at + i, ResultType.FAILURE, dataset, f"bad-{i}")
-            h.runs.record(r)
-            batch.append(Message(SIGNALS, 0, i, dataset.encode(), RunSignal(dataset, r, r.timestamp_ms)))
+        batch = failures(h, by_dataset, at)
         out = h.handle(batch) if batched else [o for m in batch for o in h.handle([m])]
         return out, runs.calls
 
@@ -453,15 +464,8 @@ def test_a_batch_walks_its_failures_together_and_answers_as_each_alone(
 ) -> None:
     """Failures of several datasets in one batch: their blast radii are walked as one (far fewer questions to
     the index than one walk each), and the outputs are those of the walks one by one."""
-    store = MemoryLineageStore()
-    loaded = load_files(store, sorted(RECORDED.glob("*.json")))
-    defs = catalog.assertions(store, store.entities("assertionInfo"))
-    by_dataset: dict[str, str] = {}
-    for urn, d in sorted(defs.items()):
-        if d.datasets:
-            by_dataset.setdefault(d.datasets[0], urn)
+    store, by_dataset, at = recording_failures()
     assert len(by_dataset) >= 4
-    at = max(r.timestamp_ms for r in loaded.runs) + DAY
 
     def outputs(together: bool) -> tuple[list[OutRecord], int]:
         if not together:
@@ -472,11 +476,7 @@ def test_a_batch_walks_its_failures_together_and_answers_as_each_alone(
             lineage=view, runs=h.runs, incidents=h.incidents, journal=h.journal, output=h.output,
             datahub=h.settings, effects_topic=EFFECTS,
         )  # fmt: skip
-        batch = []
-        for i, (dataset, assertion) in enumerate(sorted(by_dataset.items())):
-            r = AssertionRun(assertion, at + i, ResultType.FAILURE, dataset, f"bad-{i}")
-            h.runs.record(r)
-            batch.append(Message(SIGNALS, 0, i, dataset.encode(), RunSignal(dataset, r, r.timestamp_ms)))
+        batch = failures(h, by_dataset, at)
         out = h.handle(batch)
         monkeypatch.undo()
         return out, view.lookups
@@ -493,14 +493,7 @@ def test_a_batch_reads_the_radii_the_exposure_index_keeps_and_answers_as_walked(
     """Failures of several datasets, in one batch and one signal per batch: with the exposure index's snapshot of the
     current lineage generation, every blast radius is read from it (pareis.core.radii), none walked, and the outputs
     are those of the walks, byte for byte; once the lineage moved past the snapshot, they are walked again."""
-    store = MemoryLineageStore()
-    loaded = load_files(store, sorted(RECORDED.glob("*.json")))
-    defs = catalog.assertions(store, store.entities("assertionInfo"))
-    by_dataset: dict[str, str] = {}
-    for urn, d in sorted(defs.items()):
-        if d.datasets:
-            by_dataset.setdefault(d.datasets[0], urn)
-    at = max(r.timestamp_ms for r in loaded.runs) + DAY
+    store, by_dataset, at = recording_failures()
     index = MemoryExposureIndex()
     assert rebuild(store, index, None, at) is not None
     walked = [0]
@@ -519,11 +512,7 @@ def test_a_batch_reads_the_radii_the_exposure_index_keeps_and_answers_as_walked(
             lineage=store, runs=h.runs, incidents=h.incidents, journal=h.journal, output=h.output,
             datahub=h.settings, effects_topic=EFFECTS, exposure=exposure,
         )  # fmt: skip
-        batch = []
-        for i, (dataset, assertion) in enumerate(sorted(by_dataset.items())):
-            r = AssertionRun(assertion, at + i, ResultType.FAILURE, dataset, f"bad-{i}")
-            h.runs.record(r)
-            batch.append(Message(SIGNALS, 0, i, dataset.encode(), RunSignal(dataset, r, r.timestamp_ms)))
+        batch = failures(h, by_dataset, at)
         out = h.handle(batch) if batched else [o for m in batch for o in h.handle([m])]
         return out, walked[0]
 
