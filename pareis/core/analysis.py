@@ -14,8 +14,9 @@ Two stages, so that the state machine stays a function of values:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 from pareis.core import catalog
 from pareis.core.blast import blast_radius
@@ -29,6 +30,8 @@ from pareis.core.owners import Owner, incident_owners, owners_by_entity
 from pareis.core.runs import AssertionRun
 from pareis.core.serving import DEFAULT_SERVING_ALIASES, Reach, VersionFacts, recommend
 from pareis.core.window import IncidentWindow
+
+T = TypeVar("T")
 
 UNCLASSIFIED = OTHER
 """The class of an assertion nothing classifies (:data:`pareis.core.dimension.OTHER`)."""
@@ -101,14 +104,27 @@ def shared_blasts(
     *,
     known: Mapping[str, BlastRadius] | None = None,
 ) -> dict[str, BlastRadius]:
-    """Read at once, into ``view``, what many analyses of runs among ``timeline`` failing in ``failing`` ask (the
-    inputs of one analysis of them all: each failing assertion's blast radius, the versions, owners and serving
-    facts of everything reached); the blast radii of the defined assertions are returned for the analyses to share
-    (``known`` of :func:`analysis_inputs`, whose ``known`` this takes too). Walk the others together first
-    (:func:`walk_together`) for one round trip per step."""
+    """Read at once, into ``view``, what many analyses of runs among ``timeline`` failing in ``failing`` ask; the
+    blast radii of the defined assertions, for the analyses to share (:func:`shared_analysis`)."""
+    return dict(shared_analysis(view, timeline, failing, known=known).blast)
+
+
+def shared_analysis(
+    view: LineageView,
+    timeline: Sequence[AssertionRun],
+    failing: Iterable[AssertionRun],
+    *,
+    known: Mapping[str, BlastRadius] | None = None,
+) -> AnalysisInputs:
+    """The inputs of one analysis of every run of ``timeline`` failing in ``failing`` (each failing assertion's blast
+    radius, the versions, owners and serving facts of everything reached), read at once into ``view``, for many
+    analyses of parts of them to share (``known`` and ``batch`` of :func:`analysis_inputs`, whose ``known`` this
+    takes too); its blast radii only those of the defined assertions (an undefined one's covers the datasets it
+    failed on, which differ between the analyses). Walk the others together first (:func:`walk_together`) for one
+    round trip per step."""
     found = analysis_inputs(view, timeline, failing, known=known)
     defined = catalog.assertions(view, found.blast)
-    return {a: radius for a, radius in found.blast.items() if a in defined}
+    return replace(found, blast={a: radius for a, radius in found.blast.items() if a in defined})
 
 
 def analysis_inputs(
@@ -119,6 +135,7 @@ def analysis_inputs(
     at_ms: int | None = None,
     *,
     known: Mapping[str, BlastRadius] | None = None,
+    batch: AnalysisInputs | None = None,
 ) -> AnalysisInputs:
     """The inputs of :func:`analyse` for ``timeline``: the blast radius of every assertion with a FAILURE among
     ``failing`` (an assertion whose definition is not indexed yet covers the whole datasets it failed on), the
@@ -128,7 +145,9 @@ def analysis_inputs(
 
     ``view`` should be a :class:`~pareis.core.graph.Memo` so that one analysis asks the index each question once.
     ``known``: blast radii of defined assertions already computed over ``view`` (a batch's, shared by its signals),
-    taken as they are instead of walked again.
+    taken as they are instead of walked again. ``batch``: inputs read over ``view`` for many analyses at once
+    (:func:`shared_analysis`): the versions, owners and serving facts this analysis needs are taken from it when it
+    holds them all (each is a function of its entity and the view alone: the same values), else read.
     """
     assertees: dict[str, set[str]] = {}
     for run in failing:
@@ -145,7 +164,9 @@ def analysis_inputs(
             blast[assertion] = blast_radius(view, datasets=sorted(assertees[assertion]))
     models = {m.urn: m.group for radius in blast.values() for m in radius.models}
     datasets = {run.dataset for run in timeline} | {d for ds in assertees.values() for d in ds}
-    versions = model_versions(view, blast.values())
+    keys = {group or urn for urn, group in models.items()}
+    taken = None if batch is None else _taken(batch.versions, keys)
+    versions = taken if taken is not None else model_versions(view, blast.values())
     if at_ms is not None:
         versions = {
             g: tuple(v for v in vs if v.trained_at_ms is None or v.trained_at_ms <= at_ms) for g, vs in versions.items()
@@ -155,10 +176,32 @@ def analysis_inputs(
         blast=blast,
         versions=versions,
         failure_classes=catalog.failure_classes(defs),
-        owners=owners_by_entity(view, sorted(datasets), models),
-        serving=catalog.serving_facts(view, (v for vs in versions.values() for v in vs)),
+        owners=_owners(view, datasets, models, batch),
+        serving=_serving(view, versions, batch),
         serving_aliases=serving_aliases,
     )
+
+
+def _taken(found: Mapping[str, T], keys: Collection[str]) -> dict[str, T] | None:
+    """``found`` restricted to ``keys``, in its order; None when it lacks one of them."""
+    if not all(k in found for k in keys):
+        return None
+    return {k: v for k, v in found.items() if k in keys}
+
+
+def _owners(
+    view: LineageView, datasets: set[str], models: Mapping[str, str | None], batch: AnalysisInputs | None
+) -> dict[str, tuple[Owner, ...]]:
+    found = None if batch is None else _taken(batch.owners, datasets | models.keys())
+    return found if found is not None else owners_by_entity(view, sorted(datasets), models)
+
+
+def _serving(
+    view: LineageView, versions: Mapping[str, tuple[ModelVersion, ...]], batch: AnalysisInputs | None
+) -> dict[str, VersionFacts]:
+    every = [v for vs in versions.values() for v in vs]
+    found = None if batch is None else _taken(batch.serving, {v.urn for v in every})
+    return found if found is not None else catalog.serving_facts(view, every)
 
 
 def model_versions(view: LineageView, radii: Iterable[BlastRadius]) -> dict[str, tuple[ModelVersion, ...]]:

@@ -101,19 +101,21 @@ def analysis_inputs(
     signal: AnySignal,
     reaches: GroupReaches | None = None,
     serving_aliases: tuple[str, ...] = DEFAULT_SERVING_ALIASES,
-    known: Mapping[str, BlastRadius] | None = None,
+    shared: AnalysisInputs | None = None,
 ) -> AnalysisInputs:
     """What :func:`~pareis.core.lifecycle.step` needs for ``signal`` on ``state`` (see the module docstring):
     ``reaches`` gives the other incidents that reached the affected groups (None: none counted), ``serving_aliases``
     the aliases that mean a version serves.
 
-    ``view`` should be a :class:`~pareis.core.graph.Memo` so one step asks the index each question once; ``known``:
-    blast radii the batch computed already (:func:`shared_inputs`).
+    ``view`` should be a :class:`~pareis.core.graph.Memo` so one step asks the index each question once; ``shared``:
+    what the batch read already (:func:`shared_inputs`): its blast radii, and the versions, owners and serving facts
+    of everything they reach.
     """
     run = signal.run if isinstance(signal, RunSignal) else None
     timeline = runs.timeline(*timeline_question(view, runs, state, signal))
     failing = (*timeline, run) if run is not None else timeline
-    found = analysis.analysis_inputs(view, timeline, failing, serving_aliases, known=known)
+    known = None if shared is None else shared.blast
+    found = analysis.analysis_inputs(view, timeline, failing, serving_aliases, known=known, batch=shared)
     if reaches is None or not found.versions:
         return found
     return dataclasses.replace(found, reaches=dict(reaches(found.versions)))
@@ -149,19 +151,20 @@ def shared_inputs(
     runs: RunReads,
     firsts: Sequence[tuple[AnySignal, IncidentState]],
     kept: KeptRadii | None = None,
-) -> dict[str, BlastRadius]:
+) -> AnalysisInputs | None:
     """Read at once what the analyses of ``firsts`` (each dataset's first signal of a batch, on its state before
     it) will ask: the assertions of their sibling classes and their timelines into ``runs`` (two round trips for the
     batch), the blast radius of each defined assertion failing in them — those ``kept`` holds read (one round trip),
     the others walked together first (:func:`pareis.core.analysis.walk_together`) — and, into ``view``, the
     versions, owners and serving facts of everything those reach (a few round trips for the batch instead of a few
-    per signal). The blast radii are returned for the signals to share (``known`` of :func:`analysis_inputs`); a
-    batch of one signal reads ahead only its runs and its kept radii (nothing to share, and no analysis twice).
+    per signal). What was read is returned for the signals to share (``shared`` of :func:`analysis_inputs`: the
+    radii, and the versions, owners and serving facts of everything reached); a batch of one signal reads ahead only
+    its runs and its kept radii (nothing to share, and no analysis twice).
     Answers are unchanged: each signal's analysis is the same computation over the same view and the same history
     (a kept radius is the walk's own answer over this lineage generation); an error of a store is one the signals'
     own reads would meet."""
     if not firsts:
-        return {}
+        return None
     classes = sibling_classes(view, {signal.dataset for signal, _ in firsts})
     runs.assertions_by_dataset({member for members in classes.values() for member in members})
     questions = [timeline_question(view, runs, state, signal) for signal, state in firsts]
@@ -170,9 +173,10 @@ def shared_inputs(
     failing = [*timelines, *(s.run for s, _ in firsts if isinstance(s, RunSignal))]
     known = {} if kept is None else dict(kept(view, {r.assertion for r in failing if r.fails}))
     if len(firsts) == 1:
-        return known  # the signal's own analysis asks the rest in as many round trips, and computes it only once
+        # The signal's own analysis asks the rest in as many round trips, and computes it only once.
+        return AnalysisInputs(runs=(), blast=known)
     analysis.walk_together(view, [r for r in failing if r.assertion not in known])
-    return analysis.shared_blasts(view, timelines, failing, known=known)
+    return analysis.shared_analysis(view, timelines, failing, known=known)
 
 
 def ticket_effect(intent: Intent, settings: DatahubSettings, console_url: str | None = None) -> Effect:
@@ -207,12 +211,12 @@ def _ticket(intent: Intent, settings: DatahubSettings, console_url: str | None) 
 
 @dataclass(frozen=True)
 class _Reads:
-    """What one batch's steps read through: its view of the index, its run-history reads, its shared blast radii,
-    and the reaches of the groups it meets (None: no reach index)."""
+    """What one batch's steps read through: its view of the index, its run-history reads, what its analyses share
+    (None: nothing), and the reaches of the groups it meets (None: no reach index)."""
 
     view: Memo
     runs: RunReads
-    known: Mapping[str, BlastRadius]
+    shared: AnalysisInputs | None
     reaches: GroupReaches | None = None
 
 
@@ -288,12 +292,13 @@ class IncidentsHandler:
         # computes, read as they come); replayed signals read nothing.
         firsts = [(ms[0].value, starts[d]) for d, ms in chains.items() if not journaled[d]]
         wanted = [(s, state) for s, state in firsts if wants_inputs(state, s)]
-        known = shared_inputs(view, runs, wanted, self._kept)
+        shared = shared_inputs(view, runs, wanted, self._kept)
         reader = None
         if self._reaches is not None:  # one round trip for the groups the batch is expected to meet
-            walked = {m.group or m.urn for radius in known.values() for m in radius.models}
+            radii = () if shared is None else shared.blast.values()
+            walked = {m.group or m.urn for radius in radii for m in radius.models}
             reader = BatchReaches(self._reaches, walked | published_groups(starts.values()))
-        reads = _Reads(view, runs, known, reader)
+        reads = _Reads(view, runs, shared, reader)
         steps = {d: self._chain(reads, ms, journaled[d], starts[d]) for d, ms in chains.items()}
         analysed: dict[str, tuple[IncidentState, IncidentFacts | None]] = {}
         entries: list[JournalEntry] = []
@@ -368,7 +373,7 @@ class IncidentsHandler:
         before = state
         if not wants_inputs(before, signal):
             return Step(tuple(changed), None, None, ()), state
-        inputs = analysis_inputs(reads.view, reads.runs, before, signal, reads.reaches, self._aliases, reads.known)
+        inputs = analysis_inputs(reads.view, reads.runs, before, signal, reads.reaches, self._aliases, reads.shared)
         try:
             after, intents, facts = advance(before, signal, inputs)
         except ValueError as exc:  # the stores disagree with each other: not this signal's fault

@@ -523,3 +523,26 @@ def test_a_batch_reads_the_radii_the_exposure_index_keeps_and_answers_as_walked(
         index.touch()  # a lineage change after the snapshot: its radii may no longer hold
         assert outputs(index, batched) == (walked_out, walks)
         assert rebuild(store, index, None, at) is not None
+
+
+def test_a_batchs_analyses_take_what_the_batch_read_for_them_and_answer_as_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Failures of several datasets in one batch: each signal's analysis takes the versions, owners and serving facts
+    the batch's shared analysis read (pareis.core.analysis.shared_analysis) instead of building them again, and the
+    outputs are those of one signal per batch."""
+    store, by_dataset, at = recording_failures()
+    alone_h = Harness(store)
+    alone = [o for m in failures(alone_h, by_dataset, at) for o in alone_h.handle([m])]
+    built: dict[str, int] = {}
+    for name in ("model_versions", "owners_by_entity"):
+        real = getattr(analysis, name)
+
+        def counted(*args: Any, _real: Any = real, _name: str = name, **kwargs: Any) -> Any:
+            built[_name] = built.get(_name, 0) + 1
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(analysis, name, counted)
+    h = Harness(store)
+    assert h.handle(failures(h, by_dataset, at)) == alone and len(by_dataset) >= 4
+    assert built == {"model_versions": 1, "owners_by_entity": 1}, "once for the batch, none per signal"
