@@ -454,6 +454,13 @@ def test_the_recorded_incident_through_the_live_stack(
     (_, _, active), (_, _, healed) = writes.infos[:2]
     assert active.title == headline and healed.title == headline.replace(" failing", " healed"), "decision first"
     for _, _, info in writes.infos:
+        # The decision first, a line per group, the most urgent first: both groups roll back until the clean retrains;
+        # when churn_4 and ltv_4 come in two batches, the re-decision between them lists ltv (still to roll back)
+        # before churn (nothing to switch any more).
+        assert info.description is not None and info.description.startswith("### Decision\n\n- **[")
+        decision = info.description.split("\n\n### ")[0]
+        assert all(f"- **[{group}](" in decision for group in rollback), decision
+    for info in (active, healed):
         assert info.description is not None and info.description.startswith(f"### Decision\n\n- **[{min(rollback)}](")
     window = f"last known good {iso(WINDOW['last_success_ms'])}, first failure {iso(WINDOW['first_failure_ms'])}"
     assert active.description is not None and f"{window}; still failing." in active.description
