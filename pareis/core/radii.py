@@ -26,7 +26,7 @@ assertion; pure, deterministic, sorted.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from pareis.core import catalog
@@ -44,6 +44,11 @@ ASSERTION_ASPECT = "assertionInfo"
 RADIUS_BUDGET = 20_000
 """URNs a kept radius holds at most (its columns, datasets and features): ~2 MB of entry. A larger one is walked by
 whoever needs it."""
+
+
+KeptRadii = Callable[[LineageView, Collection[str]], Mapping[str, BlastRadius]]
+"""(view, assertions) → the radii kept of those assertions that hold over the view
+(:func:`pareis.store.exposure_reader.kept_radii` reads the exposure index's)."""
 
 
 def definitions(view: LineageView, assertions: Iterable[str]) -> dict[str, Definition]:

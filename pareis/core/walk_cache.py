@@ -29,12 +29,12 @@ here like a radius walked.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from typing import Any, Generic, Protocol, TypeVar
 
 from pareis.core.graph import Memo
 from pareis.core.impact import BlastRadius
-from pareis.core.radii import Definition, definitions, weight
+from pareis.core.radii import Definition, KeptRadii, definitions, weight
 
 
 class Upstream(Protocol):
@@ -67,7 +67,7 @@ class WalkCache(Generic[U]):
         self,
         budget: int = DEFAULT_BUDGET,
         *,
-        kept: Callable[[Memo, Collection[str]], Mapping[str, BlastRadius]] | None = None,
+        kept: KeptRadii | None = None,
     ) -> None:
         self._generation: int | None = None
         self._kept = _Kept(budget)

@@ -52,11 +52,11 @@ from pareis.core import analysis
 from pareis.core.analysis import AnalysisInputs
 from pareis.core.brief import Span, brief
 from pareis.core.graph import LineageView, Memo
-from pareis.core.impact import BlastRadius
 from pareis.core.incident_text import markdown
 from pareis.core.intents import IncidentFacts, Intent, Open, Update
 from pareis.core.keys import sibling_classes
 from pareis.core.lifecycle import IncidentState, history_floor
+from pareis.core.radii import KeptRadii
 from pareis.core.serving import DEFAULT_SERVING_ALIASES, Reach
 from pareis.datahub.writes import postmortem
 from pareis.datahub.writes.incident_writes import incident_link
@@ -139,11 +139,6 @@ def timeline_question(
         # so that its window sees the runs before it (its blind window) rather than only the floor's seeds.
         floor = run.timestamp_ms
     return assertions, floor
-
-
-KeptRadii = Callable[[Memo, Collection[str]], Mapping[str, BlastRadius]]
-"""(view, assertions) → the blast radii kept of those assertions that hold over the view
-(:func:`pareis.store.exposure_reader.kept_radii`)."""
 
 
 def shared_inputs(
