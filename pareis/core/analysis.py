@@ -183,10 +183,11 @@ def analysis_inputs(
 
 
 def _taken(found: Mapping[str, T], keys: Collection[str]) -> dict[str, T] | None:
-    """``found`` restricted to ``keys``, in its order; None when it lacks one of them."""
+    """``found`` restricted to ``keys``, in key order (its readers look entries up); None when it lacks one of them.
+    Walks ``keys``, not ``found``: a batch's inputs hold every signal's."""
     if not all(k in found for k in keys):
         return None
-    return {k: v for k, v in found.items() if k in keys}
+    return {k: found[k] for k in sorted(keys)}
 
 
 def _owners(

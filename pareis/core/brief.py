@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pareis.core.contamination import GroupContamination, ModelVersion
@@ -49,11 +49,13 @@ _URGENCY = {Action.ROLL_BACK: 0, Action.PROMOTE: 0, Action.RETRAIN: 1, Action.NO
 
 @dataclass(frozen=True)
 class Span:
-    """A run of text, linked when ``url`` is set, emphasised when ``strong``."""
+    """A run of text, linked when ``url`` is set, emphasised when ``strong``. ``entity``: the URN it names (None:
+    plain text), so that :func:`linked` can link it to another web app; not part of its JSON nor of its equality."""
 
     text: str
     url: str | None = None
     strong: bool = False
+    entity: str | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"text": self.text}
@@ -175,6 +177,25 @@ def brief(facts: IncidentFacts, *, ui_url: str | None = None, links: Sequence[Sp
     )
 
 
+def linked(found: Brief, ui_url: str | None, links: Sequence[Span] = ()) -> Brief:
+    """What :func:`brief` with ``ui_url`` and ``links`` gives for the facts of ``found``, without analysing them
+    again: its entities linked to DataHub's web app at ``ui_url`` (None: not linked). ``found`` comes from
+    :func:`brief` (a brief read from JSON does not name its entities: its links stay as they are)."""
+    urls: dict[str, str | None] = {}
+
+    def relinked(span: Span) -> Span:
+        urn = span.entity
+        if urn is None:
+            return span
+        url = urls[urn] if urn in urls else urls.setdefault(urn, entity_url(ui_url, urn))
+        return span if url == span.url else Span(span.text, url, span.strong, urn)
+
+    sections = tuple(
+        Section(s.title, tuple(tuple(relinked(span) for span in line) for line in s.lines)) for s in found.sections
+    )
+    return Brief(found.incident, found.headline, found.state, found.severity, sections, tuple(links))
+
+
 def headline(facts: IncidentFacts) -> str:
     """The decision in one line: each group's switch or retrain (the most urgent first, at most
     :data:`HEADLINE_GROUPS`), then the failing dataset and whether it still fails."""
@@ -219,7 +240,31 @@ def iso(ms: int | None) -> str:
     if ms is None:
         return "-"
     seconds, millis = divmod(ms, 1000)  # integers: no float rounding (a datetime costs several times more)
-    return f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(seconds))}.{millis:03d}Z"
+    days, second = divmod(seconds, 86_400)
+    if not _DAY_1000 <= days <= _DAY_9999:  # outside four-digit years: as the C library writes them
+        return f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(seconds))}.{millis:03d}Z"
+    year, month, day = _civil(days)
+    hour, second = divmod(second, 3600)
+    minute, second = divmod(second, 60)
+    return f"{year:04d}-{month:02d}-{day:02d}T{hour:02d}:{minute:02d}:{second:02d}.{millis:03d}Z"
+
+
+_DAY_1000, _DAY_9999 = -354_285, 2_932_896
+"""1000-01-01 and 9999-12-31 as days since 1970-01-01."""
+
+
+def _civil(days: int) -> tuple[int, int, int]:
+    """The proleptic Gregorian (year, month, day) of ``days`` since 1970-01-01 (H. Hinnant's ``civil_from_days``:
+    integer arithmetic over 400-year eras of 146,097 days, years starting in March)."""
+    z = days + 719_468
+    era = z // 146_097
+    doe = z - era * 146_097
+    yoe = (doe - doe // 1_460 + doe // 36_524 - doe // 146_096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    day = doy - (153 * mp + 2) // 5 + 1
+    month = mp + 3 if mp < 10 else mp - 9
+    return yoe + era * 400 + (1 if month <= 2 else 0), month, day
 
 
 # --- the sections ---------------------------------------------------------------------------------------------
@@ -233,13 +278,13 @@ class _Names:
     def span(self, urn: str, *, strong: bool = False) -> Span:
         known = self._versions.get(urn)
         name = short_version_name(known) if known is not None else short_name(urn)
-        return Span(name, entity_url(self._ui_url, urn), strong)
+        return Span(name, entity_url(self._ui_url, urn), strong, urn)
 
     def version(self, version: ModelVersion, *, strong: bool = False) -> Span:
-        return Span(short_version_name(version), entity_url(self._ui_url, version.urn), strong)
+        return Span(short_version_name(version), entity_url(self._ui_url, version.urn), strong, version.urn)
 
     def owner(self, owner: Owner) -> Span:
-        return Span(owner.email or owner.name, entity_url(self._ui_url, owner.urn))
+        return Span(owner.email or owner.name, entity_url(self._ui_url, owner.urn), False, owner.urn)
 
 
 def _phrase(d: Recommendation) -> str:

@@ -101,7 +101,15 @@ class BlastRadius:
 
     @property
     def severity(self) -> Severity:
-        return max((m.severity for m in self.models), key=lambda s: s.rank, default=Severity.NONE)
+        """The highest of its models' severities (NONE without a model)."""
+        worst = Severity.NONE
+        for m in self.models:  # a loop, not max(key=...): read several times per incident
+            found = m.severity
+            if found is Severity.HIGH:
+                return found
+            if found.rank > worst.rank:
+                worst = found
+        return worst
 
     def to_json(self) -> dict[str, Any]:
         return {

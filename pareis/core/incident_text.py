@@ -33,13 +33,13 @@ from pareis.core.names import short_name
 from pareis.core.serving import short_version_name
 
 __all__ = [
+    "described",
     "description",
     "iso",
     "markdown",
     "plain_text",
     "postmortem",
     "title",
-    "title_and_description",
     "update_comment",
 ]
 
@@ -54,10 +54,11 @@ def description(facts: IncidentFacts, ui_url: str | None = None) -> str:
     return markdown(brief(facts, ui_url=ui_url))
 
 
-def title_and_description(facts: IncidentFacts) -> tuple[str, str]:
-    """:func:`title` and :func:`description` (without links) of ``facts``, from one brief."""
+def described(facts: IncidentFacts) -> tuple[str, str, Brief]:
+    """:func:`title` and :func:`description` (without links) of ``facts``, and the brief both render (an intent
+    carries it: :func:`pareis.core.brief.linked` links it for the tickets without analysing the facts again)."""
     found = brief(facts)
-    return found.headline, markdown(found)
+    return found.headline, markdown(found), found
 
 
 def markdown(found: Brief, *, level: int = 3) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pareis.core.contamination import GroupContamination
 from pareis.core.impact import BlastRadius, Severity
@@ -22,6 +22,9 @@ from pareis.core.owners import IncidentOwners
 from pareis.core.runs import ResultType
 from pareis.core.serving import Recommendation
 from pareis.core.window import IncidentWindow
+
+if TYPE_CHECKING:  # the brief renders intents' facts: importing it here at run time would be a cycle
+    from pareis.core.brief import Brief
 
 TAG_AT_RISK = "urn:li:tag:pareis-at-risk"
 
@@ -172,6 +175,8 @@ class Open:
     title: str
     description: str
     tags_add: tuple[str, ...]
+    brief: Brief | None = field(default=None, compare=False, repr=False)
+    """The brief ``title`` and ``description`` render (None: not kept, e.g. read back from JSON), for the tickets."""
 
     kind = "open"
 
@@ -195,6 +200,8 @@ class Update:
     retrain: tuple[tuple[str, RetrainStatus], ...]
     comment: str
     prior: PriorFields | None = None
+    brief: Brief | None = field(default=None, compare=False, repr=False)
+    """The brief ``title`` and ``description`` render (None: not kept, e.g. read back from JSON), for the tickets."""
 
     kind = "update"
 
@@ -225,6 +232,8 @@ class Resolve:
     retrain: tuple[tuple[str, RetrainStatus], ...]
     postmortem: Postmortem
     prior: PriorFields | None = None
+    brief: Brief | None = field(default=None, compare=False, repr=False)
+    """The brief ``title`` and ``description`` render (None: not kept, e.g. read back from JSON), for the tickets."""
 
     kind = "resolve"
 

@@ -340,7 +340,7 @@ def followed(state: IncidentState) -> bool:
 
 def _open(key_ms: int, revision: int, facts: IncidentFacts, now_ms: int, out: list[Intent]) -> Tracked:
     urn = facts.urn
-    title, description = incident_text.title_and_description(facts)
+    title, description, found = incident_text.described(facts)
     out.append(
         Open(
             effect_id=effect_id(urn, Open.kind, revision),
@@ -349,6 +349,7 @@ def _open(key_ms: int, revision: int, facts: IncidentFacts, now_ms: int, out: li
             facts=facts,
             title=title,
             description=description,
+            brief=found,
             tags_add=facts.at_risk,
         )
     )
@@ -379,7 +380,7 @@ def _update(
             tracked if new == old else Tracked(tracked.urn, tracked.key_ms, tracked.opened_at_ms, tracked.revision, new)
         )
     old_risk, new_risk = set(old.at_risk), set(new.at_risk)
-    title, description = incident_text.title_and_description(facts)
+    title, description, found = incident_text.described(facts)
     out.append(
         Update(
             effect_id=effect_id(tracked.urn, Update.kind, tracked.revision),
@@ -388,6 +389,7 @@ def _update(
             facts=facts,
             title=title,
             description=description,
+            brief=found,
             changed=tuple(changes),
             tags_add=tuple(sorted(new_risk - old_risk)),
             tags_remove=tuple(sorted(old_risk - new_risk)),
@@ -401,7 +403,7 @@ def _update(
 
 def _resolve(tracked: Tracked, facts: IncidentFacts, now_ms: int, out: list[Intent]) -> Tracked:
     old_risk = set(tracked.published.at_risk)
-    title, description = incident_text.title_and_description(facts)
+    title, description, found = incident_text.described(facts)
     out.append(
         Resolve(
             effect_id=effect_id(tracked.urn, Resolve.kind, tracked.revision),
@@ -410,6 +412,7 @@ def _resolve(tracked: Tracked, facts: IncidentFacts, now_ms: int, out: list[Inte
             facts=facts,
             title=title,
             description=description,
+            brief=found,
             tags_remove=tuple(sorted(old_risk | set(facts.at_risk))),
             retrain=_retrain_changes(tracked.published, facts),
             postmortem=incident_text.postmortem(facts, tracked.opened_at_ms, now_ms),

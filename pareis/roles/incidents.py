@@ -50,7 +50,7 @@ from pareis.config import DatahubSettings
 from pareis.contracts.records import Message, OutRecord, RawMessage
 from pareis.core import analysis
 from pareis.core.analysis import AnalysisInputs
-from pareis.core.brief import Span, brief
+from pareis.core.brief import Span, brief, linked
 from pareis.core.graph import LineageView, Memo
 from pareis.core.incident_text import markdown
 from pareis.core.intents import IncidentFacts, Intent, Open, Update
@@ -199,7 +199,11 @@ def _ticket(intent: Intent, settings: DatahubSettings, console_url: str | None) 
         links.append(
             Span("Open in Mission Control", f"{console_url.rstrip('/')}/incidents/{quote(facts.urn, safe='')}")
         )
-    found = brief(facts, ui_url=settings.ui_url, links=links)
+    found = (
+        brief(facts, ui_url=settings.ui_url, links=links)
+        if intent.brief is None
+        else linked(intent.brief, settings.ui_url, links)  # the same brief, not analysed again
+    )
     url = links[0].url if links else None
     return IncidentTicket(facts.urn, intent.title, markdown(found), facts.severity, url, facts.owners.everyone, found)
 

@@ -26,6 +26,8 @@ from pareis.core.brief import (
     Span,
     brief,
     headline,
+    iso,
+    linked,
     plain,
 )
 from pareis.core.contamination import ModelVersion
@@ -229,3 +231,33 @@ def test_the_demo_recordings_incident_leads_with_its_decision() -> None:
     assert "254193" in plain(found.section(EVIDENCE).lines[0])  # type: ignore[union-attr]
     assert "urn:li:" not in plain_text(found) and "urn:li:" not in found.headline
     assert DATASET not in plain_text(found) and CHURN not in plain_text(found)
+
+
+@pytest.mark.parametrize("ui_url", [UI, None, "https://other.example.com/"])
+def test_a_brief_linked_again_is_the_brief_of_those_links(ui_url: str | None) -> None:
+    # The tickets link the description's brief (built without the web app) instead of analysing the facts again.
+    metadata = load(*sorted(DEMO.glob("*.json")))
+    links = [Span("Open in DataHub", "https://x/incident"), Span("Open in Mission Control", "https://mc/i")]
+    for facts in (OPEN, RESOLVE, incident(metadata, RAW), with_decisions()):
+        for source in (brief(facts), brief(facts, ui_url="https://stale.example.com")):
+            found = linked(source, ui_url, links)
+            expected = brief(facts, ui_url=ui_url, links=links)
+            assert found == expected and found.to_json() == expected.to_json()
+            assert markdown(found) == markdown(expected)
+    read_back = Brief.from_json(brief(OPEN, ui_url=UI).to_json())
+    assert linked(read_back, None).to_json()["sections"] == read_back.to_json()["sections"]  # no entity: kept
+
+
+def test_iso_writes_utc_milliseconds_as_the_c_library_does() -> None:
+    import random
+    import time
+
+    def libc(ms: int) -> str:
+        seconds, millis = divmod(ms, 1000)
+        return f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(seconds))}.{millis:03d}Z"
+
+    edges = [0, -1, 999, -1000, 951_782_400_000, 253_402_300_799_999, 253_402_300_800_000, -30_610_224_000_001]
+    rng = random.Random(35)
+    for ms in edges + [rng.randint(-40_000_000_000_000, 260_000_000_000_000) for _ in range(20_000)]:
+        assert iso(ms) == libc(ms), ms
+    assert iso(1_714_564_800_000) == "2024-05-01T12:00:00.000Z" and iso(None) == "-"

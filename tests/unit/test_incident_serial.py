@@ -14,7 +14,7 @@ from pareis.core.intents import Intent, Update
 from pareis.core.owners import IncidentOwners, Owner
 from pareis.datahub.wire.registry import VendoredSchemaSource
 from pareis.datahub.writes.incident_serial import intent_serial
-from pareis.datahub.writes.incident_writes import intent_mcps
+from pareis.datahub.writes.incident_writes import description, intent_mcps
 from pareis.datahub.writes.writer import KafkaWriter, SerialMcp
 from tests.support.writer_scenario import SETTINGS, story
 
@@ -99,3 +99,12 @@ def test_serial_records_are_written_by_the_plain_writer_with_fastavros_bytes() -
         assert plain_mcp(record) == reference.getvalue()
     acryl = intent_mcps(STORY.open, SETTINGS)[0].to_obj(tuples=True)
     assert plain_mcp(acryl) is None
+
+
+@pytest.mark.parametrize("name", ["open", "update", "resolve"])
+def test_the_linked_description_comes_from_the_intents_brief_as_from_its_facts(name: str) -> None:
+    intent: Intent = getattr(STORY, name)
+    settings = SETTINGS_CASES["ml-entities-and-ui"]
+    assert intent.brief is not None
+    kept = description(intent, settings)
+    assert kept == description(replace(intent, brief=None), settings) and "](https://datahub.example/x~/" in kept

@@ -237,3 +237,28 @@ def test_the_close_effect_carries_the_ticket_as_of_the_heal() -> None:
     assert isinstance(effect, TicketClose) and effect.ticket is not None and effect.ticket.brief is not None
     assert effect.ticket.brief.state == "RESOLVED" and effect.ticket.title == resolved.title
     assert effect.text.startswith("# Postmortem: ") and effect.at_ms == resolved.at_ms
+
+
+def test_the_ticket_links_the_intents_brief_instead_of_analysing_the_facts_again(monkeypatch: Any) -> None:
+    import pareis.roles.incidents as role
+
+    told = story()
+    expected = {
+        name: ticket_effect(intent, DatahubSettings(ui_url=UI), "https://pareis.example.com")
+        for name, intent in (("open", told.open), ("resolve", told.resolve))
+    }
+    without = {name: replace(intent, brief=None) for name, intent in (("open", told.open), ("resolve", told.resolve))}
+    assert all(i.brief is not None for i in (told.open, told.resolve)), "the state machine keeps each intent's brief"
+
+    def analysed(*_: Any, **__: Any) -> Brief:
+        raise AssertionError("the brief was computed again")
+
+    monkeypatch.setattr(role, "brief", analysed)
+    for name, intent in (("open", told.open), ("resolve", told.resolve)):
+        effect = ticket_effect(intent, DatahubSettings(ui_url=UI), "https://pareis.example.com")
+        assert effect == expected[name]
+        assert effect.ticket is not None and expected[name].ticket is not None  # type: ignore[union-attr]
+        assert effect.ticket.brief.to_json() == expected[name].ticket.brief.to_json()  # type: ignore[union-attr]
+    monkeypatch.undo()
+    for name, intent in without.items():  # an intent read back without its brief: analysed, the same ticket
+        assert ticket_effect(intent, DatahubSettings(ui_url=UI), "https://pareis.example.com") == expected[name]

@@ -186,7 +186,8 @@ def note_patches(intent: Intent, settings: DatahubSettings, urns: Iterable[str])
     }
     ops = [{"op": "add", "path": f"/elements/{pointer_component(url)}", "value": note}]
     meta = system_metadata(settings, intent.effect_id, intent.at_ms)
-    return [_patch(urn, "institutionalMemory", NOTES_KEYS, ops, meta) for urn in sorted(set(urns))]
+    doc = _dumps({"arrayPrimaryKeys": NOTES_KEYS, "patch": ops})  # the same patch on every entity: dumped once
+    return [proposal(urn, "institutionalMemory", "PATCH", doc, JSON_PATCH, meta) for urn in sorted(set(urns))]
 
 
 def property_patches(

@@ -50,6 +50,7 @@ from datahub.specific.aspect_helpers.tags import HasTagsPatch
 
 from pareis.config import ML_INCIDENT_TYPES, DatahubSettings
 from pareis.core import incident_text
+from pareis.core.brief import linked
 from pareis.core.incident_text import iso
 from pareis.core.intents import TAG_AT_RISK, IncidentFacts, Intent, Open, Resolve, RetrainStatus, Update, healed
 from pareis.datahub.writes import postmortem
@@ -265,9 +266,12 @@ def property_values(
 
 def description(intent: Intent, settings: DatahubSettings) -> str:
     """``incidentInfo.description``: the intent's (:func:`pareis.core.incident_text.description`, decision first),
-    rendered again with its entities linked to DataHub's web app when ``settings.ui_url`` is set."""
+    rendered again with its entities linked to DataHub's web app when ``settings.ui_url`` is set (from the brief the
+    intent keeps, when it does: the facts are not analysed again)."""
     if not settings.ui_url:
         return intent.description
+    if intent.brief is not None:
+        return incident_text.markdown(linked(intent.brief, settings.ui_url))
     return incident_text.description(intent.facts, settings.ui_url)
 
 
