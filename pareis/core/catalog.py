@@ -45,7 +45,15 @@ class ModelInfo:
     @property
     def group(self) -> str | None:
         """Its model group: the first ``groups`` entry, else the version set."""
-        return (self.groups or self.version_sets or (None,))[0]
+        return _group(self.groups, self.version_sets)
+
+
+def _group(groups: tuple[str, ...], version_sets: tuple[str, ...]) -> str | None:
+    return (groups or version_sets or (None,))[0]
+
+
+def _version(attrs: Mapping[str, str]) -> str | None:
+    return attrs.get(Attr.VERSION_TAG) or attrs.get(Attr.MODEL_VERSION)
 
 
 @dataclass(frozen=True)
@@ -128,7 +136,7 @@ def models(view: LineageView, urns: Iterable[str]) -> dict[str, ModelInfo]:
             groups=tuple(sorted(groups[n])),
             version_sets=tuple(sorted(sets[n])),
             training_runs=tuple(sorted(trained_by[n])),
-            version=a.get(Attr.VERSION_TAG) or a.get(Attr.MODEL_VERSION),
+            version=_version(a),
             created_ms=_ms(a.get(Attr.MODEL_CREATED_MS)),
             version_created_ms=_ms(a.get(Attr.VERSION_CREATED_MS)),
             removed=a.get(Attr.REMOVED) == "true",
@@ -165,14 +173,27 @@ def group_members(view: LineageView, groups: Iterable[str]) -> dict[str, frozens
 
 def model_versions(view: LineageView, urns: Iterable[str]) -> dict[str, ModelVersion]:
     """The §2.3 view of each model: group, version label, and training time — the start of its (latest-starting)
-    training run, else ``mlModelProperties.created``, else the ``versionProperties`` time."""
-    infos = models(view, urns)
-    started = runs(view, union({m: frozenset(i.training_runs) for m, i in infos.items()}))
+    training run, else ``mlModelProperties.created``, else the ``versionProperties`` time. Asks only what these
+    need of :func:`models` and :func:`runs` (not a model's features, nor a run's inputs and outputs: every version
+    of every affected group is read)."""
+    nodes = sorted(set(urns))
+    groups, sets, trained_by = view.lookup(
+        [Query(Rel.MODEL_GROUP, nodes), Query(Rel.VERSION_OF, nodes), Query(Rel.TRAINS, nodes, True)]
+    )
+    attrs = view.attributes(nodes)
+    ran = sorted(union(trained_by))
+    run_attrs = view.attributes(ran) if ran else {}
     out = {}
-    for m, info in infos.items():
-        starts = [s for r in info.training_runs if (s := started[r].started_ms) is not None and known_time(s)]
-        when = trained_at(max(starts, default=None), info.created_ms, info.version_created_ms)
-        out[m] = ModelVersion(urn=m, group=info.group, version=info.version, trained_at_ms=when)
+    for m in nodes:
+        a = attrs[m]
+        starts = [
+            s for r in trained_by[m] if (s := _ms(run_attrs[r].get(Attr.RUN_STARTED_MS))) is not None and known_time(s)
+        ]
+        when = trained_at(
+            max(starts, default=None), _ms(a.get(Attr.MODEL_CREATED_MS)), _ms(a.get(Attr.VERSION_CREATED_MS))
+        )
+        group = _group(tuple(sorted(groups[m])), tuple(sorted(sets[m])))
+        out[m] = ModelVersion(urn=m, group=group, version=_version(a), trained_at_ms=when)
     return out
 
 
