@@ -22,7 +22,7 @@ from pareis.config import DatahubSettings, Settings
 from pareis.contracts.records import Message, OutRecord
 from pareis.core import analysis, catalog
 from pareis.core.analysis import model_versions
-from pareis.core.graph import Adjacency, Attr, Outline, Query, Rel
+from pareis.core.graph import Adjacency, Attr, Memo, Outline, Query, Rel
 from pareis.core.impact import BlastRadius, ModelImpact
 from pareis.core.incident_urn import incident_urn
 from pareis.core.lifecycle import IncidentState, Published, Status, Tracked
@@ -43,6 +43,7 @@ from pareis.store.lineage import Facts, LineageUpdate, Stamp
 from pareis.store.lineage_memory import MemoryLineageStore
 from pareis.store.runs_memory import MemoryRunHistory
 from tests.support import sample
+from tests.support.counting import Walks
 
 SIGNALS, EFFECTS, MCP = "pareis.signals.v1", "pareis.effects.v1", "MetadataChangeProposal_v1"
 B = sample.builder()
@@ -496,17 +497,10 @@ def test_a_batch_reads_the_radii_the_exposure_index_keeps_and_answers_as_walked(
     store, by_dataset, at = recording_failures()
     index = MemoryExposureIndex()
     assert rebuild(store, index, None, at) is not None
-    walked = [0]
-    walk = analysis.blast_radius
-
-    def counted(*args: Any, **kwargs: Any) -> BlastRadius:
-        walked[0] += 1
-        return walk(*args, **kwargs)
-
-    monkeypatch.setattr(analysis, "blast_radius", counted)
+    walked = Walks(monkeypatch, analysis)  # where the role asks for its analyses
 
     def outputs(exposure: MemoryExposureIndex | None, batched: bool) -> tuple[list[OutRecord], int]:
-        walked[0] = 0
+        walked.count = 0
         h = Harness(store)
         h.handler = IncidentsHandler(
             lineage=store, runs=h.runs, incidents=h.incidents, journal=h.journal, output=h.output,
@@ -514,7 +508,7 @@ def test_a_batch_reads_the_radii_the_exposure_index_keeps_and_answers_as_walked(
         )  # fmt: skip
         batch = failures(h, by_dataset, at)
         out = h.handle(batch) if batched else [o for m in batch for o in h.handle([m])]
-        return out, walked[0]
+        return out, walked.count
 
     for batched in (True, False):
         walked_out, walks = outputs(None, batched)
@@ -525,24 +519,23 @@ def test_a_batch_reads_the_radii_the_exposure_index_keeps_and_answers_as_walked(
         assert rebuild(store, index, None, at) is not None
 
 
-def test_a_batchs_analyses_take_what_the_batch_read_for_them_and_answer_as_alone(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_batchs_analyses_take_what_the_batch_read_for_them_and_answer_as_alone() -> None:
     """Failures of several datasets in one batch: each signal's analysis takes the versions, owners and serving facts
-    the batch's shared analysis read (pareis.core.analysis.shared_analysis) instead of building them again, and the
-    outputs are those of one signal per batch."""
+    the batch's shared analysis read (pareis.core.analysis.shared_analysis) instead of building them again — the very
+    values, not equal ones built anew — and the outputs are those of one signal per batch."""
     store, by_dataset, at = recording_failures()
     alone_h = Harness(store)
     alone = [o for m in failures(alone_h, by_dataset, at) for o in alone_h.handle([m])]
-    built: dict[str, int] = {}
-    for name in ("model_versions", "owners_by_entity"):
-        real = getattr(analysis, name)
-
-        def counted(*args: Any, _real: Any = real, _name: str = name, **kwargs: Any) -> Any:
-            built[_name] = built.get(_name, 0) + 1
-            return _real(*args, **kwargs)
-
-        monkeypatch.setattr(analysis, name, counted)
     h = Harness(store)
     assert h.handle(failures(h, by_dataset, at)) == alone and len(by_dataset) >= 4
-    assert built == {"model_versions": 1, "owners_by_entity": 1}, "once for the batch, none per signal"
+    view = Memo(store)
+    runs = [m.value.run for m in failures(Harness(store), by_dataset, at)]
+    batch = analysis.shared_analysis(view, runs, runs)
+    taken = {"versions": 0, "owners": 0, "serving": 0}
+    for run in runs:
+        inputs = analysis.analysis_inputs(view, (run,), (run,), known=batch.blast, batch=batch)
+        for name in taken:
+            mine, read = getattr(inputs, name), getattr(batch, name)
+            assert all(value is read[key] for key, value in mine.items()), name
+            taken[name] += sum(1 for value in mine.values() if value)
+    assert taken["versions"] and taken["serving"], taken  # (the recording's owners are of other entities)

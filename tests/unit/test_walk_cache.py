@@ -9,11 +9,11 @@ from dataclasses import replace
 
 import pytest
 
-from pareis.answers import gate_reads
+from pareis.answers import gate_reads, reach
 from pareis.answers.gate import gates
 from pareis.answers.incidents import incident_list
 from pareis.answers.render import dump
-from pareis.core import analysis, upstream
+from pareis.core import upstream
 from pareis.core.blast import blast_radius
 from pareis.core.graph import Memo, Rel
 from pareis.core.impact import BlastRadius
@@ -21,6 +21,7 @@ from pareis.core.upstream import ModelUpstream
 from pareis.core.walk_cache import WalkCache
 from pareis.store.lineage import Facts, LineageUpdate, Stamp
 from pareis.store.lineage_memory import MemoryLineageStore
+from tests.support.counting import Walks
 from tests.support.recorded import mlflow, recorded_sources
 
 MODELS = [mlflow("mlModel", f"{g}_{v}") for g in ("churn", "ltv") for v in range(1, 5)]
@@ -39,30 +40,26 @@ def test_walks_kept_across_views_of_one_generation_answer_as_walks_made_afresh(
     base = recorded_sources()
     listed = incident_list(base)
     times = sorted({s.first_failure_ms for s in listed} | {s.healed_ms + 1 for s in listed if s.healed_ms})
-    radii, regions, models = [0], [0], [0]
+    regions, models = [0], [0]
     walk = upstream._walk  # noqa: SLF001 - what is walked under the cache is what the test counts
-
-    def counted(*args: object, **kwargs: object) -> object:
-        radii[0] += 1
-        return blast_radius(*args, **kwargs)  # type: ignore[arg-type]
 
     def walked(view: Memo, wanted: list[str], seeds: dict[object, set[str]]) -> object:
         models[0] += len(wanted)
         regions[0] += len(seeds)
         return walk(view, wanted, seeds)
 
-    monkeypatch.setattr(analysis, "blast_radius", counted)
+    radii = Walks(monkeypatch, reach)  # where the gate's reads ask for its analyses' walks
     monkeypatch.setattr(upstream, "_walk", walked)
     monkeypatch.setattr(gate_reads, "PRUNE_RATIO", ratio)
     fresh = {t: _json(gates(base, models=MODELS, at_ms=t)) for t in times}
-    walked_fresh = radii[0], regions[0], models[0]
+    walked_fresh = radii.count, regions[0], models[0]
     cached = replace(base, walks=WalkCache[ModelUpstream]())
     for round_ in range(2):
-        radii[0] = regions[0] = models[0] = 0
+        radii.count = regions[0] = models[0] = 0
         for t in times:
             view = Memo(cached.lineage, generation=7)
             assert _json(gates(cached, models=MODELS, at_ms=t, view=view)) == fresh[t], (round_, t)
-    assert radii[0] == 0 < walked_fresh[0], "the second round takes the radii kept in the first"
+    assert radii.count == 0 < walked_fresh[0], "the second round takes the radii kept in the first"
     assert regions[0] == 0, "… and the upstream of the regions"
     assert models[0] == 0 < walked_fresh[2], "… and of the models"
     assert walked_fresh[1] > 0 if ratio == 0 else walked_fresh[1] == 0, "pruning walks regions"
