@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Final
 
 from pareis.core.contamination import GroupContamination, ModelVersion
 from pareis.core.impact import ModelImpact
@@ -47,15 +47,30 @@ _URGENCY = {Action.ROLL_BACK: 0, Action.PROMOTE: 0, Action.RETRAIN: 1, Action.NO
 """Decisions that switch a serving version come first, then retrains, then groups with nothing to switch."""
 
 
-@dataclass(frozen=True)
 class Span:
     """A run of text, linked when ``url`` is set, emphasised when ``strong``. ``entity``: the URN it names (None:
-    plain text), so that :func:`linked` can link it to another web app; not part of its JSON nor of its equality."""
+    plain text), so that :func:`linked` can link it to another web app; not part of its JSON nor of its equality.
 
-    text: str
-    url: str | None = None
-    strong: bool = False
-    entity: str | None = field(default=None, compare=False, repr=False)
+    A value (equal by text, url and emphasis; its fields final), written out rather than a frozen dataclass: a brief
+    makes dozens, and a frozen dataclass's generated ``__init__`` sets each field through ``object.__setattr__``
+    (compiled, this ``__init__`` is native)."""
+
+    def __init__(self, text: str, url: str | None = None, strong: bool = False, entity: str | None = None) -> None:
+        self.text: Final = text
+        self.url: Final = url
+        self.strong: Final = strong
+        self.entity: Final = entity
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Span):
+            return NotImplemented
+        return self.text == other.text and self.url == other.url and self.strong == other.strong
+
+    def __hash__(self) -> int:
+        return hash((self.text, self.url, self.strong))
+
+    def __repr__(self) -> str:
+        return f"Span(text={self.text!r}, url={self.url!r}, strong={self.strong!r})"
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"text": self.text}
